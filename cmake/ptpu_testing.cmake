@@ -1,0 +1,55 @@
+# Test harness helpers: compile-fail cases and per-header self-containment.
+
+# Include directories and flags a compile-fail case needs to see the library as users do.
+function(_ptpu_cf_flags out)
+    set(flags -std=c++20 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include)
+    foreach(dep Eigen3::Eigen Boost::headers range-v3::range-v3)
+        get_target_property(dirs ${dep} INTERFACE_INCLUDE_DIRECTORIES)
+        foreach(d IN LISTS dirs)
+            list(APPEND flags -isystem ${d})
+        endforeach()
+    endforeach()
+    set(${out} ${flags} PARENT_SCOPE)
+endfunction()
+
+# ptpu_compile_fail(<file>)
+# The file compiles cleanly as it is (the "ok" twin, a test that must pass) and declares its
+# mistakes in lines `//! ko <n> <rule id>`: compiled with -DPTPU_KO=<n> it must fail with
+# `ptpu[<rule id>]` in the compiler output. The match is on the rule id, never on compiler prose,
+# and an ok twin proves the file is otherwise valid, so a case cannot pass by breaking elsewhere.
+function(ptpu_compile_fail file)
+    get_filename_component(name ${file} NAME_WE)
+    _ptpu_cf_flags(flags)
+    add_test(NAME compile_fail.${name}.ok
+             COMMAND ${CMAKE_CXX_COMPILER} ${flags} -Wall -Wextra -Werror ${file})
+    set_tests_properties(compile_fail.${name}.ok PROPERTIES LABELS compile_fail)
+    file(STRINGS ${file} kos REGEX "^//! ko [0-9]+ [A-Za-z0-9]+")
+    if(NOT kos)
+        message(FATAL_ERROR "${file}: no `//! ko <n> <rule>` line")
+    endif()
+    foreach(line IN LISTS kos)
+        string(REGEX MATCH "^//! ko ([0-9]+) ([A-Za-z0-9]+)" _ ${line})
+        set(n ${CMAKE_MATCH_1})
+        set(rule ${CMAKE_MATCH_2})
+        add_test(NAME compile_fail.${name}.ko${n}.${rule}
+                 COMMAND ${CMAKE_CXX_COMPILER} ${flags} -DPTPU_KO=${n} ${file})
+        set_tests_properties(compile_fail.${name}.ko${n}.${rule} PROPERTIES
+            LABELS compile_fail
+            PASS_REGULAR_EXPRESSION "ptpu\\[${rule}\\]")
+    endforeach()
+endfunction()
+
+# One translation unit per public header: each must compile on its own (label static).
+function(ptpu_header_self_containment target)
+    file(GLOB_RECURSE headers RELATIVE ${PROJECT_SOURCE_DIR}/include CONFIGURE_DEPENDS
+         ${PROJECT_SOURCE_DIR}/include/ptpu/*.hpp)
+    set(sources)
+    foreach(h IN LISTS headers)
+        string(MAKE_C_IDENTIFIER ${h} id)
+        set(src ${CMAKE_CURRENT_BINARY_DIR}/self_contained/${id}.cpp)
+        file(CONFIGURE OUTPUT ${src} CONTENT "#include <${h}>\n#include <${h}>  // include guard\n")
+        list(APPEND sources ${src})
+    endforeach()
+    add_library(${target} OBJECT ${sources})
+    target_link_libraries(${target} PRIVATE ptpu::ptpu ptpu_warnings)
+endfunction()

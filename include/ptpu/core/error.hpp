@@ -1,0 +1,93 @@
+// Defines ptpu::error, the one exception type of ptpu, and the rule-id message format.
+//
+// Every rule ptpu enforces has an id (pallas-semantics.md ids such as S3 or 24, or ptpu's own ids
+// such as MC1). A message always reads `ptpu[ID] where: what; fix`, the same text whether the
+// rule fires at compile time (static_assert / concept) or at run time (this exception).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace ptpu {
+
+/// Thrown when a dynamic input breaks a rule. `rule()` is the rule id alone (e.g. "S3").
+class error : public std::runtime_error {
+public:
+    error(std::string_view rule, std::string_view where, std::string_view what,
+          std::string_view fix)
+        : std::runtime_error(format(rule, where, what, fix)), rule_(rule) {}
+
+    /// From a whole message `ptpu[ID] where: what; fix`; the rule id is read back from it.
+    explicit error(const std::string& message)
+        : std::runtime_error(message), rule_(rule_of(message)) {}
+
+    [[nodiscard]] const std::string& rule() const noexcept { return rule_; }
+
+    /// The id between "ptpu[" and "]" of a formatted message, or "" when there is none.
+    static std::string rule_of(std::string_view message) {
+        constexpr std::string_view open = "ptpu[";
+        if (message.substr(0, open.size()) != open) return {};
+        const auto close = message.find(']');
+        if (close == std::string_view::npos) return {};
+        return std::string(message.substr(open.size(), close - open.size()));
+    }
+
+    /// `ptpu[ID] where: what; fix` (the fix part is left out when empty).
+    static std::string format(std::string_view rule, std::string_view where,
+                              std::string_view what, std::string_view fix) {
+        std::string s;
+        s.reserve(16 + rule.size() + where.size() + what.size() + fix.size());
+        s += "ptpu[";
+        s += rule;
+        s += "] ";
+        s += where;
+        s += ": ";
+        s += what;
+        if (!fix.empty()) {
+            s += "; ";
+            s += fix;
+        }
+        return s;
+    }
+
+private:
+    std::string rule_;
+};
+
+namespace detail {
+// Deliberately not constexpr: reaching it during constant evaluation stops compilation, and both
+// g++ and clang print the call with its string-literal argument, i.e. the whole ptpu[ID] message.
+inline void compile_time_failure(const char* /*message*/) {}
+}  // namespace detail
+
+/// One rule, two enforcements. `message` is a string literal `ptpu[ID] where: what; fix`.
+/// At compile time a failing check stops compilation and the compiler shows `message`;
+/// at run time it throws ptpu::error(message). `detail`, when given, is a callable returning a
+/// std::string with the offending values; it is appended (run time only) as " (detail)".
+constexpr void check(bool ok, const char* message) {
+    if (ok) return;
+    if (std::is_constant_evaluated())
+        detail::compile_time_failure(message);
+    else
+        throw error(std::string(message));
+}
+
+template <class Detail>
+constexpr void check(bool ok, const char* message, Detail&& detail) {
+    if (ok) return;
+    if (std::is_constant_evaluated())
+        detail::compile_time_failure(message);
+    else
+        throw error(std::string(message) + " (" + std::forward<Detail>(detail)() + ")");
+}
+
+/// Run-time only form, for messages assembled from values.
+inline void check(bool ok, std::string_view rule, std::string_view where, std::string_view what,
+                  std::string_view fix) {
+    if (!ok) throw error(rule, where, what, fix);
+}
+
+}  // namespace ptpu
