@@ -1,9 +1,10 @@
-// Defines the index vocabulary index maps and refs speak: idx(...) block-index tuples,
-// ds(start, size) slices (pl.ds, S9), `all` (a whole-ref slice) and `squeezed` (a None block dim).
+// Defines the index vocabulary index maps and refs speak: idx(...) block-index tuples whose
+// entries are integers or ds(start, size) slices (pl.ds, S9), and `all` (a whole-ref slice).
 #pragma once
 
 #include <array>
 #include <cstddef>
+#include <type_traits>
 
 #include "ptpu/core/integers.hpp"
 
@@ -26,15 +27,34 @@ struct all_t {
 };
 inline constexpr all_t all{};
 
-/// A block index tuple: one entry per array dimension (S7).
-template <std::size_t R>
-using index_tuple = std::array<index_t, R>;
+/// One entry of a block-index tuple: a scalar (block index, element offset or squeezed index) or a
+/// ds slice (BoundedSlice dims). Equality compares start and size, as Pallas does (S10).
+struct index_entry {
+    index_t start = 0;
+    index_t size = -1;  ///< -1: a scalar entry
+    [[nodiscard]] constexpr bool is_slice() const { return size >= 0; }
+    friend constexpr bool operator==(const index_entry&, const index_entry&) = default;
+    friend constexpr auto operator<=>(const index_entry&, const index_entry&) = default;
+};
 
-/// idx(i, j, ...) builds a block-index tuple from integers (static or run-time).
+/// A block-index tuple: one entry per array dimension (S7).
+template <std::size_t R>
+using index_tuple = std::array<index_entry, R>;
+
+template <class T>
+concept index_like = integer<T> || std::same_as<std::remove_cvref_t<T>, slice>;
+
+/// idx(i, j, ...) builds the value an index map returns: integers (static or run-time) and slices.
 template <class... I>
-    requires(integer<I> && ...)
+    requires(index_like<I> && ...)
 constexpr index_tuple<sizeof...(I)> idx(I... i) {
-    return {value_of(i)...};
+    auto entry = [](auto v) {
+        if constexpr (std::same_as<decltype(v), slice>)
+            return index_entry{v.start, v.size};
+        else
+            return index_entry{value_of(v), -1};
+    };
+    return {entry(i)...};
 }
 
 }  // namespace ptpu

@@ -1,0 +1,152 @@
+// Defines the DMA engine's data movement: block copies between an HBM array and a window slot
+// (edge blocks clipped, S34; element offsets into the padded array, S8), and sync_copy between
+// refs in the body (S59). Copies are real and eager: a DMA's bytes land when it starts, which
+// the waits of a correct schedule make indistinguishable from real hardware.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <string>
+
+#include "ptpu/core/error.hpp"
+#include "ptpu/core/index.hpp"
+#include "ptpu/memory/rules.hpp"
+#include "ptpu/runtime/context.hpp"
+#include "ptpu/runtime/ref.hpp"
+#include "ptpu/spec/describe.hpp"
+
+namespace ptpu {
+
+/// The part of a block inside the array: per dim, the first array element, the first slot
+/// element and the count (a count of 0 in any dim means nothing to copy).
+struct block_region {
+    int rank = 0;
+    std::array<index_t, max_rank> array_start{};
+    std::array<index_t, max_rank> slot_start{};
+    std::array<index_t, max_rank> count{};
+    std::array<index_t, max_rank> slot_shape{};
+    [[nodiscard]] constexpr index_t elems() const {
+        index_t n = 1;
+        for (int d = 0; d < rank; ++d) n *= count[static_cast<std::size_t>(d)];
+        return n;
+    }
+};
+
+/// Where block `b` of operand `o` lies in its array (S8, S34, S37 for pallas_call element dims).
+constexpr block_region region_of(const operand_desc& o, const index_tuple<max_rank>& b) {
+    block_region r;
+    r.rank = o.rank;
+    for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
+        const block_dim& bd = o.block[d];
+        index_t lo = 0;
+        switch (bd.kind) {
+        case dim_kind::blocked: lo = b[d].start * bd.size; break;
+        case dim_kind::squeezed: lo = b[d].start; break;
+        case dim_kind::element: lo = b[d].start - bd.pad_lo; break;
+        case dim_kind::bounded_slice: lo = b[d].start; break;
+        }
+        const index_t len = bd.kind == dim_kind::bounded_slice ? b[d].size : bd.size;
+        const index_t first = std::max<index_t>(lo, 0);
+        const index_t last = std::min<index_t>(lo + len, o.shape[d]);
+        r.array_start[d] = first;
+        r.slot_start[d] = first - lo;
+        r.count[d] = std::max<index_t>(last - first, 0);
+        r.slot_shape[d] = bd.size;
+    }
+    return r;
+}
+
+namespace detail {
+// Copies an N-d box between two row-major layouts, one contiguous run of the last dim at a time.
+template <bool ToSlot>
+inline void copy_box(std::byte* hbm, std::byte* slot, const block_region& r, const index_t* shape,
+                     index_t item) {
+    const int n = r.rank;
+    if (r.elems() == 0) return;
+    std::array<index_t, max_rank> hs{}, ss{};  // strides in elements
+    index_t h = 1, s = 1;
+    for (int d = n - 1; d >= 0; --d) {
+        const auto u = static_cast<std::size_t>(d);
+        hs[u] = h;
+        ss[u] = s;
+        h *= shape[u];
+        s *= r.slot_shape[u];
+    }
+    const auto last = static_cast<std::size_t>(n - 1);
+    const std::size_t run = static_cast<std::size_t>(r.count[last] * item);
+    std::array<index_t, max_rank> i{};
+    for (;;) {
+        index_t ho = 0, so = 0;
+        for (std::size_t d = 0; d < static_cast<std::size_t>(n); ++d) {
+            ho += (r.array_start[d] + i[d]) * hs[d];
+            so += (r.slot_start[d] + i[d]) * ss[d];
+        }
+        if constexpr (ToSlot)
+            std::memcpy(slot + so * item, hbm + ho * item, run);
+        else
+            std::memcpy(hbm + ho * item, slot + so * item, run);
+        int d = n - 2;
+        for (; d >= 0; --d) {
+            const auto u = static_cast<std::size_t>(d);
+            if (++i[u] < r.count[u]) break;
+            i[u] = 0;
+        }
+        if (d < 0) return;
+    }
+}
+}  // namespace detail
+
+/// HBM → window slot. Returns the bytes moved.
+inline index_t copy_block_in(const void* hbm, void* slot, const operand_desc& o,
+                             const index_tuple<max_rank>& b) {
+    const block_region r = region_of(o, b);
+    detail::copy_box<true>(static_cast<std::byte*>(const_cast<void*>(hbm)), static_cast<std::byte*>(slot), r,
+                           o.shape.data(), itemsize(o.type));
+    return r.elems() * itemsize(o.type);
+}
+
+/// Window slot → HBM; the part of an edge block outside the array is discarded (S34).
+inline index_t copy_block_out(void* hbm, const void* slot, const operand_desc& o,
+                              const index_tuple<max_rank>& b) {
+    const block_region r = region_of(o, b);
+    detail::copy_box<false>(static_cast<std::byte*>(hbm), static_cast<std::byte*>(const_cast<void*>(slot)), r,
+                            o.shape.data(), itemsize(o.type));
+    return r.elems() * itemsize(o.type);
+}
+
+/// pltpu.sync_copy(src, dst) (S59): start the copy and wait for it. The spaces must have a DMA
+/// path (M1, at compile time); the shapes must match (DMA1, at run time).
+template <class T, class U, class S1, class S2, std::size_t R>
+void sync_copy(const ref<T, S1, R>& src, const ref<U, S2, R>& dst) {
+    static_assert(rules::require_dma<S1, S2>());
+    static_assert(std::is_same_v<std::remove_const_t<T>, U>,
+                  "ptpu[DMA1] sync_copy: source and destination must have the same dtype and a "
+                  "writable destination; cast in VMEM first");
+    check(src.shape() == dst.shape(), "DMA1", "sync_copy",
+          "source and destination shapes differ",
+          "slice both refs with .at(ds(...), ...) to the same shape");
+    const std::size_t run = static_cast<std::size_t>(R == 0 ? 1 : src.shape()[R - 1]) * sizeof(U);
+    std::array<index_t, R> i{};
+    const index_t total = src.size();
+    if (total == 0) return;
+    for (;;) {
+        index_t so = 0, d_o = 0;
+        for (std::size_t d = 0; d + 1 < R; ++d) {
+            so += i[d] * src.strides()[d];
+            d_o += i[d] * dst.strides()[d];
+        }
+        std::memmove(dst.data() + d_o, src.data() + so, run);
+        int d = static_cast<int>(R) - 2;
+        for (; d >= 0; --d) {
+            const auto u = static_cast<std::size_t>(d);
+            if (++i[u] < src.shape()[u]) break;
+            i[u] = 0;
+        }
+        if (d < 0) break;
+    }
+    detail::note_body_dma(S1::kind, S2::kind, total * static_cast<index_t>(sizeof(U)));
+}
+
+}  // namespace ptpu

@@ -1,0 +1,98 @@
+// Defines the HBM side of a call: host_array<A> (owning, typed by an Array<T, dims...>) and
+// host_view<T> (non-owning, over user memory), both contiguous row-major.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ptpu/core/error.hpp"
+#include "ptpu/spec/block.hpp"
+
+namespace ptpu {
+
+/// A non-owning view of a contiguous row-major array in host memory ("HBM").
+template <class T>
+struct host_view {
+    T* data = nullptr;
+    int rank = 0;
+    std::array<index_t, max_rank> shape{};
+
+    [[nodiscard]] constexpr index_t size() const {
+        index_t n = 1;
+        for (int i = 0; i < rank; ++i) n *= shape[static_cast<std::size_t>(i)];
+        return n;
+    }
+};
+
+/// An owning array of Array type A (value-initialized), the form outputs are returned in.
+template <class A>
+class host_array {
+public:
+    using value_type = typename A::value_type;
+    using array_type = A;
+    static constexpr std::size_t rank = A::rank;
+
+    host_array() : data_(static_cast<std::size_t>(A::size)) {}
+    explicit host_array(std::vector<value_type> v) : data_(std::move(v)) {
+        check(static_cast<index_t>(data_.size()) == A::size, "ARG1", "host_array",
+              "holds " + std::to_string(data_.size()) + " elements, its Array type has " +
+                  std::to_string(A::size),
+              "give exactly as many elements as the Array shape");
+    }
+
+    [[nodiscard]] static constexpr const std::array<index_t, rank>& shape() { return A::shape; }
+    [[nodiscard]] value_type* data() { return data_.data(); }
+    [[nodiscard]] const value_type* data() const { return data_.data(); }
+    [[nodiscard]] std::size_t size() const { return data_.size(); }
+    [[nodiscard]] std::span<value_type> span() { return data_; }
+    [[nodiscard]] std::span<const value_type> span() const { return data_; }
+    [[nodiscard]] std::vector<value_type>& vector() { return data_; }
+    [[nodiscard]] const std::vector<value_type>& vector() const { return data_; }
+
+    /// Element at a multi-index (row-major).
+    template <class... I>
+    [[nodiscard]] value_type& operator()(I... i) {
+        static_assert(sizeof...(I) == rank, "ptpu[ARG1] host_array: give one index per dim");
+        return data_[static_cast<std::size_t>(offset({static_cast<index_t>(i)...}))];
+    }
+    template <class... I>
+    [[nodiscard]] const value_type& operator()(I... i) const {
+        static_assert(sizeof...(I) == rank, "ptpu[ARG1] host_array: give one index per dim");
+        return data_[static_cast<std::size_t>(offset({static_cast<index_t>(i)...}))];
+    }
+
+    [[nodiscard]] host_view<value_type> view() { return make_view<value_type>(data_.data()); }
+    [[nodiscard]] host_view<const value_type> view() const {
+        return make_view<const value_type>(data_.data());
+    }
+
+private:
+    static index_t offset(const std::array<index_t, rank>& i) {
+        index_t o = 0;
+        for (std::size_t d = 0; d < rank; ++d) o = o * A::shape[d] + i[d];
+        return o;
+    }
+    template <class U>
+    static host_view<U> make_view(U* p) {
+        host_view<U> v{p, static_cast<int>(rank), {}};
+        for (std::size_t d = 0; d < rank; ++d) v.shape[d] = A::shape[d];
+        return v;
+    }
+    std::vector<value_type> data_;
+};
+
+/// A view of user memory as Array type A; throws ARG1 when the element count differs.
+template <class A, class T>
+host_view<T> view_as(std::span<T> s) {
+    check(static_cast<index_t>(s.size()) == A::size, "ARG1", "operand",
+          std::to_string(s.size()) + " elements given, the Array type has " + std::to_string(A::size),
+          "pass a buffer of exactly the Array's size");
+    host_view<T> v{s.data(), static_cast<int>(A::rank), {}};
+    for (std::size_t d = 0; d < A::rank; ++d) v.shape[d] = A::shape[d];
+    return v;
+}
+
+}  // namespace ptpu

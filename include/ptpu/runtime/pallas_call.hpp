@@ -1,0 +1,548 @@
+// Defines pallas_call<Options...>: the type that expands a static configuration into its
+// schedule at compile time (checked with one static_assert per broken rule), and whose call
+// operator runs the kernel on real data: real DMAs between host "HBM" arrays and per-core
+// VMEM/SMEM arenas, the body on typed refs, Megacore cores each with their own pipeline (S44).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ptpu/core/dtype.hpp"
+#include "ptpu/core/error.hpp"
+#include "ptpu/hw/presets.hpp"
+#include "ptpu/runtime/context.hpp"
+#include "ptpu/runtime/dma.hpp"
+#include "ptpu/runtime/host_array.hpp"
+#include "ptpu/runtime/ref.hpp"
+#include "ptpu/schedule/plan.hpp"
+#include "ptpu/spec/call.hpp"
+#include "ptpu/spec/describe.hpp"
+#include "ptpu/spec/validate.hpp"
+
+namespace ptpu {
+
+/// What the executor did, counted as it ran (tests compare it with the plan).
+struct run_stats {
+    index_t steps = 0;                              ///< bodies run, all cores
+    std::array<index_t, 2> core_steps{};            ///< bodies run per core
+    index_t dma_in = 0;                             ///< HBM → window copies (fetch, sync_in, restore)
+    index_t dma_out = 0;                            ///< window → HBM copies (write, write_sync, sync_out)
+    index_t bytes_in = 0;
+    index_t bytes_out = 0;
+    std::array<index_t, max_operands> op_dmas{};    ///< per operand (inputs then outputs)
+    std::array<index_t, max_operands> op_bytes{};
+    index_t body_dmas = 0;                          ///< sync_copy calls made by bodies
+    index_t body_dma_bytes = 0;
+};
+
+namespace detail {
+
+// ---- Reading the option pack ------------------------------------------------------------------
+
+template <option_kind K, class Default, class... Opts>
+using option_t = pick_t<is_kind<K>::template test, Default, Opts...>;
+
+template <class T>
+struct array_pack_ctx;
+template <class... A>
+struct array_pack_ctx<pack<A...>> {
+    // Index maps receive the scalar-prefetch refs read-only (S46, S51).
+    using type = std::conditional_t<sizeof...(A) == 0, void,
+                                    std::tuple<ref<const typename A::value_type, smem, A::rank>...>>;
+};
+
+/// The rank of the ref a body gets for operand Arg (squeezed dims removed, S11; no window: the
+/// whole array).
+template <class Arg>
+constexpr std::size_t kernel_rank() {
+    using Spec = typename Arg::spec;
+    if constexpr (Spec::shape::full || windowless_space<typename Spec::memory>)
+        return Arg::array::rank;
+    else {
+        std::size_t n = 0;
+        for (const auto& d : Spec::shape::dims) n += d.kind != dim_kind::squeezed;
+        return n;
+    }
+}
+
+template <class Arg>
+using kernel_ref_t = ref<typename Arg::array::value_type, typename Arg::spec::memory, kernel_rank<Arg>()>;
+
+template <class... Opts>
+struct call_traits {
+    using grid = option_t<option_kind::grid, Grid<>, Opts...>;
+    using ins = typename args_of<option_t<option_kind::in, In<>, Opts...>>::type;
+    using outs = typename args_of<option_t<option_kind::out, Out<>, Opts...>>::type;
+    using prefetch = typename args_of<option_t<option_kind::prefetch, ScalarPrefetch<>, Opts...>>::type;
+    using scratch = collect_t<option_kind::scratch, Opts...>;
+    using aliases = collect_t<option_kind::alias, Opts...>;
+    using semantics = option_t<option_kind::semantics, void, Opts...>;
+    static constexpr chip hw = option_t<option_kind::chip, Chip<tpu::v5e>, Opts...>::value;
+    static constexpr index_t vmem_limit =
+        option_t<option_kind::vmem_limit, VmemLimit<hw.vmem_limit_bytes>, Opts...>::value;
+    using ctx = typename array_pack_ctx<prefetch>::type;
+    static constexpr std::size_t G = grid::rank;
+    static constexpr int n_in = static_cast<int>(ins::size);
+    static constexpr int n_out = static_cast<int>(outs::size);
+
+    template <class... A>
+    static constexpr void describe_ops(call_desc& c, operand_role role, int first, pack<A...>) {
+        int k = first;
+        ((c.ops[static_cast<std::size_t>(k++)] =
+              describe_operand<typename A::array, typename A::spec, G, ctx>(role)),
+         ...);
+    }
+    template <class... S>
+    static constexpr void describe_scratch_all(call_desc& c, pack<S...>) {
+        int k = 0;
+        ((c.scratch[static_cast<std::size_t>(k++)] = detail::describe_scratch<S>()), ...);
+    }
+    template <class... A>
+    static constexpr void describe_aliases(call_desc& c, pack<A...>) {
+        int k = 0;
+        ((c.aliases[static_cast<std::size_t>(k++)] = {A::in, A::out}), ...);
+    }
+    template <class... A>
+    static constexpr index_t prefetch_bytes(pack<A...>) {
+        return (index_t{0} + ... + (A::size * itemsize(dtype_of<typename A::value_type>)));
+    }
+
+    static constexpr call_desc describe() {
+        call_desc c;
+        c.grid_rank = static_cast<int>(G);
+        for (std::size_t i = 0; i < G; ++i) c.grid[i] = grid::dims[i];
+        if constexpr (!std::is_void_v<semantics>) {
+            c.has_semantics = true;
+            c.semantics_rank = static_cast<int>(semantics::rank);
+            for (std::size_t i = 0; i < semantics::rank && i < max_rank; ++i) c.semantics[i] = semantics::values[i];
+        }
+        c.hw = hw;
+        c.vmem_limit = vmem_limit;
+        c.n_prefetch = static_cast<int>(prefetch::size);
+        c.prefetch_bytes = prefetch_bytes(prefetch{});
+        c.n_in = n_in;
+        c.n_out = n_out;
+        describe_ops(c, operand_role::input, 0, ins{});
+        describe_ops(c, operand_role::output, n_in, outs{});
+        c.n_scratch = static_cast<int>(scratch::size);
+        describe_scratch_all(c, scratch{});
+        c.n_alias = static_cast<int>(aliases::size);
+        describe_aliases(c, aliases{});
+        for (int k = 0; k < c.n_alias; ++k) {
+            const auto [in, out] = c.aliases[static_cast<std::size_t>(k)];
+            if (out >= 0 && out < n_out) c.ops[static_cast<std::size_t>(n_in + out)].alias_of = in;
+        }
+        constexpr option_kind once[] = {option_kind::grid, option_kind::in, option_kind::out,
+                                        option_kind::semantics, option_kind::chip,
+                                        option_kind::vmem_limit, option_kind::prefetch};
+        for (option_kind k : once) {
+            int n = 0;
+            ((n += kind_of<Opts> == k), ...);
+            if (n > 1) c.duplicate_option = static_cast<int>(k);
+        }
+        c.unknown_option = ((kind_of<Opts> == option_kind::unknown) || ...);
+        return c;
+    }
+
+    template <class... A>
+    static constexpr std::array<block_fn, max_operands> maps_of(pack<A...>) {
+        return {&eval_map<typename A::spec, G, ctx>...};
+    }
+    template <class... I, class... O>
+    static constexpr std::array<block_fn, max_operands> all_maps(pack<I...>, pack<O...>) {
+        return maps_of(pack<I..., O...>{});
+    }
+    static constexpr std::array<block_fn, max_operands> maps() { return all_maps(ins{}, outs{}); }
+};
+
+// ---- Compile-time diagnostics: one static_assert per rule, only the failing one fires --------
+
+template <diag D>
+struct report {
+    static_assert(D.code != rule::r1, "ptpu[1] BlockSpec: block shape and array must have the same number of dimensions; give one block dim per array dim (squeezed for a dim the kernel should not see)");
+    static_assert(D.code != rule::r2, "ptpu[2] BlockSpec: the index map must return one entry per block dimension; return idx(...) with as many entries as the block has dims");
+    static_assert(D.code != rule::r2_arity, "ptpu[2] BlockSpec: the index map cannot be called with the grid indices (then the scalar-prefetch refs); take one integer per grid dim, e.g. [](auto i, auto j)");
+    static_assert(D.code != rule::r3, "ptpu[3] BlockSpec: the index map must return integer scalars; return idx(i, j, ...)");
+    static_assert(D.code != rule::r4, "ptpu[4] BlockSpec: a bounded_slice dim needs ds(start, size) from the index map; return idx(ds(start, size), ...)");
+    static_assert(D.code != rule::r5, "ptpu[5] BlockSpec: a blocked, element or squeezed dim needs a scalar from the index map, not a ds slice; return the block index (or element offset)");
+    static_assert(D.code != rule::r10, "ptpu[10] pallas_call: an option is given twice or is not a pallas_call option; give at most one Grid, In, Out, Semantics, Chip, VmemLimit and ScalarPrefetch");
+    static_assert(D.code != rule::r11, "ptpu[11] pallas_call: an Alias<in, out> is out of range, reuses an output, or joins operands of different shape or dtype; alias an input to an output of the same Array type");
+    static_assert(D.code != rule::r13, "ptpu[13] pallas_call: blocks must have rank >= 1; give scalars an Array of shape (1) or pass them with ScalarPrefetch");
+    static_assert(D.code != rule::r14, "ptpu[14] pallas_call: an any/hbm operand has no window, so its block must be the whole array with a zero index map; use BlockSpec<Full, zero_map, any> and copy parts with sync_copy");
+    static_assert(D.code != rule::r15, "ptpu[15] pallas_call: the last two block dims must be divisible by 8 and 128 respectively, or equal the array dims (TPU tiling); pick (8k, 128m) blocks or the full extent");
+    static_assert(D.code != rule::r16, "ptpu[16] pallas_call: a rank-1 block must equal the array, be a multiple of 1024, or be a power of two >= 128*(32/bitwidth); pick such a size");
+    static_assert(D.code != rule::r17, "ptpu[17] pallas_call: non-trivial windowing is not supported for a grid-free call (Grid<>); use whole-array blocks with zero index maps, or give a grid");
+    static_assert(D.code != rule::r18, "ptpu[18] pallas_call: unsupported block dimension type bounded_slice (BoundedSlice works in emit_pipeline); use blocked or element dims");
+    static_assert(D.code != rule::r18_element, "ptpu[18] pallas_call: all block dimensions must be element (or squeezed) or none of them; make every dim element{n}");
+    static_assert(D.code != rule::r19_lookahead, "ptpu[19] pallas_call: lookahead is not supported for the top-level pipeline; use Buffered<k, true> inside emit_pipeline");
+    static_assert(D.code != rule::r19_buffers, "ptpu[19] pallas_call: only single (1) and double (2) buffering are supported; use Buffered<1> or Buffered<2>");
+    static_assert(D.code != rule::r19_revisit, "ptpu[19] pallas_call: revisit_any is not supported with double buffering; use Buffered<1> with revisit_any");
+    static_assert(D.code != rule::r20, "ptpu[20] pallas_call: the length of the grid does not match the length of the dimension semantics; give one Semantics value per grid dim");
+    static_assert(D.code != rule::r24, "ptpu[24] pallas_call: VMEM overflow: the windows (buffer count x block bytes, tile-padded) plus VMEM scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit. The diag above lists bytes = {slot bytes per operand..., scratch, total} and buffers = {buffer count per operand...}; a = total, b = limit");
+    static_assert(D.code != rule::smem1, "ptpu[SMEM1] pallas_call: SMEM overflow: scalar-prefetch operands, SMEM windows and SMEM scratch exceed the chip's SMEM; move data to VMEM");
+    static_assert(D.code != rule::r25, "ptpu[25] pallas_call: all elements in the grid must be strictly positive; drop or fix the zero dim");
+    static_assert(D.code != rule::s34, "ptpu[S34] pallas_call: out-of-bounds block index: the block has no element inside the array; make the index map stay within cdiv(dim, block) blocks (diag: op, dim, a = linear step, block)");
+    static_assert(D.code != rule::s39, "ptpu[S39] pallas_call: an output block is revisited after other blocks were written in between, so it is written back from a stale buffer; make the reduction axes the trailing grid axes (consecutive steps), or use Buffered<1> with revisit_any (diag: op, block, first run steps a..b, revisited run ending at step c)");
+    static_assert(D.code != rule::s44, "ptpu[S44] pallas_call: parallel dimensions must form a prefix of the grid; reorder the grid so parallel axes come first");
+    static_assert(D.code != rule::mc1, "ptpu[MC1] pallas_call: megacore output race: two TensorCores write the same output block, because the output's index map ignores a parallel dimension split across the cores; include every parallel grid index in the output's index map, or mark that dim arbitrary (diag: op, block, cores a and c)");
+    static constexpr bool ok = D.code == rule::ok;
+};
+
+// ---- Operand binding ----------------------------------------------------------------------------
+
+template <class A, class X>
+auto to_view(X& x) {
+    using T = typename A::value_type;
+    using U = std::remove_cvref_t<X>;
+    if constexpr (std::is_same_v<U, host_array<A>>)
+        return x.view();
+    else if constexpr (std::is_same_v<U, host_view<T>> || std::is_same_v<U, host_view<const T>>) {
+        check(x.size() == A::size && x.rank == static_cast<int>(A::rank), "ARG1", "pallas_call",
+              "a host_view's shape does not match its Array type", "pass a view of the Array's shape");
+        for (std::size_t d = 0; d < A::rank; ++d)
+            check(x.shape[d] == A::shape[d], "ARG1", "pallas_call",
+                  "a host_view's shape does not match its Array type", "pass a view of the Array's shape");
+        return host_view<const T>{x.data, x.rank, x.shape};
+    } else if constexpr (requires { std::span<const T>(x); })
+        return view_as<A>(std::span<const T>(x));
+    else
+        static_assert(sizeof(X) == 0,
+                      "ptpu[ARG1] pallas_call: an operand must be a host_array<Array>, a host_view, "
+                      "or a contiguous range (std::vector, std::span) of the Array's dtype");
+}
+
+}  // namespace detail
+
+/// A pallas_call configuration. Options, in any order: Grid<...>, In<Arg...>, Out<Arg...>,
+/// Scratch<...> (any number), Semantics<...>, Chip<preset>, VmemLimit<bytes>,
+/// ScalarPrefetch<Array...>, Alias<in, out> (any number).
+template <class... Opts>
+struct pallas_call {
+    using traits = detail::call_traits<Opts...>;
+    /// The call as data.
+    static constexpr call_desc desc = traits::describe();
+    /// The index maps as the planner sees them.
+    static constexpr std::array<block_fn, max_operands> maps = traits::maps();
+    /// True when index maps read scalar-prefetch values: the plan is made at run time.
+    static constexpr bool dynamic = desc.n_prefetch > 0;
+
+private:
+    static constexpr plan_info make_info() {
+        if constexpr (dynamic) {
+            plan_info i;
+            i.problem = validate(desc);
+            return i;
+        } else {
+            return plan(desc, maps.data(), nullptr, [](const event&) {});
+        }
+    }
+
+public:
+    /// The plan's summary (DMA-free checks only for dynamic calls); `info.problem` is the first
+    /// broken rule, reported below as a compile error.
+    static constexpr plan_info info = make_info();
+    static constexpr bool valid = detail::report<info.problem>::ok;
+    static_assert(valid);
+
+private:
+    static constexpr std::size_t event_count = (!dynamic && info.problem.ok()) ? info.events : 0;
+    static constexpr std::array<event, event_count> make_events() {
+        std::array<event, event_count> a{};
+        if constexpr (event_count > 0) {
+            std::size_t k = 0;
+            plan(desc, maps.data(), nullptr, [&](const event& e) {
+                if (k < event_count) a[k++] = e;
+            });
+        }
+        return a;
+    }
+
+public:
+    /// The schedule, event by event (static calls).
+    static constexpr std::array<event, event_count> events = make_events();
+
+    /// Block index of operand `op` at linear grid step `step` (static calls).
+    static constexpr index_tuple<max_rank> block_index(int op, index_t step) {
+        const auto p = detail::grid_point(desc, step);
+        return maps[static_cast<std::size_t>(op)](p.data(), nullptr);
+    }
+    static constexpr index_t count(event_kind k, int op = -1) {
+        index_t n = 0;
+        for (const event& e : events)
+            if (e.kind == k && (op < 0 || e.op == op)) ++n;
+        return n;
+    }
+    /// DMAs the pipeline issues (copy-ins, copy-outs, sync copies and restores).
+    static constexpr index_t dma_count() {
+        index_t n = 0;
+        for (const event& e : events)
+            switch (e.kind) {
+            case event_kind::fetch:
+            case event_kind::sync_in:
+            case event_kind::restore:
+            case event_kind::write:
+            case event_kind::write_sync:
+            case event_kind::sync_out: ++n; break;
+            default: break;
+            }
+        return n;
+    }
+
+    /// Runs the kernel: `body(prefetch..., ins..., outs..., scratch...)` (S46) on real data.
+    /// Arguments: the scalar-prefetch arrays, then the inputs (host_array, host_view, or a
+    /// contiguous range of the dtype). Returns the outputs (host_arrays) and the run's stats,
+    /// as a tuple for structured bindings: `auto [z, stats] = call(body, x, y);`.
+    template <class Body, class... Args>
+    auto operator()(Body&& body, Args&&... args) const {
+        static_assert(sizeof...(Args) == desc.n_prefetch + desc.n_in,
+                      "ptpu[ARG1] pallas_call: pass the scalar-prefetch arrays, then one argument "
+                      "per input");
+        return run(body, std::forward_as_tuple(args...), typename traits::prefetch{},
+                   typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
+    }
+
+private:
+    template <class... A>
+    static auto make_outputs(detail::pack<A...>) {
+        return std::tuple<host_array<typename A::array>...>{};
+    }
+
+    template <class Body, class ArgTuple, class... P, class... I, class... O, class... S>
+    static auto run(Body& body, ArgTuple args, detail::pack<P...>, detail::pack<I...>, detail::pack<O...>,
+                    detail::pack<S...>) {
+        constexpr std::size_t np = sizeof...(P);
+        constexpr std::size_t ni = sizeof...(I);
+        // Inputs as HBM views.
+        auto in_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
+            return std::tuple{detail::to_view<typename I::array>(std::get<np + K>(args))...};
+        }(std::make_index_sequence<ni>{});
+        auto pf_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
+            return std::tuple{detail::to_view<P>(std::get<K>(args))...};
+        }(std::make_index_sequence<np>{});
+        auto outs = make_outputs(detail::pack<O...>{});
+
+        // HBM base pointers per operand; an aliased output starts as a copy of its input and the
+        // input then reads the output's buffer (S50).
+        std::array<void*, max_operands> hbm{};
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((hbm[K] = const_cast<void*>(static_cast<const void*>(std::get<K>(in_views).data))), ...);
+        }(std::make_index_sequence<ni>{});
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((hbm[ni + K] = std::get<K>(outs).data()), ...);
+        }(std::make_index_sequence<sizeof...(O)>{});
+        for (int k = 0; k < desc.n_alias; ++k) {
+            const auto [in, out] = desc.aliases[static_cast<std::size_t>(k)];
+            const auto& o = desc.ops[static_cast<std::size_t>(desc.n_in + out)];
+            std::memcpy(hbm[static_cast<std::size_t>(desc.n_in + out)], hbm[static_cast<std::size_t>(in)],
+                        static_cast<std::size_t>(o.array_elems() * itemsize(o.type)));
+            hbm[static_cast<std::size_t>(in)] = hbm[static_cast<std::size_t>(desc.n_in + out)];
+        }
+
+        run_stats stats;
+        if constexpr (valid) {
+            // Per-core memories (S6): windows, scratch, and the scalar-prefetch copies in SMEM.
+            struct core_mem {
+                std::vector<std::byte> arena;
+                std::array<std::array<std::byte*, 2>, max_operands> slots{};
+                std::array<std::byte*, max_scratch> scratch{};
+                std::array<std::byte*, max_operands> prefetch{};
+                std::array<int, max_operands> cur{};
+            };
+            std::vector<event> dyn_events;
+            plan_info pinfo = info;
+            typename traits::ctx* ctx_ptr = nullptr;
+            [[maybe_unused]] auto make_ctx = [&] {
+                if constexpr (dynamic) {
+                    // The planner's view of the prefetch values (read-only SMEM refs).
+                    return std::tuple{ref<const typename P::value_type, smem, P::rank>(
+                        std::get<P_index<P, P...>()>(pf_views).data, shape_of<P>())...};
+                } else {
+                    return 0;
+                }
+            };
+            auto ctx_value = make_ctx();
+            if constexpr (dynamic) {
+                ctx_ptr = &ctx_value;
+                runtime_plan p = plan_to_vector(desc, maps.data(), ctx_ptr);
+                raise(p.info.problem);
+                pinfo = p.info;
+                dyn_events = std::move(p.events);
+            }
+            const std::span<const event> evs = dynamic ? std::span<const event>(dyn_events)
+                                                       : std::span<const event>(events);
+
+            std::array<core_mem, 2> mem;
+            for (int core = 0; core < pinfo.cores; ++core) {
+                core_mem& m = mem[static_cast<std::size_t>(core)];
+                index_t total = 0;
+                auto take = [&](index_t bytes) {
+                    const index_t at = total;
+                    total += (bytes + 63) / 64 * 64;
+                    return at;
+                };
+                std::array<std::array<index_t, 2>, max_operands> slot_at{};
+                std::array<index_t, max_scratch> scratch_at{};
+                std::array<index_t, max_operands> pf_at{};
+                for (int i = 0; i < desc.n_ops(); ++i)
+                    for (int k = 0; k < pinfo.ops[static_cast<std::size_t>(i)].buffers; ++k)
+                        slot_at[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] =
+                            take(pinfo.ops[static_cast<std::size_t>(i)].block_bytes);
+                for (int k = 0; k < desc.n_scratch; ++k) {
+                    const auto& s = desc.scratch[static_cast<std::size_t>(k)];
+                    scratch_at[static_cast<std::size_t>(k)] = take(s.elems() * itemsize(s.type));
+                }
+                std::size_t pk = 0;
+                ((pf_at[pk++] = take(P::size * index_t{sizeof(typename P::value_type)})), ...);
+                // Fresh memory is garbage on a TPU (S57); poison it so a kernel reading an
+                // uninitialized buffer sees NaN / -1 rather than a plausible value.
+                m.arena.assign(static_cast<std::size_t>(total), std::byte{0xff});
+                for (int i = 0; i < desc.n_ops(); ++i)
+                    for (int k = 0; k < pinfo.ops[static_cast<std::size_t>(i)].buffers; ++k)
+                        m.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] =
+                            m.arena.data() + slot_at[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
+                for (int k = 0; k < desc.n_scratch; ++k)
+                    m.scratch[static_cast<std::size_t>(k)] = m.arena.data() + scratch_at[static_cast<std::size_t>(k)];
+                // Semaphores start at zero.
+                for (int k = 0; k < desc.n_scratch; ++k) {
+                    const auto& s = desc.scratch[static_cast<std::size_t>(k)];
+                    if (s.space == space_kind::semaphore)
+                        std::memset(m.scratch[static_cast<std::size_t>(k)], 0,
+                                    static_cast<std::size_t>(s.elems() * itemsize(s.type)));
+                }
+                // S51: the scalar-prefetch operands are copied into each core's SMEM first.
+                pk = 0;
+                [&]<std::size_t... K>(std::index_sequence<K...>) {
+                    ((m.prefetch[K] = m.arena.data() + pf_at[K],
+                      std::memcpy(m.prefetch[K], std::get<K>(pf_views).data,
+                                  static_cast<std::size_t>(P::size) * sizeof(typename P::value_type))),
+                     ...);
+                }(std::make_index_sequence<np>{});
+            }
+
+            kernel_context kctx;
+            kctx.grid_rank = desc.grid_rank;
+            kctx.grid = desc.grid;
+            detail::context_guard guard(kctx);
+            auto block_of = [&](int op, index_t step) {
+                const auto p = detail::grid_point(desc, step);
+                return maps[static_cast<std::size_t>(op)](p.data(), ctx_ptr);
+            };
+            for (const event& e : evs) {
+                core_mem& m = mem[e.core];
+                const auto op = static_cast<std::size_t>(e.op);
+                switch (e.kind) {
+                case event_kind::step:
+                    kctx.core = e.core;
+                    kctx.step = e.step;
+                    kctx.point = detail::grid_point(desc, e.step);
+                    break;
+                case event_kind::sync_in:
+                case event_kind::fetch:
+                case event_kind::restore: {
+                    const index_t b = copy_block_in(hbm[op], m.slots[op][e.slot], desc.ops[op],
+                                                    block_of(e.op, e.block_step));
+                    ++stats.dma_in;
+                    stats.bytes_in += b;
+                    ++stats.op_dmas[op];
+                    stats.op_bytes[op] += b;
+                    break;
+                }
+                case event_kind::wait_in: m.cur[op] = e.slot; break;
+                case event_kind::body: {
+                    ++stats.steps;
+                    ++stats.core_steps[e.core];
+                    call_body(body, m, pf_views, std::index_sequence_for<P...>{}, detail::pack<P...>{},
+                              detail::pack<I..., O...>{}, std::make_index_sequence<ni + sizeof...(O)>{},
+                              detail::pack<S...>{}, std::index_sequence_for<S...>{}, hbm);
+                    break;
+                }
+                case event_kind::write:
+                case event_kind::write_sync:
+                case event_kind::sync_out: {
+                    const index_t b = copy_block_out(hbm[op], m.slots[op][e.slot], desc.ops[op],
+                                                     block_of(e.op, e.block_step));
+                    ++stats.dma_out;
+                    stats.bytes_out += b;
+                    ++stats.op_dmas[op];
+                    stats.op_bytes[op] += b;
+                    // S20: the body's output window is slot(copy_out); copy_out advances it.
+                    if (e.kind != event_kind::sync_out)
+                        m.cur[op] = (e.slot + 1) % std::max(1, pinfo.ops[op].buffers);
+                    break;
+                }
+                case event_kind::wait_out: break;
+                }
+            }
+            stats.body_dmas = kctx.body_dma_count;
+            stats.body_dma_bytes = kctx.body_dma_bytes;
+        }
+        return std::tuple_cat(std::move(outs), std::tuple<run_stats>{stats});
+    }
+
+    template <class P, class... Ps>
+    static constexpr std::size_t P_index() {
+        std::size_t k = 0;
+        ((std::is_same_v<P, Ps> ? false : (++k, true)) && ...);
+        return k;
+    }
+    template <class A>
+    static constexpr std::array<index_t, A::rank> shape_of() {
+        std::array<index_t, A::rank> s{};
+        for (std::size_t d = 0; d < A::rank; ++d) s[d] = A::shape[d];
+        return s;
+    }
+
+    template <class Arg, std::size_t K, class Mem>
+    static auto operand_ref(Mem& m, const std::array<void*, max_operands>& hbm) {
+        using R = detail::kernel_ref_t<Arg>;
+        using T = typename Arg::array::value_type;
+        constexpr std::size_t rank = R::rank;
+        std::array<index_t, rank> shape{};
+        if constexpr (windowless_space<typename Arg::spec::memory>) {
+            for (std::size_t d = 0; d < rank; ++d) shape[d] = Arg::array::shape[d];
+            return R(static_cast<T*>(hbm[K]), shape);
+        } else {
+            const operand_desc& o = desc.ops[K];
+            std::size_t j = 0;
+            for (std::size_t d = 0; d < static_cast<std::size_t>(o.block_rank); ++d)
+                if (o.block[d].kind != dim_kind::squeezed) shape[j++] = o.block[d].size;
+            return R(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape);
+        }
+    }
+
+    template <class Body, class Mem, class PfViews, std::size_t... PK, class... P, class... A,
+              std::size_t... AK, class... S, std::size_t... SK>
+    static void call_body(Body& body, Mem& m, PfViews&, std::index_sequence<PK...>, detail::pack<P...>,
+                          detail::pack<A...>, std::index_sequence<AK...>, detail::pack<S...>,
+                          std::index_sequence<SK...>, const std::array<void*, max_operands>& hbm) {
+        using result = decltype(body(
+            std::declval<ref<typename P::value_type, smem, P::rank>>()...,
+            std::declval<detail::kernel_ref_t<A>>()...,
+            std::declval<ref<std::conditional_t<std::is_same_v<typename S::memory, semaphore>, std::int32_t,
+                                                typename S::value_type>,
+                             typename S::memory, S::rank>>()...));
+        static_assert(std::is_void_v<result>,
+                      "ptpu[12] pallas_call: the kernel body should return void; write results to "
+                      "the output refs");
+        body(ref<typename P::value_type, smem, P::rank>(
+                 reinterpret_cast<typename P::value_type*>(m.prefetch[PK]), shape_of<P>())...,
+             operand_ref<A, AK>(m, hbm)...,
+             ref<std::conditional_t<std::is_same_v<typename S::memory, semaphore>, std::int32_t,
+                                    typename S::value_type>,
+                 typename S::memory, S::rank>(
+                 reinterpret_cast<std::conditional_t<std::is_same_v<typename S::memory, semaphore>,
+                                                     std::int32_t, typename S::value_type>*>(
+                     m.scratch[SK]),
+                 shape_of<S>())...);
+    }
+};
+
+}  // namespace ptpu

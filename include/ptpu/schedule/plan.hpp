@@ -1,0 +1,395 @@
+// Defines the planner: the constexpr functions that turn a call_desc and its index maps into the
+// exact Pallas TPU pipeline (pallas-semantics.md S21–S31, S34, S39–S48), as a stream of events
+// per core. One planner, two evaluation times: static calls evaluate it at compile time into
+// std::arrays; calls whose index maps read scalar-prefetch values evaluate it at run time.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "ptpu/core/dtype.hpp"
+#include "ptpu/core/index.hpp"
+#include "ptpu/spec/describe.hpp"
+#include "ptpu/spec/validate.hpp"
+
+namespace ptpu {
+
+/// What happens, in the order a core's scalar unit issues it (S22–S24, S28, S29, S40).
+enum class event_kind : std::uint8_t {
+    step,        ///< a grid step begins (its control overhead)
+    sync_in,     ///< trivially-windowed input copied in before the prologue (S18, S22.2)
+    fetch,       ///< async DMA HBM → window slot started (S22.3, S23.1)
+    wait_in,     ///< wait for a fetch into `slot` (S23.2)
+    restore,     ///< revisit_any output: block copied HBM → slot before the body (S40, [M])
+    body,        ///< the kernel body runs
+    write,       ///< async DMA window slot → HBM started (S23.4, bc = 2)
+    write_sync,  ///< blocking copy window slot → HBM (S29, bc = 1)
+    wait_out,    ///< wait for the write issued from `slot` (S23.5, S24)
+    sync_out,    ///< trivially-windowed output copied out after the epilogue (S24)
+};
+
+/// One event. `step` is the global linear grid step during which it is issued (prologue events
+/// carry the core's first step, epilogue events its last); `block_step` is the global linear step
+/// whose block index (index map value) the DMA moves.
+struct event {
+    event_kind kind = event_kind::step;
+    std::uint8_t core = 0;
+    std::uint8_t op = 0;
+    std::uint8_t slot = 0;
+    std::uint32_t step = 0;
+    std::uint32_t block_step = 0;
+    friend constexpr bool operator==(const event&, const event&) = default;
+};
+
+/// Per-operand facts the planner derived.
+struct operand_plan {
+    bool windowed = false;   ///< has a VMEM/SMEM window (false for any/hbm/semaphore, S47)
+    bool trivial = false;    ///< whole array, zero index map: one buffer, sync copies (S18, S47)
+    bool constant = false;   ///< index map ignores every grid axis of size > 1 (S48)
+    int buffers = 0;         ///< window slots allocated (0 when not windowed)
+    index_t block_bytes = 0; ///< bytes of one block (the window slot's data)
+    index_t slot_bytes = 0;  ///< bytes one slot occupies in its memory, tile-padded (check 24)
+};
+
+/// Summary of a plan, and the first problem found (diag.ok() when valid).
+struct plan_info {
+    diag problem{};
+    int cores = 1;  ///< TensorCores the grid is split over (S44)
+    std::array<index_t, 2> core_begin{};
+    std::array<index_t, 2> core_end{};
+    std::array<operand_plan, max_operands> ops{};
+    index_t vmem_bytes = 0;  ///< per core: windows + VMEM scratch (check 24)
+    index_t smem_bytes = 0;  ///< per core: prefetch + SMEM windows + SMEM scratch
+    std::size_t events = 0;
+};
+
+namespace detail {
+
+constexpr index_t cdiv(index_t a, index_t b) { return (a + b - 1) / b; }
+constexpr index_t align_up(index_t a, index_t b) { return cdiv(a, b) * b; }
+
+/// Grid point of linear step s: row-major, last axis fastest (S13).
+constexpr std::array<index_t, max_rank> grid_point(const call_desc& c, index_t s) {
+    std::array<index_t, max_rank> p{};
+    for (int i = c.grid_rank - 1; i >= 0; --i) {
+        const auto u = static_cast<std::size_t>(i);
+        p[u] = s % c.grid[u];
+        s /= c.grid[u];
+    }
+    return p;
+}
+
+/// Bytes one window slot occupies: VMEM windows are laid out in (sublane, 128) tiles, so the two
+/// minor dims round up [M] (Mosaic's allocation; S48's footprint formula for aligned blocks).
+/// SMEM is never padded (pallas-semantics.md §3).
+constexpr index_t slot_bytes(const operand_desc& o, int generation) {
+    const auto n = static_cast<std::size_t>(o.block_rank);
+    index_t elems = 1;
+    for (std::size_t i = 0; i < n; ++i) {
+        index_t s = o.block[i].size;
+        if (o.space == space_kind::vmem) {
+            if (i + 1 == n) s = align_up(s, 128);
+            else if (i + 2 == n) s = align_up(s, sublane_tiling(o.type, generation));
+        }
+        elems *= s;
+    }
+    return elems * itemsize(o.type);
+}
+
+/// Whether block index entry e of dim d is in bounds: at least one element of the block lies in
+/// the array (S34); element offsets index the padded array (S8).
+constexpr bool in_bounds(const operand_desc& o, std::size_t d, const index_entry& e) {
+    const block_dim& bd = o.block[d];
+    const index_t dim = o.shape[d];
+    switch (bd.kind) {
+    case dim_kind::blocked: return e.start >= 0 && e.start < cdiv(dim, bd.size);
+    case dim_kind::squeezed: return e.start >= 0 && e.start < dim;
+    case dim_kind::element: return e.start >= 0 && e.start + bd.size <= dim + bd.pad_lo + bd.pad_hi;
+    case dim_kind::bounded_slice: return e.start >= 0 && e.size <= bd.size && e.start + e.size <= dim;
+    }
+    return false;
+}
+
+struct run {
+    index_tuple<max_rank> block;
+    int op;
+    int core;
+    index_t first;
+    index_t last;
+    friend constexpr bool operator<(const run& a, const run& b) {
+        if (a.op != b.op) return a.op < b.op;
+        if (a.block != b.block) return a.block < b.block;
+        return a.first < b.first;
+    }
+};
+
+}  // namespace detail
+
+/// The planner. Calls `emit(event)` for each event, in issue order, core after core, and returns
+/// the plan's summary. `maps[i]` is operand i's index map (inputs then outputs); `ctx` is passed to
+/// them (the scalar-prefetch refs, or nullptr).
+template <class Emit>
+constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* ctx, Emit&& emit) {
+    using detail::fail;
+    plan_info info;
+    info.problem = validate(c);
+    if (!info.problem.ok()) return info;
+
+    const index_t n_steps = c.steps();
+    const int n_ops = c.n_ops();
+    auto block = [&](int op, index_t s) {
+        const auto p = detail::grid_point(c, s);
+        return maps[op](p.data(), ctx);
+    };
+
+    // Pass 1: every block index once: entry kinds (checks 4, 5), bounds (S34), zero maps (14, 17,
+    // S47) and maps that ignore the grid (S48).
+    for (int i = 0; i < n_ops; ++i) {
+        const operand_desc& o = c.ops[static_cast<std::size_t>(i)];
+        operand_plan& op = info.ops[static_cast<std::size_t>(i)];
+        bool all_zero = true;
+        bool constant = true;
+        index_tuple<max_rank> first{};
+        for (index_t s = 0; s < n_steps; ++s) {
+            const auto b = block(i, s);
+            if (s == 0) first = b;
+            constant = constant && b == first;
+            for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
+                const bool want_slice = o.block[d].kind == dim_kind::bounded_slice;
+                if (want_slice && !b[d].is_slice()) return info.problem = fail(rule::r4, i, static_cast<int>(d)), info;
+                if (!want_slice && b[d].is_slice()) return info.problem = fail(rule::r5, i, static_cast<int>(d)), info;
+                all_zero = all_zero && b[d].start == 0;
+                if (o.windowed() && !detail::in_bounds(o, d, b[d])) {
+                    diag p = fail(rule::s34, i, static_cast<int>(d), s);
+                    p.block = b;
+                    p.d = o.rank;
+                    return info.problem = p, info;
+                }
+            }
+        }
+        if (!o.windowed()) {
+            if (!all_zero) return info.problem = fail(rule::r14, i), info;
+            continue;
+        }
+        bool whole = true;
+        for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d)
+            whole = whole && o.block[d].kind == dim_kind::blocked && o.block[d].size == o.shape[d];
+        op.windowed = true;
+        op.trivial = whole && all_zero;
+        op.constant = constant;
+        if (c.grid_rank == 0 && !op.trivial) return info.problem = fail(rule::r17, i), info;
+        op.buffers = (op.trivial || op.constant) ? 1 : o.buffer_count;  // S47, S48
+        op.block_bytes = o.block_elems() * itemsize(o.type);
+        op.slot_bytes = detail::slot_bytes(o, c.hw.generation);
+    }
+
+    // Budgets (check 24; SMEM1).
+    {
+        diag budget = fail(rule::r24);
+        index_t vmem = 0;
+        index_t smem = c.prefetch_bytes;
+        for (int i = 0; i < n_ops; ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            const index_t bytes = info.ops[u].buffers * info.ops[u].slot_bytes;
+            if (c.ops[u].space == space_kind::smem)
+                smem += bytes;
+            else
+                vmem += bytes;
+            budget.bytes[u] = info.ops[u].slot_bytes;
+            budget.buffers[u] = info.ops[u].buffers;
+        }
+        index_t scratch_vmem = 0;
+        for (int k = 0; k < c.n_scratch; ++k) {
+            const scratch_desc& s = c.scratch[static_cast<std::size_t>(k)];
+            const index_t bytes = s.elems() * itemsize(s.type);
+            if (s.space == space_kind::vmem) scratch_vmem += bytes;
+            if (s.space == space_kind::smem) smem += bytes;
+        }
+        vmem += scratch_vmem;
+        info.vmem_bytes = vmem;
+        info.smem_bytes = smem;
+        budget.bytes[max_operands] = scratch_vmem;
+        budget.bytes[max_operands + 1] = vmem;
+        budget.a = vmem;
+        budget.b = c.vmem_limit;
+        if (vmem > c.vmem_limit) return info.problem = budget, info;
+        if (smem > c.hw.smem_bytes) {
+            budget.code = rule::smem1;
+            budget.a = smem;
+            budget.b = c.hw.smem_bytes;
+            return info.problem = budget, info;
+        }
+    }
+
+    // Megacore split (S44): parallel dims form a prefix; each core takes ceil(P/C) consecutive
+    // parallel points, i.e. a contiguous range of linear steps, and runs its own pipeline.
+    {
+        index_t par = 1;
+        int n_par = 0;
+        if (c.has_semantics)
+            while (n_par < c.semantics_rank &&
+                   c.semantics[static_cast<std::size_t>(n_par)] == dim_semantics::parallel)
+                par *= c.grid[static_cast<std::size_t>(n_par++)];
+        const int cores = (n_par > 0) ? c.hw.pallas_cores() : 1;
+        info.cores = cores;
+        const index_t per_point = n_par > 0 ? n_steps / par : n_steps;
+        const index_t chunk = detail::cdiv(par, cores);
+        for (int k = 0; k < cores; ++k) {
+            const auto u = static_cast<std::size_t>(k);
+            info.core_begin[u] = std::min(n_steps, k * chunk * per_point);
+            info.core_end[u] = std::min(n_steps, (k + 1) * chunk * per_point);
+        }
+        if (cores == 1) {
+            info.core_begin[0] = 0;
+            info.core_end[0] = n_steps;
+        }
+    }
+
+    // Pass 2: the schedule of each core (S21–S31, S40), event by event.
+    std::vector<detail::run> runs;
+    std::size_t n_events = 0;
+    auto put = [&](event_kind k, int core, int op, index_t slot, index_t step, index_t block_step) {
+        emit(event{k, static_cast<std::uint8_t>(core), static_cast<std::uint8_t>(op),
+                   static_cast<std::uint8_t>(slot), static_cast<std::uint32_t>(step),
+                   static_cast<std::uint32_t>(block_step)});
+        ++n_events;
+    };
+    for (int core = 0; core < info.cores; ++core) {
+        const index_t begin = info.core_begin[static_cast<std::size_t>(core)];
+        const index_t end = info.core_end[static_cast<std::size_t>(core)];
+        const index_t n = end - begin;
+        if (n <= 0) continue;  // S21: nothing at all when a core has no steps
+        std::array<index_t, max_operands> cin{}, win{}, cout{}, wout{};
+        std::array<index_t, max_operands> run_first{};
+        int depth = 2;  // S = max(2, max bc)
+        for (int i = 0; i < n_ops; ++i) depth = std::max(depth, info.ops[static_cast<std::size_t>(i)].buffers);
+        auto pipelined = [&](int i) {
+            const auto& p = info.ops[static_cast<std::size_t>(i)];
+            return p.windowed && !p.trivial;
+        };
+        auto changed = [&](int i, index_t g) { return block(i, g) != block(i, g - 1); };
+
+        // S22.2: trivially-windowed inputs are copied once before the prologue.
+        for (int i = 0; i < c.n_in; ++i)
+            if (info.ops[static_cast<std::size_t>(i)].trivial) put(event_kind::sync_in, core, i, 0, begin, begin);
+        // S22.3 prologue, clamped to t < n (Q2 [M]).
+        for (index_t t = 0; t + 1 < depth; ++t)
+            for (int i = 0; i < c.n_in; ++i) {
+                const auto u = static_cast<std::size_t>(i);
+                const int bc = info.ops[u].buffers;
+                if (!pipelined(i) || t + 1 >= bc || t >= n) continue;
+                if (t == 0 || changed(i, begin + t)) {
+                    put(event_kind::fetch, core, i, cin[u] % bc, begin, begin + t);
+                    ++cin[u];
+                }
+            }
+        for (index_t s = 0; s < n; ++s) {
+            const index_t g = begin + s;
+            put(event_kind::step, core, 0, 0, g, g);
+            // S23.1 copy_in.
+            for (int i = 0; i < c.n_in; ++i) {
+                const auto u = static_cast<std::size_t>(i);
+                if (!pipelined(i)) continue;
+                const int bc = info.ops[u].buffers;
+                if (bc >= 2) {
+                    if (s <= n - bc && block(i, g + bc - 2) != block(i, g + bc - 1)) {
+                        put(event_kind::fetch, core, i, cin[u] % bc, g, g + bc - 1);
+                        ++cin[u];
+                    }
+                } else if (s == 0 || changed(i, g)) {
+                    put(event_kind::fetch, core, i, 0, g, g);
+                    ++cin[u];
+                }
+            }
+            // S23.2 wait_in.
+            for (int i = 0; i < c.n_in; ++i) {
+                const auto u = static_cast<std::size_t>(i);
+                if (pipelined(i) && (s == 0 || changed(i, g)))
+                    put(event_kind::wait_in, core, i, win[u] % info.ops[u].buffers, g, g);
+            }
+            // S40 [M]: revisit_any outputs get their block's HBM contents back on every change.
+            for (int o = c.n_in; o < n_ops; ++o) {
+                const auto u = static_cast<std::size_t>(o);
+                if (pipelined(o) && c.ops[u].revisit_any && (s == 0 || changed(o, g)))
+                    put(event_kind::restore, core, o, cout[u] % info.ops[u].buffers, g, g);
+            }
+            put(event_kind::body, core, 0, 0, g, g);
+            // S23.4 copy_out.
+            for (int o = c.n_in; o < n_ops; ++o) {
+                const auto u = static_cast<std::size_t>(o);
+                if (!pipelined(o)) continue;
+                if (s == 0 || changed(o, g)) run_first[u] = g;
+                if (s == n - 1 || block(o, g) != block(o, g + 1)) {
+                    const int bc = info.ops[u].buffers;
+                    put(bc == 1 ? event_kind::write_sync : event_kind::write, core, o, cout[u] % bc, g, g);
+                    ++cout[u];
+                    if (!c.ops[u].revisit_any || info.cores > 1)
+                        runs.push_back({block(o, g), o, core, run_first[u], g});
+                }
+            }
+            // S23.5 wait_out: the write of the previous run, issued at step g-1.
+            for (int o = c.n_in; o < n_ops; ++o) {
+                const auto u = static_cast<std::size_t>(o);
+                const int bc = info.ops[u].buffers;
+                if (pipelined(o) && bc > 1 && s > 0 && changed(o, g)) {
+                    put(event_kind::wait_out, core, o, wout[u] % bc, g, g - 1);
+                    ++wout[u];
+                }
+            }
+            // S23.6 advance.
+            for (int i = 0; i < c.n_in; ++i)
+                if (pipelined(i) && (s == n - 1 || block(i, g) != block(i, g + 1))) ++win[static_cast<std::size_t>(i)];
+        }
+        // S24 epilogue.
+        for (int o = c.n_in; o < n_ops; ++o) {
+            const auto u = static_cast<std::size_t>(o);
+            const int bc = info.ops[u].buffers;
+            if (pipelined(o) && bc > 1) {
+                put(event_kind::wait_out, core, o, wout[u] % bc, end - 1, end - 1);
+                ++wout[u];
+            }
+        }
+        for (int o = c.n_in; o < n_ops; ++o)
+            if (info.ops[static_cast<std::size_t>(o)].trivial) {
+                put(event_kind::sync_out, core, o, 0, end - 1, end - 1);
+                if (info.cores > 1) runs.push_back({block(o, end - 1), o, core, begin, end - 1});
+            }
+    }
+    info.events = n_events;
+
+    // S39 and MC1: a block written by two runs. Same core: a non-consecutive revisit (the buffer
+    // was reused for other blocks in between). Different cores: both cores write one block.
+    std::sort(runs.begin(), runs.end());
+    for (std::size_t k = 1; k < runs.size(); ++k) {
+        const auto& a = runs[k - 1];
+        const auto& b = runs[k];
+        if (a.op != b.op || a.block != b.block) continue;
+        if (a.core == b.core && c.ops[static_cast<std::size_t>(a.op)].revisit_any) continue;
+        diag p = fail(a.core == b.core ? rule::s39 : rule::mc1, a.op);
+        p.block = a.block;
+        p.d = c.ops[static_cast<std::size_t>(a.op)].rank;
+        p.a = a.core == b.core ? a.first : a.core;
+        p.b = a.last;
+        p.c = a.core == b.core ? b.last : b.core;
+        info.problem = p;
+        return info;
+    }
+    return info;
+}
+
+/// A plan evaluated into a vector (run-time plans, and the first pass of static ones).
+struct runtime_plan {
+    plan_info info;
+    std::vector<event> events;
+};
+
+constexpr runtime_plan plan_to_vector(const call_desc& c, const block_fn* maps, const void* ctx) {
+    runtime_plan p;
+    p.info = plan(c, maps, ctx, [&](const event& e) { p.events.push_back(e); });
+    return p;
+}
+
+}  // namespace ptpu

@@ -1,0 +1,168 @@
+// Defines the block vocabulary of a BlockSpec: Block<...> dims (Blocked ints, squeezed, element,
+// bounded_slice), Full, Buffered<k>, revisit modes, and BlockSpec itself (S7, S8, S16, S40).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "ptpu/core/index.hpp"
+#include "ptpu/core/integers.hpp"
+#include "ptpu/memory/rules.hpp"
+#include "ptpu/memory/space.hpp"
+
+namespace ptpu {
+
+/// Largest rank of an array, a block or a grid that ptpu plans for.
+inline constexpr std::size_t max_rank = 6;
+
+enum class dim_kind : std::uint8_t { blocked, squeezed, element, bounded_slice };
+
+/// One normalized block dimension (S8).
+struct block_dim {
+    dim_kind kind = dim_kind::blocked;
+    index_t size = 1;    ///< block size along the dim (1 for squeezed)
+    index_t pad_lo = 0;  ///< Element padding
+    index_t pad_hi = 0;
+    friend constexpr bool operator==(const block_dim&, const block_dim&) = default;
+};
+
+/// pl.Squeezed() / None: a size-1 dim removed from the kernel ref; the index map returns the index.
+struct squeezed_t {
+    friend constexpr bool operator==(squeezed_t, squeezed_t) = default;
+};
+inline constexpr squeezed_t squeezed{};
+
+/// pl.Blocked(n): the index map returns a block index b, the block is [b*n, b*n+n).
+struct blocked {
+    index_t size;
+};
+
+/// pl.Element(n, (lo, hi)): the index map returns an element offset into the array padded by lo/hi.
+struct element {
+    index_t size;
+    index_t pad_lo = 0;
+    index_t pad_hi = 0;
+};
+
+/// pl.BoundedSlice(n): the index map returns ds(start, size) with size <= n (emit_pipeline only).
+struct bounded_slice {
+    index_t size;
+};
+
+namespace detail {
+template <auto D>
+constexpr block_dim to_block_dim() {
+    using T = std::remove_cvref_t<decltype(D)>;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+        return {dim_kind::blocked, static_cast<index_t>(D), 0, 0};
+    else if constexpr (std::is_same_v<T, squeezed_t>)
+        return {dim_kind::squeezed, 1, 0, 0};
+    else if constexpr (std::is_same_v<T, blocked>)
+        return {dim_kind::blocked, D.size, 0, 0};
+    else if constexpr (std::is_same_v<T, element>)
+        return {dim_kind::element, D.size, D.pad_lo, D.pad_hi};
+    else if constexpr (std::is_same_v<T, bounded_slice>)
+        return {dim_kind::bounded_slice, D.size, 0, 0};
+    else {
+        static_assert(sizeof(T) == 0,
+                      "ptpu[7] Block<...>: unsupported block dimension type; allowed are an "
+                      "integer (Blocked), squeezed, blocked{n}, element{n, lo, hi}, "
+                      "bounded_slice{n}");
+        return {};
+    }
+}
+}  // namespace detail
+
+/// A block shape: Block<256, 512>, Block<squeezed, 8, 128>, Block<element{8}, 256>.
+template <auto... D>
+struct Block {
+    static constexpr std::size_t rank = sizeof...(D);
+    static_assert(rank <= max_rank, "ptpu[13] Block<...>: rank above ptpu's max_rank (6)");
+    static constexpr std::array<block_dim, rank> dims{detail::to_block_dim<D>()...};
+    static constexpr bool full = false;
+};
+
+/// block_shape=None: the block is the whole array (S7).
+struct Full {
+    static constexpr bool full = true;
+};
+
+/// pl.Buffered(buffer_count, use_lookahead) (S16, S32). Only the pipeline-mode option of a spec.
+template <int BufferCount, bool Lookahead = false>
+struct Buffered {
+    static constexpr int buffer_count = BufferCount;
+    static constexpr bool lookahead = Lookahead;
+};
+
+/// RevisitMode (S39, S40): `revisit_immediate` is the default; `revisit_any` restores the block
+/// from HBM on every index change and requires Buffered<1>.
+struct revisit_immediate {
+    static constexpr bool any = false;
+};
+struct revisit_any {
+    static constexpr bool any = true;
+};
+
+/// index_map=None: every block index is 0 (S7).
+struct zero_map_t {
+    friend constexpr bool operator==(zero_map_t, zero_map_t) = default;
+};
+inline constexpr zero_map_t zero_map{};
+
+namespace detail {
+template <class T>
+inline constexpr bool is_buffered = false;
+template <int K, bool L>
+inline constexpr bool is_buffered<Buffered<K, L>> = true;
+template <class T>
+inline constexpr bool is_revisit = std::is_same_v<T, revisit_any> || std::is_same_v<T, revisit_immediate>;
+
+// The first option satisfying Is, or Default. Option packs are a handful of types: a short
+// recursion is cheaper to compile here than any list machinery.
+template <template <class> class Is, class Default, class... Opts>
+struct pick_option {
+    using type = Default;
+};
+template <template <class> class Is, class Default, class First, class... Rest>
+struct pick_option<Is, Default, First, Rest...> {
+    using type = std::conditional_t<Is<First>::value, First,
+                                    typename pick_option<Is, Default, Rest...>::type>;
+};
+template <template <class> class Is, class Default, class... Opts>
+using pick_t = typename pick_option<Is, Default, Opts...>::type;
+
+template <class T>
+struct is_space_opt : std::bool_constant<space<T>> {};
+template <class T>
+struct is_buffered_opt : std::bool_constant<is_buffered<T>> {};
+template <class T>
+struct is_revisit_opt : std::bool_constant<is_revisit<T>> {};
+
+struct no_mode {
+    static constexpr int buffer_count = 2;  // S16 default
+    static constexpr bool lookahead = false;
+};
+}  // namespace detail
+
+/// BlockSpec<Shape, IndexMap, Options...> (S7). Shape is Block<...> or Full; IndexMap a constexpr
+/// callable taking the grid indices (then the scalar-prefetch refs) and returning idx(...);
+/// Options, in any order: a memory space (default vmem, S2), Buffered<k> (default 2, S16),
+/// revisit_any / revisit_immediate (default immediate, S39).
+template <class Shape = Full, auto IndexMap = zero_map, class... Options>
+struct BlockSpec {
+    using shape = Shape;
+    static constexpr auto index_map = IndexMap;
+    using memory = detail::pick_t<detail::is_space_opt, vmem, Options...>;
+    using mode = detail::pick_t<detail::is_buffered_opt, detail::no_mode, Options...>;
+    using revisit = detail::pick_t<detail::is_revisit_opt, revisit_immediate, Options...>;
+    static constexpr bool explicit_mode = !std::is_same_v<mode, detail::no_mode>;
+    static_assert(((space<Options> || detail::is_buffered<Options> || detail::is_revisit<Options>) &&
+                   ...),
+                  "ptpu[19] BlockSpec: unsupported option; options are a memory space, "
+                  "Buffered<k> and revisit_any/revisit_immediate");
+    static_assert(rules::require_block_space<memory>());
+};
+
+}  // namespace ptpu

@@ -1,0 +1,190 @@
+// Defines the nouns of a pallas_call type besides BlockSpec: Array, Arg, In, Out, Scratch, Grid,
+// Semantics, Chip, VmemLimit, ScalarPrefetch, Alias, and their grouping (S12, S43, S46, S50, S51).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "ptpu/core/dtype.hpp"
+#include "ptpu/core/integers.hpp"
+#include "ptpu/hw/chip.hpp"
+#include "ptpu/hw/presets.hpp"
+#include "ptpu/memory/rules.hpp"
+#include "ptpu/memory/space.hpp"
+#include "ptpu/spec/block.hpp"
+
+namespace ptpu {
+
+/// The type of an HBM operand: dtype and static shape. Array<float, 512, 512>.
+template <class T, index_t... Dims>
+struct Array {
+    using value_type = T;
+    static constexpr std::size_t rank = sizeof...(Dims);
+    static constexpr std::array<index_t, rank> shape{Dims...};
+    static constexpr index_t size = (index_t{1} * ... * Dims);
+    static_assert(element_type<T>, "ptpu[T1] Array: unsupported element type; use float, bf16, "
+                                   "f16, int32_t, int16_t, int8_t, uint8_t or bool");
+    static_assert(((Dims > 0) && ...), "ptpu[V1] Array: every dimension must be >= 1");
+    static_assert(rank <= max_rank, "ptpu[V1] Array: rank above ptpu's max_rank (6)");
+};
+
+/// One operand: its array type and its BlockSpec (default: the whole array in VMEM).
+template <class A, class Spec = BlockSpec<>>
+struct Arg {
+    using array = A;
+    using spec = Spec;
+};
+
+/// The inputs and outputs of a call, in kernel-signature order (S46).
+template <class... Args>
+struct In {};
+template <class... Args>
+struct Out {};
+
+/// A scratch buffer (scratch_shapes, S5, S57): persistent across steps, one per core.
+template <class Space, class T, index_t... Dims>
+struct Scratch {
+    using memory = Space;
+    using value_type = T;
+    static constexpr std::size_t rank = sizeof...(Dims);
+    static constexpr std::array<index_t, rank> shape{Dims...};
+    static_assert(rules::require_scratch<Space>());
+    static_assert(((Dims > 0) && ...), "ptpu[V1] Scratch: every dimension must be >= 1");
+};
+
+/// A semaphore scratch: Scratch<semaphore, ...> holds counters, not data.
+using dma_semaphore_t = std::int32_t;
+
+/// The grid (S12): Grid<> is one invocation.
+template <index_t... Dims>
+struct Grid {
+    static constexpr std::size_t rank = sizeof...(Dims);
+    static constexpr std::array<index_t, rank> dims{Dims...};
+};
+
+/// dimension_semantics values (S43).
+enum class dim_semantics : std::uint8_t { parallel, arbitrary };
+inline constexpr dim_semantics parallel = dim_semantics::parallel;
+inline constexpr dim_semantics arbitrary = dim_semantics::arbitrary;
+
+template <dim_semantics... S>
+struct Semantics {
+    static constexpr std::size_t rank = sizeof...(S);
+    static constexpr std::array<dim_semantics, rank> values{S...};
+};
+
+/// The chip the call is checked against and timed on.
+template <chip C>
+struct Chip {
+    static constexpr chip value = C;
+};
+
+/// vmem_limit_bytes (default: the chip's scoped limit, check 24).
+template <index_t Bytes>
+struct VmemLimit {
+    static constexpr index_t value = Bytes;
+};
+
+/// PrefetchScalarGridSpec(num_scalar_prefetch=n) (S51): these operands are copied to SMEM before
+/// the pipeline and passed to every index map and to the body first.
+template <class... Arrays>
+struct ScalarPrefetch {};
+
+/// input_output_aliases={In: Out} (S50).
+template <int InIndex, int OutIndex>
+struct Alias {
+    static constexpr int in = InIndex;
+    static constexpr int out = OutIndex;
+};
+
+namespace detail {
+template <class T>
+inline constexpr bool is_array = false;
+template <class T, index_t... D>
+inline constexpr bool is_array<Array<T, D...>> = true;
+template <class T>
+inline constexpr bool is_arg = false;
+template <class A, class S>
+inline constexpr bool is_arg<Arg<A, S>> = true;
+template <class T>
+inline constexpr bool is_scratch = false;
+template <class S, class T, index_t... D>
+inline constexpr bool is_scratch<Scratch<S, T, D...>> = true;
+
+// What kind of pallas_call option a type is.
+enum class option_kind : std::uint8_t {
+    grid, in, out, scratch, semantics, chip, vmem_limit, prefetch, alias, unknown
+};
+template <class T>
+inline constexpr option_kind kind_of = option_kind::unknown;
+template <index_t... D>
+inline constexpr option_kind kind_of<Grid<D...>> = option_kind::grid;
+template <class... A>
+inline constexpr option_kind kind_of<In<A...>> = option_kind::in;
+template <class... A>
+inline constexpr option_kind kind_of<Out<A...>> = option_kind::out;
+template <class S, class T, index_t... D>
+inline constexpr option_kind kind_of<Scratch<S, T, D...>> = option_kind::scratch;
+template <dim_semantics... S>
+inline constexpr option_kind kind_of<Semantics<S...>> = option_kind::semantics;
+template <chip C>
+inline constexpr option_kind kind_of<Chip<C>> = option_kind::chip;
+template <index_t B>
+inline constexpr option_kind kind_of<VmemLimit<B>> = option_kind::vmem_limit;
+template <class... A>
+inline constexpr option_kind kind_of<ScalarPrefetch<A...>> = option_kind::prefetch;
+template <int I, int O>
+inline constexpr option_kind kind_of<Alias<I, O>> = option_kind::alias;
+
+template <option_kind K>
+struct is_kind {
+    template <class T>
+    struct test : std::bool_constant<kind_of<T> == K> {};
+};
+
+template <option_kind K, class... Opts>
+inline constexpr int count_kind = (0 + ... + (kind_of<Opts> == K ? 1 : 0));
+
+// Collects all options of one kind (scratch, alias) into a pack holder.
+template <class... T>
+struct pack {
+    static constexpr std::size_t size = sizeof...(T);
+};
+template <class P, class T>
+struct append;
+template <class... T, class U>
+struct append<pack<T...>, U> {
+    using type = pack<T..., U>;
+};
+template <option_kind K, class Acc, class... Opts>
+struct collect {
+    using type = Acc;
+};
+template <option_kind K, class Acc, class First, class... Rest>
+struct collect<K, Acc, First, Rest...> {
+    using type = typename collect<
+        K, std::conditional_t<kind_of<First> == K, typename append<Acc, First>::type, Acc>,
+        Rest...>::type;
+};
+template <option_kind K, class... Opts>
+using collect_t = typename collect<K, pack<>, Opts...>::type;
+
+template <class T>
+struct args_of;
+template <class... A>
+struct args_of<In<A...>> {
+    using type = pack<A...>;
+};
+template <class... A>
+struct args_of<Out<A...>> {
+    using type = pack<A...>;
+};
+template <class... A>
+struct args_of<ScalarPrefetch<A...>> {
+    using type = pack<A...>;
+};
+}  // namespace detail
+
+}  // namespace ptpu

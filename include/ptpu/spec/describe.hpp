@@ -1,0 +1,230 @@
+// Defines call_desc, the constexpr value describing a whole pallas_call (operands, grid,
+// semantics, chip, budgets), built from the option types, and the per-operand index-map adaptor
+// the planner evaluates (S7, S46). Validation of a description lives in spec/validate.hpp.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "ptpu/core/dtype.hpp"
+#include "ptpu/core/index.hpp"
+#include "ptpu/spec/block.hpp"
+#include "ptpu/spec/call.hpp"
+
+namespace ptpu {
+
+/// Most operands (prefetch + inputs + outputs) one call may have.
+inline constexpr std::size_t max_operands = 16;
+/// Most scratch buffers one call may have.
+inline constexpr std::size_t max_scratch = 16;
+
+enum class operand_role : std::uint8_t { input, output };
+
+/// Type-level problems found while describing an operand (reported through validation).
+enum class map_issue : std::uint8_t { none, arity, not_tuple, wrong_rank };
+
+/// One input or output operand of a call, as data.
+struct operand_desc {
+    operand_role role = operand_role::input;
+    space_kind space = space_kind::vmem;
+    dtype type = dtype::f32;
+    int rank = 0;
+    std::array<index_t, max_rank> shape{};
+    bool full_block = false;        ///< BlockSpec<Full>: block_shape=None
+    int block_rank = 0;
+    std::array<block_dim, max_rank> block{};
+    int buffer_count = 2;
+    bool explicit_mode = false;
+    bool lookahead = false;
+    bool revisit_any = false;
+    bool zero_map = false;          ///< index_map=None (literal zeros)
+    map_issue issue = map_issue::none;
+    int map_returned = 0;           ///< how many entries the index map returned (check 2)
+    int alias_of = -1;              ///< outputs: the input index whose HBM buffer it reuses (S50)
+
+    [[nodiscard]] constexpr index_t itemsize_bytes() const { return itemsize(type); }
+    [[nodiscard]] constexpr bool windowed() const { return !access(space).windowless; }
+    [[nodiscard]] constexpr index_t array_elems() const {
+        index_t n = 1;
+        for (int i = 0; i < rank; ++i) n *= shape[static_cast<std::size_t>(i)];
+        return n;
+    }
+    /// Elements of one window slot (the block, squeezed dims counting 1).
+    [[nodiscard]] constexpr index_t block_elems() const {
+        index_t n = 1;
+        for (int i = 0; i < block_rank; ++i) n *= block[static_cast<std::size_t>(i)].size;
+        return n;
+    }
+};
+
+struct scratch_desc {
+    space_kind space = space_kind::vmem;
+    dtype type = dtype::f32;
+    int rank = 0;
+    std::array<index_t, max_rank> shape{};
+    [[nodiscard]] constexpr index_t elems() const {
+        index_t n = 1;
+        for (int i = 0; i < rank; ++i) n *= shape[static_cast<std::size_t>(i)];
+        return n;
+    }
+};
+
+/// The whole call as data: what the validator checks and the planner schedules.
+struct call_desc {
+    int grid_rank = 0;
+    std::array<index_t, max_rank> grid{};
+    bool has_semantics = false;
+    int semantics_rank = 0;
+    std::array<dim_semantics, max_rank> semantics{};
+    chip hw{};
+    index_t vmem_limit = 0;
+    int n_prefetch = 0;
+    index_t prefetch_bytes = 0;
+    int n_in = 0;
+    int n_out = 0;
+    std::array<operand_desc, max_operands> ops{};  ///< inputs then outputs (S46)
+    int n_scratch = 0;
+    std::array<scratch_desc, max_scratch> scratch{};
+    int n_alias = 0;
+    std::array<std::pair<int, int>, max_operands> aliases{};
+    int duplicate_option = -1;  ///< an option kind given twice (check 10)
+    bool unknown_option = false;
+
+    [[nodiscard]] constexpr int n_ops() const { return n_in + n_out; }
+    [[nodiscard]] constexpr index_t steps() const {
+        index_t n = 1;
+        for (int i = 0; i < grid_rank; ++i) n *= grid[static_cast<std::size_t>(i)];
+        return n;
+    }
+};
+
+/// What the planner calls to get a block index: the operand's index map at a grid point.
+/// `ctx` carries the scalar-prefetch refs when there are any (run-time plans only).
+using block_fn = index_tuple<max_rank> (*)(const index_t* grid_point, const void* ctx);
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_index_tuple = false;
+template <std::size_t R>
+inline constexpr bool is_index_tuple<std::array<index_entry, R>> = true;
+
+template <class A>
+constexpr std::array<index_t, max_rank> padded_shape() {
+    std::array<index_t, max_rank> s{};
+    for (std::size_t i = 0; i < A::rank; ++i) s[i] = A::shape[i];
+    return s;
+}
+
+// The index map's argument list: G grid indices, then the prefetch refs (Ctx is void or a
+// std::tuple of refs).
+template <std::size_t I>
+using grid_arg = index_t;
+template <class Map, class Seq, class Ctx>
+struct map_call;
+template <class Map, std::size_t... I>
+struct map_call<Map, std::index_sequence<I...>, void> {
+    static constexpr bool ok = std::is_invocable_v<const Map&, grid_arg<I>...>;
+    using result = typename std::conditional_t<ok, std::invoke_result<const Map&, grid_arg<I>...>,
+                                               std::type_identity<void>>::type;
+    static constexpr decltype(auto) call(const Map& m, const index_t* g, const void*) {
+        return m(g[I]...);
+    }
+};
+template <class Map, std::size_t... I, class... Refs>
+struct map_call<Map, std::index_sequence<I...>, std::tuple<Refs...>> {
+    static constexpr bool ok = std::is_invocable_v<const Map&, grid_arg<I>..., const Refs&...>;
+    using result =
+        typename std::conditional_t<ok, std::invoke_result<const Map&, grid_arg<I>..., const Refs&...>,
+                                    std::type_identity<void>>::type;
+    static decltype(auto) call(const Map& m, const index_t* g, const void* ctx) {
+        const auto& refs = *static_cast<const std::tuple<Refs...>*>(ctx);
+        return std::apply([&](const Refs&... r) { return m(g[I]..., r...); }, refs);
+    }
+};
+template <class Spec, std::size_t G, class Ctx>
+using map_call_t =
+    map_call<std::remove_cvref_t<decltype(Spec::index_map)>, std::make_index_sequence<G>, Ctx>;
+
+template <class Spec, std::size_t G, class Ctx>
+constexpr map_issue issue_of(int rank, int& returned) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>) {
+        returned = rank;
+        return map_issue::none;
+    } else {
+        using R = typename map_call_t<Spec, G, Ctx>::result;
+        if constexpr (std::is_void_v<R>)
+            return map_issue::arity;
+        else if constexpr (!is_index_tuple<std::remove_cvref_t<R>>)
+            return map_issue::not_tuple;
+        else {
+            returned = static_cast<int>(std::tuple_size_v<std::remove_cvref_t<R>>);
+            return returned == rank ? map_issue::none : map_issue::wrong_rank;
+        }
+    }
+}
+
+/// The planner's view of one operand's index map: pads the result to max_rank.
+template <class Spec, std::size_t G, class Ctx>
+constexpr index_tuple<max_rank> eval_map(const index_t* g, const void* ctx) {
+    index_tuple<max_rank> out{};
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>) {
+        for (auto& e : out) e = index_entry{0, -1};
+        (void)g;
+        (void)ctx;
+    } else {
+        using M = map_call_t<Spec, G, Ctx>;
+        if constexpr (is_index_tuple<std::remove_cvref_t<typename M::result>>) {
+            const auto r = M::call(Spec::index_map, g, ctx);
+            for (std::size_t i = 0; i < r.size() && i < max_rank; ++i) out[i] = r[i];
+        }
+    }
+    return out;
+}
+
+template <class A, class Spec, std::size_t G, class Ctx>
+constexpr operand_desc describe_operand(operand_role role) {
+    using Shape = typename Spec::shape;
+    operand_desc d;
+    d.role = role;
+    d.space = Spec::memory::kind;
+    d.type = dtype_of<typename A::value_type>;
+    d.rank = static_cast<int>(A::rank);
+    d.shape = padded_shape<A>();
+    d.full_block = Shape::full;
+    if constexpr (Shape::full) {
+        d.block_rank = d.rank;
+        for (std::size_t i = 0; i < A::rank; ++i)
+            d.block[i] = block_dim{dim_kind::blocked, A::shape[i], 0, 0};
+    } else {
+        d.block_rank = static_cast<int>(Shape::rank);
+        for (std::size_t i = 0; i < Shape::rank; ++i) d.block[i] = Shape::dims[i];
+    }
+    d.buffer_count = Spec::mode::buffer_count;
+    d.explicit_mode = Spec::explicit_mode;
+    d.lookahead = Spec::mode::lookahead;
+    d.revisit_any = Spec::revisit::any;
+    d.zero_map = std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>;
+    int returned = 0;
+    d.issue = issue_of<Spec, G, Ctx>(d.block_rank, returned);
+    d.map_returned = returned;
+    return d;
+}
+
+template <class S>
+constexpr scratch_desc describe_scratch() {
+    scratch_desc d;
+    d.space = S::memory::kind;
+    d.type = S::memory::kind == space_kind::semaphore ? dtype::i32 : dtype_of<typename S::value_type>;
+    d.rank = static_cast<int>(S::rank);
+    for (std::size_t i = 0; i < S::rank; ++i) d.shape[i] = S::shape[i];
+    return d;
+}
+
+}  // namespace detail
+
+}  // namespace ptpu

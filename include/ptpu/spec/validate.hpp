@@ -1,0 +1,226 @@
+// Defines the validation of a whole call: the `diag` value (which rule failed, where, and the
+// values involved), the one message per rule, and validate(call_desc), the constexpr checks of
+// pallas-semantics.md §2 that need no schedule (1–3, 7, 10, 11, 13–20, 25, S44). Rules that need
+// the grid walked (4, 5, 14's index map, 17, 24, S34, S39, MC1) are checked by the planner with
+// the same diag. A static call reports a diag as one static_assert; a dynamic one as ptpu::error.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <string>
+
+#include "ptpu/core/error.hpp"
+#include "ptpu/core/index.hpp"
+#include "ptpu/spec/describe.hpp"
+
+namespace ptpu {
+
+/// The rules a call can break. The enumerator names the rule id of pallas-semantics.md
+/// (r<N> for check N, s<N> for schedule rule S<N>) or ptpu's own (mc1: megacore output race,
+/// smem1: SMEM overflow).
+enum class rule : std::uint8_t {
+    ok, r1, r2, r2_arity, r3, r4, r5, r10, r11, r13, r14, r15, r16, r17, r18, r18_element,
+    r19_lookahead, r19_buffers, r19_revisit, r20, r24, smem1, r25, s34, s39, s44, mc1
+};
+
+/// The first problem found in a call, with the values the message needs.
+struct diag {
+    rule code = rule::ok;
+    int op = -1;        ///< operand index (inputs then outputs), -1 when none
+    int dim = -1;       ///< dimension involved
+    index_t a = 0;      ///< values: meaning per rule (see describe())
+    index_t b = 0;
+    index_t c = 0;
+    index_t d = 0;
+    index_tuple<max_rank> block{};  ///< a block index involved (S34, S39, MC1)
+    std::array<index_t, max_operands + 2> bytes{};  ///< 24: per operand window bytes, scratch, total
+    std::array<int, max_operands> buffers{};         ///< 24: per operand buffer count
+    [[nodiscard]] constexpr bool ok() const { return code == rule::ok; }
+};
+
+/// The message of each rule: `ptpu[ID] where: what; fix`. The same literal is the static_assert
+/// text at compile time and the ptpu::error text at run time.
+constexpr const char* message(rule r) {
+    switch (r) {
+    case rule::ok: return "ptpu[ok] no problem";
+    case rule::r1: return "ptpu[1] BlockSpec: block shape and array must have the same number of dimensions; give one block dim per array dim (squeezed for a dim the kernel should not see)";
+    case rule::r2: return "ptpu[2] BlockSpec: the index map must return one entry per block dimension; return idx(...) with as many entries as the block has dims";
+    case rule::r2_arity: return "ptpu[2] BlockSpec: the index map cannot be called with the grid indices (then the scalar-prefetch refs); take one integer per grid dim, e.g. [](auto i, auto j)";
+    case rule::r3: return "ptpu[3] BlockSpec: the index map must return integer scalars; return idx(i, j, ...)";
+    case rule::r4: return "ptpu[4] BlockSpec: a bounded_slice dim needs ds(start, size) from the index map; return idx(ds(start, size), ...)";
+    case rule::r5: return "ptpu[5] BlockSpec: a blocked, element or squeezed dim needs a scalar from the index map, not a ds slice; return the block index (or element offset)";
+    case rule::r10: return "ptpu[10] pallas_call: an option is given twice or is not a pallas_call option; give at most one Grid, In, Out, Semantics, Chip, VmemLimit and ScalarPrefetch";
+    case rule::r11: return "ptpu[11] pallas_call: an Alias<in, out> is out of range, reuses an output, or joins operands of different shape or dtype; alias an input to an output of the same Array type";
+    case rule::r13: return "ptpu[13] pallas_call: blocks must have rank >= 1; give scalars an Array of shape (1) or pass them with ScalarPrefetch";
+    case rule::r14: return "ptpu[14] pallas_call: an any/hbm operand has no window, so its block must be the whole array with a zero index map; use BlockSpec<Full, zero_map, any> and copy parts with sync_copy";
+    case rule::r15: return "ptpu[15] pallas_call: the last two block dims must be divisible by 8 and 128 respectively, or equal the array dims (TPU tiling); pick (8k, 128m) blocks or the full extent";
+    case rule::r16: return "ptpu[16] pallas_call: a rank-1 block must equal the array, be a multiple of 1024, or be a power of two >= 128*(32/bitwidth); pick such a size";
+    case rule::r17: return "ptpu[17] pallas_call: non-trivial windowing is not supported for a grid-free call (Grid<>); use whole-array blocks with zero index maps, or give a grid";
+    case rule::r18: return "ptpu[18] pallas_call: unsupported block dimension type bounded_slice (BoundedSlice works in emit_pipeline); use blocked or element dims";
+    case rule::r18_element: return "ptpu[18] pallas_call: all block dimensions must be element (or squeezed) or none of them; make every dim element{n}";
+    case rule::r19_lookahead: return "ptpu[19] pallas_call: lookahead is not supported for the top-level pipeline; use Buffered<k, true> inside emit_pipeline";
+    case rule::r19_buffers: return "ptpu[19] pallas_call: only single (1) and double (2) buffering are supported; use Buffered<1> or Buffered<2>";
+    case rule::r19_revisit: return "ptpu[19] pallas_call: revisit_any is not supported with double buffering; use Buffered<1> with revisit_any";
+    case rule::r20: return "ptpu[20] pallas_call: the length of the grid does not match the length of the dimension semantics; give one Semantics value per grid dim";
+    case rule::r24: return "ptpu[24] pallas_call: VMEM overflow: the windows (buffer count x block bytes, tile-padded) plus VMEM scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit (see bytes/buffers in the diag)";
+    case rule::smem1: return "ptpu[SMEM1] pallas_call: SMEM overflow: scalar-prefetch operands, SMEM windows and SMEM scratch exceed the chip's SMEM; move data to VMEM";
+    case rule::r25: return "ptpu[25] pallas_call: all elements in the grid must be strictly positive; drop or fix the zero dim";
+    case rule::s34: return "ptpu[S34] pallas_call: out-of-bounds block index: the block has no element inside the array; make the index map stay within cdiv(dim, block) blocks";
+    case rule::s39: return "ptpu[S39] pallas_call: an output block is revisited after other blocks were written in between, so it is written back from a stale buffer; make the reduction axes the trailing grid axes (consecutive steps), or use Buffered<1> with revisit_any";
+    case rule::s44: return "ptpu[S44] pallas_call: parallel dimensions must form a prefix of the grid; reorder the grid so parallel axes come first";
+    case rule::mc1: return "ptpu[MC1] pallas_call: megacore output race: two TensorCores write the same output block, because the output's index map ignores a parallel dimension split across the cores; include every parallel grid index in the output's index map, or mark that dim arbitrary";
+    }
+    return "ptpu[?] unknown rule";
+}
+
+namespace detail {
+
+constexpr bool is_pow2(index_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+constexpr diag fail(rule r, int op = -1, int dim = -1, index_t a = 0, index_t b = 0) {
+    diag d;
+    d.code = r;
+    d.op = op;
+    d.dim = dim;
+    d.a = a;
+    d.b = b;
+    return d;
+}
+
+constexpr diag check_tiling(const operand_desc& o, int op) {
+    // Check 15/16 (lowering.py::_check_block_mappings): squeezed dims count as size 1.
+    const auto n = static_cast<std::size_t>(o.block_rank);
+    if (n == 1) {
+        const index_t bs = o.block[0].size;
+        const index_t as = o.shape[0];
+        const index_t lanes_needed = 128 * (32 / bitwidth(o.type));
+        if (!(bs == as || bs % 1024 == 0 || (is_pow2(bs) && bs >= lanes_needed)))
+            return fail(rule::r16, op, 0, bs, as);
+        return {};
+    }
+    const index_t b1 = o.block[n - 1].size;
+    const index_t b2 = o.block[n - 2].size;
+    if (!(b1 == o.shape[n - 1] || b1 % 128 == 0))
+        return fail(rule::r15, op, static_cast<int>(n - 1), b1, o.shape[n - 1]);
+    if (!(b2 == o.shape[n - 2] || b2 % 8 == 0))
+        return fail(rule::r15, op, static_cast<int>(n - 2), b2, o.shape[n - 2]);
+    return {};
+}
+
+}  // namespace detail
+
+/// Checks of a whole pallas_call that need no schedule, in the order Pallas reports them.
+constexpr diag validate(const call_desc& c) {
+    using detail::fail;
+    if (c.duplicate_option >= 0 || c.unknown_option) return fail(rule::r10, -1, -1, c.duplicate_option);
+    for (int i = 0; i < c.grid_rank; ++i)
+        if (c.grid[static_cast<std::size_t>(i)] <= 0)
+            return fail(rule::r25, -1, i, c.grid[static_cast<std::size_t>(i)]);
+    if (c.has_semantics && c.semantics_rank != c.grid_rank)
+        return fail(rule::r20, -1, -1, c.semantics_rank, c.grid_rank);
+    if (c.has_semantics) {
+        bool seen_arbitrary = false;
+        for (int i = 0; i < c.semantics_rank; ++i) {
+            const bool par = c.semantics[static_cast<std::size_t>(i)] == dim_semantics::parallel;
+            if (par && seen_arbitrary) return fail(rule::s44, -1, i);
+            seen_arbitrary = seen_arbitrary || !par;
+        }
+    }
+    for (int i = 0; i < c.n_ops(); ++i) {
+        const operand_desc& o = c.ops[static_cast<std::size_t>(i)];
+        if (o.block_rank != o.rank) return fail(rule::r1, i, -1, o.block_rank, o.rank);
+        if (o.issue == map_issue::arity) return fail(rule::r2_arity, i, -1, c.grid_rank);
+        if (o.issue == map_issue::not_tuple) return fail(rule::r3, i);
+        if (o.issue == map_issue::wrong_rank) return fail(rule::r2, i, -1, o.map_returned, o.block_rank);
+        if (o.rank < 1) return fail(rule::r13, i);
+        if (access(o.space).windowless) {
+            for (int d = 0; d < o.rank; ++d) {
+                const auto& bd = o.block[static_cast<std::size_t>(d)];
+                if (bd.kind != dim_kind::blocked || bd.size != o.shape[static_cast<std::size_t>(d)])
+                    return fail(rule::r14, i, d, bd.size, o.shape[static_cast<std::size_t>(d)]);
+            }
+            continue;  // no window: the remaining checks are about windows
+        }
+        int elements = 0;
+        int non_squeezed = 0;
+        for (int d = 0; d < o.block_rank; ++d) {
+            const auto& bd = o.block[static_cast<std::size_t>(d)];
+            if (bd.kind == dim_kind::bounded_slice) return fail(rule::r18, i, d);
+            if (bd.size <= 0) return fail(rule::r15, i, d, bd.size, o.shape[static_cast<std::size_t>(d)]);
+            elements += bd.kind == dim_kind::element;
+            non_squeezed += bd.kind != dim_kind::squeezed;
+        }
+        if (elements != 0 && elements != non_squeezed) return fail(rule::r18_element, i);
+        if (o.lookahead) return fail(rule::r19_lookahead, i);
+        if (o.buffer_count != 1 && o.buffer_count != 2)
+            return fail(rule::r19_buffers, i, -1, o.buffer_count);
+        if (o.revisit_any && o.buffer_count != 1 && o.role == operand_role::output)
+            return fail(rule::r19_revisit, i, -1, o.buffer_count);
+        const bool smem_trivial = o.space == space_kind::smem && o.full_block && o.zero_map;
+        if (!smem_trivial) {
+            const diag t = detail::check_tiling(o, i);
+            if (!t.ok()) return t;
+        }
+    }
+    bool out_taken[max_operands] = {};
+    for (int k = 0; k < c.n_alias; ++k) {
+        const auto [in, out] = c.aliases[static_cast<std::size_t>(k)];
+        if (in < 0 || in >= c.n_in || out < 0 || out >= c.n_out) return fail(rule::r11, -1, -1, in, out);
+        if (out_taken[out]) return fail(rule::r11, -1, -1, in, out);
+        out_taken[out] = true;
+        const operand_desc& a = c.ops[static_cast<std::size_t>(in)];
+        const operand_desc& b = c.ops[static_cast<std::size_t>(c.n_in + out)];
+        if (a.type != b.type || a.rank != b.rank || a.shape != b.shape)
+            return fail(rule::r11, -1, -1, in, out);
+    }
+    return {};
+}
+
+/// The values of a diag, as text (run-time errors append it to the rule's message).
+inline std::string describe(const diag& d) {
+    std::string s;
+    auto add = [&](const std::string& k, index_t v) {
+        if (!s.empty()) s += ", ";
+        s += k + " " + std::to_string(v);
+    };
+    if (d.op >= 0) add("operand", d.op);
+    if (d.dim >= 0) add("dim", d.dim);
+    switch (d.code) {
+    case rule::s34:
+    case rule::s39:
+    case rule::mc1: {
+        s += s.empty() ? "block (" : ", block (";
+        for (std::size_t i = 0; i < max_rank && i < static_cast<std::size_t>(d.d); ++i) {
+            if (i) s += ", ";
+            s += d.block[i].is_slice()
+                     ? "ds(" + std::to_string(d.block[i].start) + ", " + std::to_string(d.block[i].size) + ")"
+                     : std::to_string(d.block[i].start);
+        }
+        s += ")";
+        if (d.code == rule::s34) break;
+        add(d.code == rule::mc1 ? "first written by core" : "first written at steps", d.a);
+        if (d.code == rule::s39) s += " to " + std::to_string(d.b);
+        add(d.code == rule::mc1 ? "written again by core" : "written again at step", d.c);
+        break;
+    }
+    case rule::r24:
+    case rule::smem1:
+        add("total bytes", d.a);
+        add("limit", d.b);
+        break;
+    default:
+        if (d.a || d.b) {
+            add("value", d.a);
+            add("expected", d.b);
+        }
+    }
+    return s;
+}
+
+/// Throws the diag as ptpu::error (run-time plans).
+inline void raise(const diag& d) {
+    if (!d.ok()) throw error(std::string(message(d.code)) + " (" + describe(d) + ")");
+}
+
+}  // namespace ptpu
