@@ -7,6 +7,8 @@
 #include <string>
 
 #include "ptpu/core/error.hpp"
+#include "ptpu/core/work.hpp"
+#include "ptpu/hw/chip.hpp"
 #include "ptpu/memory/space.hpp"
 #include "ptpu/spec/block.hpp"
 
@@ -21,6 +23,9 @@ struct kernel_context {
     index_t step = 0;
     index_t body_dma_count = 0;  ///< DMAs issued by bodies (sync_copy) on this call
     index_t body_dma_bytes = 0;
+    const chip* hw = nullptr;  ///< the chip the call runs on (ops pad MXU work to its shape)
+    bool timing_only = false;  ///< ops skip floating-point work but still charge it
+    work body_work{};          ///< what the running body charged so far (reset per body)
 };
 
 namespace detail {
@@ -78,6 +83,17 @@ inline index_t num_programs(int axis) {
                         std::to_string(c.grid_rank),
                     "use an axis in [0, grid rank)");
     return c.grid[static_cast<std::size_t>(axis)];
+}
+
+/// Adds `w` to the running body's work (ops/ call this; outside a body it is a no-op).
+inline void charge(const work& w) {
+    if (kernel_context* c = detail::current_context()) c->body_work += w;
+}
+
+/// True when the running call is in timing-only mode: floating-point work is skipped.
+inline bool timing_only() {
+    const kernel_context* c = detail::current_context();
+    return c != nullptr && c->timing_only;
 }
 
 /// The TensorCore running the body (0 or 1 on megacore chips).

@@ -430,6 +430,7 @@ private:
             kernel_context kctx;
             kctx.grid_rank = desc.grid_rank;
             kctx.grid = desc.grid;
+            kctx.hw = &desc.hw;
             detail::context_guard guard(kctx);
             auto block_of = [&](int op, index_t step) {
                 const auto p = detail::grid_point(desc, step);

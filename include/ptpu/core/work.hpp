@@ -1,0 +1,44 @@
+// Defines ptpu::work, the TPU work a kernel body did, as its operations charged it: MXU FLOPs
+// (padded to the MXU shape), VPU vreg operations by cost class, vector loads and stores, scalar
+// operations, and explicit charges. The timing model (sim/) turns work into time on a chip.
+#pragma once
+
+#include <cmath>
+
+namespace ptpu {
+
+/// Elementwise cost classes (tpu-model.md §1, from Pallas TPU details.rst).
+enum class vpu_class : unsigned char {
+    cheap,     ///< add, sub, mul, min, max, select, compare, cast
+    medium,    ///< divide, exp, log, tanh, pow, rsqrt
+    expensive  ///< sin, cos
+};
+
+struct work {
+    double mxu_passes_flops = 0;  ///< MXU FLOPs at the bf16 rate, padded, × passes (f32 HIGHEST: 6)
+    double mxu_int8_ops = 0;      ///< MXU OPs at the int8 rate, padded
+    double vreg_cheap = 0;        ///< (8,128) vreg operations, cheap class
+    double vreg_medium = 0;       ///< medium class (each costs several cheap ones, see sim/)
+    double vreg_expensive = 0;    ///< expensive class
+    double vector_loads = 0;      ///< vregs loaded VMEM → registers
+    double vector_stores = 0;     ///< vregs stored registers → VMEM
+    double scalar_ops = 0;        ///< scalar-unit operations (SMEM loads/stores, address math)
+    double explicit_seconds = 0;  ///< charge() by the body for work done outside ops/
+
+    work& operator+=(const work& o) {
+        mxu_passes_flops += o.mxu_passes_flops;
+        mxu_int8_ops += o.mxu_int8_ops;
+        vreg_cheap += o.vreg_cheap;
+        vreg_medium += o.vreg_medium;
+        vreg_expensive += o.vreg_expensive;
+        vector_loads += o.vector_loads;
+        vector_stores += o.vector_stores;
+        scalar_ops += o.scalar_ops;
+        explicit_seconds += o.explicit_seconds;
+        return *this;
+    }
+    friend bool operator==(const work&, const work&) = default;
+    [[nodiscard]] bool empty() const { return *this == work{}; }
+};
+
+}  // namespace ptpu
