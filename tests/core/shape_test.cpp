@@ -13,7 +13,7 @@ static_assert(shape<C<4>, bounded<16>, index_t>::static_extents() ==
 static_assert(!shape<C<4>, index_t>::is_static);
 static_assert((c<2> + c<3>).value == 5 && (c<4> * c<8>).value == 32);  // static∘static is static
 static_assert(std::is_same_v<decltype(c<2> * c<3>), C<6>>);
-static_assert(idx(c<1>, 2) == index_tuple<2>{index_entry{1, -1}, index_entry{2, -1}});
+static_assert(idx(c<1>, 2) == index_tuple<2>{{index_entry{1, -1}, index_entry{2, -1}}});
 static_assert(idx(3, ds(4, 2))[1].is_slice() && !idx(3, ds(4, 2))[0].is_slice());
 static_assert(ds(3, 4) == slice{3, 4} && ds(5) == slice{0, 5});
 static_assert(bounded<8>(c<8>).value() == 8);

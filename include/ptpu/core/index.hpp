@@ -37,9 +37,33 @@ struct index_entry {
     friend constexpr auto operator<=>(const index_entry&, const index_entry&) = default;
 };
 
-/// A block-index tuple: one entry per array dimension (S7).
+/// A block-index tuple: one entry per array dimension (S7). A plain array member rather than
+/// std::array: the planner evaluates millions of these at compile time, and g++'s constant
+/// evaluator is several times faster on built-in arrays.
 template <std::size_t R>
-using index_tuple = std::array<index_entry, R>;
+struct index_tuple {
+    index_entry v[R == 0 ? 1 : R];
+
+    static constexpr std::size_t size() { return R; }
+    constexpr index_entry& operator[](std::size_t i) { return v[i]; }
+    constexpr const index_entry& operator[](std::size_t i) const { return v[i]; }
+    constexpr index_entry* begin() { return v; }
+    constexpr index_entry* end() { return v + R; }
+    constexpr const index_entry* begin() const { return v; }
+    constexpr const index_entry* end() const { return v + R; }
+    friend constexpr bool operator==(const index_tuple& a, const index_tuple& b) {
+        for (std::size_t i = 0; i < R; ++i)
+            if (!(a.v[i] == b.v[i])) return false;
+        return true;
+    }
+    friend constexpr bool operator<(const index_tuple& a, const index_tuple& b) {
+        for (std::size_t i = 0; i < R; ++i) {
+            if (a.v[i].start != b.v[i].start) return a.v[i].start < b.v[i].start;
+            if (a.v[i].size != b.v[i].size) return a.v[i].size < b.v[i].size;
+        }
+        return false;
+    }
+};
 
 template <class T>
 concept index_like = integer<T> || std::same_as<std::remove_cvref_t<T>, slice>;
@@ -54,7 +78,7 @@ constexpr index_tuple<sizeof...(I)> idx(I... i) {
         else
             return index_entry{value_of(v), -1};
     };
-    return {entry(i)...};
+    return {{entry(i)...}};
 }
 
 }  // namespace ptpu

@@ -257,16 +257,19 @@ private:
     static constexpr std::array<event, event_count> make_events() {
         std::array<event, event_count> a{};
         if constexpr (event_count > 0) {
-            std::size_t k = 0;
+            event* out = a.data();
+            event* const stop = out + event_count;
             plan(desc, maps.data(), nullptr, [&](const event& e) {
-                if (k < event_count) a[k++] = e;
+                if (out != stop) *out++ = e;
             });
         }
         return a;
     }
 
 public:
-    /// The schedule, event by event (static calls).
+    /// The schedule, event by event (static calls). A static member of a class template is only
+    /// evaluated when used, so calls that never inspect it pay nothing for it at compile time;
+    /// the executor plans again at run time with the same functions.
     static constexpr std::array<event, event_count> events = make_events();
 
     /// Block index of operand `op` at linear grid step `step` (static calls).
@@ -280,19 +283,12 @@ public:
             if (e.kind == k && (op < 0 || e.op == op)) ++n;
         return n;
     }
-    /// DMAs the pipeline issues (copy-ins, copy-outs, sync copies and restores).
-    static constexpr index_t dma_count() {
+    /// DMAs the pipeline issues (copy-ins, copy-outs, sync copies and restores), for one operand
+    /// or all. Read from the plan's summary: no event list needed.
+    static constexpr index_t dma_count(int op = -1) {
         index_t n = 0;
-        for (const event& e : events)
-            switch (e.kind) {
-            case event_kind::fetch:
-            case event_kind::sync_in:
-            case event_kind::restore:
-            case event_kind::write:
-            case event_kind::write_sync:
-            case event_kind::sync_out: ++n; break;
-            default: break;
-            }
+        for (int i = 0; i < desc.n_ops(); ++i)
+            if (op < 0 || op == i) n += info.ops[static_cast<std::size_t>(i)].dmas;
         return n;
     }
 
@@ -369,15 +365,13 @@ private:
                 }
             };
             auto ctx_value = make_ctx();
-            if constexpr (dynamic) {
-                ctx_ptr = &ctx_value;
-                runtime_plan p = plan_to_vector(desc, maps.data(), ctx_ptr);
-                raise(p.info.problem);
-                pinfo = p.info;
-                dyn_events = std::move(p.events);
-            }
-            const std::span<const event> evs = dynamic ? std::span<const event>(dyn_events)
-                                                       : std::span<const event>(events);
+            if constexpr (dynamic) ctx_ptr = &ctx_value;
+            // The same planner as at compile time; for dynamic calls its checks run here (S51).
+            runtime_plan p = plan_to_vector(desc, maps.data(), ctx_ptr);
+            raise(p.info.problem);
+            pinfo = p.info;
+            dyn_events = std::move(p.events);
+            const std::span<const event> evs(dyn_events);
 
             std::array<core_mem, 2> mem;
             for (int core = 0; core < pinfo.cores; ++core) {

@@ -52,6 +52,7 @@ struct operand_plan {
     int buffers = 0;         ///< window slots allocated (0 when not windowed)
     index_t block_bytes = 0; ///< bytes of one block (the window slot's data)
     index_t slot_bytes = 0;  ///< bytes one slot occupies in its memory, tile-padded (check 24)
+    index_t dmas = 0;        ///< DMAs the pipeline issues for it (fetch, sync, restore, write)
 };
 
 /// Summary of a plan, and the first problem found (diag.ok() when valid).
@@ -140,38 +141,133 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
 
     const index_t n_steps = c.steps();
     const int n_ops = c.n_ops();
-    auto block = [&](int op, index_t s) {
-        const auto p = detail::grid_point(c, s);
-        return maps[op](p.data(), ctx);
+
+    // Megacore split (S44): parallel dims form a prefix; each core takes ceil(P/C) consecutive
+    // parallel points, i.e. a contiguous range of linear steps, and runs its own pipeline.
+    {
+        index_t par = 1;
+        int n_par = 0;
+        if (c.has_semantics)
+            while (n_par < c.semantics_rank &&
+                   c.semantics[static_cast<std::size_t>(n_par)] == dim_semantics::parallel)
+                par *= c.grid[static_cast<std::size_t>(n_par++)];
+        const int cores = (n_par > 0) ? c.hw.pallas_cores() : 1;
+        info.cores = cores;
+        const index_t per_point = n_par > 0 ? n_steps / par : n_steps;
+        const index_t chunk = detail::cdiv(par, cores);
+        for (int k = 0; k < cores; ++k) {
+            const auto u = static_cast<std::size_t>(k);
+            info.core_begin[u] = cores == 1 ? 0 : std::min(n_steps, k * chunk * per_point);
+            info.core_end[u] = cores == 1 ? n_steps : std::min(n_steps, (k + 1) * chunk * per_point);
+        }
+    }
+    auto core_start = [&](index_t s) {
+        return s == info.core_begin[0] || (info.cores > 1 && s == info.core_begin[1]);
     };
 
-    // Pass 1: every block index once: entry kinds (checks 4, 5), bounds (S34), zero maps (14, 17,
-    // S47) and maps that ignore the grid (S48).
+    // Pass 1: every index map evaluated once per step. It checks entry kinds (checks 4, 5),
+    // bounds (S34), zero maps (14, 17, S47) and maps that ignore the grid (S48); records where
+    // each operand's block changes (a run starts; core starts count as changes) and each output
+    // run for the revisit checks. The schedule below reads only these change bits.
+    // (Hot loops use built-in arrays and raw pointers: g++ evaluates them several times faster
+    // than std::array / std::vector operator[] at compile time.)
+    std::vector<std::uint8_t> chg_store(static_cast<std::size_t>(n_ops * n_steps), 0);
+    std::uint8_t* const chg = chg_store.data();
+    std::vector<detail::run> runs;
+    index_t point[max_rank]{};
     for (int i = 0; i < n_ops; ++i) {
         const operand_desc& o = c.ops[static_cast<std::size_t>(i)];
         operand_plan& op = info.ops[static_cast<std::size_t>(i)];
+        std::uint8_t* ch = chg + i * n_steps;
+        const bool track_runs = o.role == operand_role::output && o.windowed();
         bool all_zero = true;
         bool constant = true;
         index_tuple<max_rank> first{};
+        index_tuple<max_rank> prev{};
+        index_t grid[max_rank]{};
+        for (int d = 0; d < c.grid_rank; ++d) {
+            grid[d] = c.grid[static_cast<std::size_t>(d)];
+            point[d] = 0;
+        }
+        const block_fn map = maps[i];
+        // Revisit bookkeeping (S39, MC1): which run last wrote each block, in a table indexed by
+        // the block's linear id when the block grid is small enough, else in a list sorted below.
+        index_t id_stride[max_rank]{};
+        index_t n_ids = 1;
+        if (track_runs)
+            for (int d = o.rank - 1; d >= 0; --d) {
+                const block_dim& bd = o.block[static_cast<std::size_t>(d)];
+                const index_t dim = o.shape[static_cast<std::size_t>(d)];
+                const index_t n = bd.kind == dim_kind::blocked    ? detail::cdiv(dim, bd.size)
+                                  : bd.kind == dim_kind::element ? dim + bd.pad_lo + bd.pad_hi - bd.size + 1
+                                                                 : dim;
+                id_stride[d] = n_ids;
+                n_ids = n_ids > (index_t{1} << 22) ? n_ids : n_ids * std::max<index_t>(n, 1);
+            }
+        const bool use_table = track_runs && n_ids <= (index_t{1} << 22);
+        std::vector<index_t> writer_store(use_table ? static_cast<std::size_t>(n_ids) : 0, 0);
+        index_t* const writer = writer_store.data();  // 0: unwritten; else 2*first_step + core + 1
         for (index_t s = 0; s < n_steps; ++s) {
-            const auto b = block(i, s);
+            if (s > 0)  // row-major odometer, last axis fastest (S13)
+                for (int d = c.grid_rank - 1; d >= 0; --d) {
+                    if (++point[d] < grid[d]) break;
+                    point[d] = 0;
+                }
+            const index_tuple<max_rank> b = map(point, ctx);
             if (s == 0) first = b;
-            constant = constant && b == first;
-            for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
-                const bool want_slice = o.block[d].kind == dim_kind::bounded_slice;
-                if (want_slice && !b[d].is_slice()) return info.problem = fail(rule::r4, i, static_cast<int>(d)), info;
-                if (!want_slice && b[d].is_slice()) return info.problem = fail(rule::r5, i, static_cast<int>(d)), info;
-                all_zero = all_zero && b[d].start == 0;
-                if (o.windowed() && !detail::in_bounds(o, d, b[d])) {
-                    diag p = fail(rule::s34, i, static_cast<int>(d), s);
-                    p.block = b;
-                    p.d = o.rank;
-                    return info.problem = p, info;
+            const bool differs = s == 0 || !(b == prev);
+            if (differs && constant && s > 0) constant = b == first;
+            if (differs) {
+                for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
+                    const bool want_slice = o.block[d].kind == dim_kind::bounded_slice;
+                    if (want_slice != b[d].is_slice()) {
+                        info.problem = fail(want_slice ? rule::r4 : rule::r5, i, static_cast<int>(d));
+                        return info;
+                    }
+                    all_zero = all_zero && b[d].start == 0;
+                    if (o.windowed() && !detail::in_bounds(o, d, b[d])) {
+                        diag p = fail(rule::s34, i, static_cast<int>(d), s);
+                        p.block = b;
+                        p.d = o.rank;
+                        info.problem = p;
+                        return info;
+                    }
                 }
             }
+            const bool starts = differs || core_start(s);
+            ch[s] = starts ? 1 : 0;
+            if (track_runs && starts) {
+                const int core = (info.cores > 1 && s >= info.core_begin[1]) ? 1 : 0;
+                if (!use_table) {
+                    runs.push_back({b, i, core, s, s});
+                } else {
+                    index_t id = 0;
+                    for (int d = 0; d < o.rank; ++d) id += b.v[d].start * id_stride[d];
+                    const index_t w = writer[id];
+                    if (w != 0 && !(o.revisit_any && (w - 1) % 2 == core)) {
+                        const index_t first_step = (w - 1) / 2;
+                        const int first_core = static_cast<int>((w - 1) % 2);
+                        index_t last_step = first_step;
+                        while (last_step + 1 < n_steps && ch[last_step + 1] == 0) ++last_step;
+                        diag p = fail(first_core == core ? rule::s39 : rule::mc1, i);
+                        p.block = b;
+                        p.d = o.rank;
+                        p.a = first_core == core ? first_step : first_core;
+                        p.b = last_step;
+                        p.c = first_core == core ? s : core;
+                        info.problem = p;
+                        return info;
+                    }
+                    writer[id] = 2 * s + core + 1;
+                }
+            }
+            prev = b;
         }
         if (!o.windowed()) {
-            if (!all_zero) return info.problem = fail(rule::r14, i), info;
+            if (!all_zero) {
+                info.problem = fail(rule::r14, i);
+                return info;
+            }
             continue;
         }
         bool whole = true;
@@ -180,10 +276,36 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
         op.windowed = true;
         op.trivial = whole && all_zero;
         op.constant = constant;
-        if (c.grid_rank == 0 && !op.trivial) return info.problem = fail(rule::r17, i), info;
+        if (c.grid_rank == 0 && !op.trivial) {
+            info.problem = fail(rule::r17, i);
+            return info;
+        }
         op.buffers = (op.trivial || op.constant) ? 1 : o.buffer_count;  // S47, S48
         op.block_bytes = o.block_elems() * itemsize(o.type);
         op.slot_bytes = detail::slot_bytes(o, c.hw.generation);
+    }
+
+    // S39 and MC1 for outputs whose block grid was too large for the table: a block written by
+    // two runs. Same core: a non-consecutive revisit (the buffer was reused for other blocks in
+    // between). Different cores: both cores write one block.
+    for (auto& r : runs) {
+        const std::uint8_t* ch = chg + r.op * n_steps;
+        while (r.last + 1 < n_steps && ch[r.last + 1] == 0) ++r.last;
+    }
+    std::sort(runs.begin(), runs.end());
+    for (std::size_t k = 1; k < runs.size(); ++k) {
+        const auto& a = runs[k - 1];
+        const auto& b = runs[k];
+        if (a.op != b.op || a.block != b.block) continue;
+        if (a.core == b.core && c.ops[static_cast<std::size_t>(a.op)].revisit_any) continue;
+        diag p = fail(a.core == b.core ? rule::s39 : rule::mc1, a.op);
+        p.block = a.block;
+        p.d = c.ops[static_cast<std::size_t>(a.op)].rank;
+        p.a = a.core == b.core ? a.first : a.core;
+        p.b = a.last;
+        p.c = a.core == b.core ? b.first : b.core;
+        info.problem = p;
+        return info;
     }
 
     // Budgets (check 24; SMEM1).
@@ -215,72 +337,65 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
         budget.bytes[max_operands + 1] = vmem;
         budget.a = vmem;
         budget.b = c.vmem_limit;
-        if (vmem > c.vmem_limit) return info.problem = budget, info;
+        if (vmem > c.vmem_limit) {
+            info.problem = budget;
+            return info;
+        }
         if (smem > c.hw.smem_bytes) {
             budget.code = rule::smem1;
             budget.a = smem;
             budget.b = c.hw.smem_bytes;
-            return info.problem = budget, info;
+            info.problem = budget;
+            return info;
         }
     }
 
-    // Megacore split (S44): parallel dims form a prefix; each core takes ceil(P/C) consecutive
-    // parallel points, i.e. a contiguous range of linear steps, and runs its own pipeline.
-    {
-        index_t par = 1;
-        int n_par = 0;
-        if (c.has_semantics)
-            while (n_par < c.semantics_rank &&
-                   c.semantics[static_cast<std::size_t>(n_par)] == dim_semantics::parallel)
-                par *= c.grid[static_cast<std::size_t>(n_par++)];
-        const int cores = (n_par > 0) ? c.hw.pallas_cores() : 1;
-        info.cores = cores;
-        const index_t per_point = n_par > 0 ? n_steps / par : n_steps;
-        const index_t chunk = detail::cdiv(par, cores);
-        for (int k = 0; k < cores; ++k) {
-            const auto u = static_cast<std::size_t>(k);
-            info.core_begin[u] = std::min(n_steps, k * chunk * per_point);
-            info.core_end[u] = std::min(n_steps, (k + 1) * chunk * per_point);
-        }
-        if (cores == 1) {
-            info.core_begin[0] = 0;
-            info.core_end[0] = n_steps;
-        }
-    }
-
-    // Pass 2: the schedule of each core (S21–S31, S40), event by event.
-    std::vector<detail::run> runs;
+    // Pass 2: the schedule of each core (S21–S31, S40), event by event, from the change bits.
     std::size_t n_events = 0;
     auto put = [&](event_kind k, int core, int op, index_t slot, index_t step, index_t block_step) {
+        if (k != event_kind::step && k != event_kind::body && k != event_kind::wait_in && k != event_kind::wait_out)
+            ++info.ops[static_cast<std::size_t>(op)].dmas;
         emit(event{k, static_cast<std::uint8_t>(core), static_cast<std::uint8_t>(op),
                    static_cast<std::uint8_t>(slot), static_cast<std::uint32_t>(step),
                    static_cast<std::uint32_t>(block_step)});
         ++n_events;
     };
+    // Roles, in spec order (refs are processed one phase at a time across all refs, S23).
+    int pipe_in[max_operands]{}, pipe_out[max_operands]{};
+    int bcs[max_operands]{};
+    bool revisit_any[max_operands]{};
+    int n_pin = 0, n_pout = 0;
+    int depth = 2;  // S = max(2, max bc)
+    for (int i = 0; i < n_ops; ++i) {
+        const auto& p = info.ops[static_cast<std::size_t>(i)];
+        bcs[i] = p.buffers;
+        revisit_any[i] = c.ops[static_cast<std::size_t>(i)].revisit_any;
+        depth = std::max(depth, p.buffers);
+        if (!p.windowed || p.trivial) continue;
+        if (i < c.n_in)
+            pipe_in[n_pin++] = i;
+        else
+            pipe_out[n_pout++] = i;
+    }
     for (int core = 0; core < info.cores; ++core) {
         const index_t begin = info.core_begin[static_cast<std::size_t>(core)];
         const index_t end = info.core_end[static_cast<std::size_t>(core)];
         const index_t n = end - begin;
         if (n <= 0) continue;  // S21: nothing at all when a core has no steps
-        std::array<index_t, max_operands> cin{}, win{}, cout{}, wout{};
-        std::array<index_t, max_operands> run_first{};
-        int depth = 2;  // S = max(2, max bc)
-        for (int i = 0; i < n_ops; ++i) depth = std::max(depth, info.ops[static_cast<std::size_t>(i)].buffers);
-        auto pipelined = [&](int i) {
-            const auto& p = info.ops[static_cast<std::size_t>(i)];
-            return p.windowed && !p.trivial;
-        };
-        auto changed = [&](int i, index_t g) { return block(i, g) != block(i, g - 1); };
+        index_t cin[max_operands]{}, win[max_operands]{}, cout[max_operands]{}, wout[max_operands]{};
+        // changed(i, g): the block of step g differs from step g-1's (or g starts the core).
+        auto changed = [&](int i, index_t g) { return chg[i * n_steps + g] != 0; };
 
         // S22.2: trivially-windowed inputs are copied once before the prologue.
         for (int i = 0; i < c.n_in; ++i)
             if (info.ops[static_cast<std::size_t>(i)].trivial) put(event_kind::sync_in, core, i, 0, begin, begin);
         // S22.3 prologue, clamped to t < n (Q2 [M]).
         for (index_t t = 0; t + 1 < depth; ++t)
-            for (int i = 0; i < c.n_in; ++i) {
-                const auto u = static_cast<std::size_t>(i);
-                const int bc = info.ops[u].buffers;
-                if (!pipelined(i) || t + 1 >= bc || t >= n) continue;
+            for (int k = 0; k < n_pin; ++k) {
+                const int i = pipe_in[k];
+                const int u = i;
+                const int bc = bcs[u];
+                if (t + 1 >= bc || t >= n) continue;
                 if (t == 0 || changed(i, begin + t)) {
                     put(event_kind::fetch, core, i, cin[u] % bc, begin, begin + t);
                     ++cin[u];
@@ -288,14 +403,15 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
             }
         for (index_t s = 0; s < n; ++s) {
             const index_t g = begin + s;
+            const bool last = s == n - 1;
             put(event_kind::step, core, 0, 0, g, g);
-            // S23.1 copy_in.
-            for (int i = 0; i < c.n_in; ++i) {
-                const auto u = static_cast<std::size_t>(i);
-                if (!pipelined(i)) continue;
-                const int bc = info.ops[u].buffers;
+            // S23.1 copy_in: bc >= 2 fetches step g+bc-1's block when it differs from g+bc-2's.
+            for (int k = 0; k < n_pin; ++k) {
+                const int i = pipe_in[k];
+                const int u = i;
+                const int bc = bcs[u];
                 if (bc >= 2) {
-                    if (s <= n - bc && block(i, g + bc - 2) != block(i, g + bc - 1)) {
+                    if (s <= n - bc && changed(i, g + bc - 1)) {
                         put(event_kind::fetch, core, i, cin[u] % bc, g, g + bc - 1);
                         ++cin[u];
                     }
@@ -305,78 +421,59 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
                 }
             }
             // S23.2 wait_in.
-            for (int i = 0; i < c.n_in; ++i) {
-                const auto u = static_cast<std::size_t>(i);
-                if (pipelined(i) && (s == 0 || changed(i, g)))
-                    put(event_kind::wait_in, core, i, win[u] % info.ops[u].buffers, g, g);
+            for (int k = 0; k < n_pin; ++k) {
+                const int i = pipe_in[k];
+                const int u = i;
+                if (s == 0 || changed(i, g)) put(event_kind::wait_in, core, i, win[u] % bcs[u], g, g);
             }
             // S40 [M]: revisit_any outputs get their block's HBM contents back on every change.
-            for (int o = c.n_in; o < n_ops; ++o) {
-                const auto u = static_cast<std::size_t>(o);
-                if (pipelined(o) && c.ops[u].revisit_any && (s == 0 || changed(o, g)))
-                    put(event_kind::restore, core, o, cout[u] % info.ops[u].buffers, g, g);
+            for (int k = 0; k < n_pout; ++k) {
+                const int o = pipe_out[k];
+                const int u = o;
+                if (revisit_any[u] && (s == 0 || changed(o, g)))
+                    put(event_kind::restore, core, o, cout[u] % bcs[u], g, g);
             }
             put(event_kind::body, core, 0, 0, g, g);
-            // S23.4 copy_out.
-            for (int o = c.n_in; o < n_ops; ++o) {
-                const auto u = static_cast<std::size_t>(o);
-                if (!pipelined(o)) continue;
-                if (s == 0 || changed(o, g)) run_first[u] = g;
-                if (s == n - 1 || block(o, g) != block(o, g + 1)) {
-                    const int bc = info.ops[u].buffers;
+            // S23.4 copy_out at the last step of each output run.
+            for (int k = 0; k < n_pout; ++k) {
+                const int o = pipe_out[k];
+                const int u = o;
+                if (last || changed(o, g + 1)) {
+                    const int bc = bcs[u];
                     put(bc == 1 ? event_kind::write_sync : event_kind::write, core, o, cout[u] % bc, g, g);
                     ++cout[u];
-                    if (!c.ops[u].revisit_any || info.cores > 1)
-                        runs.push_back({block(o, g), o, core, run_first[u], g});
                 }
             }
             // S23.5 wait_out: the write of the previous run, issued at step g-1.
-            for (int o = c.n_in; o < n_ops; ++o) {
-                const auto u = static_cast<std::size_t>(o);
-                const int bc = info.ops[u].buffers;
-                if (pipelined(o) && bc > 1 && s > 0 && changed(o, g)) {
+            for (int k = 0; k < n_pout; ++k) {
+                const int o = pipe_out[k];
+                const int u = o;
+                const int bc = bcs[u];
+                if (bc > 1 && s > 0 && changed(o, g)) {
                     put(event_kind::wait_out, core, o, wout[u] % bc, g, g - 1);
                     ++wout[u];
                 }
             }
             // S23.6 advance.
-            for (int i = 0; i < c.n_in; ++i)
-                if (pipelined(i) && (s == n - 1 || block(i, g) != block(i, g + 1))) ++win[static_cast<std::size_t>(i)];
+            for (int k = 0; k < n_pin; ++k) {
+                const int i = pipe_in[k];
+                if (last || changed(i, g + 1)) ++win[i];
+            }
         }
         // S24 epilogue.
-        for (int o = c.n_in; o < n_ops; ++o) {
-            const auto u = static_cast<std::size_t>(o);
-            const int bc = info.ops[u].buffers;
-            if (pipelined(o) && bc > 1) {
+        for (int k = 0; k < n_pout; ++k) {
+            const int o = pipe_out[k];
+            const int u = o;
+            const int bc = bcs[u];
+            if (bc > 1) {
                 put(event_kind::wait_out, core, o, wout[u] % bc, end - 1, end - 1);
                 ++wout[u];
             }
         }
         for (int o = c.n_in; o < n_ops; ++o)
-            if (info.ops[static_cast<std::size_t>(o)].trivial) {
-                put(event_kind::sync_out, core, o, 0, end - 1, end - 1);
-                if (info.cores > 1) runs.push_back({block(o, end - 1), o, core, begin, end - 1});
-            }
+            if (info.ops[static_cast<std::size_t>(o)].trivial) put(event_kind::sync_out, core, o, 0, end - 1, end - 1);
     }
     info.events = n_events;
-
-    // S39 and MC1: a block written by two runs. Same core: a non-consecutive revisit (the buffer
-    // was reused for other blocks in between). Different cores: both cores write one block.
-    std::sort(runs.begin(), runs.end());
-    for (std::size_t k = 1; k < runs.size(); ++k) {
-        const auto& a = runs[k - 1];
-        const auto& b = runs[k];
-        if (a.op != b.op || a.block != b.block) continue;
-        if (a.core == b.core && c.ops[static_cast<std::size_t>(a.op)].revisit_any) continue;
-        diag p = fail(a.core == b.core ? rule::s39 : rule::mc1, a.op);
-        p.block = a.block;
-        p.d = c.ops[static_cast<std::size_t>(a.op)].rank;
-        p.a = a.core == b.core ? a.first : a.core;
-        p.b = a.last;
-        p.c = a.core == b.core ? b.last : b.core;
-        info.problem = p;
-        return info;
-    }
     return info;
 }
 

@@ -111,7 +111,7 @@ namespace detail {
 template <class T>
 inline constexpr bool is_index_tuple = false;
 template <std::size_t R>
-inline constexpr bool is_index_tuple<std::array<index_entry, R>> = true;
+inline constexpr bool is_index_tuple<index_tuple<R>> = true;
 
 template <class A>
 constexpr std::array<index_t, max_rank> padded_shape() {
@@ -162,7 +162,7 @@ constexpr map_issue issue_of(int rank, int& returned) {
         else if constexpr (!is_index_tuple<std::remove_cvref_t<R>>)
             return map_issue::not_tuple;
         else {
-            returned = static_cast<int>(std::tuple_size_v<std::remove_cvref_t<R>>);
+            returned = static_cast<int>(std::remove_cvref_t<R>::size());
             return returned == rank ? map_issue::none : map_issue::wrong_rank;
         }
     }
@@ -171,16 +171,15 @@ constexpr map_issue issue_of(int rank, int& returned) {
 /// The planner's view of one operand's index map: pads the result to max_rank.
 template <class Spec, std::size_t G, class Ctx>
 constexpr index_tuple<max_rank> eval_map(const index_t* g, const void* ctx) {
-    index_tuple<max_rank> out{};
+    index_tuple<max_rank> out{};  // unused trailing entries stay {0, -1}: scalars 0
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>) {
-        for (auto& e : out) e = index_entry{0, -1};
         (void)g;
         (void)ctx;
     } else {
         using M = map_call_t<Spec, G, Ctx>;
         if constexpr (is_index_tuple<std::remove_cvref_t<typename M::result>>) {
             const auto r = M::call(Spec::index_map, g, ctx);
-            for (std::size_t i = 0; i < r.size() && i < max_rank; ++i) out[i] = r[i];
+            for (std::size_t i = 0; i < r.size() && i < max_rank; ++i) out.v[i] = r.v[i];
         }
     }
     return out;

@@ -1,0 +1,130 @@
+// Defines ptpu::sim::cost_model, ptpu::sim::work_time and ptpu::sim::time_of: how long the work a
+// kernel body charged (ptpu::work) keeps one TensorCore busy (docs/model.md, "Work to time").
+#pragma once
+
+#include <algorithm>
+#include <limits>
+
+#include "ptpu/core/error.hpp"
+#include "ptpu/core/work.hpp"
+#include "ptpu/hw/chip.hpp"
+
+namespace ptpu::sim {
+
+/// The cost factors the chip preset does not hold, because no public source gives them. All are
+/// estimates [est]; calibrate them like preset fields. Cost factors are in cheap-vreg-op units.
+struct cost_model {
+    // [est] A medium op (divide, exp, log, tanh, pow, rsqrt; tpu-model.md §1) is one push through
+    // the transcendental unit, whose throughput is a fraction of the VALU slots', plus a few VALU
+    // ops of range handling or Newton refinement: 4 cheap ops.
+    double medium_factor = 4;
+    // [est] sin/cos have no hardware unit: a range reduction plus a polynomial of degree 7-9 in
+    // mul/add pairs is 16-24 VALU ops; 16 keeps it at four medium ops.
+    double expensive_factor = 16;
+    // [est] TPUv2/v3's VLIW bundle has 2 scalar slots (Norrie et al., IEEE Micro 2021); later
+    // generations are assumed alike.
+    double scalar_ops_per_cycle = 2;
+    // [est] VMEM->VMEM DMAs (far = false in sim::op): a copy must store every byte into VMEM, and
+    // we assume the DMA path into VMEM is as wide as one vreg store (8 x 128 x 4 B) per cycle, so
+    // the on-chip rate is clock_hz * 4 KiB * this (6.1e12 B/s on v5e), per TensorCore.
+    double onchip_vregs_per_cycle = 1;
+};
+
+/// The estimates above, the model's defaults.
+inline constexpr cost_model default_costs{};
+
+/// Seconds one body's work takes on one core, per unit, and the total.
+struct work_time {
+    double mxu = 0;         ///< MXU: bf16-rate FLOPs / peak_bf16_flops + int8 OPs / peak_int8_ops
+    double vpu = 0;         ///< VALU: class-weighted vreg ops / (clock · ALUs per lane)
+    double load = 0;        ///< vector loads / (clock · loads per cycle)
+    double store = 0;       ///< vector stores / (clock · stores per cycle)
+    double scalar = 0;      ///< scalar ops / (clock · scalar_ops_per_cycle)
+    double explicit_s = 0;  ///< work.explicit_seconds, as charged
+    double total = 0;       ///< max(mxu, vpu, load, store, scalar) + explicit_s
+};
+
+namespace detail {
+
+// NaN and infinities fail: they would poison every time that follows.
+constexpr bool finite_non_negative(double x) {
+    return x >= 0 && x <= std::numeric_limits<double>::max();
+}
+
+constexpr void check_work(const work& w) {
+    check(finite_non_negative(w.mxu_passes_flops),
+          "ptpu[C1] time_of: work.mxu_passes_flops is negative or not finite; charge only "
+          "finite, non-negative work");
+    check(finite_non_negative(w.mxu_int8_ops),
+          "ptpu[C1] time_of: work.mxu_int8_ops is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(finite_non_negative(w.vreg_cheap),
+          "ptpu[C1] time_of: work.vreg_cheap is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(finite_non_negative(w.vreg_medium),
+          "ptpu[C1] time_of: work.vreg_medium is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(finite_non_negative(w.vreg_expensive),
+          "ptpu[C1] time_of: work.vreg_expensive is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(finite_non_negative(w.vector_loads),
+          "ptpu[C1] time_of: work.vector_loads is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(finite_non_negative(w.vector_stores),
+          "ptpu[C1] time_of: work.vector_stores is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(finite_non_negative(w.scalar_ops),
+          "ptpu[C1] time_of: work.scalar_ops is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(finite_non_negative(w.explicit_seconds),
+          "ptpu[C1] time_of: work.explicit_seconds is negative or not finite; charge only "
+          "finite, non-negative time");
+}
+
+}  // namespace detail
+
+/// Rule C3: the factors are finite, the class factors non-negative and the rates positive.
+constexpr void validate(const cost_model& m) {
+    check(detail::finite_non_negative(m.medium_factor) &&
+              detail::finite_non_negative(m.expensive_factor),
+          "ptpu[C3] cost_model: medium_factor or expensive_factor is negative or not finite; use "
+          "finite factors >= 0 (in cheap vreg ops)");
+    check(detail::finite_non_negative(m.scalar_ops_per_cycle) && m.scalar_ops_per_cycle > 0 &&
+              detail::finite_non_negative(m.onchip_vregs_per_cycle) &&
+              m.onchip_vregs_per_cycle > 0,
+          "ptpu[C3] cost_model: scalar_ops_per_cycle or onchip_vregs_per_cycle is not a "
+          "positive finite rate; use a rate > 0");
+}
+
+/// The time `w` takes on one core of `c`. The units are separate slots of one VLIW bundle and a
+/// scheduled body keeps them busy at once, so the body takes as long as its busiest unit (a
+/// lower bound: the best schedule; real code may serialise some of it). Explicit charges are
+/// time spent outside the modelled units and add. Throws C1 for negative or non-finite work and
+/// C2 for int8 MXU work on a chip without an int8 rate. The chip is assumed valid (rule H1).
+constexpr work_time time_of(const work& w, const chip& c, const cost_model& m = default_costs) {
+    detail::check_work(w);
+    validate(m);
+    check(!(w.mxu_int8_ops > 0) || c.peak_int8_ops > 0,
+          "ptpu[C2] time_of: int8 MXU work on a chip whose peak_int8_ops is 0 (this chip has no "
+          "int8 MXU rate); use bf16 operands on this chip, or set peak_int8_ops");
+    const double clock = c.clock_hz;
+    work_time t;
+    t.mxu = w.mxu_passes_flops / c.peak_bf16_flops +
+            (w.mxu_int8_ops > 0 ? w.mxu_int8_ops / c.peak_int8_ops : 0.0);
+    t.vpu = (w.vreg_cheap + m.medium_factor * w.vreg_medium +
+             m.expensive_factor * w.vreg_expensive) /
+            (clock * static_cast<double>(c.vpu_alus_per_lane));
+    t.load = w.vector_loads / (clock * static_cast<double>(c.vmem_loads_per_cycle));
+    t.store = w.vector_stores / (clock * static_cast<double>(c.vmem_stores_per_cycle));
+    t.scalar = w.scalar_ops / (clock * m.scalar_ops_per_cycle);
+    t.explicit_s = w.explicit_seconds;
+    t.total = std::max({t.mxu, t.vpu, t.load, t.store, t.scalar}) + t.explicit_s;
+    return t;
+}
+
+/// The on-chip (VMEM->VMEM) DMA bandwidth of one core, B/s: clock · one vreg · the factor.
+constexpr double onchip_bytes_per_s(const chip& c, const cost_model& m = default_costs) {
+    return c.clock_hz * static_cast<double>(c.sublanes * c.lanes * 4) * m.onchip_vregs_per_cycle;
+}
+
+}  // namespace ptpu::sim

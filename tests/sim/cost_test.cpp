@@ -1,0 +1,135 @@
+// Tests sim/cost.hpp: work -> time on a chip (time_of) against hand-computed numbers on v5e, the
+// concurrent-units rule, and rules C1 (bad work), C2 (int8 without an int8 rate), C3 (bad model).
+#include <ptpu/hw/presets.hpp>
+#include <ptpu/sim/cost.hpp>
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+namespace {
+
+using ptpu::work;
+using ptpu::sim::time_of;
+namespace tpu = ptpu::tpu;
+
+// Relative comparison: the expected values are exact decimal arithmetic, the results IEEE.
+void expect_close(double actual, double expected) {
+    EXPECT_NEAR(actual, expected, 1e-12 * expected + 1e-300) << "expected " << expected;
+}
+
+// time_of is usable in constant expressions.
+static_assert(time_of(work{.mxu_passes_flops = 1.97e9}, tpu::v5e).total > 0.99e-5);
+static_assert(time_of(work{}, tpu::v5e).total == 0);
+
+TEST(CostTimeOf, KnownWorkOnV5e) {
+    // v5e: bf16 1.97e14, int8 3.94e14, clock 1.5e9, 4 VALUs/lane, 3 loads and 1 store per cycle.
+    const work w{
+        .mxu_passes_flops = 1.97e9,  // 10 µs
+        .mxu_int8_ops = 3.94e8,      // 1 µs
+        .vreg_cheap = 6000,          // 6000 + 4·1000 + 16·100 = 11600 vreg ops / 6e9 per s
+        .vreg_medium = 1000,
+        .vreg_expensive = 100,
+        .vector_loads = 4500,        // / 4.5e9 = 1 µs
+        .vector_stores = 3000,       // / 1.5e9 = 2 µs
+        .scalar_ops = 6000,          // / (1.5e9 · 2) = 2 µs
+        .explicit_seconds = 0.5e-6,
+    };
+    const auto t = time_of(w, tpu::v5e);
+    expect_close(t.mxu, 11e-6);
+    expect_close(t.vpu, 11600 / 6e9);
+    expect_close(t.load, 1e-6);
+    expect_close(t.store, 2e-6);
+    expect_close(t.scalar, 2e-6);
+    expect_close(t.explicit_s, 0.5e-6);
+    expect_close(t.total, 11.5e-6);  // the MXU is the busiest unit, plus the explicit charge
+}
+
+TEST(CostTimeOf, UnitsOverlapTheBusiestDecides) {
+    // VPU-bound body: 60000 cheap vreg ops (10 µs) beside 3 µs of loads and 1 µs of MXU.
+    const work w{.mxu_passes_flops = 1.97e8, .vreg_cheap = 60000, .vector_loads = 13500};
+    const auto t = time_of(w, tpu::v5e);
+    expect_close(t.vpu, 10e-6);
+    expect_close(t.load, 3e-6);
+    expect_close(t.total, 10e-6);
+    // Store-bound: one store per cycle is the narrowest port.
+    const auto s = time_of(work{.vreg_cheap = 4, .vector_loads = 3, .vector_stores = 3}, tpu::v5e);
+    expect_close(s.total, 3 / 1.5e9);
+}
+
+TEST(CostTimeOf, ClassFactorsAndCustomModel) {
+    const work w{.vreg_medium = 600, .vreg_expensive = 60};
+    const auto d = time_of(w, tpu::v5e);
+    expect_close(d.vpu, (4 * 600 + 16 * 60) / 6e9);
+    const ptpu::sim::cost_model m{.medium_factor = 1, .expensive_factor = 2,
+                                  .scalar_ops_per_cycle = 1};
+    const auto c = time_of(work{.vreg_medium = 600, .vreg_expensive = 60, .scalar_ops = 3e3},
+                           tpu::v5e, m);
+    expect_close(c.vpu, (600 + 2 * 60) / 6e9);
+    expect_close(c.scalar, 2e-6);
+    expect_close(c.total, 2e-6);
+    // v4 has 2 VALUs per lane at 1.05 GHz.
+    expect_close(time_of(work{.vreg_cheap = 2.1e3}, tpu::v4).vpu, 1e-6);
+}
+
+TEST(CostTimeOf, NegativeOrNonFiniteWorkIsC1) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    const work bad[] = {
+        {.mxu_passes_flops = -1},  {.mxu_int8_ops = nan},   {.vreg_cheap = inf},
+        {.vreg_medium = -0.5},     {.vreg_expensive = nan}, {.vector_loads = -inf},
+        {.vector_stores = -2},     {.scalar_ops = nan},     {.explicit_seconds = -1e-9},
+    };
+    for (const work& w : bad) {
+        try {
+            (void)time_of(w, tpu::v5e);
+            ADD_FAILURE() << "no error";
+        } catch (const ptpu::error& e) {
+            EXPECT_EQ(e.rule(), "C1");
+            EXPECT_NE(std::string(e.what()).find("ptpu[C1] time_of: work."), std::string::npos)
+                << e.what();
+        }
+    }
+}
+
+TEST(CostTimeOf, Int8OnAChipWithoutInt8RateIsC2) {
+    for (const auto* c : {&tpu::v4, &tpu::v7x}) {
+        try {
+            (void)time_of(work{.mxu_int8_ops = 1e6}, *c);
+            ADD_FAILURE() << "no error on " << c->name;
+        } catch (const ptpu::error& e) {
+            EXPECT_EQ(e.rule(), "C2");
+            EXPECT_NE(std::string(e.what()).find("this chip has no int8 MXU rate"),
+                      std::string::npos);
+        }
+    }
+    // bf16 work is fine there, and zero int8 work costs nothing.
+    expect_close(time_of(work{.mxu_passes_flops = 1.375e8}, tpu::v4).total, 1e-6);
+    // int8 runs at the int8 rate where there is one.
+    expect_close(time_of(work{.mxu_int8_ops = 1.84e9}, tpu::v6e).mxu, 1e-6);
+}
+
+TEST(CostModel, InvalidModelIsC3) {
+    const ptpu::sim::cost_model bad[] = {
+        {.medium_factor = -1},
+        {.expensive_factor = std::numeric_limits<double>::quiet_NaN()},
+        {.scalar_ops_per_cycle = 0},
+        {.onchip_vregs_per_cycle = -1},
+    };
+    for (const auto& m : bad) {
+        try {
+            (void)time_of(work{.vreg_cheap = 1}, tpu::v5e, m);
+            ADD_FAILURE() << "no error";
+        } catch (const ptpu::error& e) {
+            EXPECT_EQ(e.rule(), "C3");
+        }
+    }
+}
+
+TEST(CostModel, OnChipBandwidth) {
+    // One 4 KiB vreg per cycle: 1.5e9 · 4096 B/s on v5e.
+    expect_close(ptpu::sim::onchip_bytes_per_s(tpu::v5e), 1.5e9 * 4096);
+}
+
+}  // namespace

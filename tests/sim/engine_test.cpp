@@ -1,0 +1,499 @@
+// Tests sim/engine.hpp against known answers derived from the model's own equations
+// (tpu-model.md §3, docs/model.md): double-buffered and Buffered(1) pipelines, processor sharing
+// of HBM, on-chip copies, lazy pulling in time order, timeline and per-step consistency, and the
+// errors SIM1 (over-wait, double start), SIM2 (bad op), SIM3 (bad core count), H1, C3.
+#include <ptpu/hw/presets.hpp>
+#include <ptpu/sim/engine.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using ptpu::chip;
+using ptpu::sim::op;
+using ptpu::sim::op_kind;
+using ptpu::sim::options;
+using ptpu::sim::result;
+using ptpu::sim::simulate;
+using ptpu::sim::span;
+namespace tpu = ptpu::tpu;
+
+constexpr double us = 1e-6;
+
+// A dual-core chip with round numbers: B·η = 1e12 B/s exactly, so 1e6 bytes take 1 µs.
+constexpr chip round_chip() {
+    chip c = tpu::v5p;
+    c.hbm_bytes_per_s = 2e12;
+    c.dma_efficiency = 0.5;
+    c.dma_latency_s = 0.5 * us;
+    c.dma_issue_s = 0.02 * us;
+    c.step_overhead_s = 0.35 * us;
+    return c;
+}
+constexpr chip rc = round_chip();
+constexpr double bw = 1e12;
+
+// Vector-backed source; records the order in which ops were pulled.
+struct vec_source {
+    std::array<std::vector<op>, 2> ops;
+    std::array<std::size_t, 2> pos{};
+    std::vector<std::pair<int, std::size_t>> pulls;
+    bool next(int core, op& out) {
+        auto& v = ops[static_cast<std::size_t>(core)];
+        std::size_t& p = pos[static_cast<std::size_t>(core)];
+        if (p == v.size()) return false;
+        pulls.emplace_back(core, p);
+        out = v[p++];
+        return true;
+    }
+};
+static_assert(ptpu::sim::op_source<vec_source>);
+
+op overhead(double s, std::uint32_t step = 0) {
+    return {.kind = op_kind::overhead, .seconds = s, .step = step};
+}
+op compute(double s, std::uint32_t step = 0) {
+    return {.kind = op_kind::compute, .seconds = s, .step = step};
+}
+op start(std::uint32_t id, std::int64_t bytes, std::uint32_t step = 0, bool far = true) {
+    return {.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .far = far, .label = id,
+            .step = step};
+}
+op wait(std::uint32_t id, std::uint32_t step = 0) {
+    return {.kind = op_kind::dma_wait, .dma = id, .label = id, .step = step};
+}
+
+// Pallas's double-buffered pipeline for one input and one output over n steps, as the executor
+// emits it: fetch s is DMA 2s, write-back s is DMA 2s+1.
+//   prologue: start fetch 0
+//   step s:   overhead o; start fetch s+1 (if any); wait fetch s; compute C; start write s;
+//             wait write s-1 (if any)
+//   epilogue: wait write n-1
+std::vector<op> double_buffered(int n, std::int64_t fetch, std::int64_t write, double o,
+                                double c) {
+    std::vector<op> v;
+    const auto u = [](int s) { return static_cast<std::uint32_t>(s); };
+    v.push_back(start(0, fetch, 0));
+    for (int s = 0; s < n; ++s) {
+        v.push_back(overhead(o, u(s)));
+        if (s + 1 < n) v.push_back(start(2 * u(s + 1), fetch, u(s)));
+        v.push_back(wait(2 * u(s), u(s)));
+        v.push_back(compute(c, u(s)));
+        v.push_back(start(2 * u(s) + 1, write, u(s)));
+        if (s > 0) v.push_back(wait(2 * u(s) - 1, u(s)));
+    }
+    v.push_back(wait(2 * u(n) - 1, u(n - 1)));
+    return v;
+}
+
+// Buffered(1): each step fetches, waits, computes, writes back and waits.
+std::vector<op> single_buffered(int n, std::int64_t fetch, std::int64_t write, double o,
+                                double c) {
+    std::vector<op> v;
+    for (std::uint32_t s = 0; s < static_cast<std::uint32_t>(n); ++s) {
+        v.push_back(overhead(o, s));
+        v.push_back(start(2 * s, fetch, s));
+        v.push_back(wait(2 * s, s));
+        v.push_back(compute(c, s));
+        v.push_back(start(2 * s + 1, write, s));
+        v.push_back(wait(2 * s + 1, s));
+    }
+    return v;
+}
+
+result run(const chip& c, vec_source& src, int cores = 1, options opt = {}) {
+    return simulate(c, cores, src, opt);
+}
+
+result run1(const chip& c, std::vector<op> ops, options opt = {}) {
+    vec_source src;
+    src.ops[0] = std::move(ops);
+    return simulate(c, 1, src, opt);
+}
+
+void expect_close(double actual, double expected, double rel = 1e-12) {
+    EXPECT_NEAR(actual, expected, rel * std::abs(expected)) << "expected " << expected;
+}
+
+// Completion time of DMA `id` of `core`, read from the timeline.
+double done_at(const result& r, int core, std::uint32_t id) {
+    for (const span& s : r.timeline)
+        if (s.track == span::track::dma && s.core == core && s.dma == id) return s.end;
+    ADD_FAILURE() << "no DMA span for core " << core << " DMA " << id;
+    return -1;
+}
+
+// ---- Double buffering ------------------------------------------------------------------------
+
+TEST(SimEngine, DoubleBufferedComputeBoundExact) {
+    // F = W = 0.2e6 B (0.2 µs alone), C = 2 µs: no two transfers overlap (their windows are
+    // [ss+0.5, ss+0.7] and [ss+0.87, ss+1.07] µs after a step start ss) and only the first fetch
+    // and the last write-back are exposed.
+    const int n = 50;
+    const double o = rc.step_overhead_s, i = rc.dma_issue_s, L = rc.dma_latency_s, C = 2 * us;
+    const std::int64_t F = 200'000, W = 200'000;
+    const result r = run1(rc, double_buffered(n, F, W, o, C), {.per_step = true});
+    // Prologue issue; step 0 waits for fetch 0 (issued at 0, moving from i + L), then computes
+    // and issues write 0; steps 1..n-2 are o + 2i + C; the last step has no fetch to issue; the
+    // epilogue waits for the last write-back (latency + transfer).
+    const double step0_end = i + L + F / bw + C + i;
+    const double expected = step0_end + (n - 2) * (o + 2 * i + C) + (o + C + i) + L + W / bw;
+    expect_close(r.device_time, expected);
+    expect_close(r.core_time[0], expected);
+    expect_close(r.busy_overhead[0], n * o);
+    expect_close(r.busy_issue[0], 2 * n * i);
+    expect_close(r.busy_compute[0], n * C);
+    // Exposed DMA: step 0's wait for fetch 0, and the epilogue's wait for the last write-back.
+    expect_close(r.wait_dma[0], (L + F / bw - o - i) + (L + W / bw));
+    EXPECT_EQ(r.hbm_bytes, n * (F + W));
+    EXPECT_EQ(r.dma_count, 2 * n);
+    EXPECT_EQ(r.dangling_dmas, 0);
+    expect_close(r.hbm_busy_time, n * (F + W) / bw);
+    // Steady-state steps take o + C (+ issue), as tpu-model.md §3 says for compute-bound steps.
+    ASSERT_EQ(r.steps.size(), static_cast<std::size_t>(n));
+    for (int s = 1; s < n - 1; ++s) {
+        const auto& row = r.steps[static_cast<std::size_t>(s)];
+        expect_close(row.end - row.begin, o + 2 * i + C);
+        EXPECT_EQ(row.wait, 0);
+    }
+    // The closed form: prologue fetch + n·max(o + C, X/(Bη)) + epilogue write-back, within 1%.
+    const double closed = (i + L + F / bw) + n * std::max(o + C, (F + W) / bw) + (L + W / bw);
+    EXPECT_NEAR(r.device_time, closed, 0.01 * closed);
+}
+
+TEST(SimEngine, DoubleBufferedDmaBoundExact) {
+    // F = W = 5e6 B (T = 5 µs alone) against o + C = 0.55 µs: DMA-bound. Every DMA has the same
+    // size, so under processor sharing they complete in arrival order (f0 f1 w0 f2 w1 ... w_n-1)
+    // and the last write-back completes last. With o >= C + L no transfer set ever drains before
+    // the next one arrives (the first possible gap, after fetch 1, needs o < C + L), so HBM is
+    // busy without a break from the first transfer (at i + L) to the end: the kernel takes
+    // i + L + (all bytes) / (B·η), exactly.
+    chip c = rc;
+    c.dma_latency_s = 0.1 * us;
+    const int n = 200;
+    const double o = c.step_overhead_s, i = c.dma_issue_s, L = c.dma_latency_s, C = 0.2 * us;
+    const std::int64_t F = 5'000'000, W = 5'000'000;
+    const result r = run1(c, double_buffered(n, F, W, o, C));
+    const double expected = i + L + n * (F + W) / bw;
+    expect_close(r.device_time, expected, 1e-9);
+    expect_close(r.hbm_busy_time, n * (F + W) / bw, 1e-9);
+    // Closed form (X = next fetch + previous write-back per step) within 1%: it counts one
+    // fetch and one write-back twice, 2T of 2nT.
+    const double T = F / bw;
+    const double closed = (i + L + T) + n * std::max(o + C, 2 * T) + (L + T);
+    EXPECT_NEAR(r.device_time, closed, 0.01 * closed);
+    // The core mostly waits.
+    EXPECT_GT(r.wait_dma[0], 0.9 * r.core_time[0]);
+}
+
+TEST(SimEngine, DoubleBufferedClosedFormOnV5e) {
+    // Large blocks on the v5e preset, both regimes: t ≈ prologue fetch + n·max(o + C, X/(Bη))
+    // + epilogue write-back.
+    const chip& c = tpu::v5e;
+    const double B = c.hbm_bytes_per_s * c.dma_efficiency;
+    const double o = c.step_overhead_s, L = c.dma_latency_s, i = c.dma_issue_s;
+    const int n = 256;
+    const std::int64_t F = 4 << 20, W = 2 << 20;
+    for (const double C : {2 * us, 40 * us}) {  // DMA-bound (X/Bη ≈ 8.3 µs), compute-bound
+        SCOPED_TRACE(C);
+        const result r = run1(c, double_buffered(n, F, W, o, C));
+        const double closed =
+            (i + L + F / B) + n * std::max(o + C, (F + W) / B) + (L + W / B);
+        EXPECT_NEAR(r.device_time, closed, 0.01 * closed);
+    }
+}
+
+TEST(SimEngine, SingleBufferedSerialises) {
+    // Buffered(1): t = o + C + X/(B·η) per step, plus the issue and latency of both DMAs.
+    const int n = 20;
+    const double o = rc.step_overhead_s, i = rc.dma_issue_s, L = rc.dma_latency_s, C = 3 * us;
+    const std::int64_t F = 2'000'000, W = 1'000'000;
+    const result r = run1(rc, single_buffered(n, F, W, o, C), {.per_step = true});
+    const double per_step = o + C + (F + W) / bw + 2 * (i + L);
+    expect_close(r.device_time, n * per_step);
+    expect_close(r.wait_dma[0], n * ((F + W) / bw + 2 * L));
+    ASSERT_EQ(r.steps.size(), static_cast<std::size_t>(n));
+    for (const auto& row : r.steps) expect_close(row.end - row.begin, per_step);
+    // Double buffering the same work hides the smaller of the two: it is much faster.
+    const result d = run1(rc, double_buffered(n, F, W, o, C));
+    EXPECT_LT(d.device_time, 0.6 * r.device_time);
+}
+
+// ---- Processor sharing -------------------------------------------------------------------------
+
+TEST(SimEngine, OneDmaTakesLatencyPlusTransfer) {
+    const std::int64_t X = 3'000'000;
+    const result r = run1(rc, {start(7, X), wait(7)}, {.timeline = true});
+    const double i = rc.dma_issue_s, L = rc.dma_latency_s;
+    expect_close(r.device_time, i + L + X / bw);
+    expect_close(done_at(r, 0, 7), i + L + X / bw);
+    expect_close(r.wait_dma[0], L + X / bw);
+    expect_close(r.hbm_busy_time, X / bw);
+}
+
+TEST(SimEngine, TwoSimultaneousDmasShareHbm) {
+    // One DMA on each core, issued at the same instant: both transfer at bw/2 and finish together
+    // after twice the time one alone takes.
+    const std::int64_t X = 3'000'000;
+    const double i = rc.dma_issue_s, L = rc.dma_latency_s;
+    vec_source src;
+    src.ops[0] = {start(1, X), wait(1)};
+    src.ops[1] = {start(1, X), wait(1)};
+    const result r = run(rc, src, 2, {.timeline = true});
+    expect_close(done_at(r, 0, 1), i + L + 2 * X / bw);
+    expect_close(done_at(r, 1, 1), i + L + 2 * X / bw);
+    EXPECT_EQ(done_at(r, 0, 1), done_at(r, 1, 1));  // equal tags finish at the same instant
+    expect_close(r.device_time, i + L + 2 * X / bw);
+    expect_close(r.hbm_busy_time, 2 * X / bw);
+    EXPECT_EQ(r.hbm_bytes, 2 * X);
+}
+
+TEST(SimEngine, StaggeredDmasShareFromTheSecondArrival) {
+    // One core issues two DMAs back to back: the first moves alone for one issue time i, then
+    // both share. First done: (i + L) + i + 2(T - i) = L + 2T; the second then has i·bw left,
+    // alone: done at L + 2T + i.
+    const std::int64_t X = 4'000'000;
+    const double i = rc.dma_issue_s, L = rc.dma_latency_s, T = X / bw;
+    const result r = run1(rc, {start(1, X), start(2, X), wait(1), wait(2)}, {.timeline = true});
+    expect_close(done_at(r, 0, 1), L + 2 * T);
+    expect_close(done_at(r, 0, 2), L + 2 * T + i);
+    expect_close(r.device_time, L + 2 * T + i);
+    // A zero-byte DMA completes after its latency alone and never occupies HBM.
+    const result z = run1(rc, {start(3, 0), wait(3)});
+    expect_close(z.device_time, i + L);
+    EXPECT_EQ(z.hbm_busy_time, 0);
+}
+
+TEST(SimEngine, TwoCoresBandwidthBoundGainLittleComputeBoundDouble) {
+    // Megacore: the same n steps on one core, or split n/2 + n/2 over two cores sharing HBM.
+    const chip& c = tpu::v5p;
+    const int n = 200;
+    const double o = c.step_overhead_s;
+    const auto speedup = [&](std::int64_t bytes, double C) {
+        const result one = run1(c, double_buffered(n, bytes, bytes, o, C));
+        vec_source two;
+        two.ops[0] = double_buffered(n / 2, bytes, bytes, o, C);
+        two.ops[1] = double_buffered(n / 2, bytes, bytes, o, C);
+        const result r2 = run(c, two, 2);
+        return one.device_time / r2.device_time;
+    };
+    const double bandwidth_bound = speedup(8 << 20, 1 * us);  // ≈ 6.8 µs of DMA per step
+    const double compute_bound = speedup(256 << 10, 20 * us);
+    EXPECT_GT(bandwidth_bound, 0.95);
+    EXPECT_LT(bandwidth_bound, 1.1);
+    EXPECT_GT(compute_bound, 1.9);
+    EXPECT_LE(compute_bound, 2.0 + 1e-9);
+}
+
+TEST(SimEngine, OnChipCopiesUseTheirOwnBandwidth) {
+    // A far and an on-chip copy of X bytes at once do not slow each other; on-chip copies of
+    // different cores do not share either, but two on one core do.
+    const chip& c = tpu::v5p;
+    const double hbm = c.hbm_bytes_per_s * c.dma_efficiency;
+    const double onchip = ptpu::sim::onchip_bytes_per_s(c);
+    const double i = c.dma_issue_s, L = c.dma_latency_s;
+    const std::int64_t X = 8 << 20;
+    vec_source src;
+    src.ops[0] = {start(1, X, 0, true), start(2, X, 0, false), wait(1), wait(2)};
+    src.ops[1] = {start(1, X, 0, false), wait(1)};
+    const result r = run(c, src, 2, {.timeline = true});
+    expect_close(done_at(r, 0, 1), i + L + X / hbm);
+    expect_close(done_at(r, 0, 2), 2 * i + L + X / onchip);
+    expect_close(done_at(r, 1, 1), i + L + X / onchip);
+    EXPECT_EQ(r.hbm_bytes, X);
+    EXPECT_EQ(r.onchip_bytes, 2 * X);
+    expect_close(r.hbm_busy_time, X / hbm);
+    const result s = run1(c, {start(1, X, 0, false), start(2, X, 0, false), wait(1), wait(2)},
+                          {.timeline = true});
+    expect_close(done_at(s, 0, 1), L + 2 * X / onchip);
+}
+
+// ---- Lazy pulling ------------------------------------------------------------------------------
+
+TEST(SimEngine, PullsOpsInSimulatedTimeOrder) {
+    // Core 0 waits on a DMA completing at i + L + 4 µs = 4.52 µs; core 1 runs 0.1 µs ops. Core 0's
+    // op after the wait must be pulled after core 1's ops starting at 0 … 4.5 µs (46 of them) and
+    // before the one starting at 4.6 µs.
+    vec_source src;
+    src.ops[0] = {start(1, 4'000'000), wait(1), compute(1 * us)};
+    for (int k = 0; k < 100; ++k) src.ops[1].push_back(compute(0.1 * us));
+    const result r = run(rc, src, 2);
+    const auto at = std::find(src.pulls.begin(), src.pulls.end(), std::pair<int, std::size_t>{0, 2});
+    ASSERT_NE(at, src.pulls.end());
+    const auto core1_before =
+        std::count_if(src.pulls.begin(), at, [](const auto& p) { return p.first == 1; });
+    EXPECT_EQ(core1_before, 46);
+    expect_close(r.core_time[0], 4.52 * us + 1 * us);
+    expect_close(r.core_time[1], 10 * us, 1e-9);
+    EXPECT_EQ(r.op_count, 103);
+}
+
+TEST(SimEngine, EmptyStreamsAndNoOps) {
+    vec_source src;
+    const result r = run(rc, src, 2);
+    EXPECT_EQ(r.device_time, 0);
+    src = {};
+    src.ops[1] = {compute(1 * us)};
+    const result r1 = run(rc, src, 2);
+    EXPECT_EQ(r1.core_time[0], 0);
+    expect_close(r1.core_time[1], 1 * us);
+    expect_close(r1.device_time, 1 * us);
+}
+
+// ---- Errors ------------------------------------------------------------------------------------
+
+template <class F>
+void expect_rule(const char* rule, F&& f) {
+    try {
+        f();
+        ADD_FAILURE() << "no error, expected " << rule;
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), rule) << e.what();
+    }
+}
+
+TEST(SimEngine, WaitOnUnknownDmaIsSim1) {
+    expect_rule("SIM1", [] { run1(rc, {wait(3)}); });
+    // Waiting twice on one DMA is an over-wait too.
+    expect_rule("SIM1", [] { run1(rc, {start(3, 100), wait(3), wait(3)}); });
+    // A DMA of core 0 cannot be waited on by core 1.
+    expect_rule("SIM1", [] {
+        vec_source src;
+        src.ops[0] = {start(3, 100), wait(3)};
+        src.ops[1] = {compute(1 * us), wait(3)};
+        run(rc, src, 2);
+    });
+}
+
+TEST(SimEngine, DmaStartedTwiceInFlightIsSim1) {
+    expect_rule("SIM1", [] { run1(rc, {start(3, 100), start(3, 100), wait(3)}); });
+    // Reusing an id once it has been waited is fine.
+    const result r = run1(rc, {start(3, 100), wait(3), start(3, 100), wait(3)});
+    EXPECT_EQ(r.dma_count, 2);
+    EXPECT_EQ(r.dangling_dmas, 0);
+}
+
+TEST(SimEngine, DanglingDmasAreCountedAndCompleted) {
+    // DMA 2 is never waited: the stream ends at 2i + 1 µs, the DMA still runs to completion and
+    // counts in device_time but not in core_time (busy + wait = core_time).
+    const std::int64_t X = 10'000'000;
+    const double i = rc.dma_issue_s, L = rc.dma_latency_s;
+    const result r = run1(rc, {start(1, 0), start(2, X), compute(1 * us)});
+    EXPECT_EQ(r.dangling_dmas, 2);  // DMA 1 completed but was never waited: still a leak
+    expect_close(r.core_time[0], 2 * i + 1 * us);
+    expect_close(r.device_time, 2 * i + L + X / bw);
+}
+
+TEST(SimEngine, MalformedOpsAndArguments) {
+    expect_rule("SIM2", [] { run1(rc, {compute(-1 * us)}); });
+    expect_rule("SIM2",
+                [] { run1(rc, {overhead(std::numeric_limits<double>::quiet_NaN())}); });
+    expect_rule("SIM2", [] { run1(rc, {start(1, -5), wait(1)}); });
+    expect_rule("SIM2", [] {
+        op bad;
+        bad.kind = static_cast<op_kind>(9);
+        run1(rc, {bad});
+    });
+    vec_source src;
+    expect_rule("SIM3", [&] { simulate(tpu::v5e, 2, src); });  // v5e has one TensorCore
+    expect_rule("SIM3", [&] { simulate(rc, 0, src); });
+    expect_rule("SIM3", [&] { simulate(rc, 3, src); });
+    chip bad_chip = rc;
+    bad_chip.dma_efficiency = 0;
+    expect_rule("H1", [&] { simulate(bad_chip, 1, src); });
+    expect_rule("C3", [&] {
+        simulate(rc, 1, src, {.costs = {.onchip_vregs_per_cycle = 0}});
+    });
+}
+
+// ---- Timeline and per-step breakdown -----------------------------------------------------------
+
+TEST(SimEngine, TimelineIsConsistent) {
+    const chip& c = tpu::v5p;
+    vec_source src;
+    src.ops[0] = double_buffered(30, 3 << 20, 1 << 20, c.step_overhead_s, 4 * us);
+    src.ops[1] = double_buffered(25, 1 << 20, 3 << 20, c.step_overhead_s, 9 * us);
+    const result r = run(c, src, 2, {.timeline = true, .per_step = true});
+    for (int core = 0; core < 2; ++core) {
+        SCOPED_TRACE(core);
+        double t = 0, busy = 0;
+        std::size_t waits = 0, dmas = 0;
+        for (const span& s : r.timeline) {
+            if (s.core != core) continue;
+            EXPECT_LE(s.begin, s.end);
+            if (s.track == span::track::dma) {
+                ++dmas;
+                continue;
+            }
+            // Stream spans: in order, back to back (the stream is never idle), never overlapping.
+            expect_close(s.begin, t, 1e-12);
+            t = s.end;
+            busy += s.end - s.begin;
+            if (s.kind == op_kind::dma_wait) {
+                ++waits;
+                EXPECT_LT(s.begin, s.end);
+                // A wait ends when its DMA completes.
+                EXPECT_EQ(s.end, done_at(r, core, s.dma));
+            }
+        }
+        const auto k = static_cast<std::size_t>(core);
+        expect_close(t, r.core_time[k]);
+        expect_close(busy, r.core_time[k], 1e-12);
+        expect_close(r.busy_overhead[k] + r.busy_issue[k] + r.busy_compute[k] + r.wait_dma[k],
+                     r.core_time[k], 1e-12);
+        EXPECT_GT(waits, 0u);
+        EXPECT_EQ(dmas, core == 0 ? 60u : 50u);
+    }
+    // A DMA span starts at the end of its issue span and a DMA never completes before
+    // latency + bytes / (B·η) (it can only be slower when sharing).
+    const double B = c.hbm_bytes_per_s * c.dma_efficiency;
+    for (const span& s : r.timeline) {
+        if (s.track != span::track::dma) continue;
+        EXPECT_GE(s.end - s.begin, (c.dma_latency_s + s.bytes / B) * (1 - 1e-12));
+        const auto issue = std::find_if(r.timeline.begin(), r.timeline.end(), [&](const span& x) {
+            return x.track == span::track::stream && x.core == s.core &&
+                   x.kind == op_kind::dma_start && x.dma == s.dma && x.end == s.begin;
+        });
+        EXPECT_NE(issue, r.timeline.end());
+    }
+    // Per-step rows: n per core, contiguous, summing to the core time.
+    for (int core = 0; core < 2; ++core) {
+        double t = 0, sum = 0;
+        std::size_t rows = 0;
+        for (const auto& row : r.steps) {
+            if (row.core != core) continue;
+            EXPECT_EQ(row.step, rows);
+            expect_close(row.begin, t, 1e-12);
+            t = row.end;
+            sum += row.overhead + row.issue + row.compute + row.wait;
+            expect_close(row.end - row.begin, row.overhead + row.issue + row.compute + row.wait,
+                         1e-9);
+            ++rows;
+        }
+        EXPECT_EQ(rows, core == 0 ? 30u : 25u);
+        expect_close(sum, r.core_time[static_cast<std::size_t>(core)], 1e-12);
+    }
+}
+
+TEST(SimEngine, OptionsDoNotChangeTimes) {
+    vec_source a, b;
+    a.ops[0] = b.ops[0] = double_buffered(40, 1 << 20, 1 << 20, 0.3 * us, 1 * us);
+    a.ops[1] = b.ops[1] = double_buffered(40, 2 << 20, 1 << 18, 0.3 * us, 2 * us);
+    const result x = run(tpu::v5p, a, 2);
+    const result y = run(tpu::v5p, b, 2, {.timeline = true, .per_step = true});
+    EXPECT_EQ(x.device_time, y.device_time);
+    EXPECT_EQ(x.core_time, y.core_time);
+    EXPECT_EQ(x.wait_dma, y.wait_dma);
+    EXPECT_TRUE(x.timeline.empty());
+    EXPECT_TRUE(x.steps.empty());
+}
+
+}  // namespace
