@@ -94,19 +94,19 @@ struct call_traits {
     static constexpr int n_out = static_cast<int>(outs::size);
 
     template <class... A>
-    static constexpr void describe_ops(call_desc& c, operand_role role, int first, pack<A...>) {
+    static constexpr void describe_ops(call_desc& c, [[maybe_unused]] operand_role role, int first, pack<A...>) {
         int k = first;
         ((c.ops[static_cast<std::size_t>(k++)] =
               describe_operand<typename A::array, typename A::spec, G, ctx>(role)),
          ...);
     }
     template <class... S>
-    static constexpr void describe_scratch_all(call_desc& c, pack<S...>) {
+    static constexpr void describe_scratch_all([[maybe_unused]] call_desc& c, pack<S...>) {
         int k = 0;
         ((c.scratch[static_cast<std::size_t>(k++)] = detail::describe_scratch<S>()), ...);
     }
     template <class... A>
-    static constexpr void describe_aliases(call_desc& c, pack<A...>) {
+    static constexpr void describe_aliases([[maybe_unused]] call_desc& c, pack<A...>) {
         int k = 0;
         ((c.aliases[static_cast<std::size_t>(k++)] = {A::in, A::out}), ...);
     }
