@@ -46,6 +46,7 @@ constexpr block_region region_of(const operand_desc& o, const index_tuple<max_ra
         case dim_kind::squeezed: lo = b[d].start; break;
         case dim_kind::element: lo = b[d].start - bd.pad_lo; break;
         case dim_kind::bounded_slice: lo = b[d].start; break;
+        case dim_kind::invalid: break;
         }
         const index_t len = bd.kind == dim_kind::bounded_slice ? b[d].size : bd.size;
         const index_t first = std::max<index_t>(lo, 0);

@@ -164,9 +164,40 @@ struct call_traits {
 };
 
 // ---- Compile-time diagnostics: one static_assert per rule, only the failing one fires --------
+// The values of a diagnostic appear as the template arguments in the compiler's "In instantiation
+// of" line just above the message, in the order the message states.
+
+constexpr coords block_coords(const diag& d) {
+    coords c;
+    c.rank = static_cast<int>(d.d);
+    for (std::size_t i = 0; i < max_rank; ++i) c.v[i] = d.block[i].start;
+    return c;
+}
+
+template <int Output, coords Block, coords Again, coords FirstFrom, coords FirstTo>
+struct output_block_revisited {
+    static_assert(Output < 0, "ptpu[S39] pallas_call: an output block is revisited after other blocks were written in between, so it is written back from a stale buffer; make the reduction axes the trailing grid axes (consecutive steps), or use Buffered<1> with revisit_any. Template arguments: output index, block index, the revisiting iteration, and the iterations of the first visit (from, to)");
+    static constexpr bool ok = false;
+};
+template <int Output, coords Block, int CoreA, coords From, coords To, int CoreB, coords Again>
+struct megacore_output_race {
+    static_assert(Output < 0, "ptpu[MC1] pallas_call: megacore output race: two TensorCores write the same output block, because the output's index map ignores a parallel dimension split across the cores; include every parallel grid index in the output's index map, or mark that dim arbitrary. Template arguments: output index, block index, first core and its iterations (from, to), second core and its first iteration");
+    static constexpr bool ok = false;
+};
+template <int Operand, int Dim, coords Block, coords Iteration>
+struct block_index_out_of_bounds {
+    static_assert(Operand < 0, "ptpu[S34] pallas_call: out-of-bounds block index: the block has no element inside the array; keep the index map within cdiv(dim, block) blocks. Template arguments: operand (inputs then outputs), dim, block index, iteration");
+    static constexpr bool ok = false;
+};
+template <std::array<index_t, max_operands> SlotBytes, std::array<int, max_operands> Buffers,
+          index_t ScratchBytes, index_t TotalBytes, index_t LimitBytes>
+struct vmem_overflow {
+    static_assert(TotalBytes <= LimitBytes, "ptpu[24] pallas_call: VMEM overflow: the windows (buffer count x tile-padded block bytes) plus VMEM scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit. Template arguments: bytes of one window slot per operand (inputs then outputs), buffer count per operand, VMEM scratch bytes, total bytes, limit");
+    static constexpr bool ok = false;
+};
 
 template <diag D>
-struct report {
+struct generic_report {
     static_assert(D.code != rule::r1, "ptpu[1] BlockSpec: block shape and array must have the same number of dimensions; give one block dim per array dim (squeezed for a dim the kernel should not see)");
     static_assert(D.code != rule::r2, "ptpu[2] BlockSpec: the index map must return one entry per block dimension; return idx(...) with as many entries as the block has dims");
     static_assert(D.code != rule::r2_arity, "ptpu[2] BlockSpec: the index map cannot be called with the grid indices (then the scalar-prefetch refs); take one integer per grid dim, e.g. [](auto i, auto j)");
@@ -186,15 +217,35 @@ struct report {
     static_assert(D.code != rule::r19_buffers, "ptpu[19] pallas_call: only single (1) and double (2) buffering are supported; use Buffered<1> or Buffered<2>");
     static_assert(D.code != rule::r19_revisit, "ptpu[19] pallas_call: revisit_any is not supported with double buffering; use Buffered<1> with revisit_any");
     static_assert(D.code != rule::r20, "ptpu[20] pallas_call: the length of the grid does not match the length of the dimension semantics; give one Semantics value per grid dim");
-    static_assert(D.code != rule::r24, "ptpu[24] pallas_call: VMEM overflow: the windows (buffer count x block bytes, tile-padded) plus VMEM scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit. The diag above lists bytes = {slot bytes per operand..., scratch, total} and buffers = {buffer count per operand...}; a = total, b = limit");
     static_assert(D.code != rule::smem1, "ptpu[SMEM1] pallas_call: SMEM overflow: scalar-prefetch operands, SMEM windows and SMEM scratch exceed the chip's SMEM; move data to VMEM");
     static_assert(D.code != rule::r25, "ptpu[25] pallas_call: all elements in the grid must be strictly positive; drop or fix the zero dim");
-    static_assert(D.code != rule::s34, "ptpu[S34] pallas_call: out-of-bounds block index: the block has no element inside the array; make the index map stay within cdiv(dim, block) blocks (diag: op, dim, a = linear step, block)");
-    static_assert(D.code != rule::s39, "ptpu[S39] pallas_call: an output block is revisited after other blocks were written in between, so it is written back from a stale buffer; make the reduction axes the trailing grid axes (consecutive steps), or use Buffered<1> with revisit_any (diag: op, block, first run steps a..b, revisited run ending at step c)");
     static_assert(D.code != rule::s44, "ptpu[S44] pallas_call: parallel dimensions must form a prefix of the grid; reorder the grid so parallel axes come first");
-    static_assert(D.code != rule::mc1, "ptpu[MC1] pallas_call: megacore output race: two TensorCores write the same output block, because the output's index map ignores a parallel dimension split across the cores; include every parallel grid index in the output's index map, or mark that dim arbitrary (diag: op, block, cores a and c)");
-    static constexpr bool ok = D.code == rule::ok;
+    static constexpr bool ok = false;
 };
+
+/// Instantiates the report of the call's first problem (its static_assert is the one message);
+/// returns whether the call is valid. rule::reported: a type-level static_assert already spoke.
+template <diag D, int NIn>
+constexpr bool report() {
+    if constexpr (D.code == rule::ok || D.code == rule::reported)
+        return D.code == rule::ok;
+    else if constexpr (D.code == rule::s39)
+        return output_block_revisited<D.op - NIn, block_coords(D), D.at[2], D.at[0], D.at[1]>::ok;
+    else if constexpr (D.code == rule::mc1)
+        return megacore_output_race<D.op - NIn, block_coords(D), static_cast<int>(D.a), D.at[0], D.at[1],
+                                    static_cast<int>(D.c), D.at[2]>::ok;
+    else if constexpr (D.code == rule::s34)
+        return block_index_out_of_bounds<D.op, D.dim, block_coords(D), D.at[0]>::ok;
+    else if constexpr (D.code == rule::r24) {
+        constexpr auto slots = [] {
+            std::array<index_t, max_operands> a{};
+            for (std::size_t i = 0; i < max_operands; ++i) a[i] = D.bytes[i];
+            return a;
+        }();
+        return vmem_overflow<slots, D.buffers, D.bytes[max_operands], D.a, D.b>::ok;
+    } else
+        return generic_report<D>::ok;
+}
 
 // ---- Operand binding ----------------------------------------------------------------------------
 
@@ -249,8 +300,9 @@ public:
     /// The plan's summary (DMA-free checks only for dynamic calls); `info.problem` is the first
     /// broken rule, reported below as a compile error.
     static constexpr plan_info info = make_info();
-    static constexpr bool valid = detail::report<info.problem>::ok;
-    static_assert(valid);
+    /// True when the configuration breaks no rule. When it does, the rule's report has already
+    /// stopped compilation with its one message.
+    static constexpr bool valid = detail::report<info.problem, desc.n_in>();
 
 private:
     static constexpr std::size_t event_count = (!dynamic && info.problem.ok()) ? info.events : 0;
@@ -343,7 +395,7 @@ private:
         }
 
         run_stats stats;
-        if constexpr (valid) {
+        if constexpr (valid) {  // (otherwise compilation has already failed with the rule's message)
             // Per-core memories (S6): windows, scratch, and the scalar-prefetch copies in SMEM.
             struct core_mem {
                 std::vector<std::byte> arena;

@@ -83,6 +83,14 @@ constexpr std::array<index_t, max_rank> grid_point(const call_desc& c, index_t s
     return p;
 }
 
+constexpr coords iteration_of(const call_desc& c, index_t s) {
+    coords it;
+    it.rank = c.grid_rank;
+    const auto p = grid_point(c, s);
+    for (std::size_t i = 0; i < max_rank; ++i) it.v[i] = p[i];
+    return it;
+}
+
 /// Bytes one window slot occupies: VMEM windows are laid out in (sublane, 128) tiles, so the two
 /// minor dims round up [M] (Mosaic's allocation; S48's footprint formula for aligned blocks).
 /// SMEM is never padded (pallas-semantics.md §3).
@@ -110,6 +118,7 @@ constexpr bool in_bounds(const operand_desc& o, std::size_t d, const index_entry
     case dim_kind::squeezed: return e.start >= 0 && e.start < dim;
     case dim_kind::element: return e.start >= 0 && e.start + bd.size <= dim + bd.pad_lo + bd.pad_hi;
     case dim_kind::bounded_slice: return e.start >= 0 && e.size <= bd.size && e.start + e.size <= dim;
+    case dim_kind::invalid: return false;
     }
     return false;
 }
@@ -228,6 +237,7 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
                     if (o.windowed() && !detail::in_bounds(o, d, b[d])) {
                         diag p = fail(rule::s34, i, static_cast<int>(d), s);
                         p.block = b;
+                        p.at[0] = detail::iteration_of(c, s);
                         p.d = o.rank;
                         info.problem = p;
                         return info;
@@ -252,9 +262,12 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
                         diag p = fail(first_core == core ? rule::s39 : rule::mc1, i);
                         p.block = b;
                         p.d = o.rank;
-                        p.a = first_core == core ? first_step : first_core;
+                        p.a = first_core;
                         p.b = last_step;
-                        p.c = first_core == core ? s : core;
+                        p.c = core;
+                        p.at[0] = detail::iteration_of(c, first_step);
+                        p.at[1] = detail::iteration_of(c, last_step);
+                        p.at[2] = detail::iteration_of(c, s);
                         info.problem = p;
                         return info;
                     }
@@ -263,6 +276,13 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
             }
             prev = b;
         }
+        // Check 18 after the index map's own checks (4, 5), in Pallas's order: BoundedSlice blocks
+        // exist in emit_pipeline only.
+        for (int d = 0; d < o.rank; ++d)
+            if (o.block[static_cast<std::size_t>(d)].kind == dim_kind::bounded_slice) {
+                info.problem = fail(rule::r18, i, d);
+                return info;
+            }
         if (!o.windowed()) {
             if (!all_zero) {
                 info.problem = fail(rule::r14, i);
@@ -301,9 +321,12 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
         diag p = fail(a.core == b.core ? rule::s39 : rule::mc1, a.op);
         p.block = a.block;
         p.d = c.ops[static_cast<std::size_t>(a.op)].rank;
-        p.a = a.core == b.core ? a.first : a.core;
+        p.a = a.core;
         p.b = a.last;
-        p.c = a.core == b.core ? b.first : b.core;
+        p.c = b.core;
+        p.at[0] = detail::iteration_of(c, a.first);
+        p.at[1] = detail::iteration_of(c, a.last);
+        p.at[2] = detail::iteration_of(c, b.first);
         info.problem = p;
         return info;
     }

@@ -17,7 +17,8 @@ namespace ptpu {
 /// Largest rank of an array, a block or a grid that ptpu plans for.
 inline constexpr std::size_t max_rank = 6;
 
-enum class dim_kind : std::uint8_t { blocked, squeezed, element, bounded_slice };
+/// `invalid` marks a dim whose type already failed check 7 (its static_assert is the message).
+enum class dim_kind : std::uint8_t { blocked, squeezed, element, bounded_slice, invalid };
 
 /// One normalized block dimension (S8).
 struct block_dim {
@@ -70,7 +71,7 @@ constexpr block_dim to_block_dim() {
                       "ptpu[7] Block<...>: unsupported block dimension type; allowed are an "
                       "integer (Blocked), squeezed, blocked{n}, element{n, lo, hi}, "
                       "bounded_slice{n}");
-        return {};
+        return {dim_kind::invalid, 1, 0, 0};
     }
 }
 }  // namespace detail

@@ -20,8 +20,15 @@ namespace ptpu {
 /// (r<N> for check N, s<N> for schedule rule S<N>) or ptpu's own (mc1: megacore output race,
 /// smem1: SMEM overflow).
 enum class rule : std::uint8_t {
-    ok, r1, r2, r2_arity, r3, r4, r5, r10, r11, r13, r14, r15, r16, r17, r18, r18_element,
+    ok, reported, r1, r2, r2_arity, r3, r4, r5, r10, r11, r13, r14, r15, r16, r17, r18, r18_element,
     r19_lookahead, r19_buffers, r19_revisit, r20, r24, smem1, r25, s34, s39, s44, mc1
+};
+
+/// A grid iteration (program ids) or a block index, as diagnostics print it.
+struct coords {
+    int rank = 0;
+    index_t v[max_rank]{};
+    friend constexpr bool operator==(const coords&, const coords&) = default;
 };
 
 /// The first problem found in a call, with the values the message needs.
@@ -34,6 +41,7 @@ struct diag {
     index_t c = 0;
     index_t d = 0;
     index_tuple<max_rank> block{};  ///< a block index involved (S34, S39, MC1)
+    coords at[3]{};  ///< S34: where; S39/MC1: first run from, to, and the second write
     std::array<index_t, max_operands + 2> bytes{};  ///< 24: per operand window bytes, scratch, total
     std::array<int, max_operands> buffers{};         ///< 24: per operand buffer count
     [[nodiscard]] constexpr bool ok() const { return code == rule::ok; }
@@ -44,6 +52,7 @@ struct diag {
 constexpr const char* message(rule r) {
     switch (r) {
     case rule::ok: return "ptpu[ok] no problem";
+    case rule::reported: return "ptpu[7] BlockSpec: unsupported block dimension type (reported where the Block was formed)";
     case rule::r1: return "ptpu[1] BlockSpec: block shape and array must have the same number of dimensions; give one block dim per array dim (squeezed for a dim the kernel should not see)";
     case rule::r2: return "ptpu[2] BlockSpec: the index map must return one entry per block dimension; return idx(...) with as many entries as the block has dims";
     case rule::r2_arity: return "ptpu[2] BlockSpec: the index map cannot be called with the grid indices (then the scalar-prefetch refs); take one integer per grid dim, e.g. [](auto i, auto j)";
@@ -129,6 +138,8 @@ constexpr diag validate(const call_desc& c) {
     }
     for (int i = 0; i < c.n_ops(); ++i) {
         const operand_desc& o = c.ops[static_cast<std::size_t>(i)];
+        for (int d = 0; d < o.block_rank; ++d)
+            if (o.block[static_cast<std::size_t>(d)].kind == dim_kind::invalid) return fail(rule::reported, i, d);
         if (o.block_rank != o.rank) return fail(rule::r1, i, -1, o.block_rank, o.rank);
         if (o.issue == map_issue::arity) return fail(rule::r2_arity, i, -1, c.grid_rank);
         if (o.issue == map_issue::not_tuple) return fail(rule::r3, i);
@@ -146,7 +157,6 @@ constexpr diag validate(const call_desc& c) {
         int non_squeezed = 0;
         for (int d = 0; d < o.block_rank; ++d) {
             const auto& bd = o.block[static_cast<std::size_t>(d)];
-            if (bd.kind == dim_kind::bounded_slice) return fail(rule::r18, i, d);
             if (bd.size <= 0) return fail(rule::r15, i, d, bd.size, o.shape[static_cast<std::size_t>(d)]);
             elements += bd.kind == dim_kind::element;
             non_squeezed += bd.kind != dim_kind::squeezed;
@@ -190,21 +200,41 @@ inline std::string describe(const diag& d) {
     case rule::s34:
     case rule::s39:
     case rule::mc1: {
-        s += s.empty() ? "block (" : ", block (";
-        for (std::size_t i = 0; i < max_rank && i < static_cast<std::size_t>(d.d); ++i) {
-            if (i) s += ", ";
-            s += d.block[i].is_slice()
-                     ? "ds(" + std::to_string(d.block[i].start) + ", " + std::to_string(d.block[i].size) + ")"
-                     : std::to_string(d.block[i].start);
+        auto tuple = [](auto get, int n) {
+            std::string t = "(";
+            for (int i = 0; i < n; ++i) t += (i ? ", " : "") + get(i);
+            return t + ")";
+        };
+        const auto block = tuple(
+            [&](int i) {
+                const auto& e = d.block[static_cast<std::size_t>(i)];
+                return e.is_slice() ? "ds(" + std::to_string(e.start) + ", " + std::to_string(e.size) + ")"
+                                    : std::to_string(e.start);
+            },
+            static_cast<int>(d.d));
+        auto iter = [&](const coords& it) {
+            return tuple([&](int i) { return std::to_string(it.v[i]); }, it.rank);
+        };
+        s += (s.empty() ? "" : ", ") + std::string("block ") + block;
+        if (d.code == rule::s34) {
+            s += " at iteration " + iter(d.at[0]);
+        } else if (d.code == rule::s39) {
+            s += " revisited in iteration " + iter(d.at[2]) + "; it was previously visited in iterations " +
+                 iter(d.at[0]) + " through " + iter(d.at[1]);
+        } else {
+            s += " written by core " + std::to_string(d.a) + " in iterations " + iter(d.at[0]) + " through " +
+                 iter(d.at[1]) + " and by core " + std::to_string(d.c) + " from iteration " + iter(d.at[2]);
         }
-        s += ")";
-        if (d.code == rule::s34) break;
-        add(d.code == rule::mc1 ? "first written by core" : "first written at steps", d.a);
-        if (d.code == rule::s39) s += " to " + std::to_string(d.b);
-        add(d.code == rule::mc1 ? "written again by core" : "written again at step", d.c);
-        break;
+        return s;
     }
     case rule::r24:
+        for (std::size_t i = 0; i < max_operands; ++i)
+            if (d.buffers[i] > 0)
+                s += (s.empty() ? "" : "; ") + std::string("operand ") + std::to_string(i) + ": " +
+                     std::to_string(d.bytes[i]) + " bytes x " + std::to_string(d.buffers[i]) + " buffers";
+        s += "; scratch " + std::to_string(d.bytes[max_operands]) + " bytes; total " + std::to_string(d.a) +
+             " bytes; limit " + std::to_string(d.b) + " bytes";
+        break;
     case rule::smem1:
         add("total bytes", d.a);
         add("limit", d.b);
