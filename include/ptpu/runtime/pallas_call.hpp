@@ -410,8 +410,10 @@ private:
             [[maybe_unused]] auto make_ctx = [&] {
                 if constexpr (dynamic) {
                     // The planner's view of the prefetch values (read-only SMEM refs).
-                    return std::tuple{ref<const typename P::value_type, smem, P::rank>(
-                        std::get<P_index<P, P...>()>(pf_views).data, shape_of<P>())...};
+                    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+                        return std::tuple{ref<const typename P::value_type, smem, P::rank>(
+                            std::get<K>(pf_views).data, shape_of<P>())...};
+                    }(std::index_sequence_for<P...>{});
                 } else {
                     return 0;
                 }
@@ -534,12 +536,6 @@ private:
         return std::tuple_cat(std::move(outs), std::tuple<run_stats>{stats});
     }
 
-    template <class P, class... Ps>
-    static constexpr std::size_t P_index() {
-        std::size_t k = 0;
-        ((std::is_same_v<P, Ps> ? false : (++k, true)) && ...);
-        return k;
-    }
     template <class A>
     static constexpr std::array<index_t, A::rank> shape_of() {
         std::array<index_t, A::rank> s{};
