@@ -247,6 +247,40 @@ constexpr bool report() {
         return generic_report<D>::ok;
 }
 
+// ---- Per-core memory ---------------------------------------------------------------------------
+
+/// Borrows the thread's cached per-core arenas for one call (or private ones when a call is
+/// already running on this thread).
+class arena_lease {
+public:
+    arena_lease() : owner_(!busy()) {
+        if (owner_) busy() = true;
+    }
+    ~arena_lease() {
+        if (owner_) busy() = false;
+    }
+    arena_lease(const arena_lease&) = delete;
+    arena_lease& operator=(const arena_lease&) = delete;
+
+    std::byte* get(int core, std::size_t bytes) {
+        std::vector<std::byte>& v = owner_ ? cache()[static_cast<std::size_t>(core)] : own_[static_cast<std::size_t>(core)];
+        if (v.size() < bytes) v.resize(bytes);
+        return v.data();
+    }
+
+private:
+    static bool& busy() {
+        thread_local bool b = false;
+        return b;
+    }
+    static std::array<std::vector<std::byte>, 2>& cache() {
+        thread_local std::array<std::vector<std::byte>, 2> c;
+        return c;
+    }
+    bool owner_;
+    std::array<std::vector<std::byte>, 2> own_;
+};
+
 // ---- Operand binding ----------------------------------------------------------------------------
 
 template <class A, class X>
@@ -353,8 +387,31 @@ public:
         static_assert(sizeof...(Args) == desc.n_prefetch + desc.n_in,
                       "ptpu[ARG1] pallas_call: pass the scalar-prefetch arrays, then one argument "
                       "per input");
-        return run(body, std::forward_as_tuple(args...), typename traits::prefetch{},
-                   typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
+        auto outs = make_outputs(typename traits::outs{});
+        std::array<void*, max_operands> out_ptrs{};
+        std::apply([&](auto&... o) {
+            std::size_t k = 0;
+            ((out_ptrs[k++] = o.data()), ...);
+        }, outs);
+        const run_stats stats = execute(body, std::forward_as_tuple(args...), out_ptrs, typename traits::prefetch{},
+                                        typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
+        return std::tuple_cat(std::move(outs), std::tuple<run_stats>{stats});
+    }
+
+    /// Runs the kernel writing the outputs into memory the caller owns: `outputs` is a tuple of
+    /// host_array<A>& or host_view<T> (e.g. `std::tie(z)`), one per output, of the Out shapes.
+    /// No output allocation: for repeated calls and for results that live in user buffers.
+    template <class... Outs, class Body, class... Args>
+    run_stats into(std::tuple<Outs...> outputs, Body&& body, Args&&... args) const {
+        static_assert(sizeof...(Outs) == static_cast<std::size_t>(desc.n_out),
+                      "ptpu[ARG1] pallas_call::into: give one output buffer per Out operand");
+        static_assert(sizeof...(Args) == desc.n_prefetch + desc.n_in,
+                      "ptpu[ARG1] pallas_call: pass the scalar-prefetch arrays, then one argument "
+                      "per input");
+        std::array<void*, max_operands> out_ptrs{};
+        bind_outputs(outputs, out_ptrs, typename traits::outs{}, std::index_sequence_for<Outs...>{});
+        return execute(body, std::forward_as_tuple(args...), out_ptrs, typename traits::prefetch{},
+                       typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
     }
 
 private:
@@ -363,9 +420,30 @@ private:
         return std::tuple<host_array<typename A::array>...>{};
     }
 
+    template <class Tuple, class... O, std::size_t... K>
+    static void bind_outputs(Tuple& outputs, std::array<void*, max_operands>& ptrs, detail::pack<O...>,
+                             std::index_sequence<K...>) {
+        auto one = [&]<class A>(std::type_identity<A>, auto& x, std::size_t k) {
+            using T = typename A::value_type;
+            using U = std::remove_cvref_t<decltype(x)>;
+            if constexpr (std::is_same_v<U, host_array<A>>)
+                ptrs[k] = x.data();
+            else if constexpr (std::is_same_v<U, host_view<T>>) {
+                bool ok = x.rank == static_cast<int>(A::rank);
+                for (std::size_t d = 0; ok && d < A::rank; ++d) ok = x.shape[d] == A::shape[d];
+                check(ok, "ARG1", "pallas_call::into", "an output view's shape differs from its Out Array",
+                      "pass a view of the Out Array's shape");
+                ptrs[k] = x.data;
+            } else
+                static_assert(sizeof(U) == 0, "ptpu[ARG1] pallas_call::into: an output must be a "
+                                              "host_array<Array>& or a writable host_view");
+        };
+        (one(std::type_identity<typename O::array>{}, std::get<K>(outputs), K), ...);
+    }
+
     template <class Body, class ArgTuple, class... P, class... I, class... O, class... S>
-    static auto run(Body& body, ArgTuple args, detail::pack<P...>, detail::pack<I...>, detail::pack<O...>,
-                    detail::pack<S...>) {
+    static run_stats execute(Body& body, ArgTuple args, const std::array<void*, max_operands>& out_ptrs,
+                             detail::pack<P...>, detail::pack<I...>, detail::pack<O...>, detail::pack<S...>) {
         constexpr std::size_t np = sizeof...(P);
         constexpr std::size_t ni = sizeof...(I);
         // Inputs as HBM views.
@@ -375,17 +453,13 @@ private:
         auto pf_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
             return std::tuple{detail::to_view<P>(std::get<K>(args))...};
         }(std::make_index_sequence<np>{});
-        auto outs = make_outputs(detail::pack<O...>{});
-
         // HBM base pointers per operand; an aliased output starts as a copy of its input and the
         // input then reads the output's buffer (S50).
         std::array<void*, max_operands> hbm{};
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             ((hbm[K] = const_cast<void*>(static_cast<const void*>(std::get<K>(in_views).data))), ...);
         }(std::make_index_sequence<ni>{});
-        [&]<std::size_t... K>(std::index_sequence<K...>) {
-            ((hbm[ni + K] = std::get<K>(outs).data()), ...);
-        }(std::make_index_sequence<sizeof...(O)>{});
+        for (std::size_t k = 0; k < sizeof...(O); ++k) hbm[ni + k] = out_ptrs[k];
         for (int k = 0; k < desc.n_alias; ++k) {
             const auto [in, out] = desc.aliases[static_cast<std::size_t>(k)];
             const auto& o = desc.ops[static_cast<std::size_t>(desc.n_in + out)];
@@ -398,7 +472,7 @@ private:
         if constexpr (valid) {  // (otherwise compilation has already failed with the rule's message)
             // Per-core memories (S6): windows, scratch, and the scalar-prefetch copies in SMEM.
             struct core_mem {
-                std::vector<std::byte> arena;
+                std::byte* arena = nullptr;
                 std::array<std::array<std::byte*, 2>, max_operands> slots{};
                 std::array<std::byte*, max_scratch> scratch{};
                 std::array<std::byte*, max_operands> prefetch{};
@@ -428,6 +502,10 @@ private:
             const std::span<const event> evs(dyn_events);
 
             std::array<core_mem, 2> mem;
+            // The per-core memories are reused from call to call on this thread (allocating and
+            // faulting in megabytes of fresh pages per call would dominate small kernels); a call
+            // made while another is running on the thread gets its own.
+            detail::arena_lease lease;
             for (int core = 0; core < pinfo.cores; ++core) {
                 core_mem& m = mem[static_cast<std::size_t>(core)];
                 index_t total = 0;
@@ -451,13 +529,14 @@ private:
                 ((pf_at[pk++] = take(P::size * index_t{sizeof(typename P::value_type)})), ...);
                 // Fresh memory is garbage on a TPU (S57); poison it so a kernel reading an
                 // uninitialized buffer sees NaN / -1 rather than a plausible value.
-                m.arena.assign(static_cast<std::size_t>(total), std::byte{0xff});
+                m.arena = lease.get(core, static_cast<std::size_t>(total));
+                std::memset(m.arena, 0xff, static_cast<std::size_t>(total));
                 for (int i = 0; i < desc.n_ops(); ++i)
                     for (int k = 0; k < pinfo.ops[static_cast<std::size_t>(i)].buffers; ++k)
                         m.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] =
-                            m.arena.data() + slot_at[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
+                            m.arena + slot_at[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
                 for (int k = 0; k < desc.n_scratch; ++k)
-                    m.scratch[static_cast<std::size_t>(k)] = m.arena.data() + scratch_at[static_cast<std::size_t>(k)];
+                    m.scratch[static_cast<std::size_t>(k)] = m.arena + scratch_at[static_cast<std::size_t>(k)];
                 // Semaphores start at zero.
                 for (int k = 0; k < desc.n_scratch; ++k) {
                     const auto& s = desc.scratch[static_cast<std::size_t>(k)];
@@ -468,7 +547,7 @@ private:
                 // S51: the scalar-prefetch operands are copied into each core's SMEM first.
                 pk = 0;
                 [&]<std::size_t... K>(std::index_sequence<K...>) {
-                    ((m.prefetch[K] = m.arena.data() + pf_at[K],
+                    ((m.prefetch[K] = m.arena + pf_at[K],
                       std::memcpy(m.prefetch[K], std::get<K>(pf_views).data,
                                   static_cast<std::size_t>(P::size) * sizeof(typename P::value_type))),
                      ...);
@@ -533,7 +612,7 @@ private:
             stats.body_dmas = kctx.body_dma_count;
             stats.body_dma_bytes = kctx.body_dma_bytes;
         }
-        return std::tuple_cat(std::move(outs), std::tuple<run_stats>{stats});
+        return stats;
     }
 
     template <class A>

@@ -187,8 +187,9 @@ constexpr diag validate(const call_desc& c) {
     return {};
 }
 
-/// The values of a diag, as text (run-time errors append it to the rule's message).
-inline std::string describe(const diag& d) {
+/// The values of a diag, as text (run-time errors append it to the rule's message). Cold: only
+/// ever runs on the way to an error, so compilers should spend no effort optimizing it.
+[[gnu::cold, gnu::noinline]] inline std::string describe(const diag& d) {
     std::string s;
     auto add = [&](const std::string& k, index_t v) {
         if (!s.empty()) s += ", ";
@@ -248,9 +249,15 @@ inline std::string describe(const diag& d) {
     return s;
 }
 
+namespace detail {
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_diag(const diag& d) {
+    throw error(std::string(message(d.code)) + " (" + describe(d) + ")");
+}
+}  // namespace detail
+
 /// Throws the diag as ptpu::error (run-time plans).
 inline void raise(const diag& d) {
-    if (!d.ok()) throw error(std::string(message(d.code)) + " (" + describe(d) + ")");
+    if (!d.ok()) detail::throw_diag(d);
 }
 
 }  // namespace ptpu

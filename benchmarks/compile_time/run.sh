@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Compile time of static plans (issue 3): g++ -O2 on one TU with a 256/1024/4096-step plan,
+# against the same TU without a pallas_call (the cost of the headers alone). Prints the median of
+# RUNS user+system CPU seconds per configuration (CPU time, not wall: these machines are shared).
+# Usage: benchmarks/compile_time/run.sh [RUNS]   (from the repository root)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=${1:-3}
+cxx=${CXX:-g++}
+src=benchmarks/compile_time/plan.cpp
+flags=(-std=c++20 -O2 -Iinclude -isystem /usr/include/eigen3 -c -o /dev/null)
+measure() {  # prints the median CPU seconds of compiling with the given -D flags
+    local t=()
+    for ((r = 0; r < runs; ++r)); do
+        t+=("$( { /usr/bin/time -f '%U %S' "$cxx" "${flags[@]}" "$@" "$src" >/dev/null; } 2>&1 | tail -n 1 |
+                awk '{printf "%.2f", $1 + $2}')")
+    done
+    printf '%s\n' "${t[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+printf '%-34s %8s\n' "translation unit" "seconds"
+base=$(measure -DPTPU_BASELINE=1)
+printf '%-34s %8s\n' "headers only (no pallas_call)" "$base"
+printf '%-34s %8s\n' "headers + executor, 16 steps" "$(measure -DPTPU_STEPS=16 -DPTPU_EXEC=1)"
+for steps in 256 1024 4096; do
+    printf '%-34s %8s\n' "plan, $steps steps" "$(measure -DPTPU_STEPS=$steps)"
+done
+for steps in 1024 4096; do
+    printf '%-34s %8s\n' "plan + event list, $steps steps" "$(measure -DPTPU_STEPS=$steps -DPTPU_EVENTS=1)"
+done
+for steps in 1024 4096; do
+    printf '%-34s %8s\n' "plan + executor, $steps steps" "$(measure -DPTPU_STEPS=$steps -DPTPU_EXEC=1)"
+done
