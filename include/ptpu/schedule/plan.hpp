@@ -65,6 +65,7 @@ struct plan_info {
     index_t vmem_bytes = 0;  ///< per core: windows + VMEM scratch (check 24)
     index_t smem_bytes = 0;  ///< per core: prefetch + SMEM windows + SMEM scratch
     std::size_t events = 0;
+    std::uint32_t revisit_any_mask = 0;  ///< bit i: operand i restores its block (S40)
 };
 
 namespace detail {
@@ -141,15 +142,29 @@ struct run {
 /// The planner. Calls `emit(event)` for each event, in issue order, core after core, and returns
 /// the plan's summary. `maps[i]` is operand i's index map (inputs then outputs); `ctx` is passed to
 /// them (the scalar-prefetch refs, or nullptr).
-template <class Emit>
-constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* ctx, Emit&& emit) {
-    using detail::fail;
+/// Everything the schedule needs besides the event order: the checks' verdict, the per-operand
+/// facts and the change bits (chg[op * steps + s] is 1 when operand op's block at step s differs
+/// from step s-1's, or s starts a core's range). One index map evaluation per operand per step.
+struct plan_tables {
     plan_info info;
+    index_t steps = 0;
+    int n_in = 0;
+    int n_ops = 0;
+    std::vector<std::uint8_t> chg;
+};
+
+constexpr plan_tables analyze(const call_desc& c, const block_fn* maps, const void* ctx) {
+    plan_tables tables;
+    plan_info& info = tables.info;
+    using detail::fail;
     info.problem = validate(c);
-    if (!info.problem.ok()) return info;
+    if (!info.problem.ok()) return tables;
 
     const index_t n_steps = c.steps();
     const int n_ops = c.n_ops();
+    tables.steps = n_steps;
+    tables.n_in = c.n_in;
+    tables.n_ops = n_ops;
 
     // Megacore split (S44): parallel dims form a prefix; each core takes ceil(P/C) consecutive
     // parallel points, i.e. a contiguous range of linear steps, and runs its own pipeline.
@@ -180,8 +195,8 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
     // run for the revisit checks. The schedule below reads only these change bits.
     // (Hot loops use built-in arrays and raw pointers: g++ evaluates them several times faster
     // than std::array / std::vector operator[] at compile time.)
-    std::vector<std::uint8_t> chg_store(static_cast<std::size_t>(n_ops * n_steps), 0);
-    std::uint8_t* const chg = chg_store.data();
+    tables.chg.assign(static_cast<std::size_t>(n_ops * n_steps), 0);
+    std::uint8_t* const chg = tables.chg.data();
     std::vector<detail::run> runs;
     index_t point[max_rank]{};
     for (int i = 0; i < n_ops; ++i) {
@@ -231,7 +246,7 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
                     const bool want_slice = o.block[d].kind == dim_kind::bounded_slice;
                     if (want_slice != b[d].is_slice()) {
                         info.problem = fail(want_slice ? rule::r4 : rule::r5, i, static_cast<int>(d));
-                        return info;
+                        return tables;
                     }
                     all_zero = all_zero && b[d].start == 0;
                     if (o.windowed() && !detail::in_bounds(o, d, b[d])) {
@@ -240,7 +255,7 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
                         p.at[0] = detail::iteration_of(c, s);
                         p.d = o.rank;
                         info.problem = p;
-                        return info;
+                        return tables;
                     }
                 }
             }
@@ -269,7 +284,7 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
                         p.at[1] = detail::iteration_of(c, last_step);
                         p.at[2] = detail::iteration_of(c, s);
                         info.problem = p;
-                        return info;
+                        return tables;
                     }
                     writer[id] = 2 * s + core + 1;
                 }
@@ -281,12 +296,12 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
         for (int d = 0; d < o.rank; ++d)
             if (o.block[static_cast<std::size_t>(d)].kind == dim_kind::bounded_slice) {
                 info.problem = fail(rule::r18, i, d);
-                return info;
+                return tables;
             }
         if (!o.windowed()) {
             if (!all_zero) {
                 info.problem = fail(rule::r14, i);
-                return info;
+                return tables;
             }
             continue;
         }
@@ -298,7 +313,7 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
         op.constant = constant;
         if (c.grid_rank == 0 && !op.trivial) {
             info.problem = fail(rule::r17, i);
-            return info;
+            return tables;
         }
         op.buffers = (op.trivial || op.constant) ? 1 : o.buffer_count;  // S47, S48
         op.block_bytes = o.block_elems() * itemsize(o.type);
@@ -328,7 +343,7 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
         p.at[1] = detail::iteration_of(c, a.last);
         p.at[2] = detail::iteration_of(c, b.first);
         info.problem = p;
-        return info;
+        return tables;
     }
 
     // Budgets (check 24; SMEM1).
@@ -362,142 +377,217 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
         budget.b = c.vmem_limit;
         if (vmem > c.vmem_limit) {
             info.problem = budget;
-            return info;
+            return tables;
         }
         if (smem > c.hw.smem_bytes) {
             budget.code = rule::smem1;
             budget.a = smem;
             budget.b = c.hw.smem_bytes;
             info.problem = budget;
-            return info;
+            return tables;
         }
     }
 
-    // Pass 2: the schedule of each core (S21–S31, S40), event by event, from the change bits.
-    std::size_t n_events = 0;
-    auto put = [&](event_kind k, int core, int op, index_t slot, index_t step, index_t block_step) {
-        if (k != event_kind::step && k != event_kind::body && k != event_kind::wait_in && k != event_kind::wait_out)
-            ++info.ops[static_cast<std::size_t>(op)].dmas;
-        emit(event{k, static_cast<std::uint8_t>(core), static_cast<std::uint8_t>(op),
-                   static_cast<std::uint8_t>(slot), static_cast<std::uint32_t>(step),
-                   static_cast<std::uint32_t>(block_step)});
-        ++n_events;
-    };
-    // Roles, in spec order (refs are processed one phase at a time across all refs, S23).
-    int pipe_in[max_operands]{}, pipe_out[max_operands]{};
-    int bcs[max_operands]{};
-    bool revisit_any[max_operands]{};
-    int n_pin = 0, n_pout = 0;
-    int depth = 2;  // S = max(2, max bc)
-    for (int i = 0; i < n_ops; ++i) {
-        const auto& p = info.ops[static_cast<std::size_t>(i)];
-        bcs[i] = p.buffers;
-        revisit_any[i] = c.ops[static_cast<std::size_t>(i)].revisit_any;
-        depth = std::max(depth, p.buffers);
-        if (!p.windowed || p.trivial) continue;
-        if (i < c.n_in)
-            pipe_in[n_pin++] = i;
-        else
-            pipe_out[n_pout++] = i;
-    }
-    for (int core = 0; core < info.cores; ++core) {
-        const index_t begin = info.core_begin[static_cast<std::size_t>(core)];
-        const index_t end = info.core_end[static_cast<std::size_t>(core)];
-        const index_t n = end - begin;
-        if (n <= 0) continue;  // S21: nothing at all when a core has no steps
-        index_t cin[max_operands]{}, win[max_operands]{}, cout[max_operands]{}, wout[max_operands]{};
-        // changed(i, g): the block of step g differs from step g-1's (or g starts the core).
-        auto changed = [&](int i, index_t g) { return chg[i * n_steps + g] != 0; };
+    info.revisit_any_mask = 0;
+    for (int i = 0; i < n_ops; ++i)
+        if (c.ops[static_cast<std::size_t>(i)].revisit_any) info.revisit_any_mask |= 1u << i;
+    return tables;
+}
 
-        // S22.2: trivially-windowed inputs are copied once before the prologue.
-        for (int i = 0; i < c.n_in; ++i)
-            if (info.ops[static_cast<std::size_t>(i)].trivial) put(event_kind::sync_in, core, i, 0, begin, begin);
-        // S22.3 prologue, clamped to t < n (Q2 [M]).
-        for (index_t t = 0; t + 1 < depth; ++t)
-            for (int k = 0; k < n_pin; ++k) {
-                const int i = pipe_in[k];
-                const int u = i;
-                const int bc = bcs[u];
-                if (t + 1 >= bc || t >= n) continue;
-                if (t == 0 || changed(i, begin + t)) {
-                    put(event_kind::fetch, core, i, cin[u] % bc, begin, begin + t);
-                    ++cin[u];
+/// The schedule of one core as a resumable generator: each next() yields the following event
+/// (S21–S31, S40) until the core's pipeline ends. plan() drains it at compile time; the executor
+/// pulls it lazily, so a run never holds more than one step of events.
+class core_schedule {
+public:
+    constexpr core_schedule(const plan_tables& t, int core) : t_(&t), core_(core) {
+        const plan_info& info = t.info;
+        begin_ = info.core_begin[static_cast<std::size_t>(core)];
+        end_ = info.core_end[static_cast<std::size_t>(core)];
+        n_ = end_ - begin_;
+        for (int i = 0; i < t.n_ops; ++i) {
+            const operand_plan& p = info.ops[static_cast<std::size_t>(i)];
+            bc_[i] = p.buffers;
+            trivial_[i] = p.trivial;
+            revisit_any_[i] = (info.revisit_any_mask >> i) & 1u;
+            depth_ = std::max(depth_, p.buffers);
+            if (!p.windowed || p.trivial) continue;
+            if (i < t.n_in)
+                pin_[n_pin_++] = i;
+            else
+                pout_[n_pout_++] = i;
+        }
+        phase_ = n_ > 0 ? phase::pre : phase::done;  // S21: nothing at all without steps
+    }
+
+    constexpr bool next(event& e) {
+        for (;;) {
+            switch (phase_) {
+            case phase::pre:  // S22.2: trivially-windowed inputs, once, before the prologue
+                while (k_ < t_->n_in) {
+                    const int i = k_++;
+                    if (trivial_[i]) return put(e, event_kind::sync_in, i, 0, begin_, begin_);
                 }
-            }
-        for (index_t s = 0; s < n; ++s) {
-            const index_t g = begin + s;
-            const bool last = s == n - 1;
-            put(event_kind::step, core, 0, 0, g, g);
-            // S23.1 copy_in: bc >= 2 fetches step g+bc-1's block when it differs from g+bc-2's.
-            for (int k = 0; k < n_pin; ++k) {
-                const int i = pipe_in[k];
-                const int u = i;
-                const int bc = bcs[u];
-                if (bc >= 2) {
-                    if (s <= n - bc && changed(i, g + bc - 1)) {
-                        put(event_kind::fetch, core, i, cin[u] % bc, g, g + bc - 1);
-                        ++cin[u];
+                to(phase::prologue);
+                t_depth_ = 0;
+                continue;
+            case phase::prologue:  // S22.3, clamped to t < n (Q2 [M])
+                while (t_depth_ + 1 < depth_) {
+                    while (k_ < n_pin_) {
+                        const int i = pin_[k_++];
+                        const int bc = bc_[i];
+                        if (t_depth_ + 1 >= bc || t_depth_ >= n_) continue;
+                        if (t_depth_ == 0 || changed(i, begin_ + t_depth_))
+                            return put(e, event_kind::fetch, i, cin_[i]++ % bc, begin_, begin_ + t_depth_);
                     }
-                } else if (s == 0 || changed(i, g)) {
-                    put(event_kind::fetch, core, i, 0, g, g);
-                    ++cin[u];
+                    k_ = 0;
+                    ++t_depth_;
                 }
-            }
-            // S23.2 wait_in.
-            for (int k = 0; k < n_pin; ++k) {
-                const int i = pipe_in[k];
-                const int u = i;
-                if (s == 0 || changed(i, g)) put(event_kind::wait_in, core, i, win[u] % bcs[u], g, g);
-            }
-            // S40 [M]: revisit_any outputs get their block's HBM contents back on every change.
-            for (int k = 0; k < n_pout; ++k) {
-                const int o = pipe_out[k];
-                const int u = o;
-                if (revisit_any[u] && (s == 0 || changed(o, g)))
-                    put(event_kind::restore, core, o, cout[u] % bcs[u], g, g);
-            }
-            put(event_kind::body, core, 0, 0, g, g);
-            // S23.4 copy_out at the last step of each output run.
-            for (int k = 0; k < n_pout; ++k) {
-                const int o = pipe_out[k];
-                const int u = o;
-                if (last || changed(o, g + 1)) {
-                    const int bc = bcs[u];
-                    put(bc == 1 ? event_kind::write_sync : event_kind::write, core, o, cout[u] % bc, g, g);
-                    ++cout[u];
+                s_ = 0;
+                to(phase::step);
+                continue;
+            case phase::step:
+                if (s_ == n_) {
+                    to(phase::epilogue_wait);
+                    continue;
                 }
-            }
-            // S23.5 wait_out: the write of the previous run, issued at step g-1.
-            for (int k = 0; k < n_pout; ++k) {
-                const int o = pipe_out[k];
-                const int u = o;
-                const int bc = bcs[u];
-                if (bc > 1 && s > 0 && changed(o, g)) {
-                    put(event_kind::wait_out, core, o, wout[u] % bc, g, g - 1);
-                    ++wout[u];
+                g_ = begin_ + s_;
+                to(phase::copy_in);
+                return put(e, event_kind::step, 0, 0, g_, g_);
+            case phase::copy_in:  // S23.1: bc >= 2 fetches step g+bc-1's block when it changes
+                while (k_ < n_pin_) {
+                    const int i = pin_[k_++];
+                    const int bc = bc_[i];
+                    if (bc >= 2) {
+                        if (s_ <= n_ - bc && changed(i, g_ + bc - 1))
+                            return put(e, event_kind::fetch, i, cin_[i]++ % bc, g_, g_ + bc - 1);
+                    } else if (s_ == 0 || changed(i, g_)) {
+                        ++cin_[i];
+                        return put(e, event_kind::fetch, i, 0, g_, g_);
+                    }
                 }
-            }
-            // S23.6 advance.
-            for (int k = 0; k < n_pin; ++k) {
-                const int i = pipe_in[k];
-                if (last || changed(i, g + 1)) ++win[i];
+                to(phase::wait_in);
+                continue;
+            case phase::wait_in:  // S23.2
+                while (k_ < n_pin_) {
+                    const int i = pin_[k_++];
+                    if (s_ == 0 || changed(i, g_)) return put(e, event_kind::wait_in, i, win_[i] % bc_[i], g_, g_);
+                }
+                to(phase::restore);
+                continue;
+            case phase::restore:  // S40 [M]: revisit_any outputs get their block back on a change
+                while (k_ < n_pout_) {
+                    const int o = pout_[k_++];
+                    if (revisit_any_[o] && (s_ == 0 || changed(o, g_)))
+                        return put(e, event_kind::restore, o, cout_[o] % bc_[o], g_, g_);
+                }
+                to(phase::body);
+                continue;
+            case phase::body:
+                to(phase::copy_out);
+                return put(e, event_kind::body, 0, 0, g_, g_);
+            case phase::copy_out:  // S23.4: at the last step of each output run
+                while (k_ < n_pout_) {
+                    const int o = pout_[k_++];
+                    if (s_ == n_ - 1 || changed(o, g_ + 1)) {
+                        const int bc = bc_[o];
+                        return put(e, bc == 1 ? event_kind::write_sync : event_kind::write, o, cout_[o]++ % bc, g_, g_);
+                    }
+                }
+                to(phase::wait_out);
+                continue;
+            case phase::wait_out:  // S23.5: the previous run's write, issued at step g-1
+                while (k_ < n_pout_) {
+                    const int o = pout_[k_++];
+                    const int bc = bc_[o];
+                    if (bc > 1 && s_ > 0 && changed(o, g_)) return put(e, event_kind::wait_out, o, wout_[o]++ % bc, g_, g_ - 1);
+                }
+                // S23.6 advance: an input's window moves on when the next step changes it.
+                for (int k = 0; k < n_pin_; ++k) {
+                    const int i = pin_[k];
+                    if (s_ == n_ - 1 || changed(i, g_ + 1)) ++win_[i];
+                }
+                ++s_;
+                to(phase::step);
+                continue;
+            case phase::epilogue_wait:  // S24
+                while (k_ < n_pout_) {
+                    const int o = pout_[k_++];
+                    const int bc = bc_[o];
+                    if (bc > 1) return put(e, event_kind::wait_out, o, wout_[o]++ % bc, end_ - 1, end_ - 1);
+                }
+                to(phase::epilogue_sync);
+                k_ = t_->n_in;
+                continue;
+            case phase::epilogue_sync:
+                while (k_ < t_->n_ops) {
+                    const int o = k_++;
+                    if (trivial_[o]) return put(e, event_kind::sync_out, o, 0, end_ - 1, end_ - 1);
+                }
+                to(phase::done);
+                continue;
+            case phase::done: return false;
             }
         }
-        // S24 epilogue.
-        for (int k = 0; k < n_pout; ++k) {
-            const int o = pipe_out[k];
-            const int u = o;
-            const int bc = bcs[u];
-            if (bc > 1) {
-                put(event_kind::wait_out, core, o, wout[u] % bc, end - 1, end - 1);
-                ++wout[u];
-            }
-        }
-        for (int o = c.n_in; o < n_ops; ++o)
-            if (info.ops[static_cast<std::size_t>(o)].trivial) put(event_kind::sync_out, core, o, 0, end - 1, end - 1);
     }
-    info.events = n_events;
-    return info;
+
+private:
+    enum class phase : std::uint8_t {
+        pre, prologue, step, copy_in, wait_in, restore, body, copy_out, wait_out, epilogue_wait,
+        epilogue_sync, done
+    };
+    constexpr void to(phase p) {
+        phase_ = p;
+        k_ = 0;
+    }
+    [[nodiscard]] constexpr bool changed(int op, index_t g) const { return t_->chg[static_cast<std::size_t>(op * t_->steps + g)] != 0; }
+    constexpr bool put(event& e, event_kind k, int op, index_t slot, index_t step, index_t block_step) const {
+        e = event{k, static_cast<std::uint8_t>(core_), static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(slot),
+                  static_cast<std::uint32_t>(step), static_cast<std::uint32_t>(block_step)};
+        return true;
+    }
+
+    const plan_tables* t_;
+    int core_;
+    index_t begin_ = 0, end_ = 0, n_ = 0;
+    int depth_ = 2;  // S = max(2, max bc)
+    int n_pin_ = 0, n_pout_ = 0;
+    int pin_[max_operands]{}, pout_[max_operands]{};
+    int bc_[max_operands]{};
+    bool trivial_[max_operands]{};
+    bool revisit_any_[max_operands]{};
+    index_t cin_[max_operands]{}, win_[max_operands]{}, cout_[max_operands]{}, wout_[max_operands]{};
+    phase phase_ = phase::done;
+    int k_ = 0;
+    index_t t_depth_ = 0;
+    index_t s_ = 0;
+    index_t g_ = 0;
+};
+
+/// Whether an event moves data (a DMA of the pipeline).
+constexpr bool is_dma(event_kind k) {
+    return k == event_kind::fetch || k == event_kind::sync_in || k == event_kind::restore ||
+           k == event_kind::write || k == event_kind::write_sync || k == event_kind::sync_out;
+}
+
+/// The planner. Calls `emit(event)` for each event, in issue order, core after core, and returns
+/// the plan's summary. `maps[i]` is operand i's index map (inputs then outputs); `ctx` is passed to
+/// them (the scalar-prefetch refs, or nullptr).
+template <class Emit>
+constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* ctx, Emit&& emit) {
+    plan_tables t = analyze(c, maps, ctx);
+    if (!t.info.problem.ok()) return t.info;
+    std::size_t n_events = 0;
+    for (int core = 0; core < t.info.cores; ++core) {
+        core_schedule cs(t, core);
+        event e;
+        while (cs.next(e)) {
+            if (is_dma(e.kind)) ++t.info.ops[e.op].dmas;
+            emit(e);
+            ++n_events;
+        }
+    }
+    t.info.events = n_events;
+    return t.info;
 }
 
 /// A plan evaluated into a vector (run-time plans, and the first pass of static ones).
