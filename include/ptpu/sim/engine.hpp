@@ -2,8 +2,8 @@
 // issue and wait on DMAs, and DMAs that share the chip's HBM bandwidth (docs/model.md).
 //
 // The model knows nothing about pallas_call: it pulls a generic stream of ops per core from a
-// source, lazily and in simulated-time order, so the executor behind the source can run kernel
-// bodies on demand.
+// source, lazily (a core's next op once the core has reached it in simulated time), so the
+// executor behind the source can run kernel bodies on demand.
 #pragma once
 
 #include <array>
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,8 @@ concept op_source = requires(S& s, int core, op& out) {
 struct options {
     bool timeline = false;  ///< record result::timeline
     bool per_step = false;  ///< record result::steps
+    /// The estimates beside the chip preset: the engine reads the on-chip DMA bandwidth from it;
+    /// a source turning work into compute ops should use the same model with time_of.
     cost_model costs = default_costs;
 };
 
@@ -64,12 +67,14 @@ struct span {
     bool far = true;         ///< DMA spans: over HBM
 };
 
-/// Time of one core in one grid step: a row per run of consecutive ops with the same step value.
+/// Time of one core in one grid step: a row per (core, step value), in order of first appearance.
 struct step_times {
     int core = 0;
     std::uint32_t step = 0;
     double begin = 0;  ///< start of the first op carrying this step value
     double end = 0;    ///< end of the last one (for a wait: when the core unblocked)
+    // Busy and blocked time of the ops carrying this step value. When a stream interleaves step
+    // values, rows overlap in time and end - begin exceeds their sum.
     double overhead = 0;
     double issue = 0;
     double compute = 0;
@@ -105,75 +110,228 @@ enum class dma_phase : std::uint8_t { latency, transfer, done };
 
 // A DMA from its start until its wait (or, for a dangling one, its completion).
 struct live_dma {
-    double ready;  // end of the latency: the transfer starts
-    double tag;    // transfer: its channel's virtual byte count at which it completes
-    double begin;  // end of the issue: the DMA exists
-    std::int64_t bytes;
-    std::uint32_t id;
-    std::uint32_t label;
-    std::uint32_t step;
-    std::uint8_t core;
-    std::uint8_t channel;  // 0: HBM; 1 + core: that core's on-chip path
-    dma_phase phase;
-    bool orphan;           // its core's stream has ended: nobody will wait for it
+    double ready = 0;  // end of the latency: the transfer starts
+    double tag = 0;    // transfer: its channel's virtual byte count at which it completes
+    double begin = 0;  // end of the issue: the DMA exists
+    std::int64_t bytes = 0;
+    std::uint64_t seq = 0;  // start order, the last tie-break
+    std::uint32_t id = 0;
+    std::uint32_t label = 0;
+    std::uint32_t step = 0;
+    std::uint8_t core = 0;
+    std::uint8_t channel = 0;  // 0: HBM; 1 + core: that core's on-chip path
+    dma_phase phase = dma_phase::latency;
+    bool orphan = false;       // its core's stream has ended: nobody will wait for it
 };
+
+// Event order: time, then core, then start order. DMA events come before core ops at equal time,
+// so that a wait at t sees a completion at t.
+constexpr bool before(double t, const live_dma& a, double t2, const live_dma& b) {
+    if (t != t2) return t < t2;
+    if (a.core != b.core) return a.core < b.core;
+    return a.seq < b.seq;
+}
 
 // A bandwidth shared equally by its active transfers (processor sharing). Instead of decrementing
 // every transfer's remaining bytes at each event, `v` counts the bytes each active transfer has
 // received since the channel was last idle; a transfer joining at v completes when v reaches
-// v + bytes. Equal tags complete at exactly the same time.
-struct channel {
-    double bw = 0;          // B/s
-    double v = 0;
-    double t_last = 0;      // time at which v was last brought up to date
-    int active = 0;
-    double busy_since = 0;  // start of the current busy period
+// its tag v + bytes, so transfers complete in tag order and equal tags at exactly the same time.
+class channel {
+public:
+    void set_bandwidth(double bw) {
+        bw_ = bw;
+        // n active transfers: each moves bw/n bytes per second; a byte of each takes n/bw. Tables
+        // for small n keep divisions off the hot path (a product differs by at most an ulp).
+        for (std::size_t n = 1; n < small; ++n) {
+            share_[n] = bw / static_cast<double>(n);
+            per_byte_[n] = static_cast<double>(n) / bw;
+        }
+        slots_.reserve(small);
+        tags_.reserve(small);
+    }
+    [[nodiscard]] bool idle() const { return slots_.empty(); }
+    [[nodiscard]] int first() const { return first_; }
+    [[nodiscard]] double first_done() const { return first_done_; }
+    [[nodiscard]] double busy_since() const { return busy_since_; }
 
-    void advance(double t) {
-        if (active > 0) v += (t - t_last) * bw / active;
-        t_last = t;
+    // A transfer of `bytes` joins at time t; returns its tag.
+    double arrive(int s, std::int64_t bytes, double t, const std::vector<live_dma>& dmas) {
+        if (slots_.empty()) {
+            v_ = 0;  // restart the virtual clock: keeps it small and exact
+            busy_since_ = t;
+        } else {
+            v_ += (t - t_last_) * share(slots_.size());
+        }
+        t_last_ = t;
+        const double tag = v_ + static_cast<double>(bytes);
+        slots_.push_back(s);
+        tags_.push_back(tag);
+        if (first_ < 0 || tag < first_tag_ ||
+            (tag == first_tag_ && before(tag, dmas[static_cast<std::size_t>(s)], first_tag_,
+                                         dmas[static_cast<std::size_t>(first_)]))) {
+            first_ = s;
+            first_tag_ = tag;
+        }
+        schedule();  // every completion moves: one more share
+        return tag;
     }
-    [[nodiscard]] double finish_time(double tag) const {
-        const double left = tag > v ? tag - v : 0.0;  // rounding may leave v a hair past tag
-        return t_last + left * active / bw;
+
+    // The first transfer completes at time t (DMA events come in order: it is always first).
+    void depart(double t, const std::vector<live_dma>& dmas) {
+        v_ = first_tag_;
+        t_last_ = t;
+        std::size_t n = slots_.size();
+        for (std::size_t k = 0; k < n; ++k) {
+            if (slots_[k] == first_) {
+                slots_[k] = slots_[n - 1];
+                tags_[k] = tags_[n - 1];
+                slots_.pop_back();
+                tags_.pop_back();
+                --n;
+                break;
+            }
+        }
+        first_ = -1;
+        for (std::size_t k = 0; k < n; ++k) {
+            const double tag = tags_[k];
+            if (first_ < 0 || tag < first_tag_ ||
+                (tag == first_tag_ &&
+                 before(tag, dmas[static_cast<std::size_t>(slots_[k])], first_tag_,
+                        dmas[static_cast<std::size_t>(first_)]))) {
+                first_ = slots_[k];
+                first_tag_ = tag;
+            }
+        }
+        if (n == 0) v_ = 0;
+        schedule();
     }
+
+private:
+    static constexpr std::size_t small = 32;
+
+    [[nodiscard]] double share(std::size_t n) const {
+        return n < small ? share_[n] : bw_ / static_cast<double>(n);
+    }
+    [[nodiscard]] double per_byte(std::size_t n) const {
+        return n < small ? per_byte_[n] : static_cast<double>(n) / bw_;
+    }
+    void schedule() {
+        if (first_ < 0) {
+            first_done_ = never;
+            return;
+        }
+        // Rounding may leave v a hair past the tag.
+        const double left = first_tag_ > v_ ? first_tag_ - v_ : 0.0;
+        first_done_ = t_last_ + left * per_byte(slots_.size());
+    }
+
+    double bw_ = 0;
+    double v_ = 0;
+    double t_last_ = 0;      // time at which v_ was last brought up to date
+    double busy_since_ = 0;  // start of the current busy period
+    std::vector<int> slots_; // active transfers
+    std::vector<double> tags_;
+    int first_ = -1;         // the one completing next (smallest tag, then event order)
+    double first_tag_ = 0;
+    double first_done_ = never;
+    std::array<double, small> share_{};
+    std::array<double, small> per_byte_{};
+};
+
+// A FIFO of slot numbers that keeps its storage (a ring of power-of-two size).
+class slot_queue {
+public:
+    [[nodiscard]] bool empty() const { return size_ == 0; }
+    [[nodiscard]] int front() const { return buf_[head_]; }
+    void pop() {
+        head_ = (head_ + 1) & (buf_.size() - 1);
+        --size_;
+    }
+    void push(int s) {
+        if (size_ == buf_.size()) grow();
+        buf_[(head_ + size_) & (buf_.size() - 1)] = s;
+        ++size_;
+    }
+
+private:
+    void grow() {
+        std::vector<int> b(buf_.empty() ? 16 : 2 * buf_.size());
+        for (std::size_t k = 0; k < size_; ++k) b[k] = buf_[(head_ + k) & (buf_.size() - 1)];
+        buf_ = std::move(b);
+        head_ = 0;
+    }
+    std::vector<int> buf_;
+    std::size_t head_ = 0;
+    std::size_t size_ = 0;
+};
+
+// The DMAs a core has started and not yet waited: ids and slots side by side, so that a wait's
+// lookup scans a few contiguous ids.
+class live_list {
+public:
+    void reserve(std::size_t n) {
+        ids_.reserve(n);
+        slots_.reserve(n);
+    }
+    [[nodiscard]] int find(std::uint32_t id) const {
+        const std::size_t n = ids_.size();
+        for (std::size_t k = 0; k < n; ++k)
+            if (ids_[k] == id) return static_cast<int>(k);
+        return -1;
+    }
+    [[nodiscard]] int slot(int k) const { return slots_[static_cast<std::size_t>(k)]; }
+    [[nodiscard]] const std::vector<int>& slots() const { return slots_; }
+    void push(std::uint32_t id, int s) {
+        ids_.push_back(id);
+        slots_.push_back(s);
+    }
+    void erase(int k) {
+        const auto i = static_cast<std::size_t>(k);
+        ids_[i] = ids_.back();
+        slots_[i] = slots_.back();
+        ids_.pop_back();
+        slots_.pop_back();
+    }
+    void clear() {
+        ids_.clear();
+        slots_.clear();
+    }
+
+private:
+    std::vector<std::uint32_t> ids_;
+    std::vector<int> slots_;
 };
 
 enum class core_state : std::uint8_t { ready, blocked, done };
 
-// The event order: time, then core, then DMA id; DMA events come before core events at equal time
-// (a wait at t sees a completion at t).
-struct dma_event {
-    double t = never;
-    int index = -1;
-    bool finish = false;  // false: the latency ends and the transfer starts
-};
-
-constexpr bool before(double t, int core, std::uint32_t id, double t2, int core2,
-                      std::uint32_t id2) {
-    if (t != t2) return t < t2;
-    if (core != core2) return core < core2;
-    return id < id2;
-}
-
+// The simulation proper. DMAs live in slots with stable numbers; each core keeps the DMAs it has
+// started and not yet waited (looked up by id on a wait) and, in start order, those still in
+// their latency (their ends are in time order, since a core's time only grows); each channel
+// keeps its transfers and its next completion. The next DMA event is then the earliest of at
+// most five candidates.
 template <class Source>
 class engine {
 public:
     engine(const chip& c, int cores, Source& src, const options& opt)
         : chip_(c), cores_(cores), src_(src), opt_(opt) {
-        dmas_.reserve(32);
-        const double hbm = c.hbm_bytes_per_s * c.dma_efficiency;
+        dmas_.reserve(64);
+        free_.reserve(64);
+        for (auto& l : live_) l.reserve(32);
         const double onchip = onchip_bytes_per_s(c, opt.costs);
-        channels_[0].bw = hbm;
-        channels_[1].bw = onchip;
-        channels_[2].bw = onchip;
+        channels_[0].set_bandwidth(c.hbm_bytes_per_s * c.dma_efficiency);
+        channels_[1].set_bandwidth(onchip);
+        channels_[2].set_bandwidth(onchip);
         res_.cores = cores;
         for (int k = 0; k < 2; ++k) state_[k] = k < cores ? core_state::ready : core_state::done;
     }
 
     result run() {
         for (;;) {
-            const dma_event ev = next_dma_event();
+            // Only DMA events and new DMAs change the next DMA event (run_core updates it).
+            if (dirty_) {
+                find_next_event();
+                dirty_ = false;
+            }
             int c = -1;
             double tc = never;
             for (int k = 0; k < cores_; ++k) {
@@ -182,15 +340,14 @@ public:
                     tc = t_[k];
                 }
             }
-            if (c >= 0 && tc < ev.t) {
-                run_core(c, ev.t);
-            } else if (ev.index >= 0) {
-                if (ev.finish)
-                    finish(static_cast<std::size_t>(ev.index), ev.t);
+            if (c >= 0 && tc < ev_t_) {
+                run_core(c);
+            } else if (ev_slot_ >= 0) {
+                dirty_ = true;
+                if (ev_finish_)
+                    finish(ev_slot_, ev_t_);
                 else
-                    start_transfer(static_cast<std::size_t>(ev.index), ev.t);
-            } else if (c >= 0) {
-                run_core(c, never);
+                    start_transfer(ev_slot_, ev_t_);
             } else {
                 break;
             }
@@ -204,53 +361,46 @@ public:
     }
 
 private:
-    // The earliest pending DMA event: a latency ending, or a channel's next completion.
-    dma_event next_dma_event() const {
-        dma_event ev;
-        int ev_core = 0;
-        std::uint32_t ev_id = 0;
-        std::array<int, 3> first{-1, -1, -1};  // per channel: the transfer with the smallest tag
-        const std::size_t n = dmas_.size();
-        for (std::size_t i = 0; i < n; ++i) {
-            const live_dma& d = dmas_[i];
-            if (d.phase == dma_phase::latency) {
-                if (before(d.ready, d.core, d.id, ev.t, ev_core, ev_id)) {
-                    ev = {d.ready, static_cast<int>(i), false};
-                    ev_core = d.core;
-                    ev_id = d.id;
-                }
-            } else if (d.phase == dma_phase::transfer) {
-                int& f = first[d.channel];
-                if (f < 0) {
-                    f = static_cast<int>(i);
-                } else {
-                    const live_dma& g = dmas_[static_cast<std::size_t>(f)];
-                    if (before(d.tag, d.core, d.id, g.tag, g.core, g.id)) f = static_cast<int>(i);
-                }
+    live_dma& at(int s) { return dmas_[static_cast<std::size_t>(s)]; }
+
+    // The next DMA event: the earliest latency end (the front of each core's queue) or channel
+    // completion. Kept in scalar members: copying a small event struct made g++ emit overlapping
+    // stores and loads that defeat store forwarding, which doubled the run time.
+    void find_next_event() {
+        double t = never;
+        int slot = -1;
+        bool fin = false;
+        const auto consider = [&](int s, double ts, bool f) {
+            if (slot < 0 || before(ts, at(s), t, at(slot))) {
+                t = ts;
+                slot = s;
+                fin = f;
             }
+        };
+        for (int k = 0; k < cores_; ++k) {
+            const slot_queue& q = pending_[k];
+            if (!q.empty()) consider(q.front(), at(q.front()).ready, false);
         }
-        for (std::size_t ch = 0; ch < 3; ++ch) {
-            if (first[ch] < 0) continue;
-            const live_dma& d = dmas_[static_cast<std::size_t>(first[ch])];
-            const double t = channels_[ch].finish_time(d.tag);
-            if (before(t, d.core, d.id, ev.t, ev_core, ev_id)) {
-                ev = {t, first[ch], true};
-                ev_core = d.core;
-                ev_id = d.id;
-            }
-        }
-        return ev;
+        for (const channel& ch : channels_)
+            if (ch.first() >= 0) consider(ch.first(), ch.first_done(), true);
+        ev_t_ = t;
+        ev_slot_ = slot;
+        ev_finish_ = fin;
     }
 
-    // Runs core c's ops while it is ready and strictly before `limit` (the next DMA event) and
-    // the other core's next op (ties go to the lower core). New DMAs may bring the limit forward.
-    void run_core(int c, double limit) {
+    // Runs core c's ops while it is ready and strictly before the next DMA event (which a new DMA
+    // may bring forward). The other core only affects this one through the DMAs it starts, which
+    // cannot reach a channel before its next op's time + issue + latency, so core c may run ahead
+    // of it until then: fewer switches between cores, the same times. With zero issue and
+    // latency this is plain time order, ties going to core 0.
+    void run_core(int c) {
         const int other = 1 - c;
         const bool other_ready = other < cores_ && state_[other] == core_state::ready;
         const double t_other = other_ready ? t_[other] : never;
+        const double horizon = t_other + chip_.dma_issue_s + chip_.dma_latency_s;
         double& t = t_[c];
-        while (state_[c] == core_state::ready && t < limit &&
-               (c < other ? t <= t_other : t < t_other)) {
+        while (state_[c] == core_state::ready && t < ev_t_ &&
+               (t < horizon || (c < other ? t <= t_other : t < t_other))) {
             op o;
             if (!src_.next(c, o)) {
                 end_stream(c);
@@ -269,12 +419,10 @@ private:
                 if (row) (ovh ? row->overhead : row->compute) += o.seconds;
                 break;
             }
-            case op_kind::dma_start: {
-                const double ready = start_dma(c, o);
+            case op_kind::dma_start:
+                start_dma(c, o);
                 if (row) row->issue += chip_.dma_issue_s;
-                if (ready < limit) limit = ready;
                 break;
-            }
             case op_kind::dma_wait:
                 wait_dma(c, o);
                 break;
@@ -299,36 +447,26 @@ private:
                         "charge finite, non-negative time");
     }
 
+    // The row of (core c, step): the current one, or found again if the value recurs after other
+    // values (e.g. an op of the next step issued during this one), or a new one.
     step_times* step_row(int c, std::uint32_t step) {
         int& r = row_[c];
         if (r < 0 || res_.steps[static_cast<std::size_t>(r)].step != step) {
-            r = static_cast<int>(res_.steps.size());
-            res_.steps.push_back({c, step, t_[c], t_[c], 0, 0, 0, 0});
+            const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(c)} << 32) | step;
+            const auto [it, added] = rows_.try_emplace(key, static_cast<int>(res_.steps.size()));
+            if (added) res_.steps.push_back({c, step, t_[c], t_[c], 0, 0, 0, 0});
+            r = it->second;
         }
         return &res_.steps[static_cast<std::size_t>(r)];
     }
 
-    int find(int c, std::uint32_t id) const {
-        const std::size_t n = dmas_.size();
-        for (std::size_t i = 0; i < n; ++i) {
-            const live_dma& d = dmas_[i];
-            if (d.id == id && d.core == c && !d.orphan) return static_cast<int>(i);
-        }
-        return -1;
-    }
-
-    void remove(std::size_t i) {
-        dmas_[i] = dmas_.back();
-        dmas_.pop_back();
-    }
-
-    double start_dma(int c, const op& o) {
+    void start_dma(int c, const op& o) {
         if (o.bytes < 0)
             throw error("SIM2", "simulate",
                         "DMA " + std::to_string(o.dma) + " of core " + std::to_string(c) +
                             " moves a negative number of bytes (" + std::to_string(o.bytes) + ")",
                         "use bytes >= 0");
-        if (find(c, o.dma) >= 0)
+        if (live_[c].find(o.dma) >= 0)
             throw error("SIM1", "simulate",
                         "core " + std::to_string(c) + " starts DMA " + std::to_string(o.dma) +
                             " again while it is in flight (not yet waited); its semaphore would "
@@ -339,87 +477,98 @@ private:
         res_.busy_issue[c] += chip_.dma_issue_s;
         ++res_.dma_count;
         (o.far ? res_.hbm_bytes : res_.onchip_bytes) += o.bytes;
-        const double ready = t + chip_.dma_latency_s;
-        dmas_.push_back({ready, 0.0, t, o.bytes, o.dma, o.label, o.step, static_cast<std::uint8_t>(c),
-                         static_cast<std::uint8_t>(o.far ? 0 : 1 + c), dma_phase::latency, false});
-        return ready;
+        int s;
+        if (free_.empty()) {
+            s = static_cast<int>(dmas_.size());
+            dmas_.emplace_back();
+        } else {
+            s = free_.back();
+            free_.pop_back();
+        }
+        live_dma& d = at(s);
+        d.ready = t + chip_.dma_latency_s;
+        d.tag = 0;
+        d.begin = t;
+        d.bytes = o.bytes;
+        d.seq = seq_++;
+        d.id = o.dma;
+        d.label = o.label;
+        d.step = o.step;
+        d.core = static_cast<std::uint8_t>(c);
+        d.channel = static_cast<std::uint8_t>(o.far ? 0 : 1 + c);
+        d.phase = dma_phase::latency;
+        d.orphan = false;
+        live_[c].push(o.dma, s);
+        pending_[c].push(s);
+        if (ev_slot_ < 0 || before(d.ready, d, ev_t_, at(ev_slot_))) {
+            ev_t_ = d.ready;
+            ev_slot_ = s;
+            ev_finish_ = false;
+        }
     }
 
     void wait_dma(int c, const op& o) {
-        const int i = find(c, o.dma);
-        if (i < 0)
+        const int k = live_[c].find(o.dma);
+        if (k < 0)
             throw error("SIM1", "simulate",
                         "core " + std::to_string(c) + " waits on DMA " + std::to_string(o.dma) +
                             ", which it never started or already waited; on a TPU this "
                             "over-wait hangs (pallas-semantics check 39)",
                         "wait exactly once on each started DMA");
-        live_dma& d = dmas_[static_cast<std::size_t>(i)];
-        if (d.phase == dma_phase::done) {
-            remove(static_cast<std::size_t>(i));
+        const int s = live_[c].slot(k);
+        if (at(s).phase == dma_phase::done) {
+            live_[c].erase(k);
+            free_.push_back(s);
             return;
         }
         state_[c] = core_state::blocked;
-        wait_id_[c] = o.dma;
+        wait_slot_[c] = s;
         wait_label_[c] = o.label;
         wait_step_[c] = o.step;
     }
 
     void end_stream(int c) {
         state_[c] = core_state::done;
-        for (std::size_t i = 0; i < dmas_.size();) {
-            live_dma& d = dmas_[i];
-            if (d.core != c || d.orphan) {
-                ++i;
-                continue;
-            }
+        for (const int s : live_[c].slots()) {
             ++res_.dangling_dmas;
-            if (d.phase == dma_phase::done) {
-                remove(i);
-            } else {
-                d.orphan = true;
-                ++i;
-            }
+            if (at(s).phase == dma_phase::done)
+                free_.push_back(s);
+            else
+                at(s).orphan = true;
         }
+        live_[c].clear();
     }
 
-    void start_transfer(std::size_t i, double t) {
-        live_dma& d = dmas_[i];
+    void start_transfer(int s, double t) {
+        live_dma& d = at(s);
+        pending_[d.core].pop();  // it is the front: the earliest latency end of its core
+        d.phase = dma_phase::transfer;
         if (d.bytes == 0) {
-            finish(i, t);
+            complete(s, t);  // never joins a channel
             return;
         }
-        channel& ch = channels_[d.channel];
-        if (ch.active == 0) {
-            ch.v = 0;  // restart the virtual clock: keeps it small and exact
-            ch.busy_since = t;
-        } else {
-            ch.advance(t);
-        }
-        ch.t_last = t;
-        d.tag = ch.v + static_cast<double>(d.bytes);
-        d.phase = dma_phase::transfer;
-        ++ch.active;
+        d.tag = channels_[d.channel].arrive(s, d.bytes, t, dmas_);
     }
 
-    void finish(std::size_t i, double t) {
-        live_dma& d = dmas_[i];
-        if (d.phase == dma_phase::transfer) {
-            channel& ch = channels_[d.channel];
-            ch.v = d.tag;
-            ch.t_last = t;
-            if (--ch.active == 0) {
-                ch.v = 0;
-                if (d.channel == 0) res_.hbm_busy_time += t - ch.busy_since;
-            }
-        }
+    void finish(int s, double t) {
+        const live_dma& d = at(s);
+        channel& ch = channels_[d.channel];
+        ch.depart(t, dmas_);
+        if (d.channel == 0 && ch.idle()) res_.hbm_busy_time += t - ch.busy_since();
+        complete(s, t);
+    }
+
+    // The DMA `s` has moved its last byte at time t.
+    void complete(int s, double t) {
+        live_dma& d = at(s);
         if (t > last_done_) last_done_ = t;
         if (opt_.timeline)
             res_.timeline.push_back({d.core, span::track::dma, op_kind::dma_start, d.label, d.step,
                                      d.id, d.begin, t, d.bytes, d.channel == 0});
         const int c = d.core;
         if (d.orphan) {
-            remove(i);
-        } else if (state_[c] == core_state::blocked && wait_id_[c] == d.id) {
+            free_.push_back(s);
+        } else if (state_[c] == core_state::blocked && wait_slot_[c] == s) {
             const double begin = t_[c];
             t_[c] = t;
             state_[c] = core_state::ready;
@@ -430,9 +579,10 @@ private:
                 row.end = t;
             }
             if (opt_.timeline && t > begin)
-                res_.timeline.push_back({c, span::track::stream, op_kind::dma_wait, wait_label_[c],
-                                         wait_step_[c], d.id, begin, t, 0, true});
-            remove(i);
+                res_.timeline.push_back({c, span::track::stream, op_kind::dma_wait,
+                                         wait_label_[c], wait_step_[c], d.id, begin, t, 0, true});
+            live_[c].erase(live_[c].find(d.id));
+            free_.push_back(s);
         } else {
             d.phase = dma_phase::done;
         }
@@ -443,15 +593,26 @@ private:
     Source& src_;
     const options& opt_;
     result res_;
-    std::vector<live_dma> dmas_;
-    std::array<channel, 3> channels_{};
-    std::array<double, 2> t_{};  // when each core's next op starts (or its stream ended)
+    std::vector<live_dma> dmas_;               // slots
+    std::vector<int> free_;                    // free slots
+    std::array<live_list, 2> live_;            // per core: started, not yet waited
+    std::array<slot_queue, 2> pending_;        // per core: in their latency, in start order
+    std::array<channel, 3> channels_;          // HBM, on-chip of core 0, on-chip of core 1
+    std::array<double, 2> t_{};                // when each core's next op starts (or it ended)
     std::array<core_state, 2> state_{};
-    std::array<std::uint32_t, 2> wait_id_{};
+    std::array<int, 2> wait_slot_{-1, -1};     // the DMA a blocked core waits on
     std::array<std::uint32_t, 2> wait_label_{};
     std::array<std::uint32_t, 2> wait_step_{};
-    std::array<int, 2> row_{-1, -1};  // current per-step row of each core
+    std::array<int, 2> row_{-1, -1};           // current per-step row of each core
+    std::unordered_map<std::uint64_t, int> rows_;  // (core, step) -> row, with per_step
+    std::uint64_t seq_ = 0;
     double last_done_ = 0;
+    // The next DMA event (unless dirty_): its time, its DMA, and whether it completes or starts
+    // transferring.
+    double ev_t_ = never;
+    int ev_slot_ = -1;
+    bool ev_finish_ = false;
+    bool dirty_ = true;
 };
 
 }  // namespace detail
