@@ -16,7 +16,7 @@ int main() {
     host_array<X> x;
     for (std::size_t i = 0; i < x.size(); ++i) x.vector()[i] = static_cast<float>(i % 1000) * 0.5f;
 
-    auto [y, stats] = Call{}(
+    auto [y, rep] = Call{}(
         [](auto x_any, auto y_blk, auto buf) {
             // Copy rows [8i, 8i+8) of the HBM array into VMEM, then compute on the VMEM copy.
             sync_copy(x_any.at(ds(program_id(0) * 8, 8), ds(0, 256)), buf);
@@ -29,8 +29,8 @@ int main() {
             std::cerr << "mismatch at " << i << "\n";
             return 1;
         }
-    std::cout << "any_slice_sync_copy: ok; the body issued " << stats.body_dmas << " sync_copy DMAs ("
-              << stats.body_dma_bytes << " bytes), the pipeline " << stats.dma_in << " fetches and "
-              << stats.dma_out << " write-backs\n";
+    std::cout << "any_slice_sync_copy: ok; the body issued " << rep.stats.body_dmas << " sync_copy DMAs ("
+              << rep.stats.body_dma_bytes << " bytes), the pipeline " << rep.stats.dma_in << " fetches and "
+              << rep.stats.dma_out << " write-backs\n";
     return 0;
 }

@@ -32,7 +32,7 @@ int main() {
     for (std::size_t i = 0; i < a.size(); ++i) a.vector()[i] = static_cast<float>(i % 9) - 4.0f;
     for (std::size_t i = 0; i < v.size(); ++i) v.vector()[i] = static_cast<float>(i % 5) - 2.0f;
 
-    auto [y, stats] = Spmm{}(
+    auto [y, rep] = Spmm{}(
         [](auto r, auto, auto ab, auto vb, auto yb) {
             const index_t t = program_id(0);
             // A new output row block starts: zero it (the output window is reused across the run).
@@ -54,7 +54,7 @@ int main() {
                 return 1;
             }
         }
-    std::cout << "block_sparse: ok; " << stats.op_dmas[0] << " A-block fetches for " << nnz
-              << " non-zero blocks, " << stats.op_dmas[2] << " output write-backs\n";
+    std::cout << "block_sparse: ok; " << rep.stats.op_dmas[0] << " A-block fetches for " << nnz
+              << " non-zero blocks, " << rep.stats.op_dmas[2] << " output write-backs\n";
     return 0;
 }

@@ -27,7 +27,7 @@ int main() {
             x(i, j) = static_cast<float>((i * 7 + j * 3) % 11) - 5.0f;
             y(i, j) = static_cast<float>((i * 5 + j) % 13) - 6.0f;
         }
-    auto [z, stats] = Matmul{}(
+    auto [z, rep] = Matmul{}(
         [](auto xb, auto yb, auto ob, auto acc) {
             if (program_id(2) == 0) acc[all].setZero();
             acc.mat().noalias() += xb.mat() * yb.mat();
@@ -44,7 +44,7 @@ int main() {
                 return 1;
             }
         }
-    std::cout << "blocked_matmul: ok; " << stats.steps << " steps, " << stats.dma_in << " fetches, "
-              << stats.dma_out << " write-backs\n";
+    std::cout << "blocked_matmul: ok; " << rep.stats.steps << " steps, " << rep.stats.dma_in << " fetches, "
+              << rep.stats.dma_out << " write-backs\n";
     return 0;
 }

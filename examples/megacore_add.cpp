@@ -21,13 +21,13 @@ int main() {
         x.vector()[i] = static_cast<float>(i % 4096);
         y.vector()[i] = 1.0f - static_cast<float>(i % 17);
     }
-    auto [z, stats] = Add{}([](auto a, auto b, auto c) { c[all] = a[all] + b[all]; }, x, y);
+    auto [z, rep] = Add{}([](auto a, auto b, auto c) { c[all] = a[all] + b[all]; }, x, y);
     for (std::size_t i = 0; i < z.size(); ++i)
         if (z.vector()[i] != x.vector()[i] + y.vector()[i]) {
             std::cerr << "mismatch at " << i << "\n";
             return 1;
         }
-    std::cout << "megacore_add: ok; core 0 ran " << stats.core_steps[0] << " step, core 1 ran "
-              << stats.core_steps[1] << " step; " << stats.bytes_in + stats.bytes_out << " bytes moved\n";
+    std::cout << "megacore_add: ok; core 0 ran " << rep.stats.core_steps[0] << " step, core 1 ran "
+              << rep.stats.core_steps[1] << " step; " << rep.stats.bytes_in + rep.stats.bytes_out << " bytes moved\n";
     return 0;
 }

@@ -62,13 +62,13 @@ TEST(PallasCallA1, DoubleBufferedCopyEventOrder) {
 
 TEST(PallasCallA1, CopiesRealData) {
     const auto x = iota_array<A1X>();
-    auto [y, stats] = A1{}([](auto in, auto out) { out[all] = in[all]; }, x);
+    auto [y, rep] = A1{}([](auto in, auto out) { out[all] = in[all]; }, x);
     EXPECT_EQ(y.vector(), x.vector());
-    EXPECT_EQ(stats.steps, 4);
-    EXPECT_EQ(stats.dma_in, 4);
-    EXPECT_EQ(stats.dma_out, 4);
-    EXPECT_EQ(stats.bytes_in, 32 * 128 * 4);
-    EXPECT_EQ(stats.bytes_out, 32 * 128 * 4);
+    EXPECT_EQ(rep.stats.steps, 4);
+    EXPECT_EQ(rep.stats.dma_in, 4);
+    EXPECT_EQ(rep.stats.dma_out, 4);
+    EXPECT_EQ(rep.stats.bytes_in, 32 * 128 * 4);
+    EXPECT_EQ(rep.stats.bytes_out, 32 * 128 * 4);
 }
 
 // ---- A2: matmul with accumulation -----------------------------------------------------------
@@ -110,7 +110,7 @@ TEST(PallasCallA2, MatmulIsExact) {
             x(i, j) = static_cast<float>((i * 3 + j) % 7) - 3.0f;
             y(i, j) = static_cast<float>((i + 5 * j) % 5) - 2.0f;
         }
-    auto [z, stats] = K{}(
+    auto [z, rep] = K{}(
         [](auto xr, auto yr, auto o) {
             if (program_id(2) == 0) o[all].setZero();
             o.mat().noalias() += xr.mat() * yr.mat();
@@ -122,8 +122,8 @@ TEST(PallasCallA2, MatmulIsExact) {
             for (index_t k = 0; k < 512; ++k) ref += double(x(i, k)) * double(y(k, j));
             ASSERT_EQ(z(i, j), static_cast<float>(ref)) << i << "," << j;
         }
-    EXPECT_EQ(stats.op_dmas[0], 64);
-    EXPECT_EQ(stats.op_dmas[2], 16);
+    EXPECT_EQ(rep.stats.op_dmas[0], 64);
+    EXPECT_EQ(rep.stats.op_dmas[2], 16);
 }
 
 TEST(PlannerA2, BufferCountFourIsRejectedByCheck19) {
@@ -146,15 +146,15 @@ using A5 = pallas_call<Grid<4, 4, 8>,
 TEST(PallasCallA5, AccumulateOverTrailingAxisGivesEight) {
     host_array<Array<float, 8, 1024, 1024>> x;
     std::fill(x.vector().begin(), x.vector().end(), 1.0f);
-    auto [o, stats] = A5{}(
+    auto [o, rep] = A5{}(
         [](auto xr, auto orf) {
             when(program_id(2) == 0, [&] { orf[all].setZero(); });
             orf[all] += xr[all];
         },
         x);
     for (float v : o.vector()) ASSERT_EQ(v, 8.0f);
-    EXPECT_EQ(stats.op_dmas[1], 16);  // one write per output block
-    EXPECT_EQ(stats.op_dmas[0], 128);
+    EXPECT_EQ(rep.stats.op_dmas[1], 16);  // one write per output block
+    EXPECT_EQ(rep.stats.op_dmas[0], 128);
 }
 
 // ---- A7: single-buffered output accumulation --------------------------------------------------
@@ -171,12 +171,12 @@ TEST(PallasCallA7, SingleBufferedOutputAccumulates) {
         if (e.kind == event_kind::write_sync) sync_out_steps.push_back(e.step);
     }
     EXPECT_EQ(sync_out_steps, (std::vector<std::uint32_t>{2, 5}));
-    auto [o, stats] = A7{}([](auto orf) {
+    auto [o, rep] = A7{}([](auto orf) {
         if (program_id(1) == 0) orf[all].setZero();
         orf[all] += 1.0f;
     });
     for (float v : o.vector()) ASSERT_EQ(v, 3.0f);
-    EXPECT_EQ(stats.dma_out, 2);
+    EXPECT_EQ(rep.stats.dma_out, 2);
 }
 
 // ---- A8: trivial windowing elides double buffering --------------------------------------------
@@ -195,10 +195,10 @@ TEST(PallasCallA8, TrivialInputIsSyncCopiedOnceBeforeThePrologue) {
     static_assert(A8::info.vmem_bytes == 8 * 128 * 4 * (2 + 1 + 2));
     const auto x = iota_array<Array<float, 8, 512>>();
     const auto y = iota_array<Array<float, 8, 128>>(-1.0f);
-    auto [o, stats] = A8{}([](auto xr, auto yr, auto orf) { orf[all] = xr[all] + yr[all]; }, x, y);
+    auto [o, rep] = A8{}([](auto xr, auto yr, auto orf) { orf[all] = xr[all] + yr[all]; }, x, y);
     for (index_t r = 0; r < 8; ++r)
         for (index_t c = 0; c < 512; ++c) ASSERT_EQ(o(r, c), x(r, c) + y(r, c % 128));
-    EXPECT_EQ(stats.op_dmas[1], 1);
+    EXPECT_EQ(rep.stats.op_dmas[1], 1);
 }
 
 // ---- A12: megacore split (no random permutation) ----------------------------------------------
@@ -211,14 +211,14 @@ using A12 = pallas_call<Grid<4, 4>, Semantics<parallel, arbitrary>, Chip<C>,
 
 template <class K>
 host_array<Array<std::int32_t, 4, 4, 8, 128>> run_counter() {
-    auto [o, stats] = K{}([](auto orf, auto counter) {
+    auto [o, rep] = K{}([](auto orf, auto counter) {
         // The counter is per core (S6) and SMEM starts as garbage (S57): each core zeroes it on
         // its own first step (rows 0 and 2 with two cores).
         if (program_id(1) == 0 && program_id(0) % (4 / K::info.cores) == 0) counter(0) = 0;
         orf[all] = counter(0);
         counter(0) = counter(0) + 1;
     });
-    (void)stats;
+    (void)rep;
     return o;
 }
 
@@ -250,7 +250,7 @@ TEST(PallasCallA4, BlockGatherFetchesOncePerRun) {
                                                          {3, 3, 3, 3, 3, 3, 3, 7, 6, 6},
                                                          {0, 1, 2, 3, 4, 5, 0, 1, 2, 3}};
     for (const auto& seq : seqs) {
-        auto [out, stats] = A4{}([](auto, auto in, auto o) { o[all] = in[all]; }, seq, x);
+        auto [out, rep] = A4{}([](auto, auto in, auto o) { o[all] = in[all]; }, seq, x);
         index_t runs = 0;
         for (std::size_t i = 0; i < seq.size(); ++i) {
             runs += i == 0 || seq[i] != seq[i - 1];
@@ -258,8 +258,8 @@ TEST(PallasCallA4, BlockGatherFetchesOncePerRun) {
                 for (index_t c = 0; c < 128; c += 17)
                     ASSERT_EQ(out(static_cast<index_t>(i) * 128 + r, c), x(seq[i] * 128 + r, c));
         }
-        EXPECT_EQ(stats.op_dmas[0], runs);
-        EXPECT_EQ(stats.op_dmas[1], 10);
+        EXPECT_EQ(rep.stats.op_dmas[0], runs);
+        EXPECT_EQ(rep.stats.op_dmas[1], 10);
     }
 }
 
@@ -289,11 +289,11 @@ TEST(PallasCallMegacore, DynamicOutputRaceIsMC1) {
         EXPECT_EQ(e.rule(), "MC1");
     }
     const std::vector<std::int32_t> distinct = {1, 0};
-    auto [o, stats] = Race{}([](auto, auto orf) { orf[all] = static_cast<float>(program_id(0) + 1); }, distinct);
+    auto [o, rep] = Race{}([](auto, auto orf) { orf[all] = static_cast<float>(program_id(0) + 1); }, distinct);
     EXPECT_EQ(o(0, 0), 2.0f);
     EXPECT_EQ(o(8, 5), 1.0f);
-    EXPECT_EQ(stats.core_steps[0], 1);
-    EXPECT_EQ(stats.core_steps[1], 1);
+    EXPECT_EQ(rep.stats.core_steps[0], 1);
+    EXPECT_EQ(rep.stats.core_steps[1], 1);
 }
 
 // ---- Seeds ------------------------------------------------------------------------------------
@@ -307,16 +307,16 @@ using AnySlice = pallas_call<Grid<4>,
 TEST(PallasCallSeeds, AnyInputSlicedIntoScratchWithSyncCopy) {
     static_assert(AnySlice::dma_count(0) == 0);  // no window: the pipeline copies nothing (S47)
     const auto x = iota_array<Array<float, 32, 128>>();
-    auto [o, stats] = AnySlice{}(
+    auto [o, rep] = AnySlice{}(
         [](auto xr, auto orf, auto scratch) {
             sync_copy(xr.at(ds(program_id(0) * 8, 8), ds(0, 128)), scratch);
             orf[all] = scratch[all] * 2.0f;
         },
         x);
     for (std::size_t i = 0; i < o.size(); ++i) ASSERT_EQ(o.vector()[i], 2.0f * x.vector()[i]);
-    EXPECT_EQ(stats.body_dmas, 4);
-    EXPECT_EQ(stats.body_dma_bytes, 32 * 128 * 4);
-    EXPECT_EQ(stats.op_dmas[0], 0);
+    EXPECT_EQ(rep.stats.body_dmas, 4);
+    EXPECT_EQ(rep.stats.body_dma_bytes, 32 * 128 * 4);
+    EXPECT_EQ(rep.stats.op_dmas[0], 0);
 }
 
 TEST(PallasCallSeeds, SyncCopyShapeMismatchIsDMA1) {
@@ -339,10 +339,10 @@ TEST(PallasCallSeeds, MegacoreMatrixAdd) {
     static_assert(MegaAdd::info.cores == 2 && MegaAdd::dma_count() == 6);
     const auto x = iota_array<Array<float, 512, 512>>();
     const auto y = iota_array<Array<float, 512, 512>>(0.5f);
-    auto [z, stats] = MegaAdd{}([](auto a, auto b, auto c) { c[all] = a[all] + b[all]; }, x, y);
+    auto [z, rep] = MegaAdd{}([](auto a, auto b, auto c) { c[all] = a[all] + b[all]; }, x, y);
     for (std::size_t i = 0; i < z.size(); i += 7) ASSERT_EQ(z.vector()[i], x.vector()[i] + y.vector()[i]);
-    EXPECT_EQ(stats.core_steps[0], 1);
-    EXPECT_EQ(stats.core_steps[1], 1);
+    EXPECT_EQ(rep.stats.core_steps[0], 1);
+    EXPECT_EQ(rep.stats.core_steps[1], 1);
 }
 
 // Program ids are global under megacore (S15) and check 22 guards the axis.
@@ -364,10 +364,10 @@ using Edge = pallas_call<Grid<3, 2>,
 
 TEST(PallasCallEdges, PartialEdgeBlocksCopyOnlyTheInBoundsPart) {
     const auto x = iota_array<Array<float, 20, 200>>();
-    auto [y, stats] = Edge{}([](auto a, auto b) { b[all] = a[all] + 1.0f; }, x);
+    auto [y, rep] = Edge{}([](auto a, auto b) { b[all] = a[all] + 1.0f; }, x);
     for (std::size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.vector()[i], x.vector()[i] + 1.0f);
-    EXPECT_EQ(stats.bytes_in, 20 * 200 * 4);
-    EXPECT_EQ(stats.bytes_out, 20 * 200 * 4);
+    EXPECT_EQ(rep.stats.bytes_in, 20 * 200 * 4);
+    EXPECT_EQ(rep.stats.bytes_out, 20 * 200 * 4);
 }
 
 // Input/output aliasing (S50): the output starts as the input; untouched blocks keep it.
@@ -377,7 +377,7 @@ using Aliased = pallas_call<Grid<2>, Alias<0, 0>,
 
 TEST(PallasCallSeeds, AliasedOutputKeepsUnwrittenBlocks) {
     const auto x = iota_array<Array<float, 32, 128>>();
-    auto [y, stats] = Aliased{}([](auto a, auto b) { b[all] = -a[all]; }, x);
+    auto [y, rep] = Aliased{}([](auto a, auto b) { b[all] = -a[all]; }, x);
     for (index_t r = 0; r < 32; ++r)
         for (index_t c = 0; c < 128; ++c) ASSERT_EQ(y(r, c), r < 16 ? -x(r, c) : x(r, c));
 }

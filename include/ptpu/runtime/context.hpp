@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/work.hpp"
@@ -13,6 +14,14 @@
 #include "ptpu/spec/block.hpp"
 
 namespace ptpu {
+
+/// A DMA a body issued itself (sync_copy), with the work the body charged before it: the timing
+/// model places it between the compute before and after.
+struct body_dma_record {
+    work before{};
+    index_t bytes = 0;
+    bool far = true;  ///< one end in HBM (shares HBM bandwidth)
+};
 
 /// What the executor tells a running body.
 struct kernel_context {
@@ -25,7 +34,8 @@ struct kernel_context {
     index_t body_dma_bytes = 0;
     const chip* hw = nullptr;  ///< the chip the call runs on (ops pad MXU work to its shape)
     bool timing_only = false;  ///< ops skip floating-point work but still charge it
-    work body_work{};          ///< what the running body charged so far (reset per body)
+    work body_work{};          ///< what the running body charged since its last DMA
+    std::vector<body_dma_record> body_dma_log;  ///< the running body's own DMAs, in order
 };
 
 namespace detail {
@@ -40,10 +50,12 @@ inline kernel_context& require_context(const char* where) {
                     "call it from the body passed to a pallas_call");
     return *c;
 }
-inline void note_body_dma(space_kind, space_kind, index_t bytes) {
+inline void note_body_dma(space_kind src, space_kind dst, index_t bytes) {
     if (kernel_context* c = current_context()) {
         ++c->body_dma_count;
         c->body_dma_bytes += bytes;
+        c->body_dma_log.push_back({c->body_work, bytes, access(src).far || access(dst).far});
+        c->body_work = work{};
     }
 }
 

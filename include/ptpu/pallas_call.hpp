@@ -1,7 +1,9 @@
 // Defines pallas_call<Options...>: the type that expands a static configuration into its
 // schedule at compile time (checked with one static_assert per broken rule), and whose call
-// operator runs the kernel on real data: real DMAs between host "HBM" arrays and per-core
-// VMEM/SMEM arenas, the body on typed refs, Megacore cores each with their own pipeline (S44).
+// operator runs the kernel on real data (real DMAs between host "HBM" arrays and per-core
+// VMEM/SMEM arenas, the body on typed refs, Megacore cores each with their own pipeline, S44)
+// while the timing model replays it on the chosen chip. This header composes the layers:
+// spec → schedule → runtime (executor) → sim → report; none of them includes it.
 #pragma once
 
 #include <algorithm>
@@ -18,29 +20,28 @@
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/error.hpp"
 #include "ptpu/hw/presets.hpp"
+#include "ptpu/report/report.hpp"
 #include "ptpu/runtime/context.hpp"
 #include "ptpu/runtime/dma.hpp"
+#include "ptpu/runtime/executor.hpp"
 #include "ptpu/runtime/host_array.hpp"
 #include "ptpu/runtime/ref.hpp"
 #include "ptpu/schedule/plan.hpp"
+#include "ptpu/sim/engine.hpp"
 #include "ptpu/spec/call.hpp"
 #include "ptpu/spec/describe.hpp"
 #include "ptpu/spec/validate.hpp"
 
 namespace ptpu {
 
-/// What the executor did, counted as it ran (tests compare it with the plan).
-struct run_stats {
-    index_t steps = 0;                              ///< bodies run, all cores
-    std::array<index_t, 2> core_steps{};            ///< bodies run per core
-    index_t dma_in = 0;                             ///< HBM → window copies (fetch, sync_in, restore)
-    index_t dma_out = 0;                            ///< window → HBM copies (write, write_sync, sync_out)
-    index_t bytes_in = 0;
-    index_t bytes_out = 0;
-    std::array<index_t, max_operands> op_dmas{};    ///< per operand (inputs then outputs)
-    std::array<index_t, max_operands> op_bytes{};
-    index_t body_dmas = 0;                          ///< sync_copy calls made by bodies
-    index_t body_dma_bytes = 0;
+/// How a call runs: on real data or timing only, and what the report records.
+struct run_options {
+    /// Skip vector data movement and floating-point work (ops/ still charge it): the same
+    /// schedule, scalar and SMEM work and predicted time, much faster. Outputs are not computed.
+    bool timing_only = false;
+    bool timeline = false;  ///< record the timeline (for the trace and SVG exporters)
+    int per_step = -1;      ///< record the per-step breakdown: 1 yes, 0 no, -1 when ≤ 65536 steps
+    sim::cost_model costs = sim::default_costs;
 };
 
 namespace detail {
@@ -247,40 +248,6 @@ constexpr bool report() {
         return generic_report<D>::ok;
 }
 
-// ---- Per-core memory ---------------------------------------------------------------------------
-
-/// Borrows the thread's cached per-core arenas for one call (or private ones when a call is
-/// already running on this thread).
-class arena_lease {
-public:
-    arena_lease() : owner_(!busy()) {
-        if (owner_) busy() = true;
-    }
-    ~arena_lease() {
-        if (owner_) busy() = false;
-    }
-    arena_lease(const arena_lease&) = delete;
-    arena_lease& operator=(const arena_lease&) = delete;
-
-    std::byte* get(int core, std::size_t bytes) {
-        std::vector<std::byte>& v = owner_ ? cache()[static_cast<std::size_t>(core)] : own_[static_cast<std::size_t>(core)];
-        if (v.size() < bytes) v.resize(bytes);
-        return v.data();
-    }
-
-private:
-    static bool& busy() {
-        thread_local bool b = false;
-        return b;
-    }
-    static std::array<std::vector<std::byte>, 2>& cache() {
-        thread_local std::array<std::vector<std::byte>, 2> c;
-        return c;
-    }
-    bool owner_;
-    std::array<std::vector<std::byte>, 2> own_;
-};
-
 // ---- Operand binding ----------------------------------------------------------------------------
 
 template <class A, class X>
@@ -378,10 +345,14 @@ public:
         return n;
     }
 
-    /// Runs the kernel: `body(prefetch..., ins..., outs..., scratch...)` (S46) on real data.
-    /// Arguments: the scalar-prefetch arrays, then the inputs (host_array, host_view, or a
-    /// contiguous range of the dtype). Returns the outputs (host_arrays) and the run's stats,
-    /// as a tuple for structured bindings: `auto [z, stats] = call(body, x, y);`.
+    /// How this call object runs (timing only, timeline, …): `Call{{.timeline = true}}`.
+    run_options options{};
+
+    /// Runs the kernel: `body(prefetch..., ins..., outs..., scratch...)` (S46) on real data, and
+    /// the timing model on the chosen chip. Arguments: the scalar-prefetch arrays, then the inputs
+    /// (host_array, host_view, or a contiguous range of the dtype). Returns the outputs
+    /// (host_arrays) and the report, as a tuple for structured bindings:
+    /// `auto [z, report] = Call{}(body, x, y);`.
     template <class Body, class... Args>
     auto operator()(Body&& body, Args&&... args) const {
         static_assert(sizeof...(Args) == desc.n_prefetch + desc.n_in,
@@ -393,16 +364,16 @@ public:
             std::size_t k = 0;
             ((out_ptrs[k++] = o.data()), ...);
         }, outs);
-        const run_stats stats = execute(body, std::forward_as_tuple(args...), out_ptrs, typename traits::prefetch{},
-                                        typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
-        return std::tuple_cat(std::move(outs), std::tuple<run_stats>{stats});
+        report rep = execute(body, std::forward_as_tuple(args...), out_ptrs, options, typename traits::prefetch{},
+                             typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
+        return std::tuple_cat(std::move(outs), std::tuple<report>{std::move(rep)});
     }
 
     /// Runs the kernel writing the outputs into memory the caller owns: `outputs` is a tuple of
     /// host_array<A>& or host_view<T> (e.g. `std::tie(z)`), one per output, of the Out shapes.
     /// No output allocation: for repeated calls and for results that live in user buffers.
     template <class... Outs, class Body, class... Args>
-    run_stats into(std::tuple<Outs...> outputs, Body&& body, Args&&... args) const {
+    report into(std::tuple<Outs...> outputs, Body&& body, Args&&... args) const {
         static_assert(sizeof...(Outs) == static_cast<std::size_t>(desc.n_out),
                       "ptpu[ARG1] pallas_call::into: give one output buffer per Out operand");
         static_assert(sizeof...(Args) == desc.n_prefetch + desc.n_in,
@@ -410,7 +381,7 @@ public:
                       "per input");
         std::array<void*, max_operands> out_ptrs{};
         bind_outputs(outputs, out_ptrs, typename traits::outs{}, std::index_sequence_for<Outs...>{});
-        return execute(body, std::forward_as_tuple(args...), out_ptrs, typename traits::prefetch{},
+        return execute(body, std::forward_as_tuple(args...), out_ptrs, options, typename traits::prefetch{},
                        typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
     }
 
@@ -442,8 +413,9 @@ private:
     }
 
     template <class Body, class ArgTuple, class... P, class... I, class... O, class... S>
-    static run_stats execute(Body& body, ArgTuple args, const std::array<void*, max_operands>& out_ptrs,
-                             detail::pack<P...>, detail::pack<I...>, detail::pack<O...>, detail::pack<S...>) {
+    static report execute(Body& body, ArgTuple args, const std::array<void*, max_operands>& out_ptrs,
+                          const run_options& opt, detail::pack<P...>, detail::pack<I...>, detail::pack<O...>,
+                          detail::pack<S...>) {
         constexpr std::size_t np = sizeof...(P);
         constexpr std::size_t ni = sizeof...(I);
         // Inputs as HBM views.
@@ -468,18 +440,9 @@ private:
             hbm[static_cast<std::size_t>(in)] = hbm[static_cast<std::size_t>(desc.n_in + out)];
         }
 
-        run_stats stats;
-        if constexpr (valid) {  // (otherwise compilation has already failed with the rule's message)
-            // Per-core memories (S6): windows, scratch, and the scalar-prefetch copies in SMEM.
-            struct core_mem {
-                std::byte* arena = nullptr;
-                std::array<std::array<std::byte*, 2>, max_operands> slots{};
-                std::array<std::byte*, max_scratch> scratch{};
-                std::array<std::byte*, max_operands> prefetch{};
-                std::array<int, max_operands> cur{};
-            };
-            std::vector<event> dyn_events;
-            plan_info pinfo = info;
+        if constexpr (!valid) {
+            return report{};  // compilation has already failed with the rule's message
+        } else {
             typename traits::ctx* ctx_ptr = nullptr;
             [[maybe_unused]] auto make_ctx = [&] {
                 if constexpr (dynamic) {
@@ -494,20 +457,19 @@ private:
             };
             auto ctx_value = make_ctx();
             if constexpr (dynamic) ctx_ptr = &ctx_value;
-            // The same planner as at compile time; for dynamic calls its checks run here (S51).
-            runtime_plan p = plan_to_vector(desc, maps.data(), ctx_ptr);
-            raise(p.info.problem);
-            pinfo = p.info;
-            dyn_events = std::move(p.events);
-            const std::span<const event> evs(dyn_events);
+            // The same planner as at compile time; for dynamic calls its checks run here (S51),
+            // before any byte moves.
+            const plan_tables tables = analyze(desc, maps.data(), ctx_ptr);
+            raise(tables.info.problem);
+            const plan_info& pinfo = tables.info;
 
-            std::array<core_mem, 2> mem;
+            std::array<core_memory, 2> mem{};
             // The per-core memories are reused from call to call on this thread (allocating and
             // faulting in megabytes of fresh pages per call would dominate small kernels); a call
             // made while another is running on the thread gets its own.
             detail::arena_lease lease;
             for (int core = 0; core < pinfo.cores; ++core) {
-                core_mem& m = mem[static_cast<std::size_t>(core)];
+                core_memory& m = mem[static_cast<std::size_t>(core)];
                 index_t total = 0;
                 auto take = [&](index_t bytes) {
                     const index_t at = total;
@@ -535,17 +497,14 @@ private:
                     for (int k = 0; k < pinfo.ops[static_cast<std::size_t>(i)].buffers; ++k)
                         m.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] =
                             m.arena + slot_at[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
-                for (int k = 0; k < desc.n_scratch; ++k)
-                    m.scratch[static_cast<std::size_t>(k)] = m.arena + scratch_at[static_cast<std::size_t>(k)];
-                // Semaphores start at zero.
                 for (int k = 0; k < desc.n_scratch; ++k) {
                     const auto& s = desc.scratch[static_cast<std::size_t>(k)];
-                    if (s.space == space_kind::semaphore)
+                    m.scratch[static_cast<std::size_t>(k)] = m.arena + scratch_at[static_cast<std::size_t>(k)];
+                    if (s.space == space_kind::semaphore)  // semaphores start at zero
                         std::memset(m.scratch[static_cast<std::size_t>(k)], 0,
                                     static_cast<std::size_t>(s.elems() * itemsize(s.type)));
                 }
                 // S51: the scalar-prefetch operands are copied into each core's SMEM first.
-                pk = 0;
                 [&]<std::size_t... K>(std::index_sequence<K...>) {
                     ((m.prefetch[K] = m.arena + pf_at[K],
                       std::memcpy(m.prefetch[K], std::get<K>(pf_views).data,
@@ -558,61 +517,28 @@ private:
             kctx.grid_rank = desc.grid_rank;
             kctx.grid = desc.grid;
             kctx.hw = &desc.hw;
+            kctx.timing_only = opt.timing_only;
             detail::context_guard guard(kctx);
-            auto block_of = [&](int op, index_t step) {
-                const auto p = detail::grid_point(desc, step);
-                return maps[static_cast<std::size_t>(op)](p.data(), ctx_ptr);
+            auto invoke = [&](core_memory& m) {
+                call_body(body, m, pf_views, std::index_sequence_for<P...>{}, detail::pack<P...>{},
+                          detail::pack<I..., O...>{}, std::make_index_sequence<ni + sizeof...(O)>{},
+                          detail::pack<S...>{}, std::index_sequence_for<S...>{}, hbm);
             };
-            for (const event& e : evs) {
-                core_mem& m = mem[e.core];
-                const auto op = static_cast<std::size_t>(e.op);
-                switch (e.kind) {
-                case event_kind::step:
-                    kctx.core = e.core;
-                    kctx.step = e.step;
-                    kctx.point = detail::grid_point(desc, e.step);
-                    break;
-                case event_kind::sync_in:
-                case event_kind::fetch:
-                case event_kind::restore: {
-                    const index_t b = copy_block_in(hbm[op], m.slots[op][e.slot], desc.ops[op],
-                                                    block_of(e.op, e.block_step));
-                    ++stats.dma_in;
-                    stats.bytes_in += b;
-                    ++stats.op_dmas[op];
-                    stats.op_bytes[op] += b;
-                    break;
-                }
-                case event_kind::wait_in: m.cur[op] = e.slot; break;
-                case event_kind::body: {
-                    ++stats.steps;
-                    ++stats.core_steps[e.core];
-                    call_body(body, m, pf_views, std::index_sequence_for<P...>{}, detail::pack<P...>{},
-                              detail::pack<I..., O...>{}, std::make_index_sequence<ni + sizeof...(O)>{},
-                              detail::pack<S...>{}, std::index_sequence_for<S...>{}, hbm);
-                    break;
-                }
-                case event_kind::write:
-                case event_kind::write_sync:
-                case event_kind::sync_out: {
-                    const index_t b = copy_block_out(hbm[op], m.slots[op][e.slot], desc.ops[op],
-                                                     block_of(e.op, e.block_step));
-                    ++stats.dma_out;
-                    stats.bytes_out += b;
-                    ++stats.op_dmas[op];
-                    stats.op_bytes[op] += b;
-                    // S20: the body's output window is slot(copy_out); copy_out advances it.
-                    if (e.kind != event_kind::sync_out)
-                        m.cur[op] = (e.slot + 1) % std::max(1, pinfo.ops[op].buffers);
-                    break;
-                }
-                case event_kind::wait_out: break;
-                }
-            }
+            executor_options xo;
+            xo.timing_only = opt.timing_only;
+            xo.notes = opt.timeline;
+            xo.costs = opt.costs;
+            executor<decltype(invoke)> ex(desc, tables, maps.data(), ctx_ptr, hbm, mem, kctx, invoke, xo);
+            sim::options so;
+            so.timeline = opt.timeline;
+            so.per_step = opt.per_step > 0 || (opt.per_step < 0 && desc.steps() <= 65536);
+            so.costs = opt.costs;
+            sim::result r = sim::simulate(desc.hw, pinfo.cores, ex, so);
+            run_stats stats = ex.stats();
             stats.body_dmas = kctx.body_dma_count;
             stats.body_dma_bytes = kctx.body_dma_bytes;
+            return make_report(desc.hw, desc, pinfo, stats, std::move(r), std::vector<dma_note>(ex.notes()), opt.costs);
         }
-        return stats;
     }
 
     template <class A>

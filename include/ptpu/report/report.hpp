@@ -1,0 +1,155 @@
+// Defines ptpu::report, what a call predicts and why: device time, per-core time split into
+// control overhead, DMA issue, compute and exposed DMA waits; MXU/VPU utilization; HBM traffic
+// and achieved bandwidth; VMEM high-water; the roofline bound and the fraction of it reached;
+// a per-step breakdown; and, when asked for, the timeline the exporters draw.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ptpu/hw/chip.hpp"
+#include "ptpu/runtime/executor.hpp"
+#include "ptpu/schedule/plan.hpp"
+#include "ptpu/sim/cost.hpp"
+#include "ptpu/sim/engine.hpp"
+
+namespace ptpu {
+
+struct core_report {
+    double time = 0;            ///< end of the core's stream
+    double overhead = 0;        ///< per-step control overhead (tpu-model.md §2)
+    double dma_issue = 0;       ///< scalar-core time issuing DMAs
+    double compute = 0;         ///< kernel bodies, as their charged work says
+    double exposed_dma = 0;     ///< blocked in DMA waits
+    index_t steps = 0;
+    index_t vmem_high_water = 0;  ///< bytes of VMEM the call allocates on this core (check 24)
+    index_t smem_high_water = 0;
+};
+
+struct report {
+    std::string chip;
+    int cores = 1;
+    double device_time = 0;  ///< predicted kernel time on the device (no host dispatch)
+    std::array<core_report, 2> core{};
+    double mxu_time = 0;      ///< Σ over bodies of MXU busy time at peak
+    double vpu_time = 0;      ///< Σ over bodies of VPU busy time
+    double mxu_utilization = 0;  ///< mxu_time / (device_time × cores)
+    double vpu_utilization = 0;
+    double flops = 0;            ///< MXU FLOPs charged (padded, × passes)
+    std::int64_t hbm_bytes = 0;  ///< bytes moved over HBM by all DMAs
+    double achieved_bandwidth = 0;  ///< hbm_bytes / device_time
+    double bandwidth_fraction = 0;  ///< of the chip's spec HBM bandwidth
+    double exposed_dma = 0;      ///< Σ over cores
+    double overhead_share = 0;   ///< Σ overhead / Σ core time
+    double roofline_time = 0;    ///< max(compute at peak, HBM bytes at spec bandwidth)
+    bool memory_bound = false;   ///< which side of the roofline bounds it
+    double roofline_fraction = 0;  ///< roofline_time / device_time
+    std::int64_t dangling_dmas = 0;
+    run_stats stats{};
+    std::vector<sim::step_times> steps;  ///< per core and step (when recorded)
+    std::vector<sim::span> timeline;     ///< when recorded
+    std::vector<dma_note> notes;         ///< what each DMA span's label refers to
+    std::vector<std::string> operand_names;  ///< "in0", "out0", … (exporters name DMAs with them)
+};
+
+/// Builds a report from a simulation of an executed plan.
+inline report make_report(const chip& hw, const call_desc& desc, const plan_info& info, const run_stats& stats,
+                          sim::result&& r, std::vector<dma_note>&& notes, const sim::cost_model& costs) {
+    report rep;
+    rep.chip = hw.name;
+    rep.cores = info.cores;
+    rep.device_time = r.device_time;
+    double sum_time = 0, sum_overhead = 0;
+    for (int c = 0; c < info.cores; ++c) {
+        const auto u = static_cast<std::size_t>(c);
+        core_report& k = rep.core[u];
+        k.time = r.core_time[u];
+        k.overhead = r.busy_overhead[u];
+        k.dma_issue = r.busy_issue[u];
+        k.compute = r.busy_compute[u];
+        k.exposed_dma = r.wait_dma[u];
+        k.steps = stats.core_steps[u];
+        k.vmem_high_water = k.steps > 0 ? info.vmem_bytes : 0;
+        k.smem_high_water = k.steps > 0 ? info.smem_bytes : 0;
+        rep.exposed_dma += k.exposed_dma;
+        sum_time += k.time;
+        sum_overhead += k.overhead;
+    }
+    const sim::work_time wt = sim::time_of(stats.total_work, hw, costs);
+    rep.mxu_time = wt.mxu;
+    rep.vpu_time = wt.vpu;
+    rep.flops = stats.total_work.mxu_passes_flops + stats.total_work.mxu_int8_ops;
+    const double span = rep.device_time * info.cores;
+    rep.mxu_utilization = span > 0 ? rep.mxu_time / span : 0;
+    rep.vpu_utilization = span > 0 ? rep.vpu_time / span : 0;
+    rep.hbm_bytes = r.hbm_bytes;
+    rep.achieved_bandwidth = rep.device_time > 0 ? static_cast<double>(rep.hbm_bytes) / rep.device_time : 0;
+    rep.bandwidth_fraction = rep.achieved_bandwidth / hw.hbm_bytes_per_s;
+    rep.overhead_share = sum_time > 0 ? sum_overhead / sum_time : 0;
+    // Roofline: the busiest unit's work spread over the cores used, against HBM bytes at the
+    // spec bandwidth (not the DMA efficiency: that is part of what the roofline does not see).
+    const double compute_bound = std::max({wt.mxu, wt.vpu, wt.load, wt.store, wt.scalar}) / info.cores;
+    const double memory_bound = static_cast<double>(rep.hbm_bytes) / hw.hbm_bytes_per_s;
+    rep.roofline_time = std::max(compute_bound, memory_bound);
+    rep.memory_bound = memory_bound >= compute_bound;
+    rep.roofline_fraction = rep.device_time > 0 ? rep.roofline_time / rep.device_time : 0;
+    rep.dangling_dmas = r.dangling_dmas;
+    rep.stats = stats;
+    rep.steps = std::move(r.steps);
+    rep.timeline = std::move(r.timeline);
+    rep.notes = std::move(notes);
+    for (int i = 0; i < desc.n_ops(); ++i)
+        rep.operand_names.push_back(i < desc.n_in ? "in" + std::to_string(i) : "out" + std::to_string(i - desc.n_in));
+    return rep;
+}
+
+namespace detail {
+inline std::string fmt_time(double s) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(s < 1e-3 ? 3 : 3);
+    if (s < 1e-3)
+        o << s * 1e6 << " us";
+    else
+        o << s * 1e3 << " ms";
+    return o.str();
+}
+inline std::string fmt_pct(double f) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(1) << f * 100 << "%";
+    return o.str();
+}
+}  // namespace detail
+
+/// A readable summary: time, where it went, how close to the roofline.
+inline std::ostream& operator<<(std::ostream& os, const report& r) {
+    using detail::fmt_pct;
+    using detail::fmt_time;
+    os << "ptpu report (" << r.chip << ", " << r.cores << (r.cores == 1 ? " core" : " cores") << ")\n";
+    os << "  device time        " << fmt_time(r.device_time) << "\n";
+    for (int c = 0; c < r.cores; ++c) {
+        const core_report& k = r.core[static_cast<std::size_t>(c)];
+        os << "  core " << c << "             " << fmt_time(k.time) << " over " << k.steps
+           << " steps: overhead " << fmt_time(k.overhead) << ", DMA issue " << fmt_time(k.dma_issue)
+           << ", compute " << fmt_time(k.compute) << ", exposed DMA " << fmt_time(k.exposed_dma) << "\n";
+        os << "                     VMEM high-water " << k.vmem_high_water << " B, SMEM "
+           << k.smem_high_water << " B\n";
+    }
+    os << "  HBM                " << r.hbm_bytes << " B at " << std::setprecision(4)
+       << r.achieved_bandwidth / 1e9 << " GB/s (" << fmt_pct(r.bandwidth_fraction) << " of spec)\n";
+    os << "  MXU utilization    " << fmt_pct(r.mxu_utilization) << ", VPU " << fmt_pct(r.vpu_utilization)
+       << "\n";
+    os << "  control overhead   " << fmt_pct(r.overhead_share) << " of core time, exposed DMA "
+       << fmt_time(r.exposed_dma) << "\n";
+    os << "  roofline           " << (r.memory_bound ? "memory" : "compute") << "-bound at "
+       << fmt_time(r.roofline_time) << "; reached " << fmt_pct(r.roofline_fraction) << "\n";
+    if (r.dangling_dmas > 0) os << "  WARNING            " << r.dangling_dmas << " DMAs never waited\n";
+    return os;
+}
+
+}  // namespace ptpu
