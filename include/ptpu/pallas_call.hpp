@@ -227,7 +227,7 @@ struct generic_report {
 /// Instantiates the report of the call's first problem (its static_assert is the one message);
 /// returns whether the call is valid. rule::reported: a type-level static_assert already spoke.
 template <diag D, int NIn>
-constexpr bool report() {
+constexpr bool report_problem() {
     if constexpr (D.code == rule::ok || D.code == rule::reported)
         return D.code == rule::ok;
     else if constexpr (D.code == rule::s39)
@@ -303,7 +303,7 @@ public:
     static constexpr plan_info info = make_info();
     /// True when the configuration breaks no rule. When it does, the rule's report has already
     /// stopped compilation with its one message.
-    static constexpr bool valid = detail::report<info.problem, desc.n_in>();
+    static constexpr bool valid = detail::report_problem<info.problem, desc.n_in>();
 
 private:
     static constexpr std::size_t event_count = (!dynamic && info.problem.ok()) ? info.events : 0;

@@ -16,6 +16,7 @@
 #include "ptpu/runtime/host_array.hpp"
 #include "ptpu/pallas_call.hpp"
 #include "ptpu/report/report.hpp"
+#include "ptpu/report/trace.hpp"
 #include "ptpu/runtime/executor.hpp"
 #include "ptpu/sim/cost.hpp"
 #include "ptpu/sim/engine.hpp"

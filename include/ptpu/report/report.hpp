@@ -92,9 +92,10 @@ inline report make_report(const chip& hw, const call_desc& desc, const plan_info
     rep.achieved_bandwidth = rep.device_time > 0 ? static_cast<double>(rep.hbm_bytes) / rep.device_time : 0;
     rep.bandwidth_fraction = rep.achieved_bandwidth / hw.hbm_bytes_per_s;
     rep.overhead_share = sum_time > 0 ? sum_overhead / sum_time : 0;
-    // Roofline: the busiest unit's work spread over the cores used, against HBM bytes at the
-    // spec bandwidth (not the DMA efficiency: that is part of what the roofline does not see).
-    const double compute_bound = std::max({wt.mxu, wt.vpu, wt.load, wt.store, wt.scalar}) / info.cores;
+    // Roofline: all the bodies' work (busiest unit plus explicit charges) spread over the cores
+    // used, against HBM bytes at the spec bandwidth (not the DMA efficiency: that is part of what
+    // the roofline does not see).
+    const double compute_bound = wt.total / info.cores;
     const double memory_bound = static_cast<double>(rep.hbm_bytes) / hw.hbm_bytes_per_s;
     rep.roofline_time = std::max(compute_bound, memory_bound);
     rep.memory_bound = memory_bound >= compute_bound;

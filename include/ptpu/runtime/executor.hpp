@@ -17,6 +17,7 @@
 #include "ptpu/sim/cost.hpp"
 #include "ptpu/sim/engine.hpp"
 #include "ptpu/spec/describe.hpp"
+#include "ptpu/spec/validate.hpp"
 
 namespace ptpu {
 
@@ -42,6 +43,7 @@ struct dma_note {
     std::uint8_t op = 0;
     std::uint8_t slot = 0;
     std::uint32_t block_step = 0;
+    coords block{};  ///< the block index moved (pipeline DMAs)
 };
 
 /// One core's memories (S6): its windows (slots), scratch and SMEM copy of the prefetch operands.
@@ -137,10 +139,22 @@ private:
         const auto p = detail::grid_point(desc_, step);
         return maps_[op](p.data(), ctx_);
     }
+    // Labels index notes_ (0 when notes are off). A DMA's wait carries its start's label, so
+    // the timeline can name both.
     std::uint32_t note(const event& e, event_kind k) {
         if (!opt_.notes) return 0;
-        notes_.push_back({k, e.core, e.op, e.slot, e.block_step});
+        dma_note n{k, e.core, e.op, e.slot, e.block_step, {}};
+        if (k != event_kind::body) {
+            const auto b = block_of(e.op, e.block_step);
+            n.block.rank = desc_.ops[e.op].rank;
+            for (int d = 0; d < n.block.rank; ++d) n.block.v[d] = b.v[d].start;
+        }
+        notes_.push_back(n);
         return static_cast<std::uint32_t>(notes_.size() - 1);
+    }
+    std::uint32_t label_of(int core, std::uint32_t id) const {
+        const auto& v = labels_[static_cast<std::size_t>(core)];
+        return id < v.size() ? v[id] : 0;
     }
     sim::op dma_start(const event& e, index_t bytes, std::uint32_t& id_out) {
         const std::uint32_t id = next_id_[e.core]++;
@@ -152,13 +166,15 @@ private:
         o.far = true;
         o.label = note(e, e.kind);
         o.step = e.step;
+        if (opt_.notes) labels_[e.core].push_back(o.label);
         return o;
     }
-    static sim::op wait(std::uint32_t id, std::uint32_t step) {
+    sim::op wait(int core, std::uint32_t id, std::uint32_t step) const {
         sim::op o;
         o.kind = sim::op_kind::dma_wait;
         o.dma = id;
         o.step = step;
+        o.label = label_of(core, id);
         return o;
     }
     void count(const event& e, index_t bytes, bool in) {
@@ -205,11 +221,11 @@ private:
         case event_kind::sync_in:
         case event_kind::restore:
             out = dma_start(e, move_in(e), id);
-            q.push_back(wait(id, e.step));
+            q.push_back(wait(e.core, id, e.step));
             return true;
         case event_kind::wait_in:
             mem_[e.core].cur[op] = e.slot;
-            out = wait(in_flight_in_[e.core][op][e.slot], e.step);
+            out = wait(e.core, in_flight_in_[e.core][op][e.slot], e.step);
             return true;
         case event_kind::body: return run_body(e, out);
         case event_kind::write:
@@ -219,13 +235,13 @@ private:
             if (e.kind == event_kind::write)
                 in_flight_out_[e.core][op][e.slot] = id;
             else
-                q.push_back(wait(id, e.step));  // S29: a blocking copy
+                q.push_back(wait(e.core, id, e.step));  // S29: a blocking copy
             // S20: the body's output window is slot(copy_out); copy_out advances it.
             if (e.kind != event_kind::sync_out)
                 mem_[e.core].cur[op] = (e.slot + 1) % std::max(1, tables_.info.ops[op].buffers);
             return true;
         }
-        case event_kind::wait_out: out = wait(in_flight_out_[e.core][op][e.slot], e.step); return true;
+        case event_kind::wait_out: out = wait(e.core, in_flight_out_[e.core][op][e.slot], e.step); return true;
         }
         return false;
     }
@@ -253,8 +269,9 @@ private:
             emit(compute(r.before));
             const std::uint32_t id = next_id_[e.core]++;
             sim::op s{sim::op_kind::dma_start, id, 0, r.bytes, r.far, note(e, event_kind::body), e.step};
+            if (opt_.notes) labels_[e.core].push_back(s.label);
             emit(s);
-            emit(wait(id, e.step));
+            emit(wait(e.core, id, e.step));
         }
         emit(compute(kctx_.body_work));
         return true;
@@ -279,6 +296,7 @@ private:
     std::uint32_t in_flight_out_[2][max_operands][2]{};
     run_stats stats_{};
     std::vector<dma_note> notes_;
+    std::array<std::vector<std::uint32_t>, 2> labels_{};  ///< per core: DMA id → label (notes on)
 };
 
 }  // namespace ptpu

@@ -1,0 +1,239 @@
+// Defines the exporters of a report's timeline: Chrome trace-event JSON (opens in Perfetto and
+// chrome://tracing: a process per TensorCore, a thread for its in-order stream and one per DMA
+// lane, events named by operand, block index and slot) and a self-contained SVG timeline (DMA
+// versus compute per core) that any browser opens.
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ptpu/core/error.hpp"
+#include "ptpu/report/report.hpp"
+
+namespace ptpu {
+
+namespace detail {
+
+inline void require_timeline(const report& r, const char* where) {
+    if (r.timeline.empty())
+        throw error("REP1", where, "the report has no timeline",
+                    "run the call with run_options{.timeline = true}: Call{{.timeline = true}}(body, ...)");
+}
+
+inline const char* kind_name(event_kind k) {
+    switch (k) {
+    case event_kind::fetch: return "fetch";
+    case event_kind::sync_in: return "sync_in";
+    case event_kind::restore: return "restore";
+    case event_kind::write: return "write";
+    case event_kind::write_sync: return "write_sync";
+    case event_kind::sync_out: return "sync_out";
+    case event_kind::body: return "sync_copy";
+    default: return "dma";
+    }
+}
+
+inline bool inbound(event_kind k) {
+    return k == event_kind::fetch || k == event_kind::sync_in || k == event_kind::restore;
+}
+
+/// "in0 fetch (2, 0) slot 1" for a pipeline DMA, "sync_copy (body)" for a body's own.
+inline std::string dma_name(const report& r, std::uint32_t label) {
+    if (label >= r.notes.size()) return "dma";
+    const dma_note& n = r.notes[label];
+    if (n.kind == event_kind::body) return "sync_copy (body, step " + std::to_string(n.block_step) + ")";
+    std::string s = (n.op < r.operand_names.size() ? r.operand_names[n.op] : "op" + std::to_string(n.op));
+    s += " ";
+    s += kind_name(n.kind);
+    s += " (";
+    for (int d = 0; d < n.block.rank; ++d) s += (d ? ", " : "") + std::to_string(n.block.v[d]);
+    s += ") slot " + std::to_string(n.slot);
+    return s;
+}
+
+inline std::string span_name(const report& r, const sim::span& s) {
+    if (s.track == sim::span::track::dma) return dma_name(r, s.label);
+    switch (s.kind) {
+    case sim::op_kind::overhead: return "step " + std::to_string(s.step) + " overhead";
+    case sim::op_kind::compute: return "body step " + std::to_string(s.step);
+    case sim::op_kind::dma_start: return "issue " + dma_name(r, s.label);
+    case sim::op_kind::dma_wait: return "wait " + dma_name(r, s.label);
+    }
+    return "op";
+}
+
+inline std::string json_escape(const std::string& in) {
+    std::string out;
+    for (char c : in) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+/// Greedy lanes: each DMA span goes to the first lane of its core free at its start, so spans in
+/// one lane never overlap (a lane stands for a DMA engine busy with one transfer).
+inline std::vector<int> dma_lanes(const report& r, int& lanes_out) {
+    std::vector<int> lane(r.timeline.size(), -1);
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < r.timeline.size(); ++i)
+        if (r.timeline[i].track == sim::span::track::dma) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return r.timeline[a].begin < r.timeline[b].begin;
+    });
+    std::vector<std::vector<double>> busy_until(2);
+    lanes_out = 0;
+    for (std::size_t i : order) {
+        const sim::span& s = r.timeline[i];
+        auto& lanes = busy_until[static_cast<std::size_t>(s.core)];
+        std::size_t k = 0;
+        while (k < lanes.size() && lanes[k] > s.begin) ++k;
+        if (k == lanes.size()) lanes.push_back(0);
+        lanes[k] = s.end;
+        lane[i] = static_cast<int>(k);
+        lanes_out = std::max(lanes_out, static_cast<int>(lanes.size()));
+    }
+    return lane;
+}
+
+inline void write_file(const std::string& path, const std::string& text, const char* where) {
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+    if (!f) throw error("REP2", where, "cannot write " + path, "check the directory exists and is writable");
+}
+
+}  // namespace detail
+
+/// Chrome trace-event JSON of the report's timeline (times in microseconds).
+inline std::string to_chrome_trace(const report& r) {
+    detail::require_timeline(r, "to_chrome_trace");
+    int lanes = 0;
+    const std::vector<int> lane = detail::dma_lanes(r, lanes);
+    std::ostringstream o;
+    o.precision(6);
+    o << std::fixed;
+    o << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"chip\":\"" << detail::json_escape(r.chip)
+      << "\",\"device_time_us\":" << r.device_time * 1e6 << "},\"traceEvents\":[";
+    bool first = true;
+    auto sep = [&] {
+        if (!first) o << ",";
+        first = false;
+    };
+    for (int c = 0; c < r.cores; ++c) {
+        sep();
+        o << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << c << ",\"args\":{\"name\":\"TensorCore "
+          << c << " (" << detail::json_escape(r.chip) << ")\"}}";
+        sep();
+        o << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << c
+          << ",\"tid\":0,\"args\":{\"name\":\"core stream\"}}";
+        for (int k = 0; k < lanes; ++k) {
+            sep();
+            o << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << c << ",\"tid\":" << k + 1
+              << ",\"args\":{\"name\":\"DMA engine " << k << "\"}}";
+        }
+    }
+    for (std::size_t i = 0; i < r.timeline.size(); ++i) {
+        const sim::span& s = r.timeline[i];
+        const bool dma = s.track == sim::span::track::dma;
+        const char* cat = dma ? (s.label < r.notes.size() && detail::inbound(r.notes[s.label].kind) ? "dma_in" : "dma_out")
+                              : (s.kind == sim::op_kind::compute    ? "compute"
+                                 : s.kind == sim::op_kind::overhead ? "overhead"
+                                 : s.kind == sim::op_kind::dma_wait ? "wait"
+                                                                    : "issue");
+        sep();
+        o << "{\"ph\":\"X\",\"pid\":" << s.core << ",\"tid\":" << (dma ? lane[i] + 1 : 0) << ",\"ts\":" << s.begin * 1e6
+          << ",\"dur\":" << (s.end - s.begin) * 1e6 << ",\"cat\":\"" << cat << "\",\"name\":\""
+          << detail::json_escape(detail::span_name(r, s)) << "\",\"args\":{\"step\":" << s.step;
+        if (dma) o << ",\"bytes\":" << s.bytes << ",\"hbm\":" << (s.far ? "true" : "false");
+        o << "}}";
+    }
+    o << "]}";
+    return o.str();
+}
+
+inline void write_chrome_trace(const report& r, const std::string& path) {
+    detail::write_file(path, to_chrome_trace(r), "write_chrome_trace");
+}
+
+struct svg_options {
+    int width = 1400;      ///< drawing width in pixels
+    int row_height = 22;
+};
+
+/// A self-contained SVG timeline: per core a row for the stream (overhead, issue, compute,
+/// exposed waits) and a row per DMA lane (inbound and outbound DMAs), a time axis and a legend.
+inline std::string to_svg(const report& r, const svg_options& opt = {}) {
+    detail::require_timeline(r, "to_svg");
+    int lanes = 0;
+    const std::vector<int> lane = detail::dma_lanes(r, lanes);
+    const double t_end = r.device_time > 0 ? r.device_time : 1e-9;
+    const int left = 150, right = 20, top = 50;
+    const int plot = std::max(200, opt.width - left - right);
+    const int rows_per_core = 1 + std::max(lanes, 1);
+    const int height = top + r.cores * (rows_per_core * opt.row_height + 16) + 60;
+    auto x = [&](double t) { return left + t / t_end * plot; };
+    std::ostringstream o;
+    o.precision(3);
+    o << std::fixed;
+    o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << opt.width << "\" height=\"" << height
+      << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+    o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+    o << "<text x=\"10\" y=\"20\" font-size=\"14\">ptpu timeline: " << detail::json_escape(r.chip) << ", device time "
+      << r.device_time * 1e6 << " us</text>\n";
+    auto color = [&](const sim::span& s) -> const char* {
+        if (s.track == sim::span::track::dma)
+            return s.label < r.notes.size() && detail::inbound(r.notes[s.label].kind) ? "#3a9e4f" : "#e08a1e";
+        switch (s.kind) {
+        case sim::op_kind::overhead: return "#9a9a9a";
+        case sim::op_kind::dma_start: return "#d8c020";
+        case sim::op_kind::compute: return "#2f6fd0";
+        case sim::op_kind::dma_wait: return "#d03030";
+        }
+        return "#000";
+    };
+    for (int c = 0; c < r.cores; ++c) {
+        const int y0 = top + c * (rows_per_core * opt.row_height + 16);
+        o << "<text x=\"10\" y=\"" << y0 + 15 << "\">core " << c << " stream</text>\n";
+        for (int k = 0; k < std::max(lanes, 1); ++k)
+            o << "<text x=\"10\" y=\"" << y0 + (k + 1) * opt.row_height + 15 << "\">core " << c << " DMA " << k
+              << "</text>\n";
+    }
+    for (std::size_t i = 0; i < r.timeline.size(); ++i) {
+        const sim::span& s = r.timeline[i];
+        const int y0 = top + s.core * (rows_per_core * opt.row_height + 16);
+        const int row = s.track == sim::span::track::dma ? lane[i] + 1 : 0;
+        const double x0 = x(s.begin);
+        const double w = std::max(0.5, x(s.end) - x0);
+        o << "<rect x=\"" << x0 << "\" y=\"" << y0 + row * opt.row_height + 2 << "\" width=\"" << w
+          << "\" height=\"" << opt.row_height - 4 << "\" fill=\"" << color(s) << "\"><title>"
+          << detail::json_escape(detail::span_name(r, s)) << ": " << s.begin * 1e6 << " - " << s.end * 1e6
+          << " us</title></rect>\n";
+    }
+    const int axis_y = height - 45;
+    o << "<line x1=\"" << left << "\" y1=\"" << axis_y << "\" x2=\"" << left + plot << "\" y2=\"" << axis_y
+      << "\" stroke=\"black\"/>\n";
+    for (int k = 0; k <= 10; ++k) {
+        const double t = t_end * k / 10;
+        o << "<line x1=\"" << x(t) << "\" y1=\"" << axis_y << "\" x2=\"" << x(t) << "\" y2=\"" << axis_y + 5
+          << "\" stroke=\"black\"/><text x=\"" << x(t) - 15 << "\" y=\"" << axis_y + 17 << "\">" << t * 1e6
+          << " us</text>\n";
+    }
+    const char* legend[][2] = {{"#9a9a9a", "step overhead"}, {"#d8c020", "DMA issue"}, {"#2f6fd0", "compute"},
+                               {"#d03030", "exposed DMA wait"}, {"#3a9e4f", "DMA in"}, {"#e08a1e", "DMA out"}};
+    for (int k = 0; k < 6; ++k)
+        o << "<rect x=\"" << left + k * 150 << "\" y=\"" << height - 18 << "\" width=\"12\" height=\"12\" fill=\""
+          << legend[k][0] << "\"/><text x=\"" << left + k * 150 + 16 << "\" y=\"" << height - 8 << "\">"
+          << legend[k][1] << "</text>\n";
+    o << "</svg>\n";
+    return o.str();
+}
+
+inline void write_svg(const report& r, const std::string& path, const svg_options& opt = {}) {
+    detail::write_file(path, to_svg(r, opt), "write_svg");
+}
+
+}  // namespace ptpu

@@ -1,0 +1,131 @@
+// Known answers of the timing model on whole pallas_calls (tpu-model.md §3; docs/model.md):
+// each expected time is derived from the model's own equations, by hand, in the test.
+#include <gtest/gtest.h>
+
+#include <ptpu/ptpu.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace ptpu;
+
+namespace {
+
+constexpr chip hw = tpu::v5e;
+constexpr double bw = hw.hbm_bytes_per_s * hw.dma_efficiency;  // B·η
+constexpr double lat = hw.dma_latency_s;
+constexpr double issue = hw.dma_issue_s;
+constexpr double o = hw.step_overhead_s;
+
+// A copy of N blocks of (512, 2048) f32 = 4 MiB each, with C seconds of charged compute per step.
+constexpr index_t rows = 512, cols = 2048, n_steps = 8;
+constexpr double X = rows * cols * 4.0;
+using Big = Array<float, n_steps * rows, cols>;
+constexpr auto row_map = [](auto i) { return idx(i, 0); };
+template <int BC, chip C = hw, class Sem = Semantics<arbitrary>>
+using Copy = pallas_call<Grid<n_steps>, Chip<C>, Sem, VmemLimit<(64 << 20)>,
+                         In<Arg<Big, BlockSpec<Block<rows, cols>, row_map, Buffered<BC>>>>,
+                         Out<Arg<Big, BlockSpec<Block<rows, cols>, row_map, Buffered<BC>>>>>;
+
+template <class K>
+report run(double compute_s, bool timing_only_run = false) {
+    static const host_array<Big> x;  // zeros; contents do not matter for time
+    K k{};
+    k.options.timing_only = timing_only_run;
+    auto [y, rep] = k(
+        [compute_s](auto in, auto out) {
+            if (!timing_only()) out[all] = in[all];
+            charge(work{.explicit_seconds = compute_s});
+        },
+        x);
+    return rep;
+}
+
+}  // namespace
+
+TEST(TimingKnownAnswer, DmaBoundDoubleBufferedCopy) {
+    const double C = 1e-6;  // far below a block's transfer time: DMA-bound
+    const report r = run<Copy<2>>(C);
+    // Prologue: fetch 0 exposed. Step s: the core issues fetch s+1 and write s-1 while it
+    // computes; the step lasts as long as those transfers (max(o + C, X_s/(B·η)) in steady
+    // state). Epilogue: the last write-back exposed.
+    double expected = issue + lat + X / bw;  // prologue fetch (issued, latency, transfer)
+    for (index_t s = 0; s < n_steps; ++s) {
+        const double in_flight = (s + 1 < n_steps ? X : 0) + (s > 0 ? X : 0);
+        expected += std::max(o + C, in_flight / bw);
+    }
+    expected += lat + X / bw;  // epilogue write-back
+    EXPECT_NEAR(r.device_time, expected, 0.01 * expected) << r;
+    EXPECT_GT(r.exposed_dma, 0.8 * r.device_time);  // the core mostly waits
+    EXPECT_TRUE(r.memory_bound);
+    EXPECT_EQ(r.hbm_bytes, static_cast<std::int64_t>(2 * n_steps * X));
+}
+
+TEST(TimingKnownAnswer, SingleBufferedCopySerializes) {
+    const double C = 3e-6;
+    const report r = run<Copy<1>>(C);
+    // Buffered<1>: fetch, wait, compute, blocking write-back, one after the other (S28, S29):
+    // per step o + (issue + L + X/(B·η)) + C + (issue + L + X/(B·η)).
+    const double per_step = o + 2 * (issue + lat + X / bw) + C;
+    EXPECT_NEAR(r.device_time, n_steps * per_step, 0.01 * n_steps * per_step) << r;
+    // Double buffering hides the transfers behind each other: strictly faster.
+    EXPECT_LT(run<Copy<2>>(C).device_time, r.device_time);
+}
+
+TEST(TimingKnownAnswer, ComputeBoundStepsTakeOverheadPlusCompute) {
+    const double C = 40e-6;  // far above a block's transfer time (~5.6 us)
+    const report r = run<Copy<2>>(C);
+    // Step 0 waits for fetch 0, which shares HBM with fetch 1 once that starts (processor
+    // sharing): fetch 0 moves alone for o + issue seconds, then at half rate.
+    const double alone = o + issue;
+    const double rest0 = X - alone * bw;
+    const double t0 = 2 * issue + o + lat + 2 * rest0 / bw;  // fetch 0 completes, step 0 computes
+    // Then every step is compute-bound: max(o + C, X/(B·η)) = o + C, plus its DMA issues (step 0:
+    // its write; steps 1..6: fetch and write; step 7: its write); the last write is exposed.
+    const double expected = t0 + (C + issue) + 6 * (o + C + 2 * issue) + (o + C + issue) + lat + X / bw;
+    EXPECT_NEAR(r.device_time, expected, 0.01 * expected) << r;
+    EXPECT_FALSE(r.memory_bound);
+}
+
+TEST(TimingKnownAnswer, MegacoreSharesHbm) {
+    // Bandwidth-bound: two cores share one HBM, so splitting gains little.
+    const double t1 = run<Copy<2, tpu::v5p, Semantics<arbitrary>>>(0.5e-6).device_time;
+    const double t2 = run<Copy<2, tpu::v5p, Semantics<parallel>>>(0.5e-6).device_time;
+    EXPECT_GT(t2 / t1, 0.85) << t1 << " vs " << t2;
+    // Compute-bound: the cores' compute runs in parallel, close to 2x.
+    const double c1 = run<Copy<2, tpu::v5p, Semantics<arbitrary>>>(200e-6).device_time;
+    const double c2 = run<Copy<2, tpu::v5p, Semantics<parallel>>>(200e-6).device_time;
+    EXPECT_NEAR(c1 / c2, 2.0, 0.1) << c1 << " vs " << c2;
+}
+
+TEST(TimingKnownAnswer, TimingOnlyPredictsTheSameTime) {
+    for (double C : {1e-6, 40e-6}) {
+        const report full = run<Copy<2>>(C);
+        const report fast = run<Copy<2>>(C, true);
+        EXPECT_EQ(full.device_time, fast.device_time);
+        EXPECT_EQ(full.hbm_bytes, fast.hbm_bytes);
+        EXPECT_EQ(full.stats.steps, fast.stats.steps);
+    }
+}
+
+TEST(Report, PerStepBreakdownCoversEveryStep) {
+    const report r = run<Copy<2>>(1e-6);
+    ASSERT_EQ(r.steps.size(), static_cast<std::size_t>(n_steps));
+    double overhead = 0;
+    for (const auto& s : r.steps) {
+        EXPECT_GE(s.end, s.begin);
+        overhead += s.overhead;
+    }
+    EXPECT_NEAR(overhead, n_steps * o, 1e-12);
+    EXPECT_NEAR(r.core[0].overhead, n_steps * o, 1e-12);
+    EXPECT_EQ(r.core[0].vmem_high_water, static_cast<index_t>(4 * X));  // 2 operands x 2 slots
+}
+
+TEST(Report, NegativeChargeIsC1) {
+    try {
+        (void)run<Copy<2>>(-1e-6);
+        FAIL();
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), "C1");
+    }
+}
