@@ -32,6 +32,11 @@
 #include "ptpu/spec/describe.hpp"
 #include "ptpu/spec/validate.hpp"
 
+/// The largest grid whose plan is made at compile time (see pallas_call::static_plan).
+#ifndef PTPU_MAX_STATIC_STEPS
+#define PTPU_MAX_STATIC_STEPS 65536
+#endif
+
 namespace ptpu {
 
 /// How a call runs: on real data or timing only, and what the report records.
@@ -250,11 +255,18 @@ constexpr bool report_problem() {
 
 // ---- Operand binding ----------------------------------------------------------------------------
 
+/// Stands for an input predict() has no data for (timing only: VMEM data is never read).
+struct absent_input {};
+
 template <class A, class X>
 auto to_view(X& x) {
     using T = typename A::value_type;
     using U = std::remove_cvref_t<X>;
-    if constexpr (std::is_same_v<U, host_array<A>>)
+    if constexpr (std::is_same_v<U, absent_input>) {
+        host_view<const T> v{nullptr, static_cast<int>(A::rank), {}};
+        for (std::size_t d = 0; d < A::rank; ++d) v.shape[d] = A::shape[d];
+        return v;
+    } else if constexpr (std::is_same_v<U, host_array<A>>)
         return x.view();
     else if constexpr (std::is_same_v<U, host_view<T>> || std::is_same_v<U, host_view<const T>>) {
         check(x.size() == A::size && x.rank == static_cast<int>(A::rank), "ARG1", "pallas_call",
@@ -285,10 +297,15 @@ struct pallas_call {
     static constexpr std::array<block_fn, max_operands> maps = traits::maps();
     /// True when index maps read scalar-prefetch values: the plan is made at run time.
     static constexpr bool dynamic = desc.n_prefetch > 0;
+    /// True when the whole plan is made (and its grid-walking checks run) at compile time: static
+    /// index maps and at most PTPU_MAX_STATIC_STEPS grid steps (compilers bound the work of one
+    /// constant evaluation). Larger grids are planned at run time by the same functions, and
+    /// report the same rules as ptpu::error.
+    static constexpr bool static_plan = !dynamic && desc.steps() <= PTPU_MAX_STATIC_STEPS;
 
 private:
     static constexpr plan_info make_info() {
-        if constexpr (dynamic) {
+        if constexpr (!static_plan) {
             plan_info i;
             i.problem = validate(desc);
             return i;
@@ -298,7 +315,8 @@ private:
     }
 
 public:
-    /// The plan's summary (DMA-free checks only for dynamic calls); `info.problem` is the first
+    /// The plan's summary (only the checks that need no grid walk unless static_plan);
+    /// `info.problem` is the first
     /// broken rule, reported below as a compile error.
     static constexpr plan_info info = make_info();
     /// True when the configuration breaks no rule. When it does, the rule's report has already
@@ -306,7 +324,7 @@ public:
     static constexpr bool valid = detail::report_problem<info.problem, desc.n_in>();
 
 private:
-    static constexpr std::size_t event_count = (!dynamic && info.problem.ok()) ? info.events : 0;
+    static constexpr std::size_t event_count = (static_plan && info.problem.ok()) ? info.events : 0;
     static constexpr std::array<event, event_count> make_events() {
         std::array<event, event_count> a{};
         if constexpr (event_count > 0) {
@@ -385,7 +403,36 @@ public:
                        typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
     }
 
+    /// Predicts the time without any data: a timing-only run (run_options::timing_only) that
+    /// takes only the scalar-prefetch arrays, for sweeps over configurations too large to
+    /// allocate. Operands with SMEM windows need their data (scalar code reads it): use a
+    /// timing-only run with real inputs for those.
+    template <class Body, class... Prefetch>
+    report predict(Body&& body, Prefetch&&... prefetch) const {
+        static_assert(sizeof...(Prefetch) == static_cast<std::size_t>(desc.n_prefetch),
+                      "ptpu[ARG1] pallas_call::predict: pass exactly the scalar-prefetch arrays");
+        static_assert(no_smem_windows(),
+                      "ptpu[PRED1] pallas_call::predict: an operand has an SMEM window, whose data "
+                      "scalar code reads; run with timing_only and real inputs instead");
+        run_options opt = options;
+        opt.timing_only = true;
+        return predict_impl(body, opt, std::forward_as_tuple(prefetch...), std::make_index_sequence<desc.n_in>{});
+    }
+
 private:
+    static constexpr bool no_smem_windows() {
+        for (int i = 0; i < desc.n_ops(); ++i)
+            if (desc.ops[static_cast<std::size_t>(i)].space == space_kind::smem) return false;
+        return true;
+    }
+    template <class Body, class PfTuple, std::size_t... K>
+    static report predict_impl(Body& body, const run_options& opt, PfTuple prefetch, std::index_sequence<K...>) {
+        const std::array<detail::absent_input, sizeof...(K) + 1> absent{};
+        auto args = std::tuple_cat(prefetch, std::tuple<const detail::absent_input&>(absent[K])...);
+        return execute(body, args, std::array<void*, max_operands>{}, opt, typename traits::prefetch{},
+                       typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
+    }
+
     template <class... A>
     static auto make_outputs(detail::pack<A...>) {
         return std::tuple<host_array<typename A::array>...>{};
@@ -434,6 +481,8 @@ private:
         for (std::size_t k = 0; k < sizeof...(O); ++k) hbm[ni + k] = out_ptrs[k];
         for (int k = 0; k < desc.n_alias; ++k) {
             const auto [in, out] = desc.aliases[static_cast<std::size_t>(k)];
+            if (hbm[static_cast<std::size_t>(in)] == nullptr || hbm[static_cast<std::size_t>(desc.n_in + out)] == nullptr)
+                continue;  // predict(): no data
             const auto& o = desc.ops[static_cast<std::size_t>(desc.n_in + out)];
             std::memcpy(hbm[static_cast<std::size_t>(desc.n_in + out)], hbm[static_cast<std::size_t>(in)],
                         static_cast<std::size_t>(o.array_elems() * itemsize(o.type)));

@@ -137,6 +137,9 @@ void sync_copy(const ref<T, S1, R>& src, const ref<U, S2, R>& dst) {
         detail::note_body_dma(S1::kind, S2::kind, total * static_cast<index_t>(sizeof(U)));
         return;
     }
+    check(src.data() != nullptr && dst.data() != nullptr, "PRED1", "sync_copy",
+          "a copy into SMEM needs data, and this run has none (pallas_call::predict)",
+          "run with run_options{.timing_only = true} and real inputs");
     for (;;) {
         index_t so = 0, d_o = 0;
         for (std::size_t d = 0; d + 1 < R; ++d) {

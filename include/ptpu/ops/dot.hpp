@@ -1,0 +1,216 @@
+// Defines dot(a, b, dot_options): the block matmul on the MXU (jnp.dot / lax.dot_general with
+// one contracting dim), its TPU numerics per precision, and its charge in padded MXU FLOPs.
+//
+// Numerics (what a TPU computes; the math itself is Eigen's GEMM):
+// - f32 operands, precision::default_: each input rounded to bf16 (RNE), products exact, summed
+//   in f32: one bf16 MXU pass.
+// - f32, precision::high (bf16x3): x = hi + lo with hi = bf16(x), lo = bf16(x - hi); the result
+//   sums hi·hi + hi·lo + lo·hi in f32 (the lo·lo term is dropped): 3 passes.
+// - f32, precision::highest: a full f32 product; charged as the 6 bf16 passes a TPU runs
+//   (tpu-model.md §1), whose result agrees with f32 to within a few ulps.
+// - f16 operands are converted to f32 (exactly) and follow the f32 rules, as XLA does on TPU.
+// - bf16 operands: one pass whatever the precision; exact products summed in f32.
+// - int8 operands: summed in int32, charged to the MXU's int8 rate.
+// The result is a vec<float> (vec<int32_t> for int8); preferred = bf16 or f16 rounds its
+// values to that type once at the end (the MXU still accumulates in f32): cast<bf16>(r) then
+// gives a vec<bf16> exactly, for one cheap op as on a TPU.
+//
+// Cost: M, N and K each padded up to a multiple of the chip's mxu_dim (128 without a chip),
+// 2·M'·N'·K' FLOPs per pass into mxu_passes_flops (int8: mxu_int8_ops); a and b's vregs as
+// vector loads (pushed into the MXU once, whatever the passes [est]) and the result's f32
+// vregs as vector stores (popped from the result buffer).
+#pragma once
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "ptpu/core/dtype.hpp"
+#include "ptpu/core/error.hpp"
+#include "ptpu/core/work.hpp"
+#include "ptpu/hw/chip.hpp"
+#include "ptpu/ops/vec.hpp"
+#include "ptpu/runtime/context.hpp"
+
+namespace ptpu {
+
+/// lax.Precision for f32 operands: default_ one bf16 pass, high bf16x3, highest ~f32 (6 passes).
+enum class precision : unsigned char { default_, high, highest };
+
+/// The options of dot, as lax.dot_general's: transpose_a / transpose_b contract a's dim 0 / b's
+/// dim 1 instead (a is stored (K, M) / b is stored (N, K)); preferred is the result element type
+/// (preferred_element_type: f32, or bf16/f16 to round the f32 accumulation once).
+struct dot_options {
+    bool transpose_a = false;
+    bool transpose_b = false;
+    precision prec = precision::default_;
+    dtype preferred = dtype::f32;
+};
+
+namespace detail {
+
+template <class T>
+using dot_acc_t = std::conditional_t<integer_element<T>, std::int32_t, float>;
+
+template <class A, class B>
+constexpr bool dot_ok() {
+    if constexpr (!std::is_same_v<A, B>) {
+        static_assert(std::is_same_v<A, B>,
+                      "ptpu[OP2] dot: the operands have different dtypes; cast<T>() one of "
+                      "them so both are f32, bf16, f16 or int8");
+        return false;
+    } else if constexpr (std::is_same_v<A, bool>) {
+        static_assert(!std::is_same_v<A, bool>,
+                      "ptpu[OP2] dot: masks (vec<bool>) do not go through the MXU; "
+                      "cast<float>(m) first");
+        return false;
+    } else {
+        constexpr bool ok = floating_element<A> || std::is_same_v<A, std::int8_t>;
+        static_assert(ok,
+                      "ptpu[OP2] dot: the MXU takes f32, bf16, f16 or int8 operands; "
+                      "cast<float>(v) or cast<std::int8_t>(v) first");
+        return ok;
+    }
+}
+
+/// bf16 MXU passes of one product: 1 for bf16 (and int8, at its own rate); f32 and f16 by
+/// precision: 1, 3 or 6 (tpu-model.md §1).
+constexpr int mxu_passes(dtype d, precision p) {
+    if (d != dtype::f32 && d != dtype::f16) return 1;
+    switch (p) {
+    case precision::default_: return 1;
+    case precision::high: return 3;
+    case precision::highest: return 6;
+    }
+    return 1;
+}
+
+using mxu_matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using mxu_int_matrix = Eigen::Matrix<std::int32_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// An operand as the MXU sees it: transposed into (M, K) / (K, N) orientation, each element
+// mapped by f (rounding, splitting), evaluated once.
+template <class M, class X, class F>
+M mxu_operand(const X& x, bool transpose, F f) {
+    if (transpose) return x.transpose().unaryExpr(f).matrix();
+    return x.unaryExpr(f).matrix();
+}
+
+struct bf16_hi_fn {
+    float operator()(float x) const { return round_fn<bf16>{}(x); }
+};
+struct bf16_lo_fn {
+    float operator()(float x) const { return round_fn<bf16>{}(x - round_fn<bf16>{}(x)); }
+};
+template <class T>
+struct exact_fn {  // onto T's grid (a bf16/f16 vec may carry f32 intermediates), else as is
+    compute_t<T> operator()(compute_t<T> x) const { return round_fn<T>{}(x); }
+};
+
+template <class T>
+typename vec<dot_acc_t<T>>::array_type dot_values(const vec<T>& a, const vec<T>& b,
+                                                  const dot_options& o, index_t m, index_t n,
+                                                  index_t k) {
+    using R = typename vec<dot_acc_t<T>>::array_type;
+    R out(m, n);
+    const auto& x = a.array();
+    const auto& y = b.array();
+    if constexpr (std::is_same_v<T, std::int8_t>) {
+        const auto lhs = mxu_operand<mxu_int_matrix>(x, o.transpose_a, exact_fn<T>{});
+        const auto rhs = mxu_operand<mxu_int_matrix>(y, o.transpose_b, exact_fn<T>{});
+        out.matrix().noalias() = lhs * rhs;
+    } else if (dtype_of<T> == dtype::bf16 || o.prec == precision::default_) {
+        // One bf16 pass: bf16 inputs (or f32/f16 rounded to bf16), exact products, f32 sums.
+        const auto hi_fn = [](float v) { return bf16_hi_fn{}(exact_fn<T>{}(v)); };
+        const auto lhs = mxu_operand<mxu_matrix>(x, o.transpose_a, hi_fn);
+        const auto rhs = mxu_operand<mxu_matrix>(y, o.transpose_b, hi_fn);
+        out.matrix().noalias() = lhs * rhs;
+    } else if (o.prec == precision::high) {
+        // bf16x3 as one GEMM over a 3K contraction: [hi hi lo] · [hi; lo; hi].
+        const auto hi_fn = [](float v) { return bf16_hi_fn{}(exact_fn<T>{}(v)); };
+        const auto lo_fn = [](float v) { return bf16_lo_fn{}(exact_fn<T>{}(v)); };
+        mxu_matrix lhs(m, 3 * k), rhs(3 * k, n);
+        lhs.leftCols(k) = mxu_operand<mxu_matrix>(x, o.transpose_a, hi_fn);
+        lhs.middleCols(k, k) = lhs.leftCols(k);
+        lhs.rightCols(k) = mxu_operand<mxu_matrix>(x, o.transpose_a, lo_fn);
+        rhs.topRows(k) = mxu_operand<mxu_matrix>(y, o.transpose_b, hi_fn);
+        rhs.middleRows(k, k) = mxu_operand<mxu_matrix>(y, o.transpose_b, lo_fn);
+        rhs.bottomRows(k) = rhs.topRows(k);
+        out.matrix().noalias() = lhs * rhs;
+    } else {
+        const auto lhs = mxu_operand<mxu_matrix>(x, o.transpose_a, exact_fn<T>{});
+        const auto rhs = mxu_operand<mxu_matrix>(y, o.transpose_b, exact_fn<T>{});
+        out.matrix().noalias() = lhs * rhs;
+    }
+    if constexpr (!std::is_same_v<T, std::int8_t>) {
+        if (o.preferred == dtype::bf16) out = out.unaryExpr(round_fn<bf16>{});
+        if (o.preferred == dtype::f16) out = out.unaryExpr(round_fn<f16>{});
+    }
+    return out;
+}
+
+template <class T>
+void check_preferred(const dot_options& o) {
+    if constexpr (integer_element<T>) {
+        if (o.preferred != dtype::f32 && o.preferred != dtype::i32)
+            throw error("OP2", "dot",
+                        text("preferred ", name(o.preferred),
+                             " with int8 operands: the MXU accumulates int8 in int32"),
+                        "leave preferred at its default or set dtype::i32");
+    } else {
+        if (!is_floating(o.preferred))
+            throw error("OP2", "dot",
+                        text("preferred ", name(o.preferred), " with floating-point operands"),
+                        "use dtype::f32 (the default), bf16 or f16");
+    }
+}
+
+}  // namespace detail
+
+/// dot(a, b, opts): a (M, K) · b (K, N) → (M, N) on the MXU (see the header comment for the
+/// numerics and the charge). Dtypes must agree and be f32, bf16, f16 or int8 (OP2, compile
+/// time); the contracting dims must agree (OP1).
+template <class A, class B>
+[[nodiscard]] vec<detail::dot_acc_t<A>> dot(const vec<A>& a, const vec<B>& b,
+                                            const dot_options& o = {}) {
+    using R = detail::dot_acc_t<A>;
+    if constexpr (!detail::dot_ok<A, B>()) {
+        return {};
+    } else {
+        const index_t m = o.transpose_a ? a.cols() : a.rows();
+        const index_t k = o.transpose_a ? a.rows() : a.cols();
+        const index_t kb = o.transpose_b ? b.cols() : b.rows();
+        const index_t n = o.transpose_b ? b.rows() : b.cols();
+        if (k != kb)
+            throw error("OP1", "dot",
+                        detail::text("a ", detail::shape_text(a.rows(), a.cols()), " and b ",
+                                     detail::shape_text(b.rows(), b.cols()),
+                                     " do not multiply: the contracting dims are ", k, " and ",
+                                     kb, " (transpose_a=", o.transpose_a ? "true" : "false",
+                                     ", transpose_b=", o.transpose_b ? "true" : "false", ")"),
+                        "contract a (M, K) with b (K, N), or set transpose_a / transpose_b");
+        detail::check_preferred<A>(o);
+        if (kernel_context* c = detail::current_context()) {
+            const index_t dim = c->hw != nullptr && c->hw->mxu_dim > 0 ? c->hw->mxu_dim : 128;
+            const auto pad = [dim](index_t e) {
+                return static_cast<double>((e + dim - 1) / dim * dim);
+            };
+            const double flops = 2 * pad(m) * pad(n) * pad(k);
+            if constexpr (std::is_same_v<A, std::int8_t>)
+                c->body_work.mxu_int8_ops += flops;
+            else
+                c->body_work.mxu_passes_flops += flops * detail::mxu_passes(dtype_of<A>, o.prec);
+            c->body_work.vector_loads += static_cast<double>(a.vreg_count() + b.vreg_count());
+            c->body_work.vector_stores += static_cast<double>(vregs(m, n, dtype_of<R>));
+        }
+        if (timing_only()) return vec<R>(shape_only, m, n);
+        a.require_data("dot");
+        b.require_data("dot");
+        return vec<R>(detail::dot_values(a, b, o, m, n, k));
+    }
+}
+
+}  // namespace ptpu

@@ -1,0 +1,168 @@
+// Defines the loads and stores between refs and vecs: load / store (VMEM vector access, charged
+// in vregs) and sload / sstore (scalar access, one scalar op each), checked against the memory
+// space table at compile time (S3, S4, 21) and against the ref's shape at run time (OP1, R2).
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <type_traits>
+
+#include "ptpu/core/error.hpp"
+#include "ptpu/core/index.hpp"
+#include "ptpu/memory/rules.hpp"
+#include "ptpu/memory/space.hpp"
+#include "ptpu/ops/vec.hpp"
+#include "ptpu/runtime/context.hpp"
+#include "ptpu/runtime/ref.hpp"
+
+namespace ptpu {
+
+namespace detail {
+
+template <class>
+inline constexpr bool dependent_false = false;
+
+/// The 2-D shape a ref loads as: leading dims collapse into rows; rank 1 is one row.
+template <class T, class S, std::size_t R>
+std::array<index_t, 2> shape_2d(const ref<T, S, R>& r) {
+    index_t rows = 1;
+    for (std::size_t d = 0; d + 1 < R; ++d) rows *= r.shape(d);
+    return {rows, r.shape(R - 1)};
+}
+
+// Compute type → stored type, per element (wrap for narrow integers, RNE for bf16/f16).
+template <class T>
+struct store_fn {
+    T operator()(compute_t<T> x) const { return static_cast<T>(x); }
+};
+template <>
+struct store_fn<bf16> {
+    bf16 operator()(float x) const { return bf16(x); }
+};
+template <>
+struct store_fn<f16> {
+    f16 operator()(float x) const { return f16(x); }
+};
+template <class T>
+struct load_fn {
+    compute_t<T> operator()(T x) const { return static_cast<compute_t<T>>(x); }
+};
+
+}  // namespace detail
+
+/// Loads the whole VMEM ref `r` into a vec (x[...]). Charges its vregs as vector loads.
+template <class T, class S, std::size_t R>
+    requires(R >= 1)
+[[nodiscard]] vec<std::remove_const_t<T>> load(const ref<T, S, R>& r) {
+    using U = std::remove_const_t<T>;
+    if constexpr (!vector_loadable<S>) {
+        static_assert(rules::require_vector_load<S>());
+        return {};
+    } else {
+        const auto [rows, cols] = detail::shape_2d(r);
+        const auto m = r[all];  // checks the view collapses to 2-D (R1) in both modes
+        detail::charge_loads(vregs(rows, cols, dtype_of<U>));
+        if (timing_only()) return vec<U>(shape_only, rows, cols);
+        if constexpr (std::is_same_v<U, compute_t<U>>)
+            return vec<U>(typename vec<U>::array_type(m));
+        else
+            return vec<U>(typename vec<U>::array_type(m.unaryExpr(detail::load_fn<U>{})));
+    }
+}
+
+/// Loads the window ds(...) per dim of a VMEM ref: load(x, ds(r, n), ds(c, m)) is Pallas's
+/// x[pl.ds(r, n), pl.ds(c, m)]. The window must lie within the ref (R2).
+template <class T, class S, std::size_t R, class... Sl>
+    requires(R >= 1 && sizeof...(Sl) == R && (std::same_as<Sl, slice> && ...))
+[[nodiscard]] vec<std::remove_const_t<T>> load(const ref<T, S, R>& r, Sl... s) {
+    return load(r.at(s...));
+}
+
+/// Stores `v` into the whole VMEM ref `r` (x[...] = v). The shapes must be equal (OP1) and the
+/// dtypes too (OP3: cast<T>(v) first). Charges v's vregs as vector stores. bf16/f16 values are
+/// rounded to nearest even, narrow integers wrap.
+template <class T, class S, std::size_t R, class U>
+    requires(R >= 1)
+void store(const ref<T, S, R>& r, const vec<U>& v) {
+    if constexpr (!vector_storable<S>) {
+        static_assert(rules::require_vector_store<S>());
+    } else if constexpr (std::is_const_v<T>) {
+        static_assert(detail::dependent_false<T>,
+                      "ptpu[OP3] store: the ref is read-only (ref<const T>); store into an "
+                      "output or scratch ref");
+    } else if constexpr (!std::is_same_v<T, U>) {
+        static_assert(detail::dependent_false<T>,
+                      "ptpu[OP3] store: the vec's dtype differs from the ref's; cast<T>(v) "
+                      "first (ptpu never converts implicitly)");
+    } else {
+        const auto [rows, cols] = detail::shape_2d(r);
+        if (rows != v.rows() || cols != v.cols())
+            throw error("OP1", "store",
+                        detail::text("the vec has shape ", detail::shape_text(v.rows(), v.cols()),
+                                     " and the ref (collapsed to 2-D) ",
+                                     detail::shape_text(rows, cols)),
+                        "store a value of the ref's shape, or store into a window "
+                        "store(x, ds(...), ..., v)");
+        auto m = r[all];  // R1, as for load
+        detail::charge_stores(v.vreg_count());
+        if (timing_only()) return;
+        if constexpr (std::is_same_v<T, compute_t<T>>)
+            m = v.array();
+        else
+            m = v.array().unaryExpr(detail::store_fn<T>{});
+    }
+}
+
+/// Stores `v` into a window of a rank-1, 2 or 3 VMEM ref: store(x, ds(r, n), ds(c, m), v).
+template <class T, class S, class U>
+void store(const ref<T, S, 1>& r, slice s0, const vec<U>& v) {
+    store(r.at(s0), v);
+}
+template <class T, class S, class U>
+void store(const ref<T, S, 2>& r, slice s0, slice s1, const vec<U>& v) {
+    store(r.at(s0, s1), v);
+}
+template <class T, class S, class U>
+void store(const ref<T, S, 3>& r, slice s0, slice s1, slice s2, const vec<U>& v) {
+    store(r.at(s0, s1, s2), v);
+}
+
+/// Reads one scalar (s[i, j] in Pallas): SMEM, or VMEM (a vector load and an extract). Charges
+/// one scalar op, plus one vector load on VMEM [est]. Runs in timing-only mode too: scalars
+/// steer control flow and index maps.
+template <class T, class S, std::size_t R, std::integral... I>
+    requires(sizeof...(I) == R)
+[[nodiscard]] std::remove_const_t<T> sload(const ref<T, S, R>& r, I... i) {
+    if constexpr (!scalar_loadable<S>) {
+        static_assert(rules::require_scalar_load<S>());
+        return {};
+    } else {
+        const std::remove_const_t<T> v = r(i...);  // bounds first (R2): a failed op charges nothing
+        detail::charge_scalar(1);
+        if constexpr (S::kind == space_kind::vmem) detail::charge_loads(1);
+        return v;
+    }
+}
+
+/// Writes one scalar to SMEM (s[i, j] = v). VMEM takes no scalar stores (S4). Charges one scalar
+/// op; runs in timing-only mode too.
+template <class T, class S, std::size_t R, class V, std::integral... I>
+    requires(sizeof...(I) == R && scalar_value<V>)
+void sstore(const ref<T, S, R>& r, V v, I... i) {
+    if constexpr (!scalar_storable<S>) {
+        static_assert(rules::require_scalar_store<S>());
+    } else if constexpr (std::is_const_v<T>) {
+        static_assert(detail::dependent_false<T>,
+                      "ptpu[OP3] sstore: the ref is read-only (ref<const T>); store into an "
+                      "output or scratch ref");
+    } else {
+        if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
+            r(i...) = T(static_cast<float>(v));
+        else
+            r(i...) = static_cast<T>(v);
+        detail::charge_scalar(1);
+    }
+}
+
+}  // namespace ptpu
