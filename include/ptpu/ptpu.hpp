@@ -14,6 +14,7 @@
 #include "ptpu/runtime/context.hpp"
 #include "ptpu/runtime/dma.hpp"
 #include "ptpu/runtime/host_array.hpp"
+#include "ptpu/ops/ops.hpp"
 #include "ptpu/pallas_call.hpp"
 #include "ptpu/report/report.hpp"
 #include "ptpu/report/trace.hpp"

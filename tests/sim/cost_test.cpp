@@ -87,7 +87,7 @@ TEST(CostTimeOf, NegativeOrNonFiniteWorkIsC1) {
             ADD_FAILURE() << "no error";
         } catch (const ptpu::error& e) {
             EXPECT_EQ(e.rule(), "C1");
-            EXPECT_NE(std::string(e.what()).find("ptpu[C1] time_of: work."), std::string::npos)
+            EXPECT_NE(std::string(e.what()).find("ptpu[C1] work: work."), std::string::npos)
                 << e.what();
         }
     }

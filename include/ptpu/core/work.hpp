@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cmath>
+#include <limits>
+
+#include "ptpu/core/error.hpp"
 
 namespace ptpu {
 
@@ -40,5 +43,43 @@ struct work {
     friend bool operator==(const work&, const work&) = default;
     [[nodiscard]] bool empty() const { return *this == work{}; }
 };
+
+namespace detail {
+constexpr bool finite_non_negative(double x) {
+    return x >= 0 && x <= std::numeric_limits<double>::max();
+}
+}  // namespace detail
+
+/// Rule C1: every field of charged work is finite and non-negative. Checked when work is charged
+/// and again when it is turned into time.
+constexpr void check_work(const work& w) {
+    check(detail::finite_non_negative(w.mxu_passes_flops),
+          "ptpu[C1] work: work.mxu_passes_flops is negative or not finite; charge only "
+          "finite, non-negative work");
+    check(detail::finite_non_negative(w.mxu_int8_ops),
+          "ptpu[C1] work: work.mxu_int8_ops is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(detail::finite_non_negative(w.vreg_cheap),
+          "ptpu[C1] work: work.vreg_cheap is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(detail::finite_non_negative(w.vreg_medium),
+          "ptpu[C1] work: work.vreg_medium is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(detail::finite_non_negative(w.vreg_expensive),
+          "ptpu[C1] work: work.vreg_expensive is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(detail::finite_non_negative(w.vector_loads),
+          "ptpu[C1] work: work.vector_loads is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(detail::finite_non_negative(w.vector_stores),
+          "ptpu[C1] work: work.vector_stores is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(detail::finite_non_negative(w.scalar_ops),
+          "ptpu[C1] work: work.scalar_ops is negative or not finite; charge only finite, "
+          "non-negative work");
+    check(detail::finite_non_negative(w.explicit_seconds),
+          "ptpu[C1] work: work.explicit_seconds is negative or not finite; charge only "
+          "finite, non-negative time");
+}
 
 }  // namespace ptpu

@@ -118,12 +118,13 @@ public:
     /// A vec with a shape and no values (what timing-only mode computes).
     vec(shape_only_t, index_t rows, index_t cols) : rows_(rows), cols_(cols), has_data_(false) {}
 
-    [[nodiscard]] index_t rows() const { return rows_; }
-    [[nodiscard]] index_t cols() const { return cols_; }
-    [[nodiscard]] index_t size() const { return rows_ * cols_; }
-    [[nodiscard]] std::array<index_t, 2> shape() const { return {rows_, cols_}; }
+    // With values the array is the truth (code outside ops/ may resize it through array()).
+    [[nodiscard]] index_t rows() const { return has_data_ ? values_.rows() : rows_; }
+    [[nodiscard]] index_t cols() const { return has_data_ ? values_.cols() : cols_; }
+    [[nodiscard]] index_t size() const { return rows() * cols(); }
+    [[nodiscard]] std::array<index_t, 2> shape() const { return {rows(), cols()}; }
     /// Vregs this value occupies (the unit its ops are charged in).
-    [[nodiscard]] index_t vreg_count() const { return vregs(rows_, cols_, element_dtype); }
+    [[nodiscard]] index_t vreg_count() const { return vregs(rows(), cols(), element_dtype); }
 
     /// False for a vec made in timing-only mode: it has a shape and no values.
     [[nodiscard]] bool has_data() const { return has_data_; }
@@ -140,7 +141,7 @@ public:
     /// vector-to-scalar move, which is not charged).
     [[nodiscard]] compute_type operator()(index_t i, index_t j) const {
         require_data("vec(i, j)");
-        if (i < 0 || i >= rows_ || j < 0 || j >= cols_) out_of_range(i, j);
+        if (i < 0 || i >= rows() || j < 0 || j >= cols()) out_of_range(i, j);
         return values_(i, j);
     }
     /// v(ds(r, n), ds(c, m)): a window of the value (lax.slice on a value). Free when it starts
@@ -160,7 +161,7 @@ public:
 private:
     [[noreturn]] void out_of_range(index_t i, index_t j) const;
 
-    index_t rows_ = 0;
+    index_t rows_ = 0;  // the shape of a vec without values
     index_t cols_ = 0;
     array_type values_;
     bool has_data_ = true;
@@ -279,18 +280,18 @@ template <element_type T>
 void vec<T>::out_of_range(index_t i, index_t j) const {
     throw error("OP1", "vec(i, j)",
                 detail::text("element (", i, ", ", j, ") is outside a vec of shape ",
-                             detail::shape_text(rows_, cols_)),
+                             detail::shape_text(rows(), cols())),
                 "keep 0 <= i < rows, 0 <= j < cols");
 }
 
 template <element_type T>
 vec<T> vec<T>::operator()(slice r, slice c) const {
-    if (r.start < 0 || r.size < 0 || r.start + r.size > rows_ || c.start < 0 || c.size < 0 ||
-        c.start + c.size > cols_)
+    if (r.start < 0 || r.size < 0 || r.start + r.size > rows() || c.start < 0 || c.size < 0 ||
+        c.start + c.size > cols())
         throw error("OP1", "vec(ds, ds)",
                     detail::text("window rows [", r.start, ", ", r.start + r.size, ") x cols [",
                                  c.start, ", ", c.start + c.size, ") leaves a vec of shape ",
-                                 detail::shape_text(rows_, cols_)),
+                                 detail::shape_text(rows(), cols())),
                     "keep the window inside the value");
     if (r.start % rows_per_vreg(element_dtype) != 0 || c.start % vreg_lanes != 0)
         detail::charge_vpu(vpu_class::cheap, vregs(r.size, c.size, element_dtype));

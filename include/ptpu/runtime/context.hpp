@@ -99,6 +99,7 @@ inline index_t num_programs(int axis) {
 
 /// Adds `w` to the running body's work (ops/ call this; outside a body it is a no-op).
 inline void charge(const work& w) {
+    check_work(w);  // C1
     if (kernel_context* c = detail::current_context()) c->body_work += w;
 }
 

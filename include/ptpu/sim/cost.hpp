@@ -47,50 +47,19 @@ struct work_time {
 namespace detail {
 
 // NaN and infinities fail: they would poison every time that follows.
-constexpr bool finite_non_negative(double x) {
-    return x >= 0 && x <= std::numeric_limits<double>::max();
-}
 
-constexpr void check_work(const work& w) {
-    check(finite_non_negative(w.mxu_passes_flops),
-          "ptpu[C1] time_of: work.mxu_passes_flops is negative or not finite; charge only "
-          "finite, non-negative work");
-    check(finite_non_negative(w.mxu_int8_ops),
-          "ptpu[C1] time_of: work.mxu_int8_ops is negative or not finite; charge only finite, "
-          "non-negative work");
-    check(finite_non_negative(w.vreg_cheap),
-          "ptpu[C1] time_of: work.vreg_cheap is negative or not finite; charge only finite, "
-          "non-negative work");
-    check(finite_non_negative(w.vreg_medium),
-          "ptpu[C1] time_of: work.vreg_medium is negative or not finite; charge only finite, "
-          "non-negative work");
-    check(finite_non_negative(w.vreg_expensive),
-          "ptpu[C1] time_of: work.vreg_expensive is negative or not finite; charge only finite, "
-          "non-negative work");
-    check(finite_non_negative(w.vector_loads),
-          "ptpu[C1] time_of: work.vector_loads is negative or not finite; charge only finite, "
-          "non-negative work");
-    check(finite_non_negative(w.vector_stores),
-          "ptpu[C1] time_of: work.vector_stores is negative or not finite; charge only finite, "
-          "non-negative work");
-    check(finite_non_negative(w.scalar_ops),
-          "ptpu[C1] time_of: work.scalar_ops is negative or not finite; charge only finite, "
-          "non-negative work");
-    check(finite_non_negative(w.explicit_seconds),
-          "ptpu[C1] time_of: work.explicit_seconds is negative or not finite; charge only "
-          "finite, non-negative time");
-}
+constexpr void check_work(const work& w) { ptpu::check_work(w); }
 
 }  // namespace detail
 
 /// Rule C3: the factors are finite, the class factors non-negative and the rates positive.
 constexpr void validate(const cost_model& m) {
-    check(detail::finite_non_negative(m.medium_factor) &&
-              detail::finite_non_negative(m.expensive_factor),
+    check(ptpu::detail::finite_non_negative(m.medium_factor) &&
+              ptpu::detail::finite_non_negative(m.expensive_factor),
           "ptpu[C3] cost_model: medium_factor or expensive_factor is negative or not finite; use "
           "finite factors >= 0 (in cheap vreg ops)");
-    check(detail::finite_non_negative(m.scalar_ops_per_cycle) && m.scalar_ops_per_cycle > 0 &&
-              detail::finite_non_negative(m.onchip_vregs_per_cycle) &&
+    check(ptpu::detail::finite_non_negative(m.scalar_ops_per_cycle) && m.scalar_ops_per_cycle > 0 &&
+              ptpu::detail::finite_non_negative(m.onchip_vregs_per_cycle) &&
               m.onchip_vregs_per_cycle > 0,
           "ptpu[C3] cost_model: scalar_ops_per_cycle or onchip_vregs_per_cycle is not a "
           "positive finite rate; use a rate > 0");

@@ -440,7 +440,7 @@ private:
     }
 
     void check_seconds(const op& o) const {
-        if (!detail::finite_non_negative(o.seconds))
+        if (!ptpu::detail::finite_non_negative(o.seconds))
             throw error("SIM2", "simulate",
                         "an overhead or compute op has negative or non-finite seconds (" +
                             std::to_string(o.seconds) + ")",

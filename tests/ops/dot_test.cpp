@@ -1,0 +1,249 @@
+// Tests ops/dot.hpp: TPU numerics per precision against loop references that emulate them
+// (DEFAULT rounds inputs to bf16; HIGH sums the three bf16x3 products; HIGHEST is f32), bf16 and
+// int8 operands, transposes, preferred types, padded MXU charges per chip, and the rules.
+#include <ptpu/hw/presets.hpp>
+#include <ptpu/ops/ops.hpp>
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ptpu;
+using farr = vec<float>::array_type;
+using iarr = vec<std::int32_t>::array_type;
+
+struct env {
+    kernel_context ctx{};
+    detail::context_guard guard{ctx};
+    explicit env(const chip* hw = nullptr, bool timing = false) {
+        ctx.hw = hw;
+        ctx.timing_only = timing;
+    }
+    const work& w() const { return ctx.body_work; }
+};
+
+template <class F>
+std::string rule_of(F&& fn) {
+    try {
+        fn();
+    } catch (const error& e) {
+        return e.rule();
+    }
+    return "no error";
+}
+
+float ref_bf16(float f) {
+    const auto x = std::bit_cast<std::uint32_t>(f);
+    const std::uint32_t lo = x & 0xFFFF0000u;
+    const std::uint32_t rest = x & 0xFFFFu;
+    std::uint32_t r = lo;
+    if (rest > 0x8000u || (rest == 0x8000u && ((lo >> 16) & 1u) != 0)) r = lo + 0x10000u;
+    return std::bit_cast<float>(r);
+}
+
+vec<float> random_vec(index_t r, index_t c, unsigned seed) {
+    std::mt19937 g(seed);
+    std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+    farr a(r, c);
+    for (index_t i = 0; i < r; ++i)
+        for (index_t j = 0; j < c; ++j) a(i, j) = d(g);
+    return vec<float>(a);
+}
+
+// The reference: Σ_k f(a[i,k], b[k,j]) in double, f emulating one precision.
+template <class F>
+std::vector<double> ref_dot(const vec<float>& a, const vec<float>& b, F f) {
+    std::vector<double> c(static_cast<std::size_t>(a.rows() * b.cols()), 0.0);
+    for (index_t i = 0; i < a.rows(); ++i)
+        for (index_t j = 0; j < b.cols(); ++j) {
+            double s = 0;
+            for (index_t k = 0; k < a.cols(); ++k) s += f(a(i, k), b(k, j));
+            c[static_cast<std::size_t>(i * b.cols() + j)] = s;
+        }
+    return c;
+}
+
+double max_abs_diff(const vec<float>& got, const std::vector<double>& want) {
+    double d = 0;
+    for (index_t i = 0; i < got.rows(); ++i)
+        for (index_t j = 0; j < got.cols(); ++j)
+            d = std::max(
+                d, std::abs(got(i, j) - want[static_cast<std::size_t>(i * got.cols() + j)]));
+    return d;
+}
+
+const auto exact = [](float x, float y) { return double(x) * double(y); };
+const auto one_pass = [](float x, float y) { return double(ref_bf16(x)) * double(ref_bf16(y)); };
+const auto three_pass = [](float x, float y) {
+    const double xh = ref_bf16(x), xl = ref_bf16(x - ref_bf16(x));
+    const double yh = ref_bf16(y), yl = ref_bf16(y - ref_bf16(y));
+    return xh * yh + xh * yl + xl * yh;
+};
+
+TEST(OpsDot, EachPrecisionMatchesItsEmulation) {
+    env e;
+    const auto a = random_vec(40, 300, 1), b = random_vec(300, 70, 2);
+    // f32 accumulation over K = 300 terms of size ≤ 4: errors well below 1e-3.
+    constexpr double acc_tol = 2e-4;
+    const auto d = dot(a, b);
+    const auto h = dot(a, b, {.prec = precision::high});
+    const auto x = dot(a, b, {.prec = precision::highest});
+    EXPECT_LT(max_abs_diff(d, ref_dot(a, b, one_pass)), acc_tol);
+    EXPECT_LT(max_abs_diff(h, ref_dot(a, b, three_pass)), acc_tol);
+    EXPECT_LT(max_abs_diff(x, ref_dot(a, b, exact)), acc_tol);
+    // And the precisions really differ: one bf16 pass is far from the f32 product, bf16x3 much
+    // closer (it drops lo·lo and the bits below 16), f32 closest.
+    const double err_d = max_abs_diff(d, ref_dot(a, b, exact));
+    const double err_h = max_abs_diff(h, ref_dot(a, b, exact));
+    EXPECT_GT(err_d, 50 * acc_tol);
+    EXPECT_LT(err_h, err_d / 20);
+}
+
+TEST(OpsDot, DefaultRoundsInputsToBf16) {
+    env e;
+    // 1 + 2^-10 is not a bf16 value: DEFAULT sees 1, HIGH and HIGHEST see it.
+    const vec<float> a(farr::Constant(1, 256, 1.0f + 0x1p-10f));
+    const vec<float> b(farr::Constant(256, 1, 1.0f));
+    EXPECT_EQ(dot(a, b)(0, 0), 256.0f);
+    EXPECT_EQ(dot(a, b, {.prec = precision::high})(0, 0), 256.0f + 0.25f);
+    EXPECT_EQ(dot(a, b, {.prec = precision::highest})(0, 0), 256.0f + 0.25f);
+}
+
+TEST(OpsDot, Bf16OperandsAreExactProductsInF32) {
+    env e;
+    const auto af = random_vec(24, 200, 3), bf = random_vec(200, 40, 4);
+    const auto a = cast<bf16>(af), b = cast<bf16>(bf);
+    const vec<float> ar = cast<float>(a), br = cast<float>(b);
+    const auto r = dot(a, b, {.prec = precision::highest});  // precision is moot for bf16
+    static_assert(std::is_same_v<decltype(r), const vec<float>>);
+    EXPECT_LT(max_abs_diff(r, ref_dot(ar, br, exact)), 2e-4);
+    // preferred = bf16 rounds the f32 sum once: exact small-integer data makes it exact.
+    const auto ai = cast<bf16>(cast<float>(iota<std::int32_t>(4, 300, 1) % 17 - 8));
+    const auto bi = cast<bf16>(cast<float>(iota<std::int32_t>(300, 3, 0) % 13 - 6));
+    const auto f = dot(ai, bi), p = dot(ai, bi, {.preferred = dtype::bf16});
+    for (index_t i = 0; i < 4; ++i)
+        for (index_t j = 0; j < 3; ++j) EXPECT_EQ(p(i, j), ref_bf16(f(i, j)));
+    // 3 · 301 = 903 needs 10 significant bits: f32 keeps it, bf16 rounds to 904.
+    const auto three = full<bf16>(1, 301, 3.0f), ones = full<bf16>(301, 1, 1.0f);
+    EXPECT_EQ(dot(three, ones)(0, 0), 903.0f);
+    EXPECT_EQ(dot(three, ones, {.preferred = dtype::bf16})(0, 0), 904.0f);
+}
+
+TEST(OpsDot, TransposesContractTheOtherDims) {
+    env e;
+    const auto a = random_vec(30, 50, 5), b = random_vec(50, 20, 6);
+    const auto at = transpose(a), bt = transpose(b);
+    const auto want = dot(a, b, {.prec = precision::highest});
+    for (const bool ta : {false, true})
+        for (const bool tb : {false, true}) {
+            const auto r = dot(ta ? at : a, tb ? bt : b,
+                               {.transpose_a = ta, .transpose_b = tb, .prec = precision::highest});
+            ASSERT_EQ(r.shape(), want.shape());
+            for (index_t i = 0; i < 30; ++i)
+                for (index_t j = 0; j < 20; ++j) ASSERT_NEAR(r(i, j), want(i, j), 1e-4);
+        }
+    for (const precision p : {precision::default_, precision::high}) {
+        const auto r = dot(at, bt, {.transpose_a = true, .transpose_b = true, .prec = p});
+        const auto s = dot(a, b, {.prec = p});
+        for (index_t i = 0; i < 30; ++i)
+            for (index_t j = 0; j < 20; ++j) ASSERT_NEAR(r(i, j), s(i, j), 1e-5);
+    }
+}
+
+TEST(OpsDot, Int8AccumulatesInInt32) {
+    env e(&tpu::v5e);
+    const auto a = cast<std::int8_t>(iota<std::int32_t>(33, 260, 1) * 7 % 255 - 127);
+    const auto b = cast<std::int8_t>(iota<std::int32_t>(260, 17, 0) * 3 % 255 - 127);
+    const work before = e.w();
+    const auto r = dot(a, b);
+    static_assert(std::is_same_v<decltype(r), const vec<std::int32_t>>);
+    for (index_t i = 0; i < 33; ++i)
+        for (index_t j = 0; j < 17; ++j) {
+            std::int64_t s = 0;
+            for (index_t k = 0; k < 260; ++k) s += std::int64_t{a(i, k)} * b(k, j);
+            ASSERT_EQ(r(i, j), s);
+        }
+    EXPECT_EQ(e.w().mxu_int8_ops - before.mxu_int8_ops, 2.0 * 128 * 128 * 384);
+    EXPECT_EQ(e.w().mxu_passes_flops, before.mxu_passes_flops);
+    // Values out of int8 range (int32 intermediates) wrap as they enter the MXU.
+    const vec<std::int8_t> w(iarr::Constant(1, 1, 130));
+    EXPECT_EQ(dot(w, vec<std::int8_t>(iarr::Constant(1, 1, 1)))(0, 0), -126);
+}
+
+TEST(OpsDot, ChargesPaddedMxuFlopsPerPass) {
+    const auto a = random_vec(100, 200, 7), b = random_vec(200, 300, 8);
+    const double padded128 = 2.0 * 128 * 256 * 384;
+    {
+        env e(&tpu::v5p);
+        (void)dot(a, b);
+        EXPECT_EQ(e.w().mxu_passes_flops, padded128);
+        (void)dot(a, b, {.prec = precision::high});
+        EXPECT_EQ(e.w().mxu_passes_flops, padded128 * (1 + 3));
+        (void)dot(a, b, {.prec = precision::highest});
+        EXPECT_EQ(e.w().mxu_passes_flops, padded128 * (1 + 3 + 6));
+        // Operands pushed once per dot, result popped once: (100, 200) = 13·2, (200, 300) = 25·3,
+        // (100, 300) = 13·3 vregs.
+        EXPECT_EQ(e.w().vector_loads, 3 * (26 + 75));
+        EXPECT_EQ(e.w().vector_stores, 3 * 39);
+        EXPECT_EQ(e.w().vreg_cheap, 0);
+    }
+    {
+        env e;  // no chip: 128
+        (void)dot(a, b, {.prec = precision::highest});
+        EXPECT_EQ(e.w().mxu_passes_flops, 6 * padded128);
+    }
+    {
+        env e(&tpu::v6e);  // 256×256 MXU
+        (void)dot(a, b);
+        EXPECT_EQ(e.w().mxu_passes_flops, 2.0 * 256 * 256 * 512);
+        (void)dot(cast<bf16>(a), cast<bf16>(b), {.prec = precision::highest});
+        EXPECT_EQ(e.w().mxu_passes_flops, 2 * 2.0 * 256 * 256 * 512);  // bf16: always one pass
+    }
+}
+
+TEST(OpsDot, TimingOnlyChargesTheSameAndComputesNothing) {
+    work normal, timing;
+    {
+        env e(&tpu::v5e);
+        (void)dot(random_vec(64, 96, 1), random_vec(96, 200, 2), {.prec = precision::high});
+        normal = e.w();
+    }
+    {
+        env e(&tpu::v5e, true);
+        const auto r = dot(vec<float>(shape_only, 64, 96), vec<float>(shape_only, 96, 200),
+                           {.prec = precision::high});
+        EXPECT_FALSE(r.has_data());
+        EXPECT_EQ(r.shape(), (std::array<index_t, 2>{64, 200}));
+        timing = e.w();
+    }
+    EXPECT_EQ(normal, timing);
+}
+
+TEST(OpsDot, ShapeAndPreferredRules) {
+    env e;
+    const auto a = random_vec(8, 16, 1), b = random_vec(8, 16, 2);
+    try {
+        (void)dot(a, b);
+        FAIL() << "no error";
+    } catch (const error& err) {
+        EXPECT_EQ(err.rule(), "OP1");
+        const std::string msg = err.what();
+        EXPECT_NE(msg.find("(8, 16)"), std::string::npos) << msg;
+    }
+    EXPECT_EQ(e.w().mxu_passes_flops, 0);  // nothing charged for a failed dot
+    EXPECT_EQ(dot(a, b, {.transpose_b = true}).shape(), (std::array<index_t, 2>{8, 8}));
+    EXPECT_EQ(rule_of([&] { (void)dot(a, b, {.transpose_a = true, .preferred = dtype::i32}); }),
+              "OP2");
+    const vec<std::int8_t> q(iarr::Zero(2, 2));
+    EXPECT_EQ(rule_of([&] { (void)dot(q, q, {.preferred = dtype::bf16}); }), "OP2");
+    EXPECT_EQ(dot(q, q, {.preferred = dtype::i32}).shape(), (std::array<index_t, 2>{2, 2}));
+}
+
+}  // namespace
