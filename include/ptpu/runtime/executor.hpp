@@ -221,9 +221,7 @@ private:
         std::uint32_t id = 0;
         switch (e.kind) {
         case event_kind::step:
-            kctx_.core = e.core;
-            kctx_.step = e.step;
-            kctx_.point = detail::grid_point(desc_, e.step);
+            // The context is set when the body runs: the model interleaves the two cores' pulls.
             out = sim::op{sim::op_kind::overhead, 0, desc_.hw.step_overhead_s, 0, true, 0, e.step};
             return true;
         case event_kind::fetch:
@@ -261,6 +259,9 @@ private:
     bool run_body(const event& e, sim::op& out) {
         ++stats_.steps;
         ++stats_.core_steps[e.core];
+        kctx_.core = e.core;
+        kctx_.step = e.step;
+        kctx_.point = detail::grid_point(desc_, e.step);
         kctx_.body_work = work{};
         kctx_.body_dma_log.clear();
         invoke_(mem_[e.core]);
