@@ -113,11 +113,16 @@ inline report make_report(const chip& hw, const call_desc& desc, const plan_info
 namespace detail {
 inline std::string fmt_time(double s) {
     std::ostringstream o;
-    o << std::fixed << std::setprecision(s < 1e-3 ? 3 : 3);
+    o << std::fixed << std::setprecision(3);
     if (s < 1e-3)
         o << s * 1e6 << " us";
     else
         o << s * 1e3 << " ms";
+    return o.str();
+}
+inline std::string fmt_num(double v, int digits) {
+    std::ostringstream o;
+    o << std::fixed << std::setprecision(digits) << v;
     return o.str();
 }
 inline std::string fmt_pct(double f) {
@@ -141,8 +146,8 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
         os << "                     VMEM high-water " << k.vmem_high_water << " B, SMEM "
            << k.smem_high_water << " B\n";
     }
-    os << "  HBM                " << r.hbm_bytes << " B at " << std::setprecision(4)
-       << r.achieved_bandwidth / 1e9 << " GB/s (" << fmt_pct(r.bandwidth_fraction) << " of spec)\n";
+    os << "  HBM                " << r.hbm_bytes << " B at " << detail::fmt_num(r.achieved_bandwidth / 1e9, 1)
+       << " GB/s (" << fmt_pct(r.bandwidth_fraction) << " of spec)\n";
     os << "  MXU utilization    " << fmt_pct(r.mxu_utilization) << ", VPU " << fmt_pct(r.vpu_utilization)
        << "\n";
     os << "  control overhead   " << fmt_pct(r.overhead_share) << " of core time, exposed DMA "
