@@ -17,7 +17,7 @@ int main() {
     host_array<X> x, y;
     for (std::size_t i = 0; i < x.size(); ++i) x.vector()[i] = y.vector()[i] = static_cast<float>(i);
 
-    auto [z, report] = Add{}([](auto a, auto b, auto c) { c[all] = a[all] + b[all]; }, x, y);
+    auto [z, report] = Add{}([](auto a, auto b, auto c) { store(c, load(a) + load(b)); }, x, y);
 
     std::cout << report;  // predicted time, where it went, roofline
     for (std::size_t i = 0; i < z.size(); ++i)

@@ -23,8 +23,8 @@ int main() {
 #if PTPU_EXEC
     // Instantiate the executor too, as a program that runs the kernel does.
     host_array<X> x, y;
-    auto [z, stats] = Call{}([](auto a, auto b, auto c) { c[all] = a[all] + b[all]; }, x, y);
-    return static_cast<int>(stats.steps % 2);
+    auto [z, rep] = Call{}([](auto a, auto b, auto c) { store(c, load(a) + load(b)); }, x, y);
+    return static_cast<int>(rep.stats.steps % 2);
 #else
     return static_cast<int>(Call::info.vmem_bytes % 2);
 #endif

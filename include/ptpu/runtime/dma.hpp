@@ -60,39 +60,48 @@ constexpr block_region region_of(const operand_desc& o, const index_tuple<max_ra
 }
 
 namespace detail {
-// Copies an N-d box between two row-major layouts, one contiguous run of the last dim at a time.
+// Copies an N-d box between two row-major layouts: the last dim as contiguous runs, the
+// second-to-last by pointer strides, the leading dims by an odometer.
 template <bool ToSlot>
 inline void copy_box(std::byte* hbm, std::byte* slot, const block_region& r, const index_t* shape,
                      index_t item) {
     const int n = r.rank;
     if (r.elems() == 0) return;
-    std::array<index_t, max_rank> hs{}, ss{};  // strides in elements
-    index_t h = 1, s = 1;
+    index_t hs[max_rank]{}, ss[max_rank]{};  // strides in bytes
+    index_t h = item, s = item;
     for (int d = n - 1; d >= 0; --d) {
         const auto u = static_cast<std::size_t>(d);
-        hs[u] = h;
-        ss[u] = s;
+        hs[d] = h;
+        ss[d] = s;
         h *= shape[u];
         s *= r.slot_shape[u];
     }
     const auto last = static_cast<std::size_t>(n - 1);
     const std::size_t run = static_cast<std::size_t>(r.count[last] * item);
-    std::array<index_t, max_rank> i{};
+    const index_t rows = n >= 2 ? r.count[last - 1] : 1;
+    const index_t h_row = n >= 2 ? hs[n - 2] : 0;
+    const index_t s_row = n >= 2 ? ss[n - 2] : 0;
+    index_t outer[max_rank]{};  // odometer over dims [0, n-2)
     for (;;) {
         index_t ho = 0, so = 0;
-        for (std::size_t d = 0; d < static_cast<std::size_t>(n); ++d) {
-            ho += (r.array_start[d] + i[d]) * hs[d];
-            so += (r.slot_start[d] + i[d]) * ss[d];
-        }
-        if constexpr (ToSlot)
-            std::memcpy(slot + so * item, hbm + ho * item, run);
-        else
-            std::memcpy(hbm + ho * item, slot + so * item, run);
-        int d = n - 2;
-        for (; d >= 0; --d) {
+        for (int d = 0; d < n; ++d) {
             const auto u = static_cast<std::size_t>(d);
-            if (++i[u] < r.count[u]) break;
-            i[u] = 0;
+            const index_t i = d < n - 2 ? outer[d] : 0;
+            ho += (r.array_start[u] + i) * hs[d];
+            so += (r.slot_start[u] + i) * ss[d];
+        }
+        std::byte* hp = hbm + ho;
+        std::byte* sp = slot + so;
+        for (index_t k = 0; k < rows; ++k, hp += h_row, sp += s_row) {
+            if constexpr (ToSlot)
+                std::memcpy(sp, hp, run);
+            else
+                std::memcpy(hp, sp, run);
+        }
+        int d = n - 3;
+        for (; d >= 0; --d) {
+            if (++outer[d] < r.count[static_cast<std::size_t>(d)]) break;
+            outer[d] = 0;
         }
         if (d < 0) return;
     }

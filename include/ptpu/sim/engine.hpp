@@ -617,12 +617,23 @@ private:
 
 }  // namespace detail
 
-/// Simulates `cores` TensorCore streams of chip `c`, pulling their ops from `src` (docs/model.md).
-/// Throws H1 for an invalid chip, C3 for an invalid cost model, SIM3 when `cores` is not in
-/// [1, min(2, c.cores_per_chip)], SIM2 for a malformed op and SIM1 for a wait on a DMA that is not
-/// in flight or a DMA id started twice while in flight.
-template <op_source Source>
-result simulate(const chip& c, int cores, Source& src, const options& opt = {}) {
+/// A type-erased op source: one engine instantiation serves every source type (an executor is a
+/// different type per call and body; instantiating the engine for each would cost compile time,
+/// an indirect call per op costs next to nothing).
+class source_ref {
+public:
+    template <op_source Source>
+    explicit source_ref(Source& s)
+        : obj_(&s), next_([](void* o, int core, op& out) { return static_cast<bool>(static_cast<Source*>(o)->next(core, out)); }) {}
+    bool next(int core, op& out) { return next_(obj_, core, out); }
+
+private:
+    void* obj_;
+    bool (*next_)(void*, int, op&);
+};
+
+/// simulate() on a type-erased source.
+inline result simulate_source(const chip& c, int cores, source_ref src, const options& opt) {
     ptpu::validate(c);
     validate(opt.costs);
     if (cores < 1 || cores > 2 || cores > c.cores_per_chip)
@@ -631,7 +642,16 @@ result simulate(const chip& c, int cores, Source& src, const options& opt = {}) 
                         std::string(ptpu::detail::name_of(c)) + " has " +
                         std::to_string(c.cores_per_chip) + " TensorCore(s)",
                     "simulate 1 core, or 2 on a dual-TensorCore chip");
-    return detail::engine<Source>(c, cores, src, opt).run();
+    return detail::engine<source_ref>(c, cores, src, opt).run();
+}
+
+/// Simulates `cores` TensorCore streams of chip `c`, pulling their ops from `src` (docs/model.md).
+/// Throws H1 for an invalid chip, C3 for an invalid cost model, SIM3 when `cores` is not in
+/// [1, min(2, c.cores_per_chip)], SIM2 for a malformed op and SIM1 for a wait on a DMA that is not
+/// in flight or a DMA id started twice while in flight.
+template <op_source Source>
+result simulate(const chip& c, int cores, Source& src, const options& opt = {}) {
+    return simulate_source(c, cores, source_ref(src), opt);
 }
 
 }  // namespace ptpu::sim
