@@ -20,6 +20,7 @@ endfunction()
 # mistakes in lines `//! ko <n> <rule id>`: compiled with -DPTPU_KO=<n> it must fail with
 # `ptpu[<rule id>]` in the compiler output. The match is on the rule id, never on compiler prose,
 # and an ok twin proves the file is otherwise valid, so a case cannot pass by breaking elsewhere.
+# A ko variant must also give exactly one error (one mistake, one message).
 function(ptpu_compile_fail file)
     get_filename_component(name ${file} NAME_WE)
     _ptpu_cf_flags(flags)
@@ -36,9 +37,11 @@ function(ptpu_compile_fail file)
         set(rule ${CMAKE_MATCH_2})
         add_test(NAME compile_fail.${name}.ko${n}.${rule}
                  COMMAND ${CMAKE_CXX_COMPILER} ${flags} -DPTPU_KO=${n} ${file})
+        # One mistake, one message: a second "error:" fails the case.
         set_tests_properties(compile_fail.${name}.ko${n}.${rule} PROPERTIES
             LABELS compile_fail
-            PASS_REGULAR_EXPRESSION "ptpu\\[${rule}\\]")
+            PASS_REGULAR_EXPRESSION "ptpu\\[${rule}\\]"
+            FAIL_REGULAR_EXPRESSION "error:.*error:")
     endforeach()
 endfunction()
 

@@ -180,78 +180,60 @@ constexpr coords block_coords(const diag& d) {
     return c;
 }
 
+// The static_assert text of each rule: its one message (PTPU_CALL_RULES in spec/validate.hpp),
+// and, for the rules whose values are template arguments, what those arguments are.
 template <int Output, coords Block, coords Again, coords FirstFrom, coords FirstTo>
 struct output_block_revisited {
-    static_assert(Output < 0, "ptpu[S39] pallas_call: an output block is revisited after other blocks were written in between, so it is written back from a stale buffer; make the reduction axes the trailing grid axes (consecutive steps), or use Buffered<1> with revisit_any. Template arguments: output index, block index, the revisiting iteration, and the iterations of the first visit (from, to)");
-    static constexpr bool ok = false;
+    static_assert(Output < 0, PTPU_RULE_TEXT_S39 " Template arguments: output index, block index, the revisiting iteration, and the iterations of the first visit (from, to)");
 };
 template <int Output, coords Block, int CoreA, coords From, coords To, int CoreB, coords Again>
 struct megacore_output_race {
-    static_assert(Output < 0, "ptpu[MC1] pallas_call: megacore output race: two TensorCores write the same output block, because the output's index map ignores a parallel dimension split across the cores; include every parallel grid index in the output's index map, or mark that dim arbitrary. Template arguments: output index, block index, first core and its iterations (from, to), second core and its first iteration");
-    static constexpr bool ok = false;
+    static_assert(Output < 0, PTPU_RULE_TEXT_MC1 " Template arguments: output index, block index, first core and its iterations (from, to), second core and its first iteration");
 };
 template <int Operand, int Dim, coords Block, coords Iteration>
 struct block_index_out_of_bounds {
-    static_assert(Operand < 0, "ptpu[S34] pallas_call: out-of-bounds block index: the block has no element inside the array; keep the index map within cdiv(dim, block) blocks. Template arguments: operand (inputs then outputs), dim, block index, iteration");
-    static constexpr bool ok = false;
+    static_assert(Operand < 0, PTPU_RULE_TEXT_S34 " Template arguments: operand (inputs then outputs), dim, block index, iteration");
 };
 template <std::array<index_t, max_operands> SlotBytes, std::array<int, max_operands> Buffers,
           index_t ScratchBytes, index_t TotalBytes, index_t LimitBytes>
 struct vmem_overflow {
-    static_assert(TotalBytes <= LimitBytes, "ptpu[24] pallas_call: VMEM overflow: the windows (buffer count x tile-padded block bytes) plus VMEM scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit. Template arguments: bytes of one window slot per operand (inputs then outputs), buffer count per operand, VMEM scratch bytes, total bytes, limit");
-    static constexpr bool ok = false;
+    static_assert(TotalBytes <= LimitBytes, PTPU_RULE_TEXT_24 " Template arguments: bytes of one window slot per operand (inputs then outputs), buffer count per operand, VMEM scratch bytes, total bytes, limit");
 };
 
+#define PTPU_RULE_ASSERT(name, text) static_assert(D.code != rule::name, text);
 template <diag D>
 struct generic_report {
-    static_assert(D.code != rule::r1, "ptpu[1] BlockSpec: block shape and array must have the same number of dimensions; give one block dim per array dim (squeezed for a dim the kernel should not see)");
-    static_assert(D.code != rule::r2, "ptpu[2] BlockSpec: the index map must return one entry per block dimension; return idx(...) with as many entries as the block has dims");
-    static_assert(D.code != rule::r2_arity, "ptpu[2] BlockSpec: the index map cannot be called with the grid indices (then the scalar-prefetch refs); take one integer per grid dim, e.g. [](auto i, auto j)");
-    static_assert(D.code != rule::r3, "ptpu[3] BlockSpec: the index map must return integer scalars; return idx(i, j, ...)");
-    static_assert(D.code != rule::r4, "ptpu[4] BlockSpec: a bounded_slice dim needs ds(start, size) from the index map; return idx(ds(start, size), ...)");
-    static_assert(D.code != rule::r5, "ptpu[5] BlockSpec: a blocked, element or squeezed dim needs a scalar from the index map, not a ds slice; return the block index (or element offset)");
-    static_assert(D.code != rule::r10, "ptpu[10] pallas_call: an option is given twice or is not a pallas_call option; give at most one Grid, In, Out, Semantics, Chip, VmemLimit and ScalarPrefetch");
-    static_assert(D.code != rule::r11, "ptpu[11] pallas_call: an Alias<in, out> is out of range, reuses an output, or joins operands of different shape or dtype; alias an input to an output of the same Array type");
-    static_assert(D.code != rule::r13, "ptpu[13] pallas_call: blocks must have rank >= 1; give scalars an Array of shape (1) or pass them with ScalarPrefetch");
-    static_assert(D.code != rule::r14, "ptpu[14] pallas_call: an any/hbm operand has no window, so its block must be the whole array with a zero index map; use BlockSpec<Full, zero_map, any> and copy parts with sync_copy");
-    static_assert(D.code != rule::r15, "ptpu[15] pallas_call: the last two block dims must be divisible by 8 and 128 respectively, or equal the array dims (TPU tiling); pick (8k, 128m) blocks or the full extent");
-    static_assert(D.code != rule::r16, "ptpu[16] pallas_call: a rank-1 block must equal the array, be a multiple of 1024, or be a power of two >= 128*(32/bitwidth); pick such a size");
-    static_assert(D.code != rule::r17, "ptpu[17] pallas_call: non-trivial windowing is not supported for a grid-free call (Grid<>); use whole-array blocks with zero index maps, or give a grid");
-    static_assert(D.code != rule::r18, "ptpu[18] pallas_call: unsupported block dimension type bounded_slice (BoundedSlice works in emit_pipeline); use blocked or element dims");
-    static_assert(D.code != rule::r18_element, "ptpu[18] pallas_call: all block dimensions must be element (or squeezed) or none of them; make every dim element{n}");
-    static_assert(D.code != rule::r19_lookahead, "ptpu[19] pallas_call: lookahead is not supported for the top-level pipeline; use Buffered<k, true> inside emit_pipeline");
-    static_assert(D.code != rule::r19_buffers, "ptpu[19] pallas_call: only single (1) and double (2) buffering are supported; use Buffered<1> or Buffered<2>");
-    static_assert(D.code != rule::r19_revisit, "ptpu[19] pallas_call: revisit_any is not supported with double buffering; use Buffered<1> with revisit_any");
-    static_assert(D.code != rule::r20, "ptpu[20] pallas_call: the length of the grid does not match the length of the dimension semantics; give one Semantics value per grid dim");
-    static_assert(D.code != rule::smem1, "ptpu[SMEM1] pallas_call: SMEM overflow: scalar-prefetch operands, SMEM windows and SMEM scratch exceed the chip's SMEM; move data to VMEM");
-    static_assert(D.code != rule::r25, "ptpu[25] pallas_call: all elements in the grid must be strictly positive; drop or fix the zero dim");
-    static_assert(D.code != rule::s44, "ptpu[S44] pallas_call: parallel dimensions must form a prefix of the grid; reorder the grid so parallel axes come first");
-    static constexpr bool ok = false;
+    PTPU_CALL_RULES(PTPU_RULE_ASSERT)
 };
+#undef PTPU_RULE_ASSERT
 
-/// Instantiates the report of the call's first problem (its static_assert is the one message);
-/// returns whether the call is valid. rule::reported: a type-level static_assert already spoke.
+struct no_problem {};
+
+/// The report type of a call's first problem: instantiating it (sizeof) fires its one
+/// static_assert. rule::reported: a type-level static_assert already gave the message.
 template <diag D, int NIn>
-constexpr bool report_problem() {
+constexpr auto problem_report() {
     if constexpr (D.code == rule::ok || D.code == rule::reported)
-        return D.code == rule::ok;
+        return std::type_identity<no_problem>{};
     else if constexpr (D.code == rule::s39)
-        return output_block_revisited<D.op - NIn, block_coords(D), D.at[2], D.at[0], D.at[1]>::ok;
+        return std::type_identity<output_block_revisited<D.op - NIn, block_coords(D), D.at[2], D.at[0], D.at[1]>>{};
     else if constexpr (D.code == rule::mc1)
-        return megacore_output_race<D.op - NIn, block_coords(D), static_cast<int>(D.a), D.at[0], D.at[1],
-                                    static_cast<int>(D.c), D.at[2]>::ok;
+        return std::type_identity<megacore_output_race<D.op - NIn, block_coords(D), static_cast<int>(D.a), D.at[0],
+                                                       D.at[1], static_cast<int>(D.c), D.at[2]>>{};
     else if constexpr (D.code == rule::s34)
-        return block_index_out_of_bounds<D.op, D.dim, block_coords(D), D.at[0]>::ok;
+        return std::type_identity<block_index_out_of_bounds<D.op, D.dim, block_coords(D), D.at[0]>>{};
     else if constexpr (D.code == rule::r24) {
         constexpr auto slots = [] {
             std::array<index_t, max_operands> a{};
             for (std::size_t i = 0; i < max_operands; ++i) a[i] = D.bytes[i];
             return a;
         }();
-        return vmem_overflow<slots, D.buffers, D.bytes[max_operands], D.a, D.b>::ok;
+        return std::type_identity<vmem_overflow<slots, D.buffers, D.bytes[max_operands], D.a, D.b>>{};
     } else
-        return generic_report<D>::ok;
+        return std::type_identity<generic_report<D>>{};
 }
+template <diag D, int NIn>
+using problem_report_t = typename decltype(problem_report<D, NIn>())::type;
 
 // ---- Operand binding ----------------------------------------------------------------------------
 
@@ -319,9 +301,12 @@ public:
     /// `info.problem` is the first
     /// broken rule, reported below as a compile error.
     static constexpr plan_info info = make_info();
-    /// True when the configuration breaks no rule. When it does, the rule's report has already
-    /// stopped compilation with its one message.
-    static constexpr bool valid = detail::report_problem<info.problem, desc.n_in>();
+    /// True when the configuration breaks no rule. When it does, the rule's report (instantiated
+    /// here) stops compilation with its one message.
+    static constexpr bool valid = info.problem.ok();
+
+    // Instantiating the report fires the broken rule's static_assert (and nothing else).
+    static_assert(sizeof(detail::problem_report_t<info.problem, desc.n_in>) > 0);
 
 private:
     static constexpr std::size_t event_count = (static_plan && info.problem.ok()) ? info.events : 0;

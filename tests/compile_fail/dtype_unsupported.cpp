@@ -28,7 +28,7 @@ constexpr ptpu::chip my_chip = [] {
 #if !defined(PTPU_KO)
 static_assert(ptpu::dtype_of<float> == ptpu::dtype::f32);
 static_assert(ptpu::dtype_of<ptpu::bf16> == ptpu::dtype::bf16);
-static_assert((ptpu::validate(my_chip), true));
+[[maybe_unused]] constexpr bool validated = (ptpu::validate(my_chip), true);
 #elif PTPU_KO == 1
 constexpr ptpu::dtype d = ptpu::dtype_of<double>;  // double is not a TPU element type
 #elif PTPU_KO == 2
@@ -36,7 +36,7 @@ constexpr ptpu::dtype d = ptpu::dtype_of<std::int64_t>;  // no 64-bit integers
 #elif PTPU_KO == 3
 constexpr ptpu::dtype d = ptpu::dtype_of<const float>;  // cv-qualified: strip it first
 #elif PTPU_KO == 4 || PTPU_KO == 5
-static_assert((ptpu::validate(my_chip), true));
+[[maybe_unused]] constexpr bool validated = (ptpu::validate(my_chip), true);
 #endif
 
 int main() {}

@@ -42,7 +42,7 @@ using namespace ptpu;
 using X = Array<float, 32, 128>;
 constexpr auto row = [](auto i) { return idx(i, 0); };
 using Blk = BlockSpec<Block<8, 128>, row>;
-constexpr auto copy = [](auto a, auto b) { b[all] = a[all]; };
+[[maybe_unused]] constexpr auto copy = [](auto a, auto b) { b[all] = a[all]; };
 
 #if !defined(PTPU_KO)
 using K = pallas_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>;
@@ -60,8 +60,8 @@ using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<bounded_slice{8}, 128>,
 #elif PTPU_KO == 6  // a blocked dim given a ds slice
 using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(ds(i * 8, 8), 0); }>>>,
                       Out<Arg<X, Blk>>>;
-#elif PTPU_KO == 7  // a block dimension of an unsupported type
-using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8.0, 128>, row>>>, Out<Arg<X, Blk>>>;
+#elif PTPU_KO == 7  // a block dimension of an unsupported type (bool)
+using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<true, 128>, row>>>, Out<Arg<X, Blk>>>;
 #elif PTPU_KO == 8  // Grid given twice
 using K = pallas_call<Grid<4>, Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>;
 #elif PTPU_KO == 9  // an alias to an output that does not exist

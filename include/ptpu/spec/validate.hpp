@@ -16,13 +16,50 @@
 
 namespace ptpu {
 
-/// The rules a call can break. The enumerator names the rule id of pallas-semantics.md
-/// (r<N> for check N, s<N> for schedule rule S<N>) or ptpu's own (mc1: megacore output race,
-/// smem1: SMEM overflow).
-enum class rule : std::uint8_t {
-    ok, reported, r1, r2, r2_arity, r3, r4, r5, r10, r11, r13, r14, r15, r16, r17, r18, r18_element,
-    r19_lookahead, r19_buffers, r19_revisit, r20, r24, smem1, r25, s34, s39, s44, mc1
-};
+// Each rule of a call, with its one message `ptpu[ID] where: what; fix`: the same literal is the
+// static_assert text at compile time (pallas_call.hpp expands this list) and the ptpu::error text
+// at run time (message() below). The name is the rule id of pallas-semantics.md (r<N>: check N;
+// s<N>: schedule rule S<N>) or ptpu's own (mc1: megacore output race; smem1: SMEM overflow).
+#define PTPU_RULE_TEXT_24 \
+    "ptpu[24] pallas_call: VMEM overflow: the windows (buffer count x block bytes, tile-padded) plus VMEM scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit (see bytes/buffers in the diag)"
+#define PTPU_RULE_TEXT_S34 \
+    "ptpu[S34] pallas_call: out-of-bounds block index: the block has no element inside the array; make the index map stay within cdiv(dim, block) blocks"
+#define PTPU_RULE_TEXT_S39 \
+    "ptpu[S39] pallas_call: an output block is revisited after other blocks were written in between, so it is written back from a stale buffer; make the reduction axes the trailing grid axes (consecutive steps), or use Buffered<1> with revisit_any"
+#define PTPU_RULE_TEXT_MC1 \
+    "ptpu[MC1] pallas_call: megacore output race: two TensorCores write the same output block, because the output's index map ignores a parallel dimension split across the cores; include every parallel grid index in the output's index map, or mark that dim arbitrary"
+#define PTPU_CALL_RULES(X) \
+    X(r1, "ptpu[1] BlockSpec: block shape and array must have the same number of dimensions; give one block dim per array dim (squeezed for a dim the kernel should not see)") \
+    X(r2, "ptpu[2] BlockSpec: the index map must return one entry per block dimension; return idx(...) with as many entries as the block has dims") \
+    X(r2_arity, "ptpu[2] BlockSpec: the index map cannot be called with the grid indices (then the scalar-prefetch refs); take one integer per grid dim, e.g. [](auto i, auto j)") \
+    X(r3, "ptpu[3] BlockSpec: the index map must return integer scalars; return idx(i, j, ...)") \
+    X(r4, "ptpu[4] BlockSpec: a bounded_slice dim needs ds(start, size) from the index map; return idx(ds(start, size), ...)") \
+    X(r5, "ptpu[5] BlockSpec: a blocked, element or squeezed dim needs a scalar from the index map, not a ds slice; return the block index (or element offset)") \
+    X(r10, "ptpu[10] pallas_call: an option is given twice or is not a pallas_call option; give at most one Grid, In, Out, Semantics, Chip, VmemLimit and ScalarPrefetch") \
+    X(r11, "ptpu[11] pallas_call: an Alias<in, out> is out of range, reuses an output, or joins operands of different shape or dtype; alias an input to an output of the same Array type") \
+    X(r13, "ptpu[13] pallas_call: blocks must have rank >= 1; give scalars an Array of shape (1) or pass them with ScalarPrefetch") \
+    X(r14, "ptpu[14] pallas_call: an any/hbm operand has no window, so its block must be the whole array with a zero index map; use BlockSpec<Full, zero_map, any> and copy parts with sync_copy") \
+    X(r15, "ptpu[15] pallas_call: the last two block dims must be divisible by 8 and 128 respectively, or equal the array dims (TPU tiling); pick (8k, 128m) blocks or the full extent") \
+    X(r16, "ptpu[16] pallas_call: a rank-1 block must equal the array, be a multiple of 1024, or be a power of two >= 128*(32/bitwidth); pick such a size") \
+    X(r17, "ptpu[17] pallas_call: non-trivial windowing is not supported for a grid-free call (Grid<>); use whole-array blocks with zero index maps, or give a grid") \
+    X(r18, "ptpu[18] pallas_call: unsupported block dimension type bounded_slice (BoundedSlice works in emit_pipeline); use blocked or element dims") \
+    X(r18_element, "ptpu[18] pallas_call: all block dimensions must be element (or squeezed) or none of them; make every dim element{n}") \
+    X(r19_lookahead, "ptpu[19] pallas_call: lookahead is not supported for the top-level pipeline; use Buffered<k, true> inside emit_pipeline") \
+    X(r19_buffers, "ptpu[19] pallas_call: only single (1) and double (2) buffering are supported; use Buffered<1> or Buffered<2>") \
+    X(r19_revisit, "ptpu[19] pallas_call: revisit_any is not supported with double buffering; use Buffered<1> with revisit_any") \
+    X(r20, "ptpu[20] pallas_call: the length of the grid does not match the length of the dimension semantics; give one Semantics value per grid dim") \
+    X(r24, PTPU_RULE_TEXT_24) \
+    X(smem1, "ptpu[SMEM1] pallas_call: SMEM overflow: scalar-prefetch operands, SMEM windows and SMEM scratch exceed the chip's SMEM; move data to VMEM") \
+    X(r25, "ptpu[25] pallas_call: all elements in the grid must be strictly positive; drop or fix the zero dim") \
+    X(s34, PTPU_RULE_TEXT_S34) \
+    X(s39, PTPU_RULE_TEXT_S39) \
+    X(s44, "ptpu[S44] pallas_call: parallel dimensions must form a prefix of the grid; reorder the grid so parallel axes come first") \
+    X(mc1, PTPU_RULE_TEXT_MC1)
+
+#define PTPU_RULE_ENUMERATOR(name, text) name,
+/// The rules a call can break (`reported`: a type-level static_assert already gave the message).
+enum class rule : std::uint8_t { ok, reported, PTPU_CALL_RULES(PTPU_RULE_ENUMERATOR) };
+#undef PTPU_RULE_ENUMERATOR
 
 /// A grid iteration (program ids) or a block index, as diagnostics print it.
 struct coords {
@@ -47,41 +84,18 @@ struct diag {
     [[nodiscard]] constexpr bool ok() const { return code == rule::ok; }
 };
 
-/// The message of each rule: `ptpu[ID] where: what; fix`. The same literal is the static_assert
-/// text at compile time and the ptpu::error text at run time.
+/// The message of each rule (run time).
+#define PTPU_RULE_CASE(name, text) \
+    case rule::name: return text;
 constexpr const char* message(rule r) {
     switch (r) {
     case rule::ok: return "ptpu[ok] no problem";
     case rule::reported: return "ptpu[7] BlockSpec: unsupported block dimension type (reported where the Block was formed)";
-    case rule::r1: return "ptpu[1] BlockSpec: block shape and array must have the same number of dimensions; give one block dim per array dim (squeezed for a dim the kernel should not see)";
-    case rule::r2: return "ptpu[2] BlockSpec: the index map must return one entry per block dimension; return idx(...) with as many entries as the block has dims";
-    case rule::r2_arity: return "ptpu[2] BlockSpec: the index map cannot be called with the grid indices (then the scalar-prefetch refs); take one integer per grid dim, e.g. [](auto i, auto j)";
-    case rule::r3: return "ptpu[3] BlockSpec: the index map must return integer scalars; return idx(i, j, ...)";
-    case rule::r4: return "ptpu[4] BlockSpec: a bounded_slice dim needs ds(start, size) from the index map; return idx(ds(start, size), ...)";
-    case rule::r5: return "ptpu[5] BlockSpec: a blocked, element or squeezed dim needs a scalar from the index map, not a ds slice; return the block index (or element offset)";
-    case rule::r10: return "ptpu[10] pallas_call: an option is given twice or is not a pallas_call option; give at most one Grid, In, Out, Semantics, Chip, VmemLimit and ScalarPrefetch";
-    case rule::r11: return "ptpu[11] pallas_call: an Alias<in, out> is out of range, reuses an output, or joins operands of different shape or dtype; alias an input to an output of the same Array type";
-    case rule::r13: return "ptpu[13] pallas_call: blocks must have rank >= 1; give scalars an Array of shape (1) or pass them with ScalarPrefetch";
-    case rule::r14: return "ptpu[14] pallas_call: an any/hbm operand has no window, so its block must be the whole array with a zero index map; use BlockSpec<Full, zero_map, any> and copy parts with sync_copy";
-    case rule::r15: return "ptpu[15] pallas_call: the last two block dims must be divisible by 8 and 128 respectively, or equal the array dims (TPU tiling); pick (8k, 128m) blocks or the full extent";
-    case rule::r16: return "ptpu[16] pallas_call: a rank-1 block must equal the array, be a multiple of 1024, or be a power of two >= 128*(32/bitwidth); pick such a size";
-    case rule::r17: return "ptpu[17] pallas_call: non-trivial windowing is not supported for a grid-free call (Grid<>); use whole-array blocks with zero index maps, or give a grid";
-    case rule::r18: return "ptpu[18] pallas_call: unsupported block dimension type bounded_slice (BoundedSlice works in emit_pipeline); use blocked or element dims";
-    case rule::r18_element: return "ptpu[18] pallas_call: all block dimensions must be element (or squeezed) or none of them; make every dim element{n}";
-    case rule::r19_lookahead: return "ptpu[19] pallas_call: lookahead is not supported for the top-level pipeline; use Buffered<k, true> inside emit_pipeline";
-    case rule::r19_buffers: return "ptpu[19] pallas_call: only single (1) and double (2) buffering are supported; use Buffered<1> or Buffered<2>";
-    case rule::r19_revisit: return "ptpu[19] pallas_call: revisit_any is not supported with double buffering; use Buffered<1> with revisit_any";
-    case rule::r20: return "ptpu[20] pallas_call: the length of the grid does not match the length of the dimension semantics; give one Semantics value per grid dim";
-    case rule::r24: return "ptpu[24] pallas_call: VMEM overflow: the windows (buffer count x block bytes, tile-padded) plus VMEM scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit (see bytes/buffers in the diag)";
-    case rule::smem1: return "ptpu[SMEM1] pallas_call: SMEM overflow: scalar-prefetch operands, SMEM windows and SMEM scratch exceed the chip's SMEM; move data to VMEM";
-    case rule::r25: return "ptpu[25] pallas_call: all elements in the grid must be strictly positive; drop or fix the zero dim";
-    case rule::s34: return "ptpu[S34] pallas_call: out-of-bounds block index: the block has no element inside the array; make the index map stay within cdiv(dim, block) blocks";
-    case rule::s39: return "ptpu[S39] pallas_call: an output block is revisited after other blocks were written in between, so it is written back from a stale buffer; make the reduction axes the trailing grid axes (consecutive steps), or use Buffered<1> with revisit_any";
-    case rule::s44: return "ptpu[S44] pallas_call: parallel dimensions must form a prefix of the grid; reorder the grid so parallel axes come first";
-    case rule::mc1: return "ptpu[MC1] pallas_call: megacore output race: two TensorCores write the same output block, because the output's index map ignores a parallel dimension split across the cores; include every parallel grid index in the output's index map, or mark that dim arbitrary";
+    PTPU_CALL_RULES(PTPU_RULE_CASE)
     }
     return "ptpu[?] unknown rule";
 }
+#undef PTPU_RULE_CASE
 
 namespace detail {
 
