@@ -38,7 +38,8 @@ add_data& data() {
 void BM_Add_Ptpu(benchmark::State& st) {
     auto& d = data();
     for (auto _ : st) {
-        auto stats = Add{}.into(std::tie(d.z), [](auto a, auto b, auto c) { c[all] = a[all] + b[all]; }, d.x, d.y);
+        auto stats = Add{}.into(
+            std::tie(d.z), [](auto a, auto b, auto c) { c[all] = a[all] + b[all]; }, d.x, d.y);
         benchmark::DoNotOptimize(stats.device_time);
     }
 }
@@ -65,7 +66,8 @@ void BM_Add_HandBlocked(benchmark::State& st) {
                 }
                 Map(zb, blk, blk) = Map(xb, blk, blk) + Map(yb, blk, blk);
                 for (index_t r = 0; r < blk; ++r)
-                    std::memcpy(d.z.data() + (bi * blk + r) * n + bj * blk, zb + r * blk, blk * sizeof(float));
+                    std::memcpy(d.z.data() + (bi * blk + r) * n + bj * blk, zb + r * blk,
+                                blk * sizeof(float));
             }
         benchmark::DoNotOptimize(d.z.data());
     }
@@ -82,11 +84,11 @@ void BM_Add_WholeArray(benchmark::State& st) {
 
 constexpr index_t m = 2048, mb = 512;
 using Sq = Array<float, m, m>;
-using Matmul = pallas_call<
-    Grid<m / mb, m / mb, m / mb>, Semantics<parallel, parallel, arbitrary>, VmemLimit<64 << 20>,
-    In<Arg<Sq, BlockSpec<Block<mb, mb>, [](auto i, auto, auto k) { return idx(i, k); }>>,
-       Arg<Sq, BlockSpec<Block<mb, mb>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
-    Out<Arg<Sq, BlockSpec<Block<mb, mb>, [](auto i, auto j, auto) { return idx(i, j); }>>>>;
+using Matmul =
+    pallas_call<Grid<m / mb, m / mb, m / mb>, Semantics<parallel, parallel, arbitrary>, VmemLimit<64 << 20>,
+                In<Arg<Sq, BlockSpec<Block<mb, mb>, [](auto i, auto, auto k) { return idx(i, k); }>>,
+                   Arg<Sq, BlockSpec<Block<mb, mb>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
+                Out<Arg<Sq, BlockSpec<Block<mb, mb>, [](auto i, auto j, auto) { return idx(i, j); }>>>>;
 
 struct mm_data {
     host_array<Sq> x, y, z;

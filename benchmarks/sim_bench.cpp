@@ -1,9 +1,9 @@
 // Measures simulate()'s speed in ops per second on a synthetic double-buffered pipeline with two
 // inputs and one output (8 ops per grid step), 1M steps per core, on 1 and 2 cores of v5p.
+#include <benchmark/benchmark.h>
+
 #include <ptpu/hw/presets.hpp>
 #include <ptpu/sim/engine.hpp>
-
-#include <benchmark/benchmark.h>
 
 #include <array>
 #include <cstdint>
@@ -35,7 +35,10 @@ public:
                 return true;
             }
             if (s == 0 && k.prologue) {
-                if (slot == 0) { out = start(0, in_bytes, 0); return true; }
+                if (slot == 0) {
+                    out = start(0, in_bytes, 0);
+                    return true;
+                }
                 out = start(1, in_bytes, 0);
                 k.prologue = false;
                 k.slot = 0;
@@ -43,18 +46,43 @@ public:
             }
             const bool more = s + 1 < n_;
             switch (slot) {
-            case 0: out = {.kind = op_kind::overhead, .seconds = 0.28e-6, .step = s}; return true;
-            case 1: if (more) { out = start(3 * (s + 1), in_bytes, s); return true; } break;
-            case 2: if (more) { out = start(3 * (s + 1) + 1, in_bytes, s); return true; } break;
-            case 3: out = wait(3 * s, s); return true;
-            case 4: out = wait(3 * s + 1, s); return true;
-            case 5: out = {.kind = op_kind::compute, .seconds = 2.5e-6, .step = s}; return true;
-            case 6: out = start(3 * s + 2, out_bytes, s); return true;
-            case 7: if (s > 0) { out = wait(3 * (s - 1) + 2, s); return true; } break;
-            default:
-                k.step = s + 1;
-                k.slot = 0;
-                break;
+                case 0:
+                    out = {.kind = op_kind::overhead, .seconds = 0.28e-6, .step = s};
+                    return true;
+                case 1:
+                    if (more) {
+                        out = start(3 * (s + 1), in_bytes, s);
+                        return true;
+                    }
+                    break;
+                case 2:
+                    if (more) {
+                        out = start(3 * (s + 1) + 1, in_bytes, s);
+                        return true;
+                    }
+                    break;
+                case 3:
+                    out = wait(3 * s, s);
+                    return true;
+                case 4:
+                    out = wait(3 * s + 1, s);
+                    return true;
+                case 5:
+                    out = {.kind = op_kind::compute, .seconds = 2.5e-6, .step = s};
+                    return true;
+                case 6:
+                    out = start(3 * s + 2, out_bytes, s);
+                    return true;
+                case 7:
+                    if (s > 0) {
+                        out = wait(3 * (s - 1) + 2, s);
+                        return true;
+                    }
+                    break;
+                default:
+                    k.step = s + 1;
+                    k.slot = 0;
+                    break;
             }
         }
     }
@@ -63,8 +91,7 @@ private:
     static constexpr std::int64_t in_bytes = 2 << 20;
     static constexpr std::int64_t out_bytes = 1 << 20;
     static op start(std::uint32_t id, std::int64_t bytes, std::uint32_t step) {
-        return {.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .label = id % 3,
-                .step = step};
+        return {.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .label = id % 3, .step = step};
     }
     static op wait(std::uint32_t id, std::uint32_t step) {
         return {.kind = op_kind::dma_wait, .dma = id, .label = id % 3, .step = step};
@@ -90,8 +117,7 @@ void simulate_pipeline(benchmark::State& state) {
         device_time = r.device_time;
         benchmark::DoNotOptimize(device_time);
     }
-    state.counters["ops/s"] = benchmark::Counter(static_cast<double>(ops),
-                                                 benchmark::Counter::kIsRate);
+    state.counters["ops/s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsRate);
     state.counters["device_s"] = device_time;
 }
 BENCHMARK(simulate_pipeline)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
@@ -107,8 +133,7 @@ void source_only(benchmark::State& state) {
             ++ops;
         }
     }
-    state.counters["ops/s"] = benchmark::Counter(static_cast<double>(ops),
-                                                 benchmark::Counter::kIsRate);
+    state.counters["ops/s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsRate);
 }
 BENCHMARK(source_only)->Unit(benchmark::kMillisecond);
 

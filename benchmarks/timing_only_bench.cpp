@@ -41,19 +41,32 @@ struct replay {
     std::uint32_t id = 0;
     bool next(int, sim::op& o) {
         if (step == steps) return false;
-        static constexpr sim::op_kind pattern[] = {sim::op_kind::overhead, sim::op_kind::dma_start,
-                                                   sim::op_kind::dma_start, sim::op_kind::dma_wait,
-                                                   sim::op_kind::dma_wait, sim::op_kind::compute,
-                                                   sim::op_kind::dma_start, sim::op_kind::dma_wait};
+        static constexpr sim::op_kind pattern[] = {
+            sim::op_kind::overhead, sim::op_kind::dma_start, sim::op_kind::dma_start, sim::op_kind::dma_wait,
+            sim::op_kind::dma_wait, sim::op_kind::compute,   sim::op_kind::dma_start, sim::op_kind::dma_wait};
         o = sim::op{};
         o.kind = pattern[k];
         o.step = static_cast<std::uint32_t>(step);
         switch (k) {
-        case 0: o.seconds = tpu::v5e.step_overhead_s; break;
-        case 1: case 2: case 6: o.dma = id++; o.bytes = 4096; break;
-        case 3: case 4: o.dma = id - (k == 3 ? 2 : 1); break;
-        case 5: o.seconds = 1e-9; break;
-        case 7: o.dma = id - 1; break;
+            case 0:
+                o.seconds = tpu::v5e.step_overhead_s;
+                break;
+            case 1:
+            case 2:
+            case 6:
+                o.dma = id++;
+                o.bytes = 4096;
+                break;
+            case 3:
+            case 4:
+                o.dma = id - (k == 3 ? 2 : 1);
+                break;
+            case 5:
+                o.seconds = 1e-9;
+                break;
+            case 7:
+                o.dma = id - 1;
+                break;
         }
         if (++k == 8) k = 0, ++step;
         return true;

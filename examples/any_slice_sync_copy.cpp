@@ -7,8 +7,7 @@
 using namespace ptpu;
 
 using X = Array<float, 64, 256>;
-using Call = pallas_call<Grid<8>,
-                         In<Arg<X, BlockSpec<Full, zero_map, any>>>,
+using Call = pallas_call<Grid<8>, In<Arg<X, BlockSpec<Full, zero_map, any>>>,
                          Out<Arg<X, BlockSpec<Block<8, 256>, [](auto i) { return idx(i, 0); }>>>,
                          Scratch<vmem, float, 8, 256>, Chip<tpu::v5e>>;
 

@@ -9,9 +9,9 @@
 
 using namespace ptpu;
 
-constexpr index_t b = 128;           // block size
+constexpr index_t b = 128;             // block size
 constexpr index_t rows = 4, cols = 8;  // in blocks
-constexpr index_t nnz = 6;           // non-zero blocks
+constexpr index_t nnz = 6;             // non-zero blocks
 using A = Array<float, rows * b, cols * b>;
 using V = Array<float, cols * b, b>;
 using Y = Array<float, rows * b, b>;
@@ -45,7 +45,8 @@ int main() {
         for (index_t j = 0; j < b; j += 13) {
             double ref = 0;
             for (index_t t = 0; t < nnz; ++t)
-                if (row_of[static_cast<std::size_t>(t)] * b <= i && i < (row_of[static_cast<std::size_t>(t)] + 1) * b)
+                if (row_of[static_cast<std::size_t>(t)] * b <= i &&
+                    i < (row_of[static_cast<std::size_t>(t)] + 1) * b)
                     for (index_t k = 0; k < b; ++k)
                         ref += static_cast<double>(a(i, col_of[static_cast<std::size_t>(t)] * b + k)) *
                                v(col_of[static_cast<std::size_t>(t)] * b + k, j);

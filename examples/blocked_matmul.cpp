@@ -10,12 +10,12 @@ using namespace ptpu;
 
 constexpr index_t n = 1024, bm = 256, bn = 256, bk = 512;
 using Mat = Array<float, n, n>;
-using Matmul = pallas_call<
-    Grid<n / bm, n / bn, n / bk>, Semantics<parallel, parallel, arbitrary>, Chip<tpu::v5e>,
-    In<Arg<Mat, BlockSpec<Block<bm, bk>, [](auto i, auto, auto k) { return idx(i, k); }>>,
-       Arg<Mat, BlockSpec<Block<bk, bn>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
-    Out<Arg<Mat, BlockSpec<Block<bm, bn>, [](auto i, auto j, auto) { return idx(i, j); }>>>,
-    Scratch<vmem, float, bm, bn>>;
+using Matmul =
+    pallas_call<Grid<n / bm, n / bn, n / bk>, Semantics<parallel, parallel, arbitrary>, Chip<tpu::v5e>,
+                In<Arg<Mat, BlockSpec<Block<bm, bk>, [](auto i, auto, auto k) { return idx(i, k); }>>,
+                   Arg<Mat, BlockSpec<Block<bk, bn>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
+                Out<Arg<Mat, BlockSpec<Block<bm, bn>, [](auto i, auto j, auto) { return idx(i, j); }>>>,
+                Scratch<vmem, float, bm, bn>>;
 
 // x and y are fetched once per step (their blocks change every step); o once per (i, j).
 static_assert(Matmul::dma_count(0) == 32 && Matmul::dma_count(1) == 32 && Matmul::dma_count(2) == 16);

@@ -30,9 +30,12 @@ template <index_t BH, int BC, chip C, index_t TT = T, index_t HH = H>
 using Mlp = pallas_call<
     Grid<TT / bt, HH / BH>, Semantics<parallel, arbitrary>, Chip<C>,
     In<Arg<Array<float, TT, E>, BlockSpec<Block<bt, E>, [](auto i, auto) { return idx(i, 0); }>>,
-       Arg<Array<float, E, HH>, BlockSpec<Block<E, BH>, [](auto, auto j) { return idx(0, j); }, Buffered<BC>>>,
-       Arg<Array<float, E, HH>, BlockSpec<Block<E, BH>, [](auto, auto j) { return idx(0, j); }, Buffered<BC>>>,
-       Arg<Array<float, HH, E>, BlockSpec<Block<BH, E>, [](auto, auto j) { return idx(j, 0); }, Buffered<BC>>>>,
+       Arg<Array<float, E, HH>,
+           BlockSpec<Block<E, BH>, [](auto, auto j) { return idx(0, j); }, Buffered<BC>>>,
+       Arg<Array<float, E, HH>,
+           BlockSpec<Block<E, BH>, [](auto, auto j) { return idx(0, j); }, Buffered<BC>>>,
+       Arg<Array<float, HH, E>,
+           BlockSpec<Block<BH, E>, [](auto, auto j) { return idx(j, 0); }, Buffered<BC>>>>,
     Out<Arg<Array<float, TT, E>, BlockSpec<Block<bt, E>, [](auto i, auto) { return idx(i, 0); }>>>>;
 
 // The schedule is a constant: each weight block is fetched once per step, x and y once per row.
@@ -54,10 +57,11 @@ row predict(const std::string& name) {
 int main() {
     std::cout << "ptpu demo\n\nChip presets (per TensorCore; tpu-model.md):\n";
     for (const chip* c : tpu::all_presets)
-        std::cout << "  " << std::left << std::setw(4) << c->name << std::right << std::setw(2) << c->cores_per_chip
-                  << " TC" << (c->megacore ? " megacore" : "         ") << "  VMEM " << std::setw(3)
-                  << (c->vmem_bytes >> 20) << " MiB  HBM " << std::setw(5) << c->hbm_bytes_per_s / 1e9
-                  << " GB/s  bf16 " << std::setw(5) << c->peak_bf16_flops / 1e12 << " TFLOP/s\n";
+        std::cout << "  " << std::left << std::setw(4) << c->name << std::right << std::setw(2)
+                  << c->cores_per_chip << " TC" << (c->megacore ? " megacore" : "         ") << "  VMEM "
+                  << std::setw(3) << (c->vmem_bytes >> 20) << " MiB  HBM " << std::setw(5)
+                  << c->hbm_bytes_per_s / 1e9 << " GB/s  bf16 " << std::setw(5) << c->peak_bf16_flops / 1e12
+                  << " TFLOP/s\n";
 
     // 1. Real execution on a smaller problem (H = 768): the result against a reference.
     {
@@ -91,7 +95,8 @@ int main() {
                 worst = std::max(worst, std::abs(acc - y(t, e)) / (std::abs(acc) + 1e-3));
             }
         std::cout << "\nReal run, H = 768 on v5e: max relative error vs reference " << worst << " ("
-                  << (worst < 1e-2 ? "ok" : "MISMATCH") << "); predicted " << rep.device_time * 1e6 << " us\n";
+                  << (worst < 1e-2 ? "ok" : "MISMATCH") << "); predicted " << rep.device_time * 1e6
+                  << " us\n";
         if (worst >= 1e-2) return 1;
     }
 
@@ -105,18 +110,21 @@ int main() {
     rows.push_back(predict<Mlp<768, 2, tpu::v6e>>("v6e  block_h 768  Buffered<2>"));
     rows.push_back(predict<Mlp<384, 2, tpu::v5p>>("v5p  block_h 384  Buffered<2> (2 cores)"));
     rows.push_back(predict<Mlp<384, 2, tpu::v7x>>("7x   block_h 384  Buffered<2>"));
-    std::sort(rows.begin(), rows.end(), [](const row& a, const row& b) { return a.r.device_time < b.r.device_time; });
+    std::sort(rows.begin(), rows.end(),
+              [](const row& a, const row& b) { return a.r.device_time < b.r.device_time; });
 
-    std::cout << "\nFused MLP (E=1152, H=6912, T=256, f32), ranked by predicted device time\n"
-              << "(v5e block_h 384 Buffered<2> is the configuration measured at 258.4 us):\n\n"
-              << "  rank  configuration                              time      bound    HBM BW  MXU   overhead\n";
+    std::cout
+        << "\nFused MLP (E=1152, H=6912, T=256, f32), ranked by predicted device time\n"
+        << "(v5e block_h 384 Buffered<2> is the configuration measured at 258.4 us):\n\n"
+        << "  rank  configuration                              time      bound    HBM BW  MXU   overhead\n";
     int rank = 1;
     for (const row& x : rows)
-        std::cout << "  " << std::setw(4) << rank++ << "  " << std::left << std::setw(41) << x.name << std::right
-                  << std::fixed << std::setprecision(1) << std::setw(7) << x.r.device_time * 1e6 << " us  "
-                  << (x.r.memory_bound ? "memory " : "compute") << "  " << std::setw(4) << std::setprecision(0)
-                  << x.r.bandwidth_fraction * 100 << "%  " << std::setw(3) << x.r.mxu_utilization * 100 << "%  "
-                  << std::setw(4) << std::setprecision(1) << x.r.overhead_share * 100 << "%\n";
+        std::cout << "  " << std::setw(4) << rank++ << "  " << std::left << std::setw(41) << x.name
+                  << std::right << std::fixed << std::setprecision(1) << std::setw(7) << x.r.device_time * 1e6
+                  << " us  " << (x.r.memory_bound ? "memory " : "compute") << "  " << std::setw(4)
+                  << std::setprecision(0) << x.r.bandwidth_fraction * 100 << "%  " << std::setw(3)
+                  << x.r.mxu_utilization * 100 << "%  " << std::setw(4) << std::setprecision(1)
+                  << x.r.overhead_share * 100 << "%\n";
 
     std::cout << "\nFastest: " << rows.front().name << "\n" << rows.front().r;
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ptpu_demo";

@@ -8,8 +8,8 @@ using namespace ptpu;
 
 using M = Array<float, 1024, 1024>;
 using Half = BlockSpec<Block<512, 1024>, [](auto i) { return idx(i, 0); }>;
-using Add = pallas_call<Grid<2>, Semantics<parallel>, Chip<tpu::v5p>,
-                        In<Arg<M, Half>, Arg<M, Half>>, Out<Arg<M, Half>>>;
+using Add = pallas_call<Grid<2>, Semantics<parallel>, Chip<tpu::v5p>, In<Arg<M, Half>, Arg<M, Half>>,
+                        Out<Arg<M, Half>>>;
 
 // The schedule is a constant: 2 fetches of each input and 2 write-backs, one step per core.
 static_assert(Add::dma_count() == 6);
@@ -28,6 +28,7 @@ int main() {
             return 1;
         }
     std::cout << "megacore_add: ok; core 0 ran " << rep.stats.core_steps[0] << " step, core 1 ran "
-              << rep.stats.core_steps[1] << " step; " << rep.stats.bytes_in + rep.stats.bytes_out << " bytes moved\n";
+              << rep.stats.core_steps[1] << " step; " << rep.stats.bytes_in + rep.stats.bytes_out
+              << " bytes moved\n";
     return 0;
 }

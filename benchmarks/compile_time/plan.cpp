@@ -12,9 +12,11 @@ using namespace ptpu;
 using X = Array<float, PTPU_STEPS * 8, 128>;
 using Blk = BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>;
 #if PTPU_BASELINE
-int main() { return 0; }
+int main() {
+    return 0;
+}
 #else
-using Call = pallas_call<Grid<PTPU_STEPS>, In<Arg<X, Blk>, Arg<X, Blk>>, Out<Arg<X, Blk>>>;
+using Call = pallas_call<Grid<PTPU_STEPS>, In<Arg<X, Blk>, Arg<X, Blk> >, Out<Arg<X, Blk> > >;
 static_assert(Call::dma_count() == 3 * PTPU_STEPS);
 #if PTPU_EVENTS
 static_assert(Call::events.size() > 5 * PTPU_STEPS);

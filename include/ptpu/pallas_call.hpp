@@ -100,7 +100,8 @@ struct call_traits {
     static constexpr int n_out = static_cast<int>(outs::size);
 
     template <class... A>
-    static constexpr void describe_ops(call_desc& c, [[maybe_unused]] operand_role role, int first, pack<A...>) {
+    static constexpr void describe_ops(call_desc& c, [[maybe_unused]] operand_role role, int first,
+                                       pack<A...>) {
         int k = first;
         ((c.ops[static_cast<std::size_t>(k++)] =
               describe_operand<typename A::array, typename A::spec, G, ctx>(role)),
@@ -128,7 +129,8 @@ struct call_traits {
         if constexpr (!std::is_void_v<semantics>) {
             c.has_semantics = true;
             c.semantics_rank = static_cast<int>(semantics::rank);
-            for (std::size_t i = 0; i < semantics::rank && i < max_rank; ++i) c.semantics[i] = semantics::values[i];
+            for (std::size_t i = 0; i < semantics::rank && i < max_rank; ++i)
+                c.semantics[i] = semantics::values[i];
         }
         c.hw = hw;
         c.vmem_limit = vmem_limit;
@@ -146,9 +148,9 @@ struct call_traits {
             const auto [in, out] = c.aliases[static_cast<std::size_t>(k)];
             if (out >= 0 && out < n_out) c.ops[static_cast<std::size_t>(n_in + out)].alias_of = in;
         }
-        constexpr option_kind once[] = {option_kind::grid, option_kind::in, option_kind::out,
-                                        option_kind::semantics, option_kind::chip,
-                                        option_kind::vmem_limit, option_kind::prefetch};
+        constexpr option_kind once[] = {option_kind::grid,      option_kind::in,   option_kind::out,
+                                        option_kind::semantics, option_kind::chip, option_kind::vmem_limit,
+                                        option_kind::prefetch};
         for (option_kind k : once) {
             int n = 0;
             ((n += kind_of<Opts> == k), ...);
@@ -184,20 +186,27 @@ constexpr coords block_coords(const diag& d) {
 // and, for the rules whose values are template arguments, what those arguments are.
 template <int Output, coords Block, coords Again, coords FirstFrom, coords FirstTo>
 struct output_block_revisited {
-    static_assert(Output < 0, PTPU_RULE_TEXT_S39 " Template arguments: output index, block index, the revisiting iteration, and the iterations of the first visit (from, to)");
+    static_assert(Output < 0, PTPU_RULE_TEXT_S39
+                  " Template arguments: output index, block index, the revisiting iteration, and the "
+                  "iterations of the first visit (from, to)");
 };
 template <int Output, coords Block, int CoreA, coords From, coords To, int CoreB, coords Again>
 struct megacore_output_race {
-    static_assert(Output < 0, PTPU_RULE_TEXT_MC1 " Template arguments: output index, block index, first core and its iterations (from, to), second core and its first iteration");
+    static_assert(Output < 0, PTPU_RULE_TEXT_MC1
+                  " Template arguments: output index, block index, first core and its iterations (from, to), "
+                  "second core and its first iteration");
 };
 template <int Operand, int Dim, coords Block, coords Iteration>
 struct block_index_out_of_bounds {
-    static_assert(Operand < 0, PTPU_RULE_TEXT_S34 " Template arguments: operand (inputs then outputs), dim, block index, iteration");
+    static_assert(Operand < 0, PTPU_RULE_TEXT_S34
+                  " Template arguments: operand (inputs then outputs), dim, block index, iteration");
 };
 template <std::array<index_t, max_operands> SlotBytes, std::array<int, max_operands> Buffers,
           index_t ScratchBytes, index_t TotalBytes, index_t LimitBytes>
 struct vmem_overflow {
-    static_assert(TotalBytes <= LimitBytes, PTPU_RULE_TEXT_24 " Template arguments: bytes of one window slot per operand (inputs then outputs), buffer count per operand, VMEM scratch bytes, total bytes, limit");
+    static_assert(TotalBytes <= LimitBytes, PTPU_RULE_TEXT_24
+                  " Template arguments: bytes of one window slot per operand (inputs then outputs), buffer "
+                  "count per operand, VMEM scratch bytes, total bytes, limit");
 };
 
 #define PTPU_RULE_ASSERT(name, text) static_assert(D.code != rule::name, text);
@@ -216,10 +225,11 @@ constexpr auto problem_report() {
     if constexpr (D.code == rule::ok || D.code == rule::reported)
         return std::type_identity<no_problem>{};
     else if constexpr (D.code == rule::s39)
-        return std::type_identity<output_block_revisited<D.op - NIn, block_coords(D), D.at[2], D.at[0], D.at[1]>>{};
+        return std::type_identity<
+            output_block_revisited<D.op - NIn, block_coords(D), D.at[2], D.at[0], D.at[1]>>{};
     else if constexpr (D.code == rule::mc1)
-        return std::type_identity<megacore_output_race<D.op - NIn, block_coords(D), static_cast<int>(D.a), D.at[0],
-                                                       D.at[1], static_cast<int>(D.c), D.at[2]>>{};
+        return std::type_identity<megacore_output_race<D.op - NIn, block_coords(D), static_cast<int>(D.a),
+                                                       D.at[0], D.at[1], static_cast<int>(D.c), D.at[2]>>{};
     else if constexpr (D.code == rule::s34)
         return std::type_identity<block_index_out_of_bounds<D.op, D.dim, block_coords(D), D.at[0]>>{};
     else if constexpr (D.code == rule::r24) {
@@ -363,12 +373,15 @@ public:
                       "per input");
         auto outs = make_outputs(typename traits::outs{});
         std::array<void*, max_operands> out_ptrs{};
-        std::apply([&](auto&... o) {
-            std::size_t k = 0;
-            ((out_ptrs[k++] = o.data()), ...);
-        }, outs);
-        report rep = execute(body, std::forward_as_tuple(args...), out_ptrs, options, typename traits::prefetch{},
-                             typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
+        std::apply(
+            [&](auto&... o) {
+                std::size_t k = 0;
+                ((out_ptrs[k++] = o.data()), ...);
+            },
+            outs);
+        report rep =
+            execute(body, std::forward_as_tuple(args...), out_ptrs, options, typename traits::prefetch{},
+                    typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
         return std::tuple_cat(std::move(outs), std::tuple<report>{std::move(rep)});
     }
 
@@ -401,7 +414,8 @@ public:
                       "scalar code reads; run with timing_only and real inputs instead");
         run_options opt = options;
         opt.timing_only = true;
-        return predict_impl(body, opt, std::forward_as_tuple(prefetch...), std::make_index_sequence<desc.n_in>{});
+        return predict_impl(body, opt, std::forward_as_tuple(prefetch...),
+                            std::make_index_sequence<desc.n_in>{});
     }
 
 private:
@@ -411,7 +425,8 @@ private:
         return true;
     }
     template <class Body, class PfTuple, std::size_t... K>
-    static report predict_impl(Body& body, const run_options& opt, PfTuple prefetch, std::index_sequence<K...>) {
+    static report predict_impl(Body& body, const run_options& opt, PfTuple prefetch,
+                               std::index_sequence<K...>) {
         const std::array<detail::absent_input, sizeof...(K) + 1> absent{};
         auto args = std::tuple_cat(prefetch, std::tuple<const detail::absent_input&>(absent[K])...);
         return execute(body, args, std::array<void*, max_operands>{}, opt, typename traits::prefetch{},
@@ -438,8 +453,9 @@ private:
                       "pass a view of the Out Array's shape");
                 ptrs[k] = x.data;
             } else
-                static_assert(sizeof(U) == 0, "ptpu[ARG1] pallas_call::into: an output must be a "
-                                              "host_array<Array>& or a writable host_view");
+                static_assert(sizeof(U) == 0,
+                              "ptpu[ARG1] pallas_call::into: an output must be a "
+                              "host_array<Array>& or a writable host_view");
         };
         (one(std::type_identity<typename O::array>{}, std::get<K>(outputs), K), ...);
     }
@@ -453,20 +469,24 @@ private:
         // Inputs as HBM views.
         auto in_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
             return std::tuple{detail::to_view<typename I::array>(std::get<np + K>(args))...};
-        }(std::make_index_sequence<ni>{});
+        }
+        (std::make_index_sequence<ni>{});
         auto pf_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
             return std::tuple{detail::to_view<P>(std::get<K>(args))...};
-        }(std::make_index_sequence<np>{});
+        }
+        (std::make_index_sequence<np>{});
         // HBM base pointers per operand; an aliased output starts as a copy of its input and the
         // input then reads the output's buffer (S50).
         std::array<void*, max_operands> hbm{};
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             ((hbm[K] = const_cast<void*>(static_cast<const void*>(std::get<K>(in_views).data))), ...);
-        }(std::make_index_sequence<ni>{});
+        }
+        (std::make_index_sequence<ni>{});
         for (std::size_t k = 0; k < sizeof...(O); ++k) hbm[ni + k] = out_ptrs[k];
         for (int k = 0; k < desc.n_alias; ++k) {
             const auto [in, out] = desc.aliases[static_cast<std::size_t>(k)];
-            if (hbm[static_cast<std::size_t>(in)] == nullptr || hbm[static_cast<std::size_t>(desc.n_in + out)] == nullptr)
+            if (hbm[static_cast<std::size_t>(in)] == nullptr ||
+                hbm[static_cast<std::size_t>(desc.n_in + out)] == nullptr)
                 continue;  // predict(): no data
             const auto& o = desc.ops[static_cast<std::size_t>(desc.n_in + out)];
             std::memcpy(hbm[static_cast<std::size_t>(desc.n_in + out)], hbm[static_cast<std::size_t>(in)],
@@ -484,7 +504,8 @@ private:
                     return [&]<std::size_t... K>(std::index_sequence<K...>) {
                         return std::tuple{ref<const typename P::value_type, smem, P::rank>(
                             std::get<K>(pf_views).data, shape_of<P>())...};
-                    }(std::index_sequence_for<P...>{});
+                    }
+                    (std::index_sequence_for<P...>{});
                 } else {
                     return 0;
                 }
@@ -533,7 +554,8 @@ private:
                             m.arena + slot_at[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
                 for (int k = 0; k < desc.n_scratch; ++k) {
                     const auto& s = desc.scratch[static_cast<std::size_t>(k)];
-                    m.scratch[static_cast<std::size_t>(k)] = m.arena + scratch_at[static_cast<std::size_t>(k)];
+                    m.scratch[static_cast<std::size_t>(k)] =
+                        m.arena + scratch_at[static_cast<std::size_t>(k)];
                     if (s.space == space_kind::semaphore)  // semaphores start at zero
                         std::memset(m.scratch[static_cast<std::size_t>(k)], 0,
                                     static_cast<std::size_t>(s.elems() * itemsize(s.type)));
@@ -544,7 +566,8 @@ private:
                       std::memcpy(m.prefetch[K], std::get<K>(pf_views).data,
                                   static_cast<std::size_t>(P::size) * sizeof(typename P::value_type))),
                      ...);
-                }(std::make_index_sequence<np>{});
+                }
+                (std::make_index_sequence<np>{});
             }
 
             kernel_context kctx;
@@ -571,7 +594,8 @@ private:
             run_stats stats = ex.stats();
             stats.body_dmas = kctx.body_dma_count;
             stats.body_dma_bytes = kctx.body_dma_bytes;
-            return make_report(desc.hw, desc, pinfo, stats, std::move(r), std::vector<dma_note>(ex.notes()), opt.costs);
+            return make_report(desc.hw, desc, pinfo, stats, std::move(r), std::vector<dma_note>(ex.notes()),
+                               opt.costs);
         }
     }
 
@@ -605,12 +629,12 @@ private:
     static void call_body(Body& body, Mem& m, PfViews&, std::index_sequence<PK...>, detail::pack<P...>,
                           detail::pack<A...>, std::index_sequence<AK...>, detail::pack<S...>,
                           std::index_sequence<SK...>, const std::array<void*, max_operands>& hbm) {
-        using result = decltype(body(
-            std::declval<ref<typename P::value_type, smem, P::rank>>()...,
-            std::declval<detail::kernel_ref_t<A>>()...,
-            std::declval<ref<std::conditional_t<std::is_same_v<typename S::memory, semaphore>, std::int32_t,
-                                                typename S::value_type>,
-                             typename S::memory, S::rank>>()...));
+        using result =
+            decltype(body(std::declval<ref<typename P::value_type, smem, P::rank>>()...,
+                          std::declval<detail::kernel_ref_t<A>>()...,
+                          std::declval<ref<std::conditional_t<std::is_same_v<typename S::memory, semaphore>,
+                                                              std::int32_t, typename S::value_type>,
+                                           typename S::memory, S::rank>>()...));
         static_assert(std::is_void_v<result>,
                       "ptpu[12] pallas_call: the kernel body should return void; write results to "
                       "the output refs");
@@ -621,8 +645,7 @@ private:
                                     typename S::value_type>,
                  typename S::memory, S::rank>(
                  reinterpret_cast<std::conditional_t<std::is_same_v<typename S::memory, semaphore>,
-                                                     std::int32_t, typename S::value_type>*>(
-                     m.scratch[SK]),
+                                                     std::int32_t, typename S::value_type>*>(m.scratch[SK]),
                  shape_of<S>())...);
     }
 };

@@ -5,10 +5,10 @@
 //! ko 3 T1
 //! ko 4 H1
 //! ko 5 H1
-#include <cstdint>
-
 #include <ptpu/core/dtype.hpp>
 #include <ptpu/hw/presets.hpp>
+
+#include <cstdint>
 
 namespace {
 
@@ -18,7 +18,7 @@ constexpr ptpu::chip my_chip = [] {
 #if defined(PTPU_KO) && PTPU_KO == 4
     c.vmem_limit_bytes = 2 * c.vmem_bytes;  // more scoped VMEM than the core has
 #elif defined(PTPU_KO) && PTPU_KO == 5
-    c.megacore = true;  // v5e has one TensorCore
+    c.megacore = true;                             // v5e has one TensorCore
 #endif
     return c;
 }();

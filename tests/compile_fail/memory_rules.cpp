@@ -17,7 +17,7 @@ using namespace ptpu;
 static_assert(rules::require_vector_load<vmem>());
 static_assert(rules::require_scalar_store<smem>());
 #elif PTPU_KO == 1
-static_assert(rules::require_vector_load<hbm>());   // S3: HBM is DMA-only
+static_assert(rules::require_vector_load<hbm>());  // S3: HBM is DMA-only
 #elif PTPU_KO == 2
 static_assert(rules::require_vector_store<any>());  // S3: ANY is DMA-only
 #elif PTPU_KO == 3

@@ -28,8 +28,7 @@
 using namespace ptpu;
 
 [[maybe_unused]] void body(vmem_ref<float, 2> x, vmem_ref<bf16, 2> h, smem_ref<float, 1> s,
-                           [[maybe_unused]] any_ref<float, 2> a,
-                           [[maybe_unused]] ref<float, hbm, 2> hb,
+                           [[maybe_unused]] any_ref<float, 2> a, [[maybe_unused]] ref<float, hbm, 2> hb,
                            vmem_ref<const float, 2> in) {
     const vec<float> v = load(x);
     const vec<bf16> w = load(h);

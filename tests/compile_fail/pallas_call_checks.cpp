@@ -46,29 +46,35 @@ using Blk = BlockSpec<Block<8, 128>, row>;
 
 #if !defined(PTPU_KO)
 using K = pallas_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>;
-#elif PTPU_KO == 1  // block rank 1 on a rank-2 array
-using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<128>, [](auto i) { return idx(i); }>>>, Out<Arg<X, Blk>>>;
-#elif PTPU_KO == 2  // the index map returns one entry for a rank-2 block
-using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(i); }>>>, Out<Arg<X, Blk>>>;
-#elif PTPU_KO == 3  // the index map takes two grid indices on a rank-1 grid
+#elif PTPU_KO == 1   // block rank 1 on a rank-2 array
+using K =
+    pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<128>, [](auto i) { return idx(i); }>>>, Out<Arg<X, Blk>>>;
+#elif PTPU_KO == 2   // the index map returns one entry for a rank-2 block
+using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(i); }>>>,
+                      Out<Arg<X, Blk>>>;
+#elif PTPU_KO == 3   // the index map takes two grid indices on a rank-1 grid
 using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j); }>>>,
                       Out<Arg<X, Blk>>>;
-#elif PTPU_KO == 4  // the index map returns an int, not idx(...)
-using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return i; }>>>, Out<Arg<X, Blk>>>;
-#elif PTPU_KO == 5  // a bounded_slice dim needs ds(start, size)
+#elif PTPU_KO == 4   // the index map returns an int, not idx(...)
+using K =
+    pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return i; }>>>, Out<Arg<X, Blk>>>;
+#elif PTPU_KO == 5   // a bounded_slice dim needs ds(start, size)
 using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<bounded_slice{8}, 128>, row>>>, Out<Arg<X, Blk>>>;
-#elif PTPU_KO == 6  // a blocked dim given a ds slice
-using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(ds(i * 8, 8), 0); }>>>,
-                      Out<Arg<X, Blk>>>;
-#elif PTPU_KO == 7  // a block dimension of an unsupported type (bool)
+#elif PTPU_KO == 6   // a blocked dim given a ds slice
+using K =
+    pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(ds(i * 8, 8), 0); }>>>,
+                Out<Arg<X, Blk>>>;
+#elif PTPU_KO == 7   // a block dimension of an unsupported type (bool)
 using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<true, 128>, row>>>, Out<Arg<X, Blk>>>;
-#elif PTPU_KO == 8  // Grid given twice
+#elif PTPU_KO == 8   // Grid given twice
 using K = pallas_call<Grid<4>, Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>;
-#elif PTPU_KO == 9  // an alias to an output that does not exist
+#elif PTPU_KO == 9   // an alias to an output that does not exist
 using K = pallas_call<Grid<4>, Alias<0, 3>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>;
 #elif PTPU_KO == 10  // the body returns a value
 using K = pallas_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>;
-void run() { (void)K{}([](auto, auto) { return 1; }, host_array<X>{}); }
+void run() {
+    (void)K{}([](auto, auto) { return 1; }, host_array<X>{});
+}
 #elif PTPU_KO == 11  // a rank-0 block
 using K = pallas_call<Grid<4>, In<Arg<Array<float>, BlockSpec<>>>, Out<Arg<X, Blk>>>;
 #elif PTPU_KO == 12  // an any operand with a window
@@ -81,25 +87,33 @@ using K = pallas_call<Grid<10>, In<Arg<V, BlockSpec<Block<100>, [](auto i) { ret
 #elif PTPU_KO == 15  // a grid-free call with a real window
 using K = pallas_call<Grid<>, In<Arg<X, BlockSpec<Block<8, 128>, []() { return idx(1, 0); }>>>>;
 #elif PTPU_KO == 16  // BoundedSlice is emit_pipeline-only
-using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<bounded_slice{8}, 128>, [](auto i) { return idx(ds(i * 8, 8), 0); }>>>,
-                      Out<Arg<X, Blk>>>;
+using K = pallas_call<
+    Grid<4>, In<Arg<X, BlockSpec<Block<bounded_slice{8}, 128>, [](auto i) { return idx(ds(i * 8, 8), 0); }>>>,
+    Out<Arg<X, Blk>>>;
 #elif PTPU_KO == 17  // element and blocked dims mixed
-using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<element{8}, 128>, [](auto i) { return idx(i * 8, 0); }>>>,
-                      Out<Arg<X, Blk>>>;
+using K =
+    pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<element{8}, 128>, [](auto i) { return idx(i * 8, 0); }>>>,
+                Out<Arg<X, Blk>>>;
 #elif PTPU_KO == 18  // three buffers
 using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, Buffered<3>>>>, Out<Arg<X, Blk>>>;
 #elif PTPU_KO == 19  // lookahead at the top level
-using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, Buffered<2, true>>>>, Out<Arg<X, Blk>>>;
+using K =
+    pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, Buffered<2, true>>>>, Out<Arg<X, Blk>>>;
 #elif PTPU_KO == 20  // revisit_any with double buffering
 using K = pallas_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, BlockSpec<Block<8, 128>, row, revisit_any>>>>;
 #elif PTPU_KO == 21  // one semantics value for a rank-2 grid
-using K = pallas_call<Grid<4, 1>, Semantics<parallel>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(i, 0); }>>>>;
+using K = pallas_call<Grid<4, 1>, Semantics<parallel>,
+                      In<Arg<X, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(i, 0); }>>>>;
 #elif PTPU_KO == 22  // loading an ANY ref in the body
 using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Full, zero_map, any>>>, Out<Arg<X, Blk>>>;
-void run() { (void)K{}([](auto a, auto b) { b[all] = a[all]; }, host_array<X>{}); }
+void run() {
+    (void)K{}([](auto a, auto b) { b[all] = a[all]; }, host_array<X>{});
+}
 #elif PTPU_KO == 23  // a vector load from an SMEM window
 using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, smem>>>, Out<Arg<X, Blk>>>;
-void run() { (void)K{}(copy, host_array<X>{}); }
+void run() {
+    (void)K{}(copy, host_array<X>{});
+}
 #elif PTPU_KO == 24  // 2 × 16 MiB windows on v5e's 16 MiB scoped VMEM
 using Big = Array<float, 4096, 2048>;
 using K = pallas_call<Grid<2>, In<Arg<Big, BlockSpec<Block<2048, 2048>, row>>>>;
@@ -109,18 +123,25 @@ using K = pallas_call<Grid<0>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>;
 using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(i + 1, 0); }>>>,
                       Out<Arg<X, Blk>>>;
 #elif PTPU_KO == 27  // A5's incorrect reduction: out (j, k) revisited across i
-using K = pallas_call<Grid<8, 4, 4>,
-                      In<Arg<Array<float, 8, 1024, 1024>, BlockSpec<Block<squeezed, 256, 256>, [](auto i, auto j, auto k) { return idx(i, j, k); }>>>,
-                      Out<Arg<Array<float, 1024, 1024>, BlockSpec<Block<256, 256>, [](auto, auto j, auto k) { return idx(j, k); }>>>>;
+using K = pallas_call<
+    Grid<8, 4, 4>,
+    In<Arg<Array<float, 8, 1024, 1024>,
+           BlockSpec<Block<squeezed, 256, 256>, [](auto i, auto j, auto k) { return idx(i, j, k); }>>>,
+    Out<Arg<Array<float, 1024, 1024>,
+            BlockSpec<Block<256, 256>, [](auto, auto j, auto k) { return idx(j, k); }>>>>;
 #elif PTPU_KO == 28  // A6: out1 (j/2, i%2) revisits block (0, 0) at iteration (2, 0)
-using K = pallas_call<Grid<4, 4>,
-                      Out<Arg<Array<float, 32, 256>, BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j / 2); }>>,
-                          Arg<Array<float, 16, 256>, BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(j / 2, i % 2); }>>>>;
+using K = pallas_call<
+    Grid<4, 4>,
+    Out<Arg<Array<float, 32, 256>, BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j / 2); }>>,
+        Arg<Array<float, 16, 256>,
+            BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(j / 2, i % 2); }>>>>;
 #elif PTPU_KO == 29  // parallel after arbitrary
-using K = pallas_call<Grid<4, 1>, Semantics<arbitrary, parallel>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(i, 0); }>>>>;
+using K = pallas_call<Grid<4, 1>, Semantics<arbitrary, parallel>,
+                      In<Arg<X, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(i, 0); }>>>>;
 #elif PTPU_KO == 30  // both cores of a v5p write block 0
-using K = pallas_call<Grid<2>, Semantics<parallel>, Chip<tpu::v5p>, In<Arg<X, Blk>>,
-                      Out<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>, [](auto) { return idx(0, 0); }>>>>;
+using K =
+    pallas_call<Grid<2>, Semantics<parallel>, Chip<tpu::v5p>, In<Arg<X, Blk>>,
+                Out<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>, [](auto) { return idx(0, 0); }>>>>;
 #elif PTPU_KO == 31  // 1.2 MB of SMEM scratch
 using K = pallas_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Scratch<smem, std::int32_t, 300000>>;
 #elif PTPU_KO == 32  // HBM scratch

@@ -1,8 +1,8 @@
 // Tests core/dtype.hpp: bf16/f16 rounding on hand-computed bit patterns, against an independent
 // nearest-even reference, exhaustive round trips, and the dtype property table.
-#include <ptpu/core/dtype.hpp>
-
 #include <gtest/gtest.h>
+
+#include <ptpu/core/dtype.hpp>
 
 #include <bit>
 #include <cmath>
@@ -19,9 +19,15 @@ using ptpu::bf16;
 using ptpu::dtype;
 using ptpu::f16;
 
-constexpr float from_bits32(std::uint32_t b) { return std::bit_cast<float>(b); }
-constexpr std::uint16_t bf(float f) { return bf16(f).bits; }
-constexpr std::uint16_t hf(float f) { return f16(f).bits; }
+constexpr float from_bits32(std::uint32_t b) {
+    return std::bit_cast<float>(b);
+}
+constexpr std::uint16_t bf(float f) {
+    return bf16(f).bits;
+}
+constexpr std::uint16_t hf(float f) {
+    return f16(f).bits;
+}
 constexpr float inf = std::numeric_limits<float>::infinity();
 constexpr float qnan = std::numeric_limits<float>::quiet_NaN();
 
@@ -35,7 +41,9 @@ static_assert(std::is_trivially_default_constructible_v<bf16>);
 static_assert(std::is_constructible_v<bf16, float> && !std::is_convertible_v<float, bf16>);
 static_assert(std::is_constructible_v<float, f16> && !std::is_convertible_v<f16, float>);
 template <class A, class B>
-concept addable = requires(A a, B b) { a + b; };
+concept addable = requires(A a, B b) {
+    a + b;
+};
 static_assert(addable<bf16, bf16> && addable<f16, f16> && !addable<bf16, float>);
 static_assert(!addable<bf16, f16> && !addable<float, f16>);
 static_assert(!addable<dtype, dtype>);  // the operator templates stay on bf16/f16
@@ -43,8 +51,8 @@ static_assert(!addable<dtype, dtype>);  // the operator templates stay on bf16/f
 // ---- Compile-time evaluation -----------------------------------------------------------------
 
 static_assert(bf(1.0f) == 0x3F80 && bf(-2.0f) == 0xC000);
-static_assert(bf(1.0f + 0x1p-8f) == 0x3F80);          // tie, rounds to even (down)
-static_assert(bf(1.0f + 3 * 0x1p-8f) == 0x3F82);      // tie, rounds to even (up)
+static_assert(bf(1.0f + 0x1p-8f) == 0x3F80);      // tie, rounds to even (down)
+static_assert(bf(1.0f + 3 * 0x1p-8f) == 0x3F82);  // tie, rounds to even (up)
 static_assert(bf(inf) == 0x7F80 && bf(-inf) == 0xFF80);
 static_assert(static_cast<float>(bf16::from_bits(0x3F80)) == 1.0f);
 static_assert(hf(1.0f) == 0x3C00 && hf(65504.0f) == 0x7BFF && hf(65520.0f) == 0x7C00);
@@ -71,20 +79,20 @@ TEST(Bf16, ExactValues) {
 }
 
 TEST(Bf16, RoundsToNearestEven) {
-    EXPECT_EQ(bf(1.0f + 0x1p-8f), 0x3F80);                // halfway, even below
-    EXPECT_EQ(bf(1.0f + 3 * 0x1p-8f), 0x3F82);            // halfway, even above
-    EXPECT_EQ(bf(from_bits32(0x3F80'8001)), 0x3F81);      // just above halfway
-    EXPECT_EQ(bf(from_bits32(0x3F80'7FFF)), 0x3F80);      // just below halfway
-    EXPECT_EQ(bf(from_bits32(0x3FFF'8000)), 0x4000);      // tie carries into the exponent
-    EXPECT_EQ(bf(-(1.0f + 3 * 0x1p-8f)), 0xBF82);         // sign does not change the rule
-    EXPECT_EQ(bf(1.0f / 3.0f), 0x3EAB);                   // 0x3EAA'AAAB rounds up
+    EXPECT_EQ(bf(1.0f + 0x1p-8f), 0x3F80);            // halfway, even below
+    EXPECT_EQ(bf(1.0f + 3 * 0x1p-8f), 0x3F82);        // halfway, even above
+    EXPECT_EQ(bf(from_bits32(0x3F80'8001)), 0x3F81);  // just above halfway
+    EXPECT_EQ(bf(from_bits32(0x3F80'7FFF)), 0x3F80);  // just below halfway
+    EXPECT_EQ(bf(from_bits32(0x3FFF'8000)), 0x4000);  // tie carries into the exponent
+    EXPECT_EQ(bf(-(1.0f + 3 * 0x1p-8f)), 0xBF82);     // sign does not change the rule
+    EXPECT_EQ(bf(1.0f / 3.0f), 0x3EAB);               // 0x3EAA'AAAB rounds up
 }
 
 TEST(Bf16, LimitsAndOverflow) {
     EXPECT_EQ(static_cast<float>(bf16::from_bits(0x7F7F)), from_bits32(0x7F7F'0000));  // max
     EXPECT_EQ(bf(from_bits32(0x7F7F'0000)), 0x7F7F);
-    EXPECT_EQ(bf(from_bits32(0x7F7F'7FFF)), 0x7F7F);      // below halfway to 2^128: stays finite
-    EXPECT_EQ(bf(from_bits32(0x7F7F'8000)), 0x7F80);      // halfway, odd max: rounds to inf
+    EXPECT_EQ(bf(from_bits32(0x7F7F'7FFF)), 0x7F7F);  // below halfway to 2^128: stays finite
+    EXPECT_EQ(bf(from_bits32(0x7F7F'8000)), 0x7F80);  // halfway, odd max: rounds to inf
     EXPECT_EQ(bf(std::numeric_limits<float>::max()), 0x7F80);
     EXPECT_EQ(bf(-std::numeric_limits<float>::max()), 0xFF80);
     EXPECT_EQ(bf(inf), 0x7F80);
@@ -106,12 +114,12 @@ TEST(Bf16, NaNStaysNaN) {
 TEST(Bf16, SignedZeroAndSubnormals) {
     EXPECT_TRUE(std::signbit(static_cast<float>(bf16(-0.0f))));
     EXPECT_EQ(bf16(-0.0f), bf16(0.0f));
-    EXPECT_EQ(bf(0x1p-133f), 0x0001);                // smallest bf16 subnormal
+    EXPECT_EQ(bf(0x1p-133f), 0x0001);  // smallest bf16 subnormal
     EXPECT_EQ(static_cast<float>(bf16::from_bits(0x0001)), 0x1p-133f);
     EXPECT_EQ(static_cast<float>(bf16::from_bits(0x007F)), 127 * 0x1p-133f);  // largest subnormal
-    EXPECT_EQ(bf(0x1p-134f), 0x0000);                // halfway to the smallest: ties to 0
-    EXPECT_EQ(bf(3 * 0x1p-134f), 0x0002);            // halfway between 1 and 2 ulps: even
-    EXPECT_EQ(bf(-0x1p-134f), 0x8000);               // underflow keeps the sign
+    EXPECT_EQ(bf(0x1p-134f), 0x0000);      // halfway to the smallest: ties to 0
+    EXPECT_EQ(bf(3 * 0x1p-134f), 0x0002);  // halfway between 1 and 2 ulps: even
+    EXPECT_EQ(bf(-0x1p-134f), 0x8000);     // underflow keeps the sign
     EXPECT_EQ(bf(from_bits32(0x0000'8001)), 0x0001);
     EXPECT_EQ(bf(from_bits32(0x007F'FFFF)), 0x0080);  // largest float subnormal rounds to normal
 }
@@ -197,8 +205,7 @@ std::vector<float> interesting_floats(std::uint16_t max_finite, double past_max)
     for (std::uint32_t b = 0; b <= max_finite; ++b) {
         const double v = value_of<T>(b, max_finite, past_max);
         const auto mid = static_cast<float>((v + value_of<T>(b + 1, max_finite, past_max)) / 2);
-        for (float x : {static_cast<float>(v), mid, std::nextafter(mid, 0.0f),
-                        std::nextafter(mid, inf)}) {
+        for (float x : {static_cast<float>(v), mid, std::nextafter(mid, 0.0f), std::nextafter(mid, inf)}) {
             out.push_back(x);
             out.push_back(-x);
         }
@@ -232,8 +239,8 @@ TEST(F16, RoundsToNearestEven) {
     EXPECT_EQ(hf(1.0f + 0x1p-11f), 0x3C00);      // halfway, even below
     EXPECT_EQ(hf(1.0f + 3 * 0x1p-11f), 0x3C02);  // halfway, even above
     EXPECT_EQ(hf(std::nextafter(1.0f + 0x1p-11f, 2.0f)), 0x3C01);
-    EXPECT_EQ(hf(2049.0f), 0x6800);              // 2048 (even) wins the tie
-    EXPECT_EQ(hf(2051.0f), 0x6802);              // 2052 (even) wins the tie
+    EXPECT_EQ(hf(2049.0f), 0x6800);  // 2048 (even) wins the tie
+    EXPECT_EQ(hf(2051.0f), 0x6802);  // 2052 (even) wins the tie
     EXPECT_EQ(hf(1.0f / 3.0f), 0x3555);
 }
 
@@ -269,11 +276,11 @@ TEST(F16, SubnormalsAndUnderflow) {
     EXPECT_EQ(hf(1023.5f * 0x1p-24f), 0x0400);  // tie with an odd subnormal: up to min normal
     EXPECT_EQ(hf(0x1p-25f), 0x0000);            // halfway to the smallest: ties to 0
     EXPECT_EQ(hf(std::nextafter(0x1p-25f, 1.0f)), 0x0001);
-    EXPECT_EQ(hf(3 * 0x1p-25f), 0x0002);        // 1.5 ulps: even
-    EXPECT_EQ(hf(5 * 0x1p-25f), 0x0002);        // 2.5 ulps: even
+    EXPECT_EQ(hf(3 * 0x1p-25f), 0x0002);  // 1.5 ulps: even
+    EXPECT_EQ(hf(5 * 0x1p-25f), 0x0002);  // 2.5 ulps: even
     EXPECT_EQ(hf(0x1p-26f), 0x0000);
     EXPECT_EQ(hf(1e-10f), 0x0000);
-    EXPECT_EQ(hf(-0x1p-26f), 0x8000);           // underflow keeps the sign
+    EXPECT_EQ(hf(-0x1p-26f), 0x8000);                 // underflow keeps the sign
     EXPECT_EQ(hf(from_bits32(0x0000'0001)), 0x0000);  // float subnormals underflow
     EXPECT_TRUE(std::signbit(static_cast<float>(f16::from_bits(0x8000))));
     EXPECT_EQ(static_cast<float>(f16::from_bits(0x8001)), -0x1p-24f);
@@ -341,23 +348,18 @@ struct dtype_row {
 };
 // Written out from tpu-model.md §1 "Tiling"; bool tiles as its int32 memref.
 constexpr dtype_row table[] = {
-    {dtype::f32, 4, 32, "f32", true, 8, 8, 8, 8},
-    {dtype::bf16, 2, 16, "bf16", true, 8, 8, 8, 16},
-    {dtype::f16, 2, 16, "f16", true, 8, 8, 8, 16},
-    {dtype::i32, 4, 32, "i32", false, 8, 8, 8, 8},
-    {dtype::i16, 2, 16, "i16", false, 8, 8, 8, 16},
-    {dtype::i8, 1, 8, "i8", false, 32, 32, 32, 32},
-    {dtype::u8, 1, 8, "u8", false, 32, 32, 32, 32},
-    {dtype::boolean, 1, 8, "bool", false, 8, 8, 8, 8},
+    {dtype::f32, 4, 32, "f32", true, 8, 8, 8, 8},   {dtype::bf16, 2, 16, "bf16", true, 8, 8, 8, 16},
+    {dtype::f16, 2, 16, "f16", true, 8, 8, 8, 16},  {dtype::i32, 4, 32, "i32", false, 8, 8, 8, 8},
+    {dtype::i16, 2, 16, "i16", false, 8, 8, 8, 16}, {dtype::i8, 1, 8, "i8", false, 32, 32, 32, 32},
+    {dtype::u8, 1, 8, "u8", false, 32, 32, 32, 32}, {dtype::boolean, 1, 8, "bool", false, 8, 8, 8, 8},
 };
 
 constexpr bool table_matches() {
     for (const dtype_row& r : table) {
-        if (ptpu::itemsize(r.d) != r.itemsize || ptpu::bitwidth(r.d) != r.bits ||
-            ptpu::name(r.d) != r.name || ptpu::is_floating(r.d) != r.floating ||
-            ptpu::sublane_tiling(r.d, 4) != r.tile_v4 ||
-            ptpu::sublane_tiling(r.d, 5) != r.tile_v5 ||
-            ptpu::sublane_tiling(r.d, 6) != r.tile_v6 || ptpu::sublane_tiling(r.d, 7) != r.tile_v7)
+        if (ptpu::itemsize(r.d) != r.itemsize || ptpu::bitwidth(r.d) != r.bits || ptpu::name(r.d) != r.name ||
+            ptpu::is_floating(r.d) != r.floating || ptpu::sublane_tiling(r.d, 4) != r.tile_v4 ||
+            ptpu::sublane_tiling(r.d, 5) != r.tile_v5 || ptpu::sublane_tiling(r.d, 6) != r.tile_v6 ||
+            ptpu::sublane_tiling(r.d, 7) != r.tile_v7)
             return false;
     }
     return true;

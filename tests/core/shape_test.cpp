@@ -8,8 +8,7 @@ using namespace ptpu;
 static_assert(sizeof(sshape<8, 128>) == 1, "static extents cost no storage");
 static_assert(sshape<8, 128>::is_static && sshape<8, 128>{}.size() == 1024);
 static_assert(sshape<8, 128>::static_extents() == std::array<index_t, 2>{8, 128});
-static_assert(shape<C<4>, bounded<16>, index_t>::static_extents() ==
-              std::array<index_t, 3>{4, 16, -1});
+static_assert(shape<C<4>, bounded<16>, index_t>::static_extents() == std::array<index_t, 3>{4, 16, -1});
 static_assert(!shape<C<4>, index_t>::is_static);
 static_assert((c<2> + c<3>).value == 5 && (c<4> * c<8>).value == 32);  // static∘static is static
 static_assert(std::is_same_v<decltype(c<2> * c<3>), C<6>>);
@@ -36,7 +35,8 @@ TEST(Shape, DynamicZeroOrNegativeExtentThrowsV1) {
         FAIL() << "expected ptpu::error, got shape of size " << s.size();
     } catch (const ptpu::error& e) {
         EXPECT_EQ(e.rule(), "V1");
-        EXPECT_STREQ(e.what(), "ptpu[V1] shape: zero or negative extent; every extent must be >= 1 (extent 1 is 0)");
+        EXPECT_STREQ(e.what(),
+                     "ptpu[V1] shape: zero or negative extent; every extent must be >= 1 (extent 1 is 0)");
     }
     EXPECT_THROW((shape<index_t>{-2}), ptpu::error);
 }

@@ -1,8 +1,8 @@
 // Tests hw/presets.hpp: every preset against tpu-model.md's table, rule H1 (chip_problem,
 // validate), preset lookup, and user-defined chips as non-type template parameters.
-#include <ptpu/hw/presets.hpp>
-
 #include <gtest/gtest.h>
+
+#include <ptpu/hw/presets.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -44,31 +44,31 @@ struct model_row {
     int cores;
     bool megacore;
     int pallas_cores;
-    double bf16_peak;      // per TC
-    double int8_peak;      // per TC, 0 = n/a
-    double hbm_bw;         // per chip
-    std::int64_t hbm;      // per chip
-    std::int64_t vmem;     // per TC
+    double bf16_peak;   // per TC
+    double int8_peak;   // per TC, 0 = n/a
+    double hbm_bw;      // per chip
+    std::int64_t hbm;   // per chip
+    std::int64_t vmem;  // per TC
     std::int64_t vmem_limit;
     std::int64_t smem;
     int mxus;
     int mxu_dim;
-    double clock;          // 0 = unknown in the table (estimated in the preset)
+    double clock;  // 0 = unknown in the table (estimated in the preset)
     int vpu_alus;
     double step_overhead;  // tpu-model.md §2
 };
 
 constexpr model_row table[] = {
-    {"v4", 4, 2, true, 2, 1.375e14, 0, 1.23e12, 34'400'000'000, 16 * MiB, 16 * MiB, 1 * MiB, 4,
-     128, 1.05e9, 2, 0.47e-6},
-    {"v5e", 5, 1, false, 1, 1.97e14, 3.94e14, 8.20e11, 17'200'000'000, 128 * MiB, 16 * MiB,
-     1 * MiB, 4, 128, 1.5e9, 4, 0.35e-6},
-    {"v5p", 5, 2, true, 2, 2.295e14, 4.59e14, 2.46e12, 103'000'000'000, 64 * MiB, 16 * MiB,
-     1 * MiB, 4, 128, 1.75e9, 4, 0.28e-6},
-    {"v6e", 6, 1, false, 1, 9.20e14, 1.84e15, 1.64e12, 34'400'000'000, 128 * MiB, 32 * MiB,
-     1 * MiB, 2, 256, 0, 4, 0.35e-6},
-    {"v7x", 7, 2, false, 1, 1.155e15, 0, 7.40e12, 206'000'000'000, 64 * MiB, 32 * MiB, 1 * MiB,
-     2, 256, 0, 4, 0.35e-6},
+    {"v4", 4, 2, true, 2, 1.375e14, 0, 1.23e12, 34'400'000'000, 16 * MiB, 16 * MiB, 1 * MiB, 4, 128, 1.05e9,
+     2, 0.47e-6},
+    {"v5e", 5, 1, false, 1, 1.97e14, 3.94e14, 8.20e11, 17'200'000'000, 128 * MiB, 16 * MiB, 1 * MiB, 4, 128,
+     1.5e9, 4, 0.35e-6},
+    {"v5p", 5, 2, true, 2, 2.295e14, 4.59e14, 2.46e12, 103'000'000'000, 64 * MiB, 16 * MiB, 1 * MiB, 4, 128,
+     1.75e9, 4, 0.28e-6},
+    {"v6e", 6, 1, false, 1, 9.20e14, 1.84e15, 1.64e12, 34'400'000'000, 128 * MiB, 32 * MiB, 1 * MiB, 2, 256,
+     0, 4, 0.35e-6},
+    {"v7x", 7, 2, false, 1, 1.155e15, 0, 7.40e12, 206'000'000'000, 64 * MiB, 32 * MiB, 1 * MiB, 2, 256, 0, 4,
+     0.35e-6},
 };
 
 TEST(ChipPresets, MatchTpuModelTable) {
@@ -116,10 +116,10 @@ TEST(ChipPresets, MatchTpuModelTable) {
 }
 
 TEST(ChipPresets, OverheadDecisions) {
-    EXPECT_DOUBLE_EQ(tpu::v5e.dma_efficiency, 0.92);  // [meas]
-    EXPECT_DOUBLE_EQ(tpu::v7x.dma_efficiency, 0.87);  // the 7x XLA-copy measurement
+    EXPECT_DOUBLE_EQ(tpu::v5e.dma_efficiency, 0.92);      // [meas]
+    EXPECT_DOUBLE_EQ(tpu::v7x.dma_efficiency, 0.87);      // the 7x XLA-copy measurement
     EXPECT_DOUBLE_EQ(tpu::v5p.hbm_bytes_per_s, 2.46e12);  // tpu_info, not the Cloud page
-    EXPECT_NEAR(tpu::v6e.clock_hz, 3.509e9, 1e6);     // [est] peak / (2 · 256² · 2)
+    EXPECT_NEAR(tpu::v6e.clock_hz, 3.509e9, 1e6);         // [est] peak / (2 · 256² · 2)
     EXPECT_NEAR(tpu::v7x.clock_hz, 4.406e9, 1e6);
     EXPECT_NEAR(tpu::v5e.vreg_ops_per_s(), 6e9, 1);
 }
@@ -194,7 +194,11 @@ constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 const broken_case broken_cases[] = {
     {"empty name", [](chip& c) { c.name[0] = '\0'; }, "name"},
-    {"unterminated name", [](chip& c) { for (char& ch : c.name) ch = 'x'; }, "name"},
+    {"unterminated name",
+     [](chip& c) {
+         for (char& ch : c.name) ch = 'x';
+     },
+     "name"},
     {"generation 3", [](chip& c) { c.generation = 3; }, "generation"},
     {"no cores", [](chip& c) { c.cores_per_chip = 0; }, "cores_per_chip"},
     {"megacore on one core", [](chip& c) { c.megacore = true; }, "megacore"},
@@ -259,8 +263,9 @@ TEST(ChipRuleH1, ExactMessage) {
         ptpu::validate(c);
         ADD_FAILURE() << "validate did not throw";
     } catch (const ptpu::error& e) {
-        EXPECT_STREQ(e.what(), "ptpu[H1] chip: vmem_limit_bytes exceeds vmem_bytes; lower it to at "
-                               "most vmem_bytes");
+        EXPECT_STREQ(e.what(),
+                     "ptpu[H1] chip: vmem_limit_bytes exceeds vmem_bytes; lower it to at "
+                     "most vmem_bytes");
     }
 }
 
@@ -278,7 +283,7 @@ TEST(ChipRuleH1, EdgeValuesAccepted) {
     c.step_overhead_s = 0;              // what-if: no overhead
     c.dma_latency_s = 0;
     c.dma_issue_s = 0;
-    c.peak_int8_ops = 0;                // int8 unsupported
+    c.peak_int8_ops = 0;                                          // int8 unsupported
     c.hbm_bytes_per_s = std::numeric_limits<double>::infinity();  // what-if: free HBM
     EXPECT_EQ(ptpu::chip_problem(c), "");
     EXPECT_NO_THROW(ptpu::validate(c));

@@ -1,9 +1,9 @@
 // Tests ops/charge.hpp: explicit charges add to the running body's work in every mode, and
 // negative or non-finite times are rule C1 (at run time; constant_seconds at compile time,
 // see tests/compile_fail/ops_rules.cpp).
-#include <ptpu/ops/ops.hpp>
-
 #include <gtest/gtest.h>
+
+#include <ptpu/ops/ops.hpp>
 
 #include <limits>
 #include <string>

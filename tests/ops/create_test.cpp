@@ -1,8 +1,8 @@
 // Tests ops/create.hpp and ops/layout.hpp: zeros, full, iota, *_like, broadcast_to, transpose,
 // concatenate: values, shapes, charges and rules.
-#include <ptpu/ops/ops.hpp>
-
 #include <gtest/gtest.h>
+
+#include <ptpu/ops/ops.hpp>
 
 #include <cstdint>
 #include <string>

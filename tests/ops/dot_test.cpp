@@ -1,10 +1,10 @@
 // Tests ops/dot.hpp: TPU numerics per precision against loop references that emulate them
 // (DEFAULT rounds inputs to bf16; HIGH sums the three bf16x3 products; HIGHEST is f32), bf16 and
 // int8 operands, transposes, preferred types, padded MXU charges per chip, and the rules.
+#include <gtest/gtest.h>
+
 #include <ptpu/hw/presets.hpp>
 #include <ptpu/ops/ops.hpp>
-
-#include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
@@ -74,8 +74,7 @@ double max_abs_diff(const vec<float>& got, const std::vector<double>& want) {
     double d = 0;
     for (index_t i = 0; i < got.rows(); ++i)
         for (index_t j = 0; j < got.cols(); ++j)
-            d = std::max(
-                d, std::abs(got(i, j) - want[static_cast<std::size_t>(i * got.cols() + j)]));
+            d = std::max(d, std::abs(got(i, j) - want[static_cast<std::size_t>(i * got.cols() + j)]));
     return d;
 }
 
@@ -217,8 +216,8 @@ TEST(OpsDot, TimingOnlyChargesTheSameAndComputesNothing) {
     }
     {
         env e(&tpu::v5e, true);
-        const auto r = dot(vec<float>(shape_only, 64, 96), vec<float>(shape_only, 96, 200),
-                           {.prec = precision::high});
+        const auto r =
+            dot(vec<float>(shape_only, 64, 96), vec<float>(shape_only, 96, 200), {.prec = precision::high});
         EXPECT_FALSE(r.has_data());
         EXPECT_EQ(r.shape(), (std::array<index_t, 2>{64, 200}));
         timing = e.w();
@@ -239,8 +238,7 @@ TEST(OpsDot, ShapeAndPreferredRules) {
     }
     EXPECT_EQ(e.w().mxu_passes_flops, 0);  // nothing charged for a failed dot
     EXPECT_EQ(dot(a, b, {.transpose_b = true}).shape(), (std::array<index_t, 2>{8, 8}));
-    EXPECT_EQ(rule_of([&] { (void)dot(a, b, {.transpose_a = true, .preferred = dtype::i32}); }),
-              "OP2");
+    EXPECT_EQ(rule_of([&] { (void)dot(a, b, {.transpose_a = true, .preferred = dtype::i32}); }), "OP2");
     const vec<std::int8_t> q(iarr::Zero(2, 2));
     EXPECT_EQ(rule_of([&] { (void)dot(q, q, {.preferred = dtype::bf16}); }), "OP2");
     EXPECT_EQ(dot(q, q, {.preferred = dtype::i32}).shape(), (std::array<index_t, 2>{2, 2}));

@@ -1,9 +1,9 @@
 // Tests ops/elementwise.hpp: every binary and unary op against plain-loop references, NumPy
 // broadcasting, scalars on either side, integer wrap and division conventions, masks, where,
 // cast (bf16 RNE, saturation), compound assignment, exact charges per cost class, timing-only.
-#include <ptpu/ops/ops.hpp>
-
 #include <gtest/gtest.h>
+
+#include <ptpu/ops/ops.hpp>
 
 #include <bit>
 #include <cmath>
@@ -65,7 +65,9 @@ vec<T> make(index_t r, index_t c, std::function<compute_t<T>(index_t, index_t)> 
 // ---- Compile-time surface ----------------------------------------------------------------------
 
 template <class A, class B>
-concept addable = requires(A a, B b) { a + b; };
+concept addable = requires(A a, B b) {
+    a + b;
+};
 static_assert(addable<vec<float>, vec<float>> && addable<vec<float>, float>);
 static_assert(addable<double, vec<float>> && addable<vec<bf16>, bf16>);
 static_assert(!addable<vec<float>, std::string>);  // not a scalar
@@ -74,7 +76,9 @@ static_assert(std::is_same_v<decltype(vec<float>{} < 1.0f), vec<bool>>);
 static_assert(std::is_same_v<decltype(vec<bf16>{} == vec<bf16>{}), vec<bool>>);
 static_assert(std::is_same_v<decltype(cast<bf16>(vec<float>{})), vec<bf16>>);
 template <class T>
-concept castable_to_double = requires(vec<float> v) { cast<T>(v); };
+concept castable_to_double = requires(vec<float> v) {
+    cast<T>(v);
+};
 static_assert(castable_to_double<std::int8_t> && !castable_to_double<double>);  // T1 types only
 
 // ---- Binary ops against loops ------------------------------------------------------------------
@@ -92,14 +96,20 @@ TEST(OpsElementwise, ArithmeticMatchesLoops) {
     env e;
     const auto a = random_vec(24, 300, 1);
     const auto b = random_vec(24, 300, 2, 0.5f, 3.0f);
-    expect_binary("+", [](auto& x, auto& y) { return x + y; }, std::plus<float>{}, a, b);
-    expect_binary("-", [](auto& x, auto& y) { return x - y; }, std::minus<float>{}, a, b);
-    expect_binary("*", [](auto& x, auto& y) { return x * y; }, std::multiplies<float>{}, a, b);
-    expect_binary("/", [](auto& x, auto& y) { return x / y; }, std::divides<float>{}, a, b);
-    expect_binary("maximum", [](auto& x, auto& y) { return maximum(x, y); },
-                  [](float x, float y) { return std::max(x, y); }, a, b);
-    expect_binary("minimum", [](auto& x, auto& y) { return minimum(x, y); },
-                  [](float x, float y) { return std::min(x, y); }, a, b);
+    expect_binary(
+        "+", [](auto& x, auto& y) { return x + y; }, std::plus<float>{}, a, b);
+    expect_binary(
+        "-", [](auto& x, auto& y) { return x - y; }, std::minus<float>{}, a, b);
+    expect_binary(
+        "*", [](auto& x, auto& y) { return x * y; }, std::multiplies<float>{}, a, b);
+    expect_binary(
+        "/", [](auto& x, auto& y) { return x / y; }, std::divides<float>{}, a, b);
+    expect_binary(
+        "maximum", [](auto& x, auto& y) { return maximum(x, y); },
+        [](float x, float y) { return std::max(x, y); }, a, b);
+    expect_binary(
+        "minimum", [](auto& x, auto& y) { return minimum(x, y); },
+        [](float x, float y) { return std::min(x, y); }, a, b);
     const auto p = pow(b, a);
     for (index_t i = 0; i < a.rows(); ++i)
         for (index_t j = 0; j < a.cols(); ++j)
@@ -111,7 +121,7 @@ TEST(OpsElementwise, ComparisonsGiveMasks) {
     env e;
     const auto a = make<float>(8, 130, [](index_t i, index_t) { return float(i % 3) - 1; });
     const auto b = make<float>(8, 130, [](index_t, index_t j) { return float(j % 3) - 1; });
-    const vec<bool> lt = a < b, le = a <= b, gt = a > b, ge = a >= b, eq = a == b, ne = a != b;
+    const vec<bool> lt = a<b, le = a <= b, gt = a> b, ge = a >= b, eq = a == b, ne = a != b;
     for (index_t i = 0; i < 8; ++i)
         for (index_t j = 0; j < 130; ++j) {
             const float x = a(i, j), y = b(i, j);

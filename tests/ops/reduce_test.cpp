@@ -1,8 +1,8 @@
 // Tests ops/reduce.hpp: sum, max, min and mean along each axis and over all elements (keepdims),
 // against loops; NaN propagation; integer wrap; empty axes; the charged cheap ops.
-#include <ptpu/ops/ops.hpp>
-
 #include <gtest/gtest.h>
+
+#include <ptpu/ops/ops.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -97,11 +97,11 @@ TEST(OpsReduce, OverAllGivesOneByOne) {
 TEST(OpsReduce, CostIsInputVregsPlusCrossLaneOrSublaneSteps) {
     env e;
     const auto v = random_vec(16, 256, 3);  // 4 f32 vregs
-    (void)sum(v, 1);                         // out (16, 1): 2 vregs · log2(128) = 7 steps
+    (void)sum(v, 1);                        // out (16, 1): 2 vregs · log2(128) = 7 steps
     EXPECT_EQ(e.w().vreg_cheap, 4 + 2 * 7);
-    (void)max(v, 0);                         // out (1, 256): 2 vregs · log2(8) = 3 steps
+    (void)max(v, 0);  // out (1, 256): 2 vregs · log2(8) = 3 steps
     EXPECT_EQ(e.w().vreg_cheap, 18 + 4 + 2 * 3);
-    (void)min(v);                            // one vreg: 7 + 3
+    (void)min(v);  // one vreg: 7 + 3
     EXPECT_EQ(e.w().vreg_cheap, 28 + 4 + 10);
     const vec<bf16> h(farr::Zero(32, 128));  // 2 packed vregs; 16 rows per vreg: 4 steps
     (void)sum(h, 0);

@@ -1,9 +1,9 @@
 // Tests ops/vec.hpp and ops/load_store.hpp: vreg counting, loads and stores of every shape and
 // dtype (bf16 rounding, integer wrap), windows, scalar access, charges, timing-only mode, and the
 // rules (OP1, OP3/S3/S4 in-process where SFINAE-friendly, OP4, R2).
-#include <ptpu/ops/ops.hpp>
-
 #include <gtest/gtest.h>
+
+#include <ptpu/ops/ops.hpp>
 
 #include <bit>
 #include <cstdint>
@@ -57,19 +57,27 @@ static_assert(vregs(32, 128, dtype::i8) == 1 && vregs(0, 128, dtype::f32) == 0);
 
 // (Requirements must depend on a template parameter to be checked rather than fail hard.)
 template <class R>
-concept loadable_window2 = requires(R r) { load(r, ds(0, 1), ds(0, 1)); };
+concept loadable_window2 = requires(R r) {
+    load(r, ds(0, 1), ds(0, 1));
+};
 template <class R, class I>
-concept loadable_at = requires(R r, I i) { load(r, i); };
+concept loadable_at = requires(R r, I i) {
+    load(r, i);
+};
 template <class R, class... I>
-concept scalar_loadable_at = requires(R r, I... i) { sload(r, i...); };
+concept scalar_loadable_at = requires(R r, I... i) {
+    sload(r, i...);
+};
 template <class R, class V>
-concept scalar_storable_value = requires(R r, V v) { sstore(r, v, 0); };
+concept scalar_storable_value = requires(R r, V v) {
+    sstore(r, v, 0);
+};
 static_assert(loadable_window2<vmem_ref<float, 2>>);
 static_assert(!loadable_window2<vmem_ref<float, 3>>);  // one ds per dim
 static_assert(loadable_at<vmem_ref<float, 1>, slice>);
 static_assert(!loadable_at<vmem_ref<float, 1>, int>);  // ints are not windows
 static_assert(scalar_loadable_at<smem_ref<int, 2>, int, int>);
-static_assert(!scalar_loadable_at<smem_ref<int, 2>, int>);  // one index per dim
+static_assert(!scalar_loadable_at<smem_ref<int, 2>, int>);     // one index per dim
 static_assert(!scalar_loadable_at<smem_ref<int, 1>, double>);  // integer indices
 static_assert(scalar_storable_value<smem_ref<int, 1>, int>);
 static_assert(!scalar_storable_value<smem_ref<int, 1>, const char*>);  // not a scalar
@@ -154,8 +162,8 @@ TEST(OpsVec, Bf16LoadsExactlyAndStoresRoundToNearestEven) {
     std::vector<bf16> buf(16 * 128, bf16(0.0f));
     vmem_ref<bf16, 2> x(buf.data(), {16, 128});
     // Values exactly between two bf16 neighbours (ties) and just off them.
-    const float tie_down = 1.0f + 0x1p-8f;       // ties to 1.0 (even)
-    const float tie_up = 1.0f + 3 * 0x1p-8f;     // ties to 1 + 2^-6 (even)
+    const float tie_down = 1.0f + 0x1p-8f;    // ties to 1.0 (even)
+    const float tie_up = 1.0f + 3 * 0x1p-8f;  // ties to 1 + 2^-6 (even)
     const float above = 1.0f + 0x1p-8f + 0x1p-20f;
     typename vec<bf16>::array_type vals(16, 128);
     vals.setConstant(0.0f);
@@ -172,7 +180,7 @@ TEST(OpsVec, Bf16LoadsExactlyAndStoresRoundToNearestEven) {
     EXPECT_EQ(static_cast<float>(buf[16 * 128 - 1]), ref_bf16(3.14159265f));
     const vec<bf16> back = load(x);
     EXPECT_EQ(back(0, 1), 1.0f + 0x1p-6f);  // loads are exact
-    EXPECT_EQ(e.w().vector_stores, 1);       // (16, 128) bf16: one packed vreg
+    EXPECT_EQ(e.w().vector_stores, 1);      // (16, 128) bf16: one packed vreg
     EXPECT_EQ(e.w().vector_loads, 1);
 }
 
@@ -277,7 +285,7 @@ TEST(OpsVec, TimingOnlyLoadsHaveShapeNoDataAndStoreNothing) {
         EXPECT_EQ(v.rows(), 8);
         store(y, v * 2.0f);
         timing = e.w();
-        EXPECT_EQ(out[0], -7.0f);  // nothing computed or stored
+        EXPECT_EQ(out[0], -7.0f);                                            // nothing computed or stored
         EXPECT_EQ(rule_of([&] { store(y, zeros<float>(4, 128)); }), "OP1");  // shapes still checked
     }
     EXPECT_EQ(normal, timing);

@@ -31,7 +31,8 @@ TEST(ChromeTrace, LoadsWithTracksAndNamedEvents) {
     int complete = 0;
     double last_end = 0;
     for (const auto& e : j["traceEvents"]) {
-        if (e["ph"] == "M" && e["name"] == "thread_name") threads.insert(e["args"]["name"].get<std::string>());
+        if (e["ph"] == "M" && e["name"] == "thread_name")
+            threads.insert(e["args"]["name"].get<std::string>());
         if (e["ph"] == "X") {
             ++complete;
             names.insert(e["name"].get<std::string>());
@@ -42,9 +43,9 @@ TEST(ChromeTrace, LoadsWithTracksAndNamedEvents) {
     EXPECT_TRUE(threads.count("core stream"));
     EXPECT_TRUE(threads.count("DMA engine 0"));
     // Every pipeline DMA is an event named by operand, kind, block index and slot (A1's order).
-    for (const char* n : {"in0 fetch (0, 0) slot 0", "in0 fetch (1, 0) slot 1", "in0 fetch (3, 0) slot 1",
-                          "out0 write (0, 0) slot 0", "out0 write (3, 0) slot 1", "body step 2",
-                          "step 0 overhead"})
+    for (const char* n :
+         {"in0 fetch (0, 0) slot 0", "in0 fetch (1, 0) slot 1", "in0 fetch (3, 0) slot 1",
+          "out0 write (0, 0) slot 0", "out0 write (3, 0) slot 1", "body step 2", "step 0 overhead"})
         EXPECT_TRUE(names.count(n)) << n;
     EXPECT_GT(complete, 4 * 4);
     EXPECT_NEAR(last_end, r.device_time * 1e6, 1e-3);

@@ -18,18 +18,40 @@ std::string trace() {
     std::string s;
     for (const event& e : Call::events) {
         const auto b = Call::block_index(e.op, e.block_step)[0].start;
-        auto item = [&](const char* k) { return std::string(k) + std::to_string(b) + "@" + std::to_string(e.slot); };
+        auto item = [&](const char* k) {
+            return std::string(k) + std::to_string(b) + "@" + std::to_string(e.slot);
+        };
         switch (e.kind) {
-        case event_kind::step: s += "| s" + std::to_string(e.step) + ":"; break;
-        case event_kind::fetch: s += " in" + item("").substr(0); break;
-        case event_kind::wait_in: s += " wait" + item(""); break;
-        case event_kind::body: s += " BODY"; break;
-        case event_kind::write: s += " out" + item(""); break;
-        case event_kind::write_sync: s += " sout" + item(""); break;
-        case event_kind::wait_out: s += " wout" + item(""); break;
-        case event_kind::sync_in: s += " sync_in" + item(""); break;
-        case event_kind::sync_out: s += " sync_out" + item(""); break;
-        case event_kind::restore: s += " restore" + item(""); break;
+            case event_kind::step:
+                s += "| s" + std::to_string(e.step) + ":";
+                break;
+            case event_kind::fetch:
+                s += " in" + item("").substr(0);
+                break;
+            case event_kind::wait_in:
+                s += " wait" + item("");
+                break;
+            case event_kind::body:
+                s += " BODY";
+                break;
+            case event_kind::write:
+                s += " out" + item("");
+                break;
+            case event_kind::write_sync:
+                s += " sout" + item("");
+                break;
+            case event_kind::wait_out:
+                s += " wout" + item("");
+                break;
+            case event_kind::sync_in:
+                s += " sync_in" + item("");
+                break;
+            case event_kind::sync_out:
+                s += " sync_out" + item("");
+                break;
+            case event_kind::restore:
+                s += " restore" + item("");
+                break;
         }
     }
     return s;
@@ -137,11 +159,12 @@ TEST(PlannerA2, BufferCountFourIsRejectedByCheck19) {
 
 // ---- A5: correct reduction over the last axis ------------------------------------------------
 
-using A5 = pallas_call<Grid<4, 4, 8>,
-                       In<Arg<Array<float, 8, 1024, 1024>,
-                              BlockSpec<Block<squeezed, 256, 256>, [](auto i, auto j, auto k) { return idx(k, i, j); }>>>,
-                       Out<Arg<Array<float, 1024, 1024>,
-                               BlockSpec<Block<256, 256>, [](auto i, auto j, auto) { return idx(i, j); }>>>>;
+using A5 = pallas_call<
+    Grid<4, 4, 8>,
+    In<Arg<Array<float, 8, 1024, 1024>,
+           BlockSpec<Block<squeezed, 256, 256>, [](auto i, auto j, auto k) { return idx(k, i, j); }>>>,
+    Out<Arg<Array<float, 1024, 1024>,
+            BlockSpec<Block<256, 256>, [](auto i, auto j, auto) { return idx(i, j); }>>>>;
 
 TEST(PallasCallA5, AccumulateOverTrailingAxisGivesEight) {
     host_array<Array<float, 8, 1024, 1024>> x;
@@ -159,14 +182,15 @@ TEST(PallasCallA5, AccumulateOverTrailingAxisGivesEight) {
 
 // ---- A7: single-buffered output accumulation --------------------------------------------------
 
-using A7 = pallas_call<Grid<2, 3>,
-                       Out<Arg<Array<float, 2, 8, 128>,
-                               BlockSpec<Block<1, 8, 128>, [](auto b, auto) { return idx(b, 0, 0); }, Buffered<1>>>>>;
+using A7 = pallas_call<
+    Grid<2, 3>,
+    Out<Arg<Array<float, 2, 8, 128>,
+            BlockSpec<Block<1, 8, 128>, [](auto b, auto) { return idx(b, 0, 0); }, Buffered<1>>>>>;
 
 TEST(PallasCallA7, SingleBufferedOutputAccumulates) {
     std::vector<std::uint32_t> sync_out_steps;
     for (const event& e : A7::events) {
-        EXPECT_NE(e.kind, event_kind::write);      // bc = 1: never an async write (S29)
+        EXPECT_NE(e.kind, event_kind::write);  // bc = 1: never an async write (S29)
         EXPECT_NE(e.kind, event_kind::wait_out);
         if (e.kind == event_kind::write_sync) sync_out_steps.push_back(e.step);
     }
@@ -181,10 +205,11 @@ TEST(PallasCallA7, SingleBufferedOutputAccumulates) {
 
 // ---- A8: trivial windowing elides double buffering --------------------------------------------
 
-using A8 = pallas_call<Grid<4, 1>,
-                       In<Arg<Array<float, 8, 512>, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(0, i); }>>,
-                          Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>, [](auto, auto j) { return idx(0, j); }>>>,
-                       Out<Arg<Array<float, 8, 512>, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(0, i); }>>>>;
+using A8 = pallas_call<
+    Grid<4, 1>,
+    In<Arg<Array<float, 8, 512>, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(0, i); }>>,
+       Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>, [](auto, auto j) { return idx(0, j); }>>>,
+    Out<Arg<Array<float, 8, 512>, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(0, i); }>>>>;
 
 TEST(PallasCallA8, TrivialInputIsSyncCopiedOnceBeforeThePrologue) {
     static_assert(A8::info.ops[1].trivial && A8::info.ops[1].buffers == 1);
@@ -204,10 +229,11 @@ TEST(PallasCallA8, TrivialInputIsSyncCopiedOnceBeforeThePrologue) {
 // ---- A12: megacore split (no random permutation) ----------------------------------------------
 
 template <chip C>
-using A12 = pallas_call<Grid<4, 4>, Semantics<parallel, arbitrary>, Chip<C>,
-                        Out<Arg<Array<std::int32_t, 4, 4, 8, 128>,
-                                BlockSpec<Block<squeezed, squeezed, 8, 128>, [](auto i, auto j) { return idx(i, j, 0, 0); }>>>,
-                        Scratch<smem, std::int32_t, 1>>;
+using A12 = pallas_call<
+    Grid<4, 4>, Semantics<parallel, arbitrary>, Chip<C>,
+    Out<Arg<Array<std::int32_t, 4, 4, 8, 128>,
+            BlockSpec<Block<squeezed, squeezed, 8, 128>, [](auto i, auto j) { return idx(i, j, 0, 0); }>>>,
+    Scratch<smem, std::int32_t, 1>>;
 
 template <class K>
 host_array<Array<std::int32_t, 4, 4, 8, 128>> run_counter() {
@@ -237,10 +263,11 @@ TEST(PallasCallA12, MegacoreSplitsParallelRows) {
 // ---- A4: block gather through scalar-prefetched indices (a run-time plan) -------------------
 
 using A4X = Array<std::int32_t, 1024, 128>;
-using A4 = pallas_call<Grid<10>, ScalarPrefetch<Array<std::int32_t, 10>>,
-                       In<Arg<A4X, BlockSpec<Block<128, 128>, [](auto i, const auto& s) { return idx(s[i], 0); }>>>,
-                       Out<Arg<Array<std::int32_t, 1280, 128>,
-                               BlockSpec<Block<128, 128>, [](auto i, const auto&) { return idx(i, 0); }>>>>;
+using A4 =
+    pallas_call<Grid<10>, ScalarPrefetch<Array<std::int32_t, 10>>,
+                In<Arg<A4X, BlockSpec<Block<128, 128>, [](auto i, const auto& s) { return idx(s[i], 0); }>>>,
+                Out<Arg<Array<std::int32_t, 1280, 128>,
+                        BlockSpec<Block<128, 128>, [](auto i, const auto&) { return idx(i, 0); }>>>>;
 
 TEST(PallasCallA4, BlockGatherFetchesOncePerRun) {
     static_assert(A4::dynamic);
@@ -276,9 +303,10 @@ TEST(PallasCallA4, OutOfBoundsPrefetchedIndexIsS34) {
 }
 
 // A megacore output race through a run-time index map: two cores write block s[0].
-using Race = pallas_call<Grid<2>, Semantics<parallel>, Chip<tpu::v5p>, ScalarPrefetch<Array<std::int32_t, 2>>,
-                         Out<Arg<Array<float, 16, 128>,
-                                 BlockSpec<Block<8, 128>, [](auto i, const auto& s) { return idx(s[i], 0); }>>>>;
+using Race =
+    pallas_call<Grid<2>, Semantics<parallel>, Chip<tpu::v5p>, ScalarPrefetch<Array<std::int32_t, 2>>,
+                Out<Arg<Array<float, 16, 128>,
+                        BlockSpec<Block<8, 128>, [](auto i, const auto& s) { return idx(s[i], 0); }>>>>;
 
 TEST(PallasCallMegacore, DynamicOutputRaceIsMC1) {
     const std::vector<std::int32_t> same = {1, 1};
@@ -289,7 +317,8 @@ TEST(PallasCallMegacore, DynamicOutputRaceIsMC1) {
         EXPECT_EQ(e.rule(), "MC1");
     }
     const std::vector<std::int32_t> distinct = {1, 0};
-    auto [o, rep] = Race{}([](auto, auto orf) { orf[all] = static_cast<float>(program_id(0) + 1); }, distinct);
+    auto [o, rep] =
+        Race{}([](auto, auto orf) { orf[all] = static_cast<float>(program_id(0) + 1); }, distinct);
     EXPECT_EQ(o(0, 0), 2.0f);
     EXPECT_EQ(o(8, 5), 1.0f);
     EXPECT_EQ(rep.stats.core_steps[0], 1);
@@ -299,10 +328,10 @@ TEST(PallasCallMegacore, DynamicOutputRaceIsMC1) {
 // ---- Seeds ------------------------------------------------------------------------------------
 
 // An ANY input sliced into a VMEM scratch with sync_copy.
-using AnySlice = pallas_call<Grid<4>,
-                             In<Arg<Array<float, 32, 128>, BlockSpec<Full, zero_map, any>>>,
-                             Out<Arg<Array<float, 32, 128>, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>,
-                             Scratch<vmem, float, 8, 128>>;
+using AnySlice =
+    pallas_call<Grid<4>, In<Arg<Array<float, 32, 128>, BlockSpec<Full, zero_map, any>>>,
+                Out<Arg<Array<float, 32, 128>, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>,
+                Scratch<vmem, float, 8, 128>>;
 
 TEST(PallasCallSeeds, AnyInputSlicedIntoScratchWithSyncCopy) {
     static_assert(AnySlice::dma_count(0) == 0);  // no window: the pipeline copies nothing (S47)
@@ -322,7 +351,8 @@ TEST(PallasCallSeeds, AnyInputSlicedIntoScratchWithSyncCopy) {
 TEST(PallasCallSeeds, SyncCopyShapeMismatchIsDMA1) {
     const auto x = iota_array<Array<float, 32, 128>>();
     try {
-        (void)AnySlice{}([](auto xr, auto, auto scratch) { sync_copy(xr.at(ds(0, 16), ds(0, 128)), scratch); }, x);
+        (void)AnySlice{}(
+            [](auto xr, auto, auto scratch) { sync_copy(xr.at(ds(0, 16), ds(0, 128)), scratch); }, x);
         FAIL();
     } catch (const ptpu::error& e) {
         EXPECT_EQ(e.rule(), "DMA1");
@@ -330,10 +360,11 @@ TEST(PallasCallSeeds, SyncCopyShapeMismatchIsDMA1) {
 }
 
 // Matrix add over Grid<2> with parallel on a megacore chip: one step per core.
-using MegaAdd = pallas_call<Grid<2>, Semantics<parallel>, Chip<tpu::v4>,
-                            In<Arg<Array<float, 512, 512>, BlockSpec<Block<256, 512>, [](auto i) { return idx(i, 0); }>>,
-                               Arg<Array<float, 512, 512>, BlockSpec<Block<256, 512>, [](auto i) { return idx(i, 0); }>>>,
-                            Out<Arg<Array<float, 512, 512>, BlockSpec<Block<256, 512>, [](auto i) { return idx(i, 0); }>>>>;
+using MegaAdd = pallas_call<
+    Grid<2>, Semantics<parallel>, Chip<tpu::v4>,
+    In<Arg<Array<float, 512, 512>, BlockSpec<Block<256, 512>, [](auto i) { return idx(i, 0); }>>,
+       Arg<Array<float, 512, 512>, BlockSpec<Block<256, 512>, [](auto i) { return idx(i, 0); }>>>,
+    Out<Arg<Array<float, 512, 512>, BlockSpec<Block<256, 512>, [](auto i) { return idx(i, 0); }>>>>;
 
 TEST(PallasCallSeeds, MegacoreMatrixAdd) {
     static_assert(MegaAdd::info.cores == 2 && MegaAdd::dma_count() == 6);
@@ -358,9 +389,10 @@ TEST(PallasCallSeeds, ProgramIdAxisOutOfRangeIs22) {
 }
 
 // Edge blocks: a (20, 200) array in (8, 128) blocks: the last blocks are partial (S34).
-using Edge = pallas_call<Grid<3, 2>,
-                         In<Arg<Array<float, 20, 200>, BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j); }>>>,
-                         Out<Arg<Array<float, 20, 200>, BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j); }>>>>;
+using Edge = pallas_call<
+    Grid<3, 2>,
+    In<Arg<Array<float, 20, 200>, BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j); }>>>,
+    Out<Arg<Array<float, 20, 200>, BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j); }>>>>;
 
 TEST(PallasCallEdges, PartialEdgeBlocksCopyOnlyTheInBoundsPart) {
     const auto x = iota_array<Array<float, 20, 200>>();
@@ -371,9 +403,10 @@ TEST(PallasCallEdges, PartialEdgeBlocksCopyOnlyTheInBoundsPart) {
 }
 
 // Input/output aliasing (S50): the output starts as the input; untouched blocks keep it.
-using Aliased = pallas_call<Grid<2>, Alias<0, 0>,
-                            In<Arg<Array<float, 32, 128>, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>,
-                            Out<Arg<Array<float, 32, 128>, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>>;
+using Aliased =
+    pallas_call<Grid<2>, Alias<0, 0>,
+                In<Arg<Array<float, 32, 128>, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>,
+                Out<Arg<Array<float, 32, 128>, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>>;
 
 TEST(PallasCallSeeds, AliasedOutputKeepsUnwrittenBlocks) {
     const auto x = iota_array<Array<float, 32, 128>>();

@@ -1,9 +1,9 @@
 // Tests sim/cost.hpp: work -> time on a chip (time_of) against hand-computed numbers on v5e, the
 // concurrent-units rule, and rules C1 (bad work), C2 (int8 without an int8 rate), C3 (bad model).
+#include <gtest/gtest.h>
+
 #include <ptpu/hw/presets.hpp>
 #include <ptpu/sim/cost.hpp>
-
-#include <gtest/gtest.h>
 
 #include <limits>
 #include <string>
@@ -31,9 +31,9 @@ TEST(CostTimeOf, KnownWorkOnV5e) {
         .vreg_cheap = 6000,          // 6000 + 4·1000 + 16·100 = 11600 vreg ops / 6e9 per s
         .vreg_medium = 1000,
         .vreg_expensive = 100,
-        .vector_loads = 4500,        // / 4.5e9 = 1 µs
-        .vector_stores = 3000,       // / 1.5e9 = 2 µs
-        .scalar_ops = 6000,          // / (1.5e9 · 2) = 2 µs
+        .vector_loads = 4500,   // / 4.5e9 = 1 µs
+        .vector_stores = 3000,  // / 1.5e9 = 2 µs
+        .scalar_ops = 6000,     // / (1.5e9 · 2) = 2 µs
         .explicit_seconds = 0.5e-6,
     };
     const auto t = time_of(w, tpu::v5e);
@@ -62,10 +62,8 @@ TEST(CostTimeOf, ClassFactorsAndCustomModel) {
     const work w{.vreg_medium = 600, .vreg_expensive = 60};
     const auto d = time_of(w, tpu::v5e);
     expect_close(d.vpu, (4 * 600 + 16 * 60) / 6e9);
-    const ptpu::sim::cost_model m{.medium_factor = 1, .expensive_factor = 2,
-                                  .scalar_ops_per_cycle = 1};
-    const auto c = time_of(work{.vreg_medium = 600, .vreg_expensive = 60, .scalar_ops = 3e3},
-                           tpu::v5e, m);
+    const ptpu::sim::cost_model m{.medium_factor = 1, .expensive_factor = 2, .scalar_ops_per_cycle = 1};
+    const auto c = time_of(work{.vreg_medium = 600, .vreg_expensive = 60, .scalar_ops = 3e3}, tpu::v5e, m);
     expect_close(c.vpu, (600 + 2 * 60) / 6e9);
     expect_close(c.scalar, 2e-6);
     expect_close(c.total, 2e-6);
@@ -77,9 +75,9 @@ TEST(CostTimeOf, NegativeOrNonFiniteWorkIsC1) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();
     const work bad[] = {
-        {.mxu_passes_flops = -1},  {.mxu_int8_ops = nan},   {.vreg_cheap = inf},
-        {.vreg_medium = -0.5},     {.vreg_expensive = nan}, {.vector_loads = -inf},
-        {.vector_stores = -2},     {.scalar_ops = nan},     {.explicit_seconds = -1e-9},
+        {.mxu_passes_flops = -1}, {.mxu_int8_ops = nan},   {.vreg_cheap = inf},
+        {.vreg_medium = -0.5},    {.vreg_expensive = nan}, {.vector_loads = -inf},
+        {.vector_stores = -2},    {.scalar_ops = nan},     {.explicit_seconds = -1e-9},
     };
     for (const work& w : bad) {
         try {
@@ -87,8 +85,7 @@ TEST(CostTimeOf, NegativeOrNonFiniteWorkIsC1) {
             ADD_FAILURE() << "no error";
         } catch (const ptpu::error& e) {
             EXPECT_EQ(e.rule(), "C1");
-            EXPECT_NE(std::string(e.what()).find("ptpu[C1] work: work."), std::string::npos)
-                << e.what();
+            EXPECT_NE(std::string(e.what()).find("ptpu[C1] work: work."), std::string::npos) << e.what();
         }
     }
 }
@@ -100,8 +97,7 @@ TEST(CostTimeOf, Int8OnAChipWithoutInt8RateIsC2) {
             ADD_FAILURE() << "no error on " << c->name;
         } catch (const ptpu::error& e) {
             EXPECT_EQ(e.rule(), "C2");
-            EXPECT_NE(std::string(e.what()).find("this chip has no int8 MXU rate"),
-                      std::string::npos);
+            EXPECT_NE(std::string(e.what()).find("this chip has no int8 MXU rate"), std::string::npos);
         }
     }
     // bf16 work is fine there, and zero int8 work costs nothing.

@@ -2,10 +2,10 @@
 // (tpu-model.md §3, docs/model.md): double-buffered and Buffered(1) pipelines, processor sharing
 // of HBM, on-chip copies, lazy pulling in time order, timeline and per-step consistency, and the
 // errors SIM1 (over-wait, double start), SIM2 (bad op), SIM3 (bad core count), H1, C3.
+#include <gtest/gtest.h>
+
 #include <ptpu/hw/presets.hpp>
 #include <ptpu/sim/engine.hpp>
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
@@ -64,8 +64,7 @@ op compute(double s, std::uint32_t step = 0) {
     return {.kind = op_kind::compute, .seconds = s, .step = step};
 }
 op start(std::uint32_t id, std::int64_t bytes, std::uint32_t step = 0, bool far = true) {
-    return {.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .far = far, .label = id,
-            .step = step};
+    return {.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .far = far, .label = id, .step = step};
 }
 op wait(std::uint32_t id, std::uint32_t step = 0) {
     return {.kind = op_kind::dma_wait, .dma = id, .label = id, .step = step};
@@ -77,8 +76,7 @@ op wait(std::uint32_t id, std::uint32_t step = 0) {
 //   step s:   overhead o; start fetch s+1 (if any); wait fetch s; compute C; start write s;
 //             wait write s-1 (if any)
 //   epilogue: wait write n-1
-std::vector<op> double_buffered(int n, std::int64_t fetch, std::int64_t write, double o,
-                                double c) {
+std::vector<op> double_buffered(int n, std::int64_t fetch, std::int64_t write, double o, double c) {
     std::vector<op> v;
     const auto u = [](int s) { return static_cast<std::uint32_t>(s); };
     v.push_back(start(0, fetch, 0));
@@ -95,8 +93,7 @@ std::vector<op> double_buffered(int n, std::int64_t fetch, std::int64_t write, d
 }
 
 // Buffered(1): each step fetches, waits, computes, writes back and waits.
-std::vector<op> single_buffered(int n, std::int64_t fetch, std::int64_t write, double o,
-                                double c) {
+std::vector<op> single_buffered(int n, std::int64_t fetch, std::int64_t write, double o, double c) {
     std::vector<op> v;
     for (std::uint32_t s = 0; s < static_cast<std::uint32_t>(n); ++s) {
         v.push_back(overhead(o, s));
@@ -179,8 +176,8 @@ TEST(SimEngine, DoubleBufferedDmaBoundTwoStepsExact) {
     //   19.60; w1 has 0.52 left, alone: done 20.12 = i + L + 4T (HBM never idled).
     chip c = rc;
     c.dma_latency_s = 0.1 * us;
-    const result r = run1(c, double_buffered(2, 5'000'000, 5'000'000, c.step_overhead_s, 0.2 * us),
-                          {.timeline = true});
+    const result r =
+        run1(c, double_buffered(2, 5'000'000, 5'000'000, c.step_overhead_s, 0.2 * us), {.timeline = true});
     expect_close(done_at(r, 0, 0), 9.75 * us, 1e-9);   // f0
     expect_close(done_at(r, 0, 2), 10.17 * us, 1e-9);  // f1
     expect_close(done_at(r, 0, 1), 19.60 * us, 1e-9);  // w0
@@ -226,8 +223,7 @@ TEST(SimEngine, DoubleBufferedClosedFormOnV5e) {
     for (const double C : {2 * us, 40 * us}) {  // DMA-bound (X/Bη ≈ 8.3 µs), compute-bound
         SCOPED_TRACE(C);
         const result r = run1(c, double_buffered(n, F, W, o, C));
-        const double closed =
-            (i + L + F / B) + n * std::max(o + C, (F + W) / B) + (L + W / B);
+        const double closed = (i + L + F / B) + n * std::max(o + C, (F + W) / B) + (L + W / B);
         EXPECT_NEAR(r.device_time, closed, 0.01 * closed);
     }
 }
@@ -364,8 +360,8 @@ TEST(SimEngine, OnChipCopiesUseTheirOwnBandwidth) {
     EXPECT_EQ(r.hbm_bytes, X);
     EXPECT_EQ(r.onchip_bytes, 2 * X);
     expect_close(r.hbm_busy_time, X / hbm);
-    const result s = run1(c, {start(1, X, 0, false), start(2, X, 0, false), wait(1), wait(2)},
-                          {.timeline = true});
+    const result s =
+        run1(c, {start(1, X, 0, false), start(2, X, 0, false), wait(1), wait(2)}, {.timeline = true});
     expect_close(done_at(s, 0, 1), L + 2 * X / onchip);
 }
 
@@ -379,8 +375,7 @@ TEST(SimEngine, PullsOpsLazilyInTimeOrder) {
     src.ops[0] = {start(1, 4'000'000), wait(1), compute(1 * us)};
     for (int k = 0; k < 100; ++k) src.ops[1].push_back(compute(0.1 * us));
     const result r = run(rc, src, 2);
-    const auto at =
-        std::find(src.pulls.begin(), src.pulls.end(), std::pair<int, std::size_t>{0, 2});
+    const auto at = std::find(src.pulls.begin(), src.pulls.end(), std::pair<int, std::size_t>{0, 2});
     ASSERT_NE(at, src.pulls.end());
     const auto core1_before =
         std::count_if(src.pulls.begin(), at, [](const auto& p) { return p.first == 1; });
@@ -448,8 +443,7 @@ TEST(SimEngine, DanglingDmasAreCountedAndCompleted) {
 
 TEST(SimEngine, MalformedOpsAndArguments) {
     expect_rule("SIM2", [] { run1(rc, {compute(-1 * us)}); });
-    expect_rule("SIM2",
-                [] { run1(rc, {overhead(std::numeric_limits<double>::quiet_NaN())}); });
+    expect_rule("SIM2", [] { run1(rc, {overhead(std::numeric_limits<double>::quiet_NaN())}); });
     expect_rule("SIM2", [] { run1(rc, {start(1, -5), wait(1)}); });
     expect_rule("SIM2", [] {
         op bad;
@@ -463,9 +457,7 @@ TEST(SimEngine, MalformedOpsAndArguments) {
     chip bad_chip = rc;
     bad_chip.dma_efficiency = 0;
     expect_rule("H1", [&] { simulate(bad_chip, 1, src); });
-    expect_rule("C3", [&] {
-        simulate(rc, 1, src, {.costs = {.onchip_vregs_per_cycle = 0}});
-    });
+    expect_rule("C3", [&] { simulate(rc, 1, src, {.costs = {.onchip_vregs_per_cycle = 0}}); });
 }
 
 // ---- Timeline and per-step breakdown -----------------------------------------------------------
@@ -501,8 +493,8 @@ TEST(SimEngine, TimelineIsConsistent) {
         const auto k = static_cast<std::size_t>(core);
         expect_close(t, r.core_time[k]);
         expect_close(busy, r.core_time[k], 1e-12);
-        expect_close(r.busy_overhead[k] + r.busy_issue[k] + r.busy_compute[k] + r.wait_dma[k],
-                     r.core_time[k], 1e-12);
+        expect_close(r.busy_overhead[k] + r.busy_issue[k] + r.busy_compute[k] + r.wait_dma[k], r.core_time[k],
+                     1e-12);
         EXPECT_GT(waits, 0u);
         EXPECT_EQ(dmas, core == 0 ? 60u : 50u);
     }
@@ -513,8 +505,8 @@ TEST(SimEngine, TimelineIsConsistent) {
         if (s.track != span::track::dma) continue;
         EXPECT_GE(s.end - s.begin, (c.dma_latency_s + s.bytes / B) * (1 - 1e-12));
         const auto issue = std::find_if(r.timeline.begin(), r.timeline.end(), [&](const span& x) {
-            return x.track == span::track::stream && x.core == s.core &&
-                   x.kind == op_kind::dma_start && x.dma == s.dma && x.end == s.begin;
+            return x.track == span::track::stream && x.core == s.core && x.kind == op_kind::dma_start &&
+                   x.dma == s.dma && x.end == s.begin;
         });
         EXPECT_NE(issue, r.timeline.end());
     }
@@ -528,8 +520,7 @@ TEST(SimEngine, TimelineIsConsistent) {
             expect_close(row.begin, t, 1e-12);
             t = row.end;
             sum += row.overhead + row.issue + row.compute + row.wait;
-            expect_close(row.end - row.begin, row.overhead + row.issue + row.compute + row.wait,
-                         1e-9);
+            expect_close(row.end - row.begin, row.overhead + row.issue + row.compute + row.wait, 1e-9);
             ++rows;
         }
         EXPECT_EQ(rows, core == 0 ? 30u : 25u);
@@ -541,10 +532,9 @@ TEST(SimEngine, StepRowsFollowStepValuesNotRuns) {
     // An op of step 1 issued in the middle of step 0 (a prefetch) lands in step 1's row, which
     // begins at it; step 0's row goes on collecting its own ops.
     const double i = rc.dma_issue_s;
-    const result r = run1(rc,
-                          {overhead(1 * us, 0), start(1, 1'000'000, 1), compute(2 * us, 0),
-                           wait(1, 1), compute(1 * us, 1)},
-                          {.per_step = true});
+    const result r = run1(
+        rc, {overhead(1 * us, 0), start(1, 1'000'000, 1), compute(2 * us, 0), wait(1, 1), compute(1 * us, 1)},
+        {.per_step = true});
     ASSERT_EQ(r.steps.size(), 2u);
     const auto& s0 = r.steps[0];
     const auto& s1 = r.steps[1];

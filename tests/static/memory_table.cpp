@@ -25,8 +25,8 @@ constexpr bool table_matches() {
         const auto& a = access(r.k);
         if (a.vector_load != r.vl || a.vector_store != r.vs || a.scalar_load != r.sl ||
             a.scalar_store != r.ss || a.dma_endpoint != r.dma || a.scratch != r.scratch ||
-            a.block_buffer != r.block || a.windowless != r.windowless ||
-            a.per_core != r.per_core || a.far != r.far)
+            a.block_buffer != r.block || a.windowless != r.windowless || a.per_core != r.per_core ||
+            a.far != r.far)
             return false;
     }
     return true;
@@ -50,29 +50,28 @@ static_assert(block_buffer_space<vmem> && block_buffer_space<smem> && !block_buf
 static_assert(windowless_space<any> && windowless_space<hbm> && windowless_space<semaphore>);
 static_assert(!block_buffer_space<vmem_shared> && !windowless_space<vmem_shared>);
 // S6: per-core VMEM/SMEM/semaphores, shared HBM.
-static_assert(vmem::access().per_core && smem::access().per_core &&
-              semaphore::access().per_core && !hbm::access().per_core);
+static_assert(vmem::access().per_core && smem::access().per_core && semaphore::access().per_core &&
+              !hbm::access().per_core);
 
 // M1: DMA pairs, every ordered pair.
 constexpr bool dma_pairs_match() {
-    constexpr space_kind all_spaces[] = {space_kind::any,       space_kind::hbm,
-                                         space_kind::vmem,      space_kind::smem,
-                                         space_kind::semaphore, space_kind::vmem_shared,
+    constexpr space_kind all_spaces[] = {space_kind::any,  space_kind::hbm,       space_kind::vmem,
+                                         space_kind::smem, space_kind::semaphore, space_kind::vmem_shared,
                                          space_kind::cmem};
     for (space_kind s : all_spaces)
         for (space_kind d : all_spaces) {
             const bool sem = s == space_kind::semaphore || d == space_kind::semaphore;
             const bool far = access(s).far || access(d).far;
-            const bool vv = (s == space_kind::vmem &&
-                             (d == space_kind::vmem || d == space_kind::vmem_shared)) ||
-                            (d == space_kind::vmem && s == space_kind::vmem_shared);
+            const bool vv =
+                (s == space_kind::vmem && (d == space_kind::vmem || d == space_kind::vmem_shared)) ||
+                (d == space_kind::vmem && s == space_kind::vmem_shared);
             if (dma_path(s, d) != (!sem && (far || vv))) return false;
         }
     return true;
 }
 static_assert(dma_pairs_match());
-static_assert(dma_pair<hbm, vmem> && dma_pair<vmem, any> && dma_pair<any, smem> &&
-              dma_pair<vmem, vmem> && !dma_pair<vmem, smem> && !dma_pair<semaphore, hbm>);
+static_assert(dma_pair<hbm, vmem> && dma_pair<vmem, any> && dma_pair<any, smem> && dma_pair<vmem, vmem> &&
+              !dma_pair<vmem, smem> && !dma_pair<semaphore, hbm>);
 
 // The require_* helpers accept what the table allows (their failures are compile_fail tests).
 static_assert(rules::require_vector_load<vmem>() && rules::require_vector_store<vmem>());
@@ -84,5 +83,3 @@ static_assert(rules::require_dma<hbm, vmem>());
 // Types are not spaces unless they derive from memory_space.
 static_assert(space<vmem> && !space<int>);
 }  // namespace
-
-

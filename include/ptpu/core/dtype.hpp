@@ -159,26 +159,44 @@ namespace detail {
 template <class T>
 struct dtype_map {};  // no `value`: not an element type (rule T1)
 template <>
-struct dtype_map<float> { static constexpr dtype value = dtype::f32; };
+struct dtype_map<float> {
+    static constexpr dtype value = dtype::f32;
+};
 template <>
-struct dtype_map<bf16> { static constexpr dtype value = dtype::bf16; };
+struct dtype_map<bf16> {
+    static constexpr dtype value = dtype::bf16;
+};
 template <>
-struct dtype_map<f16> { static constexpr dtype value = dtype::f16; };
+struct dtype_map<f16> {
+    static constexpr dtype value = dtype::f16;
+};
 template <>
-struct dtype_map<std::int32_t> { static constexpr dtype value = dtype::i32; };
+struct dtype_map<std::int32_t> {
+    static constexpr dtype value = dtype::i32;
+};
 template <>
-struct dtype_map<std::int16_t> { static constexpr dtype value = dtype::i16; };
+struct dtype_map<std::int16_t> {
+    static constexpr dtype value = dtype::i16;
+};
 template <>
-struct dtype_map<std::int8_t> { static constexpr dtype value = dtype::i8; };
+struct dtype_map<std::int8_t> {
+    static constexpr dtype value = dtype::i8;
+};
 template <>
-struct dtype_map<std::uint8_t> { static constexpr dtype value = dtype::u8; };
+struct dtype_map<std::uint8_t> {
+    static constexpr dtype value = dtype::u8;
+};
 template <>
-struct dtype_map<bool> { static constexpr dtype value = dtype::boolean; };
+struct dtype_map<bool> {
+    static constexpr dtype value = dtype::boolean;
+};
 }  // namespace detail
 
 /// True exactly for float, bf16, f16, int32_t, int16_t, int8_t, uint8_t and bool (no cv, no ref).
 template <class T>
-concept element_type = requires { detail::dtype_map<T>::value; };
+concept element_type = requires {
+    detail::dtype_map<T>::value;
+};
 
 namespace detail {
 template <class T>
@@ -201,31 +219,44 @@ inline constexpr dtype dtype_of = detail::checked_dtype_of<T>();
 /// Bits per element as the array stores it.
 constexpr int bitwidth(dtype d) {
     switch (d) {
-    case dtype::f32:
-    case dtype::i32: return 32;
-    case dtype::bf16:
-    case dtype::f16:
-    case dtype::i16: return 16;
-    case dtype::i8:
-    case dtype::u8:
-    case dtype::boolean: return 8;
+        case dtype::f32:
+        case dtype::i32:
+            return 32;
+        case dtype::bf16:
+        case dtype::f16:
+        case dtype::i16:
+            return 16;
+        case dtype::i8:
+        case dtype::u8:
+        case dtype::boolean:
+            return 8;
     }
     return 0;  // not an enumerator
 }
 
 /// Bytes per element as the array stores it (bool: 1 byte, as in C++ and NumPy).
-constexpr std::int64_t itemsize(dtype d) { return bitwidth(d) / 8; }
+constexpr std::int64_t itemsize(dtype d) {
+    return bitwidth(d) / 8;
+}
 
 constexpr std::string_view name(dtype d) {
     switch (d) {
-    case dtype::f32: return "f32";
-    case dtype::bf16: return "bf16";
-    case dtype::f16: return "f16";
-    case dtype::i32: return "i32";
-    case dtype::i16: return "i16";
-    case dtype::i8: return "i8";
-    case dtype::u8: return "u8";
-    case dtype::boolean: return "bool";
+        case dtype::f32:
+            return "f32";
+        case dtype::bf16:
+            return "bf16";
+        case dtype::f16:
+            return "f16";
+        case dtype::i32:
+            return "i32";
+        case dtype::i16:
+            return "i16";
+        case dtype::i8:
+            return "i8";
+        case dtype::u8:
+            return "u8";
+        case dtype::boolean:
+            return "bool";
     }
     return "?";  // not an enumerator
 }
@@ -237,10 +268,14 @@ constexpr bool is_floating(dtype d) {
 /// The dtype a Pallas TPU kernel's memref holds: bool refs are stored as int32 ([src] Pallas
 /// Mosaic lowering.py, BOOL_MEMREF_TYPE), so a bool block takes 4 bytes per element in VMEM and
 /// tiles like i32. Every other dtype is stored as itself.
-constexpr dtype memref_dtype(dtype d) { return d == dtype::boolean ? dtype::i32 : d; }
+constexpr dtype memref_dtype(dtype d) {
+    return d == dtype::boolean ? dtype::i32 : d;
+}
 
 /// Lane (minor-most) tile of every dtype: 128 lanes ([src] tpu_info.py).
-constexpr int lane_tiling() { return 128; }
+constexpr int lane_tiling() {
+    return 128;
+}
 
 /// Second-minor (sublane) tile of the memory layout for `d` on TPU generation `generation`
 /// (tpu-model.md §1 "Tiling", [src] tpu_info.infer_tiling and Pallas details.rst): 8 for 32-bit
@@ -248,9 +283,12 @@ constexpr int lane_tiling() { return 128; }
 /// as its memref type i32 (memref_dtype), so 8. Generations before 4 are not modelled.
 constexpr int sublane_tiling(dtype d, int generation) {
     switch (bitwidth(memref_dtype(d))) {
-    case 32: return 8;
-    case 16: return generation >= 7 ? 16 : 8;
-    default: return 32;
+        case 32:
+            return 8;
+        case 16:
+            return generation >= 7 ? 16 : 8;
+        default:
+            return 32;
     }
 }
 

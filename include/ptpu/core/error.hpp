@@ -16,13 +16,11 @@ namespace ptpu {
 /// Thrown when a dynamic input breaks a rule. `rule()` is the rule id alone (e.g. "S3").
 class error : public std::runtime_error {
 public:
-    error(std::string_view rule, std::string_view where, std::string_view what,
-          std::string_view fix)
+    error(std::string_view rule, std::string_view where, std::string_view what, std::string_view fix)
         : std::runtime_error(format(rule, where, what, fix)), rule_(rule) {}
 
     /// From a whole message `ptpu[ID] where: what; fix`; the rule id is read back from it.
-    explicit error(const std::string& message)
-        : std::runtime_error(message), rule_(rule_of(message)) {}
+    explicit error(const std::string& message) : std::runtime_error(message), rule_(rule_of(message)) {}
 
     [[nodiscard]] const std::string& rule() const noexcept { return rule_; }
 
@@ -36,8 +34,8 @@ public:
     }
 
     /// `ptpu[ID] where: what; fix` (the fix part is left out when empty).
-    static std::string format(std::string_view rule, std::string_view where,
-                              std::string_view what, std::string_view fix) {
+    static std::string format(std::string_view rule, std::string_view where, std::string_view what,
+                              std::string_view fix) {
         std::string s;
         s.reserve(16 + rule.size() + where.size() + what.size() + fix.size());
         s += "ptpu[";

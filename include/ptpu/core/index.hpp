@@ -18,8 +18,12 @@ struct slice {
 };
 
 /// ds(start, size) is [start, start+size); ds(size) is [0, size) (S9).
-constexpr slice ds(index_t start, index_t size) { return {start, size}; }
-constexpr slice ds(index_t size) { return {0, size}; }
+constexpr slice ds(index_t start, index_t size) {
+    return {start, size};
+}
+constexpr slice ds(index_t size) {
+    return {0, size};
+}
 
 /// The whole extent of every dimension of a ref: `x[all]`.
 struct all_t {
@@ -70,8 +74,7 @@ concept index_like = integer<T> || std::same_as<std::remove_cvref_t<T>, slice>;
 
 /// idx(i, j, ...) builds the value an index map returns: integers (static or run-time) and slices.
 template <class... I>
-    requires(index_like<I> && ...)
-constexpr index_tuple<sizeof...(I)> idx(I... i) {
+requires(index_like<I>&&...) constexpr index_tuple<sizeof...(I)> idx(I... i) {
     auto entry = [](auto v) {
         if constexpr (std::same_as<decltype(v), slice>)
             return index_entry{v.start, v.size};

@@ -21,11 +21,17 @@ template <index_t V>
 inline constexpr C<V> c{};
 
 template <index_t A, index_t B>
-constexpr C<A + B> operator+(C<A>, C<B>) { return {}; }
+constexpr C<A + B> operator+(C<A>, C<B>) {
+    return {};
+}
 template <index_t A, index_t B>
-constexpr C<A * B> operator*(C<A>, C<B>) { return {}; }
+constexpr C<A * B> operator*(C<A>, C<B>) {
+    return {};
+}
 template <index_t A, index_t B>
-constexpr C<A - B> operator-(C<A>, C<B>) { return {}; }
+constexpr C<A - B> operator-(C<A>, C<B>) {
+    return {};
+}
 
 namespace detail {
 template <class T>
@@ -63,8 +69,8 @@ public:
               [&] { return "got " + std::to_string(v) + ", Max " + std::to_string(Max); });
     }
     template <index_t V>
-        requires(V > 0 && V <= Max)
-    constexpr bounded(C<V>) : v_(V) {}  // NOLINT(google-explicit-constructor): static → bounded
+    requires(V > 0 && V <= Max) constexpr bounded(C<V>)
+        : v_(V) {}  // NOLINT(google-explicit-constructor): static → bounded
 
     [[nodiscard]] constexpr index_t value() const { return v_; }
     constexpr operator index_t() const { return v_; }  // NOLINT(google-explicit-constructor)

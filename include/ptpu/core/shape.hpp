@@ -15,14 +15,14 @@ namespace ptpu {
 
 /// One extent of a shape: a positive static integer, a run-time integer, or bounded<N>.
 template <class E>
-concept extent = (static_integer<E> && (std::remove_cvref_t<E>::value > 0)) || bounded_extent<E> ||
-                 std::same_as<E, index_t>;
+concept extent = (static_integer<E> && (std::remove_cvref_t<E>::value > 0)) ||
+                 bounded_extent<E> || std::same_as<E, index_t>;
 
 template <class... E>
 class shape {
     static_assert(((!static_integer<E> || static_bound<E>() > 0) && ...),
                   "ptpu[V1] shape: a static extent is zero or negative; every extent must be >= 1");
-    static_assert(((static_integer<E> || extent<E>) && ...),
+    static_assert(((static_integer<E> || extent<E>)&&...),
                   "ptpu[V1] shape: an extent must be C<N>, index_t or bounded<N>");
 
 public:
@@ -39,11 +39,12 @@ public:
     }
 
     template <std::size_t I>
-    [[nodiscard]] constexpr index_t get() const { return value_of(std::get<I>(e_)); }
+    [[nodiscard]] constexpr index_t get() const {
+        return value_of(std::get<I>(e_));
+    }
 
     [[nodiscard]] constexpr std::array<index_t, rank> extents() const {
-        return std::apply([](const auto&... v) { return std::array<index_t, rank>{value_of(v)...}; },
-                          e_);
+        return std::apply([](const auto&... v) { return std::array<index_t, rank>{value_of(v)...}; }, e_);
     }
     /// Static maxima (bounded<N> gives N, run-time extents give -1).
     static constexpr std::array<index_t, rank> static_extents() { return {static_bound<E>()...}; }

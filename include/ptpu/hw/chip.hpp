@@ -13,10 +13,10 @@ namespace ptpu {
 /// One TPU generation, per TensorCore unless a field says "per chip".
 /// Each preset in hw/presets.hpp cites its source per field (tpu-model.md labels).
 struct chip {
-    char name[16];                  ///< "v5e", …
-    int generation;                 ///< 4, 5, 6, 7 (decides tiling rules, tpu_info.infer_tiling)
-    int cores_per_chip;             ///< TensorCores on one chip
-    bool megacore;                  ///< true when the 2 TensorCores act as one device (v4, v5p)
+    char name[16];       ///< "v5e", …
+    int generation;      ///< 4, 5, 6, 7 (decides tiling rules, tpu_info.infer_tiling)
+    int cores_per_chip;  ///< TensorCores on one chip
+    bool megacore;       ///< true when the 2 TensorCores act as one device (v4, v5p)
 
     // Memories.
     std::int64_t vmem_bytes;        ///< VMEM per TensorCore
@@ -26,22 +26,22 @@ struct chip {
     double hbm_bytes_per_s;         ///< HBM bandwidth per chip (shared by both cores)
 
     // Compute.
-    double peak_bf16_flops;         ///< MXU peak per TensorCore, bf16 FLOP/s
-    double peak_int8_ops;           ///< MXU peak per TensorCore, int8 OP/s (0 when unsupported)
-    int mxu_count;                  ///< MXUs per TensorCore
-    int mxu_dim;                    ///< MXU is mxu_dim × mxu_dim; matmul operands pad to it
-    int sublanes;                   ///< vreg sublanes (8)
-    int lanes;                      ///< vreg lanes (128)
-    int vpu_alus_per_lane;          ///< VALU slots per lane per cycle
-    int vmem_loads_per_cycle;       ///< vector loads VMEM→vreg per cycle
-    int vmem_stores_per_cycle;      ///< vector stores vreg→VMEM per cycle
-    double clock_hz;                ///< TensorCore clock
+    double peak_bf16_flops;     ///< MXU peak per TensorCore, bf16 FLOP/s
+    double peak_int8_ops;       ///< MXU peak per TensorCore, int8 OP/s (0 when unsupported)
+    int mxu_count;              ///< MXUs per TensorCore
+    int mxu_dim;                ///< MXU is mxu_dim × mxu_dim; matmul operands pad to it
+    int sublanes;               ///< vreg sublanes (8)
+    int lanes;                  ///< vreg lanes (128)
+    int vpu_alus_per_lane;      ///< VALU slots per lane per cycle
+    int vmem_loads_per_cycle;   ///< vector loads VMEM→vreg per cycle
+    int vmem_stores_per_cycle;  ///< vector stores vreg→VMEM per cycle
+    double clock_hz;            ///< TensorCore clock
 
     // Overheads of the pipeline (tpu-model.md §2).
-    double step_overhead_s;         ///< per grid step control overhead `o`
-    double dma_efficiency;          ///< achieved fraction of HBM bandwidth for large block DMAs
-    double dma_latency_s;           ///< fixed latency from DMA issue to first byte moved
-    double dma_issue_s;             ///< time the scalar core spends issuing one DMA
+    double step_overhead_s;  ///< per grid step control overhead `o`
+    double dma_efficiency;   ///< achieved fraction of HBM bandwidth for large block DMAs
+    double dma_latency_s;    ///< fixed latency from DMA issue to first byte moved
+    double dma_issue_s;      ///< time the scalar core spends issuing one DMA
 
     /// Peak FLOP/s of one core for f32 operands at DEFAULT precision (one bf16 pass).
     [[nodiscard]] constexpr double peak_f32_default_flops() const { return peak_bf16_flops; }

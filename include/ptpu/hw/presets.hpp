@@ -43,83 +43,83 @@ namespace tpu {
 
 inline constexpr chip v4{
     .name = "v4",
-    .generation = 4,                        // [src] tpu_info.py
-    .cores_per_chip = 2,                    // [src] tpu_info.py
-    .megacore = true,                       // [src] tpu_info.py (v4 and v5p support megacore)
-    .vmem_bytes = 16 * detail::mib,         // [src] tpu_info.py
-    .vmem_limit_bytes = 16 * detail::mib,   // [est] tpu-model.md: ≤ 16 MiB; we take all of VMEM
-    .smem_bytes = 1 * detail::mib,          // [src] tpu_info.py
-    .hbm_bytes = 34'400'000'000,            // [src] tpu_info.py, per chip
-    .hbm_bytes_per_s = 1.23e12,             // [src] tpu_info.py, per chip
-    .peak_bf16_flops = 1.375e14,            // [src] tpu_info.py: 2.75e14 per chip / 2
-    .peak_int8_ops = 0,                     // [src] tpu_info.py: not available
-    .mxu_count = 4,                         // [src] tpu_info.py
-    .mxu_dim = 128,                         // [src] tpu_info.py
-    .sublanes = 8,                          // [src] tpu_info.py
-    .lanes = 128,                           // [src] tpu_info.py
-    .vpu_alus_per_lane = 2,                 // [src] scaling book
-    .vmem_loads_per_cycle = 3,              // [est] v5p's [src] value
-    .vmem_stores_per_cycle = 1,             // [est] v5p's [src] value
-    .clock_hz = 1.05e9,                     // [derived] 1.375e14 / (4 · 128² · 2) = 1.049e9
-    .step_overhead_s = 0.47e-6,             // [est] tpu-model.md §2: v5e's 0.35 µs scaled by clock
-    .dma_efficiency = 0.92,                 // [est] v5e's [meas] value
+    .generation = 4,                             // [src] tpu_info.py
+    .cores_per_chip = 2,                         // [src] tpu_info.py
+    .megacore = true,                            // [src] tpu_info.py (v4 and v5p support megacore)
+    .vmem_bytes = 16 * detail::mib,              // [src] tpu_info.py
+    .vmem_limit_bytes = 16 * detail::mib,        // [est] tpu-model.md: ≤ 16 MiB; we take all of VMEM
+    .smem_bytes = 1 * detail::mib,               // [src] tpu_info.py
+    .hbm_bytes = 34'400'000'000,                 // [src] tpu_info.py, per chip
+    .hbm_bytes_per_s = 1.23e12,                  // [src] tpu_info.py, per chip
+    .peak_bf16_flops = 1.375e14,                 // [src] tpu_info.py: 2.75e14 per chip / 2
+    .peak_int8_ops = 0,                          // [src] tpu_info.py: not available
+    .mxu_count = 4,                              // [src] tpu_info.py
+    .mxu_dim = 128,                              // [src] tpu_info.py
+    .sublanes = 8,                               // [src] tpu_info.py
+    .lanes = 128,                                // [src] tpu_info.py
+    .vpu_alus_per_lane = 2,                      // [src] scaling book
+    .vmem_loads_per_cycle = 3,                   // [est] v5p's [src] value
+    .vmem_stores_per_cycle = 1,                  // [est] v5p's [src] value
+    .clock_hz = 1.05e9,                          // [derived] 1.375e14 / (4 · 128² · 2) = 1.049e9
+    .step_overhead_s = 0.47e-6,                  // [est] tpu-model.md §2: v5e's 0.35 µs scaled by clock
+    .dma_efficiency = 0.92,                      // [est] v5e's [meas] value
     .dma_latency_s = detail::dma_latency_est_s,  // [est] see its definition
     .dma_issue_s = detail::dma_issue_cycles_est / 1.05e9,  // [est] 32 cycles at 1.05 GHz
 };
 
 inline constexpr chip v5e{
     .name = "v5e",
-    .generation = 5,                        // [src] tpu_info.py
-    .cores_per_chip = 1,                    // [src] tpu_info.py
-    .megacore = false,                      // [src] one TensorCore per chip
-    .vmem_bytes = 128 * detail::mib,        // [src] tpu_info.py
-    .vmem_limit_bytes = 16 * detail::mib,   // [meas] compiler messages (tpu-model.md §1)
-    .smem_bytes = 1 * detail::mib,          // [src] tpu_info.py
-    .hbm_bytes = 17'200'000'000,            // [src] tpu_info.py
-    .hbm_bytes_per_s = 8.20e11,             // [src] tpu_info.py
-    .peak_bf16_flops = 1.97e14,             // [src] tpu_info.py
-    .peak_int8_ops = 3.94e14,               // [src] tpu_info.py
-    .mxu_count = 4,                         // [src] tpu_info.py
-    .mxu_dim = 128,                         // [src] tpu_info.py
-    .sublanes = 8,                          // [src] tpu_info.py
-    .lanes = 128,                           // [src] tpu_info.py
-    .vpu_alus_per_lane = 4,                 // [src] scaling book
-    .vmem_loads_per_cycle = 3,              // [est] v5p's [src] value
-    .vmem_stores_per_cycle = 1,             // [est] v5p's [src] value
-    .clock_hz = 1.5e9,                      // [src] scaling book
-    .step_overhead_s = 0.35e-6,             // [meas] widely quoted per grid step overhead
+    .generation = 5,                       // [src] tpu_info.py
+    .cores_per_chip = 1,                   // [src] tpu_info.py
+    .megacore = false,                     // [src] one TensorCore per chip
+    .vmem_bytes = 128 * detail::mib,       // [src] tpu_info.py
+    .vmem_limit_bytes = 16 * detail::mib,  // [meas] compiler messages (tpu-model.md §1)
+    .smem_bytes = 1 * detail::mib,         // [src] tpu_info.py
+    .hbm_bytes = 17'200'000'000,           // [src] tpu_info.py
+    .hbm_bytes_per_s = 8.20e11,            // [src] tpu_info.py
+    .peak_bf16_flops = 1.97e14,            // [src] tpu_info.py
+    .peak_int8_ops = 3.94e14,              // [src] tpu_info.py
+    .mxu_count = 4,                        // [src] tpu_info.py
+    .mxu_dim = 128,                        // [src] tpu_info.py
+    .sublanes = 8,                         // [src] tpu_info.py
+    .lanes = 128,                          // [src] tpu_info.py
+    .vpu_alus_per_lane = 4,                // [src] scaling book
+    .vmem_loads_per_cycle = 3,             // [est] v5p's [src] value
+    .vmem_stores_per_cycle = 1,            // [est] v5p's [src] value
+    .clock_hz = 1.5e9,                     // [src] scaling book
+    .step_overhead_s = 0.35e-6,            // [meas] widely quoted per grid step overhead
     // [meas] fused MLP kernel moving 5.31 MB of weights per step in a rigid 7.02 µs (756 GB/s).
     .dma_efficiency = 0.92,
-    .dma_latency_s = detail::dma_latency_est_s,  // [est] see its definition
+    .dma_latency_s = detail::dma_latency_est_s,           // [est] see its definition
     .dma_issue_s = detail::dma_issue_cycles_est / 1.5e9,  // [est] 32 cycles
 };
 
 inline constexpr chip v5p{
     .name = "v5p",
-    .generation = 5,                        // [src] tpu_info.py
-    .cores_per_chip = 2,                    // [src] tpu_info.py
-    .megacore = true,                       // [src] tpu_info.py
-    .vmem_bytes = 64 * detail::mib,         // [src] tpu_info.py
-    .vmem_limit_bytes = 16 * detail::mib,   // [meas] compiler messages (tpu-model.md §1)
-    .smem_bytes = 1 * detail::mib,          // [src] tpu_info.py
-    .hbm_bytes = 103'000'000'000,           // [src] tpu_info.py, per chip
+    .generation = 5,                       // [src] tpu_info.py
+    .cores_per_chip = 2,                   // [src] tpu_info.py
+    .megacore = true,                      // [src] tpu_info.py
+    .vmem_bytes = 64 * detail::mib,        // [src] tpu_info.py
+    .vmem_limit_bytes = 16 * detail::mib,  // [meas] compiler messages (tpu-model.md §1)
+    .smem_bytes = 1 * detail::mib,         // [src] tpu_info.py
+    .hbm_bytes = 103'000'000'000,          // [src] tpu_info.py, per chip
     // [src] tpu_info.py, per chip; the Cloud v5p page says 2.765e12, tpu_info is what JAX uses.
     .hbm_bytes_per_s = 2.46e12,
-    .peak_bf16_flops = 2.295e14,            // [src] tpu_info.py: 4.59e14 per chip / 2
-    .peak_int8_ops = 4.59e14,               // [src] tpu_info.py: 9.18e14 per chip / 2
-    .mxu_count = 4,                         // [src] tpu_info.py
-    .mxu_dim = 128,                         // [src] tpu_info.py
-    .sublanes = 8,                          // [src] tpu_info.py
-    .lanes = 128,                           // [src] tpu_info.py
-    .vpu_alus_per_lane = 4,                 // [src] scaling book
-    .vmem_loads_per_cycle = 3,              // [src] scaling book
-    .vmem_stores_per_cycle = 1,             // [src] scaling book
-    .clock_hz = 1.75e9,                     // [src] scaling book
+    .peak_bf16_flops = 2.295e14,  // [src] tpu_info.py: 4.59e14 per chip / 2
+    .peak_int8_ops = 4.59e14,     // [src] tpu_info.py: 9.18e14 per chip / 2
+    .mxu_count = 4,               // [src] tpu_info.py
+    .mxu_dim = 128,               // [src] tpu_info.py
+    .sublanes = 8,                // [src] tpu_info.py
+    .lanes = 128,                 // [src] tpu_info.py
+    .vpu_alus_per_lane = 4,       // [src] scaling book
+    .vmem_loads_per_cycle = 3,    // [src] scaling book
+    .vmem_stores_per_cycle = 1,   // [src] scaling book
+    .clock_hz = 1.75e9,           // [src] scaling book
     // [est] tpu-model.md §2: v5e's 0.35 µs scaled by clock. Its arithmetic implies a 1.4 GHz v5e;
     // with the 1.5 GHz above it would be 0.30 µs. Kept as given until measured.
     .step_overhead_s = 0.28e-6,
-    .dma_efficiency = 0.92,                 // [est] v5e's [meas] value
-    .dma_latency_s = detail::dma_latency_est_s,  // [est] see its definition
+    .dma_efficiency = 0.92,                                // [est] v5e's [meas] value
+    .dma_latency_s = detail::dma_latency_est_s,            // [est] see its definition
     .dma_issue_s = detail::dma_issue_cycles_est / 1.75e9,  // [est] 32 cycles
 };
 
@@ -131,59 +131,59 @@ inline constexpr chip v5p{
 
 inline constexpr chip v6e{
     .name = "v6e",
-    .generation = 6,                        // [src] tpu_info.py
-    .cores_per_chip = 1,                    // [src] tpu_info.py
-    .megacore = false,                      // [src] one TensorCore per chip
-    .vmem_bytes = 128 * detail::mib,        // [src] tpu_info.py
-    .vmem_limit_bytes = 32 * detail::mib,   // [meas] compiler messages (tpu-model.md §1)
-    .smem_bytes = 1 * detail::mib,          // [src] tpu_info.py
-    .hbm_bytes = 34'400'000'000,            // [src] tpu_info.py
-    .hbm_bytes_per_s = 1.64e12,             // [src] tpu_info.py
-    .peak_bf16_flops = 9.20e14,             // [src] tpu_info.py
-    .peak_int8_ops = 1.84e15,               // [src] tpu_info.py
-    .mxu_count = 2,                         // [src] tpu_info.py
-    .mxu_dim = 256,                         // [src] tpu_info.py
-    .sublanes = 8,                          // [src] tpu_info.py
-    .lanes = 128,                           // [src] tpu_info.py
-    .vpu_alus_per_lane = 4,                 // [est] v5's [src] value
-    .vmem_loads_per_cycle = 3,              // [est] v5p's [src] value
-    .vmem_stores_per_cycle = 1,             // [est] v5p's [src] value
+    .generation = 6,                       // [src] tpu_info.py
+    .cores_per_chip = 1,                   // [src] tpu_info.py
+    .megacore = false,                     // [src] one TensorCore per chip
+    .vmem_bytes = 128 * detail::mib,       // [src] tpu_info.py
+    .vmem_limit_bytes = 32 * detail::mib,  // [meas] compiler messages (tpu-model.md §1)
+    .smem_bytes = 1 * detail::mib,         // [src] tpu_info.py
+    .hbm_bytes = 34'400'000'000,           // [src] tpu_info.py
+    .hbm_bytes_per_s = 1.64e12,            // [src] tpu_info.py
+    .peak_bf16_flops = 9.20e14,            // [src] tpu_info.py
+    .peak_int8_ops = 1.84e15,              // [src] tpu_info.py
+    .mxu_count = 2,                        // [src] tpu_info.py
+    .mxu_dim = 256,                        // [src] tpu_info.py
+    .sublanes = 8,                         // [src] tpu_info.py
+    .lanes = 128,                          // [src] tpu_info.py
+    .vpu_alus_per_lane = 4,                // [est] v5's [src] value
+    .vmem_loads_per_cycle = 3,             // [est] v5p's [src] value
+    .vmem_stores_per_cycle = 1,            // [est] v5p's [src] value
     // [est] 9.20e14 / (2 · 256² · 2) ≈ 3.51 GHz, see above; likely too high for real silicon.
     // One revision of Cloud's v6e page lists 4 MXUs per TensorCore, which would give 1.75 GHz.
     .clock_hz = detail::clock_from_peak(9.20e14, 2, 256),
-    .step_overhead_s = 0.35e-6,             // [est] v5e's [meas] value, see above
-    .dma_efficiency = 0.92,                 // [est] v5e's [meas] value
-    .dma_latency_s = detail::dma_latency_est_s,  // [est] see its definition
+    .step_overhead_s = 0.35e-6,                           // [est] v5e's [meas] value, see above
+    .dma_efficiency = 0.92,                               // [est] v5e's [meas] value
+    .dma_latency_s = detail::dma_latency_est_s,           // [est] see its definition
     .dma_issue_s = detail::dma_issue_cycles_est / 1.5e9,  // [est] as v5e, see above
 };
 
 inline constexpr chip v7x{
     .name = "v7x",
-    .generation = 7,                        // [src] tpu_info.py
-    .cores_per_chip = 2,                    // [src] tpu_info.py
-    .megacore = false,                      // [src] tpu_info.py: each TensorCore is a device
-    .vmem_bytes = 64 * detail::mib,         // [src] tpu_info.py
-    .vmem_limit_bytes = 32 * detail::mib,   // [meas] compiler messages (tpu-model.md §1)
-    .smem_bytes = 1 * detail::mib,          // [src] tpu_info.py
-    .hbm_bytes = 206'000'000'000,           // [src] tpu_info.py, per chip
-    .hbm_bytes_per_s = 7.40e12,             // [src] tpu_info.py, per chip
-    .peak_bf16_flops = 1.155e15,            // [src] tpu_info.py: 2.31e15 per chip / 2
+    .generation = 7,                       // [src] tpu_info.py
+    .cores_per_chip = 2,                   // [src] tpu_info.py
+    .megacore = false,                     // [src] tpu_info.py: each TensorCore is a device
+    .vmem_bytes = 64 * detail::mib,        // [src] tpu_info.py
+    .vmem_limit_bytes = 32 * detail::mib,  // [meas] compiler messages (tpu-model.md §1)
+    .smem_bytes = 1 * detail::mib,         // [src] tpu_info.py
+    .hbm_bytes = 206'000'000'000,          // [src] tpu_info.py, per chip
+    .hbm_bytes_per_s = 7.40e12,            // [src] tpu_info.py, per chip
+    .peak_bf16_flops = 1.155e15,           // [src] tpu_info.py: 2.31e15 per chip / 2
     // [src] tpu_info.py: int8 not available. 7x has fp8 instead, ≈2.31e15 per TC (tpu-model.md;
     // tpu_info: 4.60e15 per chip / 2), which this field does not model.
     .peak_int8_ops = 0,
-    .mxu_count = 2,                         // [src] tpu_info.py
-    .mxu_dim = 256,                         // [src] tpu_info.py
-    .sublanes = 8,                          // [src] tpu_info.py
-    .lanes = 128,                           // [src] tpu_info.py
-    .vpu_alus_per_lane = 4,                 // [est] v5's [src] value
-    .vmem_loads_per_cycle = 3,              // [est] v5p's [src] value
-    .vmem_stores_per_cycle = 1,             // [est] v5p's [src] value
+    .mxu_count = 2,                                         // [src] tpu_info.py
+    .mxu_dim = 256,                                         // [src] tpu_info.py
+    .sublanes = 8,                                          // [src] tpu_info.py
+    .lanes = 128,                                           // [src] tpu_info.py
+    .vpu_alus_per_lane = 4,                                 // [est] v5's [src] value
+    .vmem_loads_per_cycle = 3,                              // [est] v5p's [src] value
+    .vmem_stores_per_cycle = 1,                             // [est] v5p's [src] value
     .clock_hz = detail::clock_from_peak(1.155e15, 2, 256),  // [est] ≈ 4.41 GHz, see above
-    .step_overhead_s = 0.35e-6,             // [est] v5e's [meas] value, see above
+    .step_overhead_s = 0.35e-6,                             // [est] v5e's [meas] value, see above
     // [est] the only 7x measurement: XLA-level HBM copies reach ≈87% of spec [meas]. Pallas block
     // DMAs on 7x are unmeasured; taking the chip's own figure over v5e's 0.92 is conservative.
     .dma_efficiency = 0.87,
-    .dma_latency_s = detail::dma_latency_est_s,  // [est] see its definition
+    .dma_latency_s = detail::dma_latency_est_s,           // [est] see its definition
     .dma_issue_s = detail::dma_issue_cycles_est / 1.5e9,  // [est] as v5e, see above
 };
 
@@ -210,8 +210,7 @@ constexpr void each_h1_condition(const chip& c, On&& on) {
     on(name_size > 0 && name_size < sizeof c.name,
        "ptpu[H1] chip: name is empty or has no terminating NUL within 16 chars; give it a name "
        "of at most 15 chars");
-    on(c.generation >= 4,
-       "ptpu[H1] chip: generation is below 4; ptpu models TPU v4 and later");
+    on(c.generation >= 4, "ptpu[H1] chip: generation is below 4; ptpu models TPU v4 and later");
     on(c.cores_per_chip >= 1, "ptpu[H1] chip: cores_per_chip is below 1; set it to 1 or 2");
     on(!c.megacore || c.cores_per_chip == 2,
        "ptpu[H1] chip: megacore needs cores_per_chip == 2; set megacore = false or 2 cores");
@@ -222,8 +221,7 @@ constexpr void each_h1_condition(const chip& c, On&& on) {
        "ptpu[H1] chip: vmem_limit_bytes exceeds vmem_bytes; lower it to at most vmem_bytes");
     on(c.smem_bytes > 0, "ptpu[H1] chip: smem_bytes is not positive; set the SMEM capacity");
     on(c.hbm_bytes > 0, "ptpu[H1] chip: hbm_bytes is not positive; set the HBM capacity");
-    on(c.hbm_bytes_per_s > 0,
-       "ptpu[H1] chip: hbm_bytes_per_s is not positive; set the chip's HBM bandwidth");
+    on(c.hbm_bytes_per_s > 0, "ptpu[H1] chip: hbm_bytes_per_s is not positive; set the chip's HBM bandwidth");
     on(c.peak_bf16_flops > 0,
        "ptpu[H1] chip: peak_bf16_flops is not positive; set the MXU peak per TensorCore");
     on(c.peak_int8_ops >= 0,

@@ -21,16 +21,16 @@ inline constexpr std::size_t space_count = 7;
 /// One row of the accessibility table.
 struct space_access {
     std::string_view name;
-    bool vector_load;     ///< a kernel body may load vectors from it           (S3, S4, check 21)
-    bool vector_store;    ///< a kernel body may store vectors to it            (S3, S4, check 21)
-    bool scalar_load;     ///< a kernel body may load scalars from it           (S4, check 21)
-    bool scalar_store;    ///< a kernel body may store scalars to it            (S4, check 21)
-    bool dma_endpoint;    ///< may be a DMA source or destination               (S3, S58)
-    bool scratch;         ///< may hold scratch_shapes / run_scoped buffers     (S5)
-    bool block_buffer;    ///< may be pipelined as a windowed block buffer      (S47, S56, check 29)
-    bool windowless;      ///< a BlockSpec in this space gives the raw ref, no window (S17, S47)
-    bool per_core;        ///< each TensorCore has its own (true) or all share it (false) (S6)
-    bool far;             ///< off-core memory (HBM side): DMAs to or from it go over HBM bandwidth
+    bool vector_load;   ///< a kernel body may load vectors from it           (S3, S4, check 21)
+    bool vector_store;  ///< a kernel body may store vectors to it            (S3, S4, check 21)
+    bool scalar_load;   ///< a kernel body may load scalars from it           (S4, check 21)
+    bool scalar_store;  ///< a kernel body may store scalars to it            (S4, check 21)
+    bool dma_endpoint;  ///< may be a DMA source or destination               (S3, S58)
+    bool scratch;       ///< may hold scratch_shapes / run_scoped buffers     (S5)
+    bool block_buffer;  ///< may be pipelined as a windowed block buffer      (S47, S56, check 29)
+    bool windowless;    ///< a BlockSpec in this space gives the raw ref, no window (S17, S47)
+    bool per_core;      ///< each TensorCore has its own (true) or all share it (false) (S6)
+    bool far;           ///< off-core memory (HBM side): DMAs to or from it go over HBM bandwidth
 };
 
 namespace detail {
@@ -60,7 +60,9 @@ constexpr const space_access& access(space_kind s) {
     return detail::table[static_cast<std::size_t>(s)];
 }
 
-constexpr std::string_view name(space_kind s) { return access(s).name; }
+constexpr std::string_view name(space_kind s) {
+    return access(s).name;
+}
 
 /// Whether a DMA can move bytes from `src` to `dst` (S3, S56, S58) [M for the on-chip pairs]:
 /// every DMA has an HBM/ANY end, except VMEM→VMEM local copies and VMEM↔VMEM_SHARED. Semaphores
@@ -79,11 +81,11 @@ constexpr bool dma_path(space_kind src, space_kind dst) {
 /// Run-time form of the DMA-pair rule (M1): throws ptpu::error naming both spaces.
 inline void check_dma_path(space_kind src, space_kind dst, std::string_view where) {
     if (!dma_path(src, dst))
-        throw error("M1", where,
-                    std::string("no DMA path from ") + std::string(name(src)) + " to " +
-                        std::string(name(dst)),
-                    "DMA between HBM/ANY and VMEM/SMEM, or VMEM to VMEM; semaphores are never "
-                    "copied");
+        throw error(
+            "M1", where,
+            std::string("no DMA path from ") + std::string(name(src)) + " to " + std::string(name(dst)),
+            "DMA between HBM/ANY and VMEM/SMEM, or VMEM to VMEM; semaphores are never "
+            "copied");
 }
 
 // ---- The spaces as short strong types (what users write in specs) ----------------------------
@@ -107,19 +109,26 @@ concept space = std::is_base_of_v<memory_space<S::kind>, S>;
 
 /// Named concepts over the table. Each concept is one column.
 template <class S>
-concept vector_loadable = space<S> && S::access().vector_load;
+concept vector_loadable = space<S> && S::access()
+.vector_load;
 template <class S>
-concept vector_storable = space<S> && S::access().vector_store;
+concept vector_storable = space<S> && S::access()
+.vector_store;
 template <class S>
-concept scalar_loadable = space<S> && S::access().scalar_load;
+concept scalar_loadable = space<S> && S::access()
+.scalar_load;
 template <class S>
-concept scalar_storable = space<S> && S::access().scalar_store;
+concept scalar_storable = space<S> && S::access()
+.scalar_store;
 template <class S>
-concept scratch_space = space<S> && S::access().scratch;
+concept scratch_space = space<S> && S::access()
+.scratch;
 template <class S>
-concept block_buffer_space = space<S> && S::access().block_buffer;
+concept block_buffer_space = space<S> && S::access()
+.block_buffer;
 template <class S>
-concept windowless_space = space<S> && S::access().windowless;
+concept windowless_space = space<S> && S::access()
+.windowless;
 template <class Src, class Dst>
 concept dma_pair = space<Src> && space<Dst> && dma_path(Src::kind, Dst::kind);
 

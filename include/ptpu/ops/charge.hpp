@@ -25,10 +25,10 @@ constexpr bool finite_charge(double x) {
 #if defined(__clang__)
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wgcc-compat"  // diagnose_if is clang's own, and guarded
-#define PTPU_OPS_C1_CONSTANT_CHECK(s)                                                          \
-    __attribute__((diagnose_if(!::ptpu::detail::finite_charge(s),                             \
-                               "ptpu[C1] charge_seconds: the time is negative or not "         \
-                               "finite; charge a finite time >= 0",                           \
+#define PTPU_OPS_C1_CONSTANT_CHECK(s)                                                  \
+    __attribute__((diagnose_if(!::ptpu::detail::finite_charge(s),                      \
+                               "ptpu[C1] charge_seconds: the time is negative or not " \
+                               "finite; charge a finite time >= 0",                    \
                                "error")))
 #else
 #define PTPU_OPS_C1_CONSTANT_CHECK(s)
@@ -73,7 +73,9 @@ private:
 };
 
 /// charge_seconds(2_us): the compile-time-checked spelling.
-inline void charge_seconds(constant_seconds s) { charge_seconds(s.value()); }
+inline void charge_seconds(constant_seconds s) {
+    charge_seconds(s.value());
+}
 
 // Divisions by exact powers of ten: 3_ns is the double nearest 3e-9, as the literal 3e-9 is.
 inline namespace literals {

@@ -48,14 +48,12 @@ template <class T, scalar_value S>
 }
 /// The same for the shape (collapsed to 2-D) and dtype of a ref: store(acc, zeros_like(acc)).
 template <class T, class S, std::size_t R>
-    requires(R >= 1)
-[[nodiscard]] vec<std::remove_const_t<T>> zeros_like(const ref<T, S, R>& r) {
+requires(R >= 1) [[nodiscard]] vec<std::remove_const_t<T>> zeros_like(const ref<T, S, R>& r) {
     const auto [rows, cols] = detail::shape_2d(r);
     return zeros<std::remove_const_t<T>>(rows, cols);
 }
 template <class T, class S, std::size_t R, scalar_value V>
-    requires(R >= 1)
-[[nodiscard]] vec<std::remove_const_t<T>> full_like(const ref<T, S, R>& r, V value) {
+requires(R >= 1) [[nodiscard]] vec<std::remove_const_t<T>> full_like(const ref<T, S, R>& r, V value) {
     const auto [rows, cols] = detail::shape_2d(r);
     return full<std::remove_const_t<T>>(rows, cols, value);
 }

@@ -81,9 +81,12 @@ constexpr bool dot_ok() {
 constexpr int mxu_passes(dtype d, precision p) {
     if (d != dtype::f32 && d != dtype::f16) return 1;
     switch (p) {
-    case precision::default_: return 1;
-    case precision::high: return 3;
-    case precision::highest: return 6;
+        case precision::default_:
+            return 1;
+        case precision::high:
+            return 3;
+        case precision::highest:
+            return 6;
     }
     return 1;
 }
@@ -111,9 +114,8 @@ struct exact_fn {  // onto T's grid (a bf16/f16 vec may carry f32 intermediates)
 };
 
 template <class T>
-typename vec<dot_acc_t<T>>::array_type dot_values(const vec<T>& a, const vec<T>& b,
-                                                  const dot_options& o, index_t m, index_t n,
-                                                  index_t k) {
+typename vec<dot_acc_t<T>>::array_type dot_values(const vec<T>& a, const vec<T>& b, const dot_options& o,
+                                                  index_t m, index_t n, index_t k) {
     using R = typename vec<dot_acc_t<T>>::array_type;
     R out(m, n);
     const auto& x = a.array();
@@ -162,8 +164,7 @@ void check_preferred(const dot_options& o) {
                         "leave preferred at its default or set dtype::i32");
     } else {
         if (!is_floating(o.preferred))
-            throw error("OP2", "dot",
-                        text("preferred ", name(o.preferred), " with floating-point operands"),
+            throw error("OP2", "dot", text("preferred ", name(o.preferred), " with floating-point operands"),
                         "use dtype::f32 (the default), bf16 or f16");
     }
 }
@@ -174,8 +175,7 @@ void check_preferred(const dot_options& o) {
 /// numerics and the charge). Dtypes must agree and be f32, bf16, f16 or int8 (OP2, compile
 /// time); the contracting dims must agree (OP1).
 template <class A, class B>
-[[nodiscard]] vec<detail::dot_acc_t<A>> dot(const vec<A>& a, const vec<B>& b,
-                                            const dot_options& o = {}) {
+[[nodiscard]] vec<detail::dot_acc_t<A>> dot(const vec<A>& a, const vec<B>& b, const dot_options& o = {}) {
     using R = detail::dot_acc_t<A>;
     if constexpr (!detail::dot_ok<A, B>()) {
         return {};
@@ -188,16 +188,14 @@ template <class A, class B>
             throw error("OP1", "dot",
                         detail::text("a ", detail::shape_text(a.rows(), a.cols()), " and b ",
                                      detail::shape_text(b.rows(), b.cols()),
-                                     " do not multiply: the contracting dims are ", k, " and ",
-                                     kb, " (transpose_a=", o.transpose_a ? "true" : "false",
+                                     " do not multiply: the contracting dims are ", k, " and ", kb,
+                                     " (transpose_a=", o.transpose_a ? "true" : "false",
                                      ", transpose_b=", o.transpose_b ? "true" : "false", ")"),
                         "contract a (M, K) with b (K, N), or set transpose_a / transpose_b");
         detail::check_preferred<A>(o);
         if (kernel_context* c = detail::current_context()) {
             const index_t dim = c->hw != nullptr && c->hw->mxu_dim > 0 ? c->hw->mxu_dim : 128;
-            const auto pad = [dim](index_t e) {
-                return static_cast<double>((e + dim - 1) / dim * dim);
-            };
+            const auto pad = [dim](index_t e) { return static_cast<double>((e + dim - 1) / dim * dim); };
             const double flops = 2 * pad(m) * pad(n) * pad(k);
             if constexpr (std::is_same_v<A, std::int8_t>)
                 c->body_work.mxu_int8_ops += flops;

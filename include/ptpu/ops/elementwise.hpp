@@ -322,13 +322,13 @@ struct op_not : op_traits<vpu_class::cheap, op_domain::bitwise> {
 };
 
 // The floating-point unary functions, one functor each (Eigen's vectorised kernels).
-#define PTPU_OPS_UNARY_FN(fn, eigen_fn, cls)                                                   \
-    struct op_##fn : op_traits<vpu_class::cls, op_domain::floating> {                         \
-        static constexpr const char* name = #fn;                                              \
-        template <class X>                                                                    \
-        auto operator()(const X& x) const {                                                   \
-            return x.eigen_fn();                                                              \
-        }                                                                                     \
+#define PTPU_OPS_UNARY_FN(fn, eigen_fn, cls)                          \
+    struct op_##fn : op_traits<vpu_class::cls, op_domain::floating> { \
+        static constexpr const char* name = #fn;                      \
+        template <class X>                                            \
+        auto operator()(const X& x) const {                           \
+            return x.eigen_fn();                                      \
+        }                                                             \
     };
 PTPU_OPS_UNARY_FN(floor, floor, cheap)
 PTPU_OPS_UNARY_FN(ceil, ceil, cheap)
@@ -354,8 +354,7 @@ using shape2 = std::array<index_t, 2>;
 
 [[noreturn]] inline void throw_broadcast(const char* where, shape2 a, shape2 b) {
     throw error("OP1", where,
-                text("shapes ", shape_text(a[0], a[1]), " and ", shape_text(b[0], b[1]),
-                     " do not broadcast"),
+                text("shapes ", shape_text(a[0], a[1]), " and ", shape_text(b[0], b[1]), " do not broadcast"),
                 "make each dim equal, or 1 in one operand (NumPy rules), or broadcast_to() "
                 "first");
 }
@@ -415,8 +414,7 @@ void assign_binary(Out& out, const A& a, const A& b, shape2 s) {
         else if (!a_col)
             out.row(i) = Op{}(a.row(ia), row_t::Constant(s[1], b(ib, 0)));
         else
-            out.row(i).setConstant(Op{}(row_t::Constant(1, a(ia, 0)),
-                                        row_t::Constant(1, b(ib, 0)))(0, 0));
+            out.row(i).setConstant(Op{}(row_t::Constant(1, a(ia, 0)), row_t::Constant(1, b(ib, 0)))(0, 0));
     }
 }
 
@@ -477,17 +475,15 @@ auto apply_scalar(X&& a, C c) {
 // The vec type of a binary op's operands (one of them may be a scalar) and its result.
 template <class X, class Y>
 using operand_vec_t =
-    std::conditional_t<is_vec_v<std::remove_cvref_t<X>>, std::remove_cvref_t<X>,
-                       std::remove_cvref_t<Y>>;
+    std::conditional_t<is_vec_v<std::remove_cvref_t<X>>, std::remove_cvref_t<X>, std::remove_cvref_t<Y>>;
 template <class Op, class X, class Y>
 using binary_result_t = vec<op_result_t<Op, typename operand_vec_t<X, Y>::value_type>>;
 
 /// vec ⊕ vec, vec ⊕ scalar or scalar ⊕ vec (after remove_cvref).
 template <class X, class Y>
-concept binary_operands =
-    (is_vec_v<std::remove_cvref_t<X>> &&
-     (is_vec_v<std::remove_cvref_t<Y>> || scalar_value<std::remove_cvref_t<Y>>)) ||
-    (scalar_value<std::remove_cvref_t<X>> && is_vec_v<std::remove_cvref_t<Y>>);
+concept binary_operands = (is_vec_v<std::remove_cvref_t<X>> &&
+                           (is_vec_v<std::remove_cvref_t<Y>> || scalar_value<std::remove_cvref_t<Y>>)) ||
+                          (scalar_value<std::remove_cvref_t<X>> && is_vec_v<std::remove_cvref_t<Y>>);
 
 template <class Op, class X, class Y>
 binary_result_t<Op, X, Y> binary(X&& x, Y&& y) {
@@ -580,11 +576,11 @@ std::remove_cvref_t<X> unary(X&& a) {
 // Each binary operator and function comes as vec ⊕ vec, vec ⊕ scalar and scalar ⊕ vec; dtypes
 // must agree (OP3) and shapes broadcast (OP1). A scalar takes the vec's dtype first (JAX's weak
 // typing: x_bf16 * 0.1 multiplies by bf16(0.1)).
-#define PTPU_OPS_BINARY(decl, op)                                                              \
-    template <class X, class Y>                                                               \
-        requires detail::binary_operands<X, Y>                                                \
-    [[nodiscard]] detail::binary_result_t<detail::op, X, Y> decl(X&& x, Y&& y) {               \
-        return detail::binary<detail::op>(std::forward<X>(x), std::forward<Y>(y));            \
+#define PTPU_OPS_BINARY(decl, op)                                                  \
+    template <class X, class Y>                                                    \
+    requires detail::binary_operands<X, Y>                                         \
+    [[nodiscard]] detail::binary_result_t<detail::op, X, Y> decl(X&& x, Y&& y) {   \
+        return detail::binary<detail::op>(std::forward<X>(x), std::forward<Y>(y)); \
     }
 
 PTPU_OPS_BINARY(operator+, op_add)
@@ -608,11 +604,11 @@ PTPU_OPS_BINARY(minimum, op_min)
 PTPU_OPS_BINARY(pow, op_pow)
 #undef PTPU_OPS_BINARY
 
-#define PTPU_OPS_COMPOUND(decl, op)                                                            \
-    template <class T, class B>                                                               \
-        requires(is_vec_v<B> || scalar_value<B>)                                              \
-    vec<T>& decl(vec<T>& a, const B& b) {                                                     \
-        return detail::compound<detail::op>(a, b);                                            \
+#define PTPU_OPS_COMPOUND(decl, op)                 \
+    template <class T, class B>                     \
+    requires(is_vec_v<B> || scalar_value<B>) vec<T> \
+    &decl(vec<T>& a, const B& b) {                  \
+        return detail::compound<detail::op>(a, b);  \
     }
 PTPU_OPS_COMPOUND(operator+=, op_add)
 PTPU_OPS_COMPOUND(operator-=, op_sub)
@@ -652,10 +648,10 @@ template <vec_arg X>
     return detail::unary<detail::op_abs>(std::forward<X>(a));
 }
 
-#define PTPU_OPS_UNARY(fn)                                                                     \
-    template <vec_arg X>                                                                      \
-    [[nodiscard]] std::remove_cvref_t<X> fn(X&& a) {                                          \
-        return detail::unary<detail::op_##fn>(std::forward<X>(a));                            \
+#define PTPU_OPS_UNARY(fn)                                         \
+    template <vec_arg X>                                           \
+    [[nodiscard]] std::remove_cvref_t<X> fn(X&& a) {               \
+        return detail::unary<detail::op_##fn>(std::forward<X>(a)); \
     }
 PTPU_OPS_UNARY(floor)
 PTPU_OPS_UNARY(ceil)
@@ -719,8 +715,7 @@ struct blend_fn {
 template <class T>
 vec<T> apply_where(const vec<bool>& m, where_arm<T> x, where_arm<T> y) {
     const char* where = "where";
-    const shape2 s = broadcast_shape(where, broadcast_shape(where, m.shape(), x.shape()),
-                                     y.shape());
+    const shape2 s = broadcast_shape(where, broadcast_shape(where, m.shape(), x.shape()), y.shape());
     charge_vpu(vpu_class::cheap, vregs(s[0], s[1], dtype_of<T>));
     if (timing_only()) return vec<T>(shape_only, s[0], s[1]);
     m.require_data(where);
@@ -735,8 +730,7 @@ vec<T> apply_where(const vec<bool>& m, where_arm<T> x, where_arm<T> y) {
     const C* py = y.v != nullptr ? expand(y.v->array(), s, ty).data() : &y.c;
     if (x.v != nullptr && y.v != nullptr)
         return vec<T>(A(A::NullaryExpr(s[0], s[1], blend_fn<C, false, false>{pm, px, py})));
-    if (x.v != nullptr)
-        return vec<T>(A(A::NullaryExpr(s[0], s[1], blend_fn<C, false, true>{pm, px, py})));
+    if (x.v != nullptr) return vec<T>(A(A::NullaryExpr(s[0], s[1], blend_fn<C, false, true>{pm, px, py})));
     return vec<T>(A(A::NullaryExpr(s[0], s[1], blend_fn<C, true, false>{pm, px, py})));
 }
 
@@ -809,8 +803,8 @@ template <element_type U, class T>
     if constexpr (std::is_same_v<T, U>)
         return vec<U>(typename vec<U>::array_type(detail::rounded<T>(v.array())));
     else
-        return vec<U>(typename vec<U>::array_type(
-            detail::rounded<T>(v.array()).unaryExpr(detail::cast_fn<T, U>{})));
+        return vec<U>(
+            typename vec<U>::array_type(detail::rounded<T>(v.array()).unaryExpr(detail::cast_fn<T, U>{})));
 }
 
 }  // namespace ptpu

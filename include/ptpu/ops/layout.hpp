@@ -52,14 +52,12 @@ template <class A, class B>
         if (a.shape()[other] != b.shape()[other])
             throw error("OP1", "concatenate",
                         detail::text("shapes ", detail::shape_text(a.rows(), a.cols()), " and ",
-                                     detail::shape_text(b.rows(), b.cols()),
-                                     " differ along axis ", other),
+                                     detail::shape_text(b.rows(), b.cols()), " differ along axis ", other),
                         "concatenate values whose other dim agrees");
         const index_t rows = axis == 0 ? a.rows() + b.rows() : a.rows();
         const index_t cols = axis == 1 ? a.cols() + b.cols() : a.cols();
         const index_t tile = axis == 0 ? rows_per_vreg(dtype_of<A>) : vreg_lanes;
-        if (a.shape()[axis] % tile != 0)
-            detail::charge_vpu(vpu_class::cheap, vregs(rows, cols, dtype_of<A>));
+        if (a.shape()[axis] % tile != 0) detail::charge_vpu(vpu_class::cheap, vregs(rows, cols, dtype_of<A>));
         if (timing_only()) return vec<A>(shape_only, rows, cols);
         typename vec<A>::array_type out(rows, cols);
         if (axis == 0) {

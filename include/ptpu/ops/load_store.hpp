@@ -53,8 +53,7 @@ struct load_fn {
 
 /// Loads the whole VMEM ref `r` into a vec (x[...]). Charges its vregs as vector loads.
 template <class T, class S, std::size_t R>
-    requires(R >= 1)
-[[nodiscard]] vec<std::remove_const_t<T>> load(const ref<T, S, R>& r) {
+requires(R >= 1) [[nodiscard]] vec<std::remove_const_t<T>> load(const ref<T, S, R>& r) {
     using U = std::remove_const_t<T>;
     if constexpr (!vector_loadable<S>) {
         static_assert(rules::require_vector_load<S>());
@@ -74,8 +73,8 @@ template <class T, class S, std::size_t R>
 /// Loads the window ds(...) per dim of a VMEM ref: load(x, ds(r, n), ds(c, m)) is Pallas's
 /// x[pl.ds(r, n), pl.ds(c, m)]. The window must lie within the ref (R2).
 template <class T, class S, std::size_t R, class... Sl>
-    requires(R >= 1 && sizeof...(Sl) == R && (std::same_as<Sl, slice> && ...))
-[[nodiscard]] vec<std::remove_const_t<T>> load(const ref<T, S, R>& r, Sl... s) {
+requires(R >= 1 && sizeof...(Sl) == R && (std::same_as<Sl, slice> && ...))
+    [[nodiscard]] vec<std::remove_const_t<T>> load(const ref<T, S, R>& r, Sl... s) {
     return load(r.at(s...));
 }
 
@@ -83,8 +82,7 @@ template <class T, class S, std::size_t R, class... Sl>
 /// dtypes too (OP3: cast<T>(v) first). Charges v's vregs as vector stores. bf16/f16 values are
 /// rounded to nearest even, narrow integers wrap.
 template <class T, class S, std::size_t R, class U>
-    requires(R >= 1)
-void store(const ref<T, S, R>& r, const vec<U>& v) {
+requires(R >= 1) void store(const ref<T, S, R>& r, const vec<U>& v) {
     if constexpr (!vector_storable<S>) {
         static_assert(rules::require_vector_store<S>());
     } else if constexpr (std::is_const_v<T>) {
@@ -100,8 +98,7 @@ void store(const ref<T, S, R>& r, const vec<U>& v) {
         if (rows != v.rows() || cols != v.cols())
             throw error("OP1", "store",
                         detail::text("the vec has shape ", detail::shape_text(v.rows(), v.cols()),
-                                     " and the ref (collapsed to 2-D) ",
-                                     detail::shape_text(rows, cols)),
+                                     " and the ref (collapsed to 2-D) ", detail::shape_text(rows, cols)),
                         "store a value of the ref's shape, or store into a window "
                         "store(x, ds(...), ..., v)");
         auto m = r[all];  // R1, as for load
@@ -132,8 +129,7 @@ void store(const ref<T, S, 3>& r, slice s0, slice s1, slice s2, const vec<U>& v)
 /// one scalar op, plus one vector load on VMEM [est]. Runs in timing-only mode too: scalars
 /// steer control flow and index maps.
 template <class T, class S, std::size_t R, std::integral... I>
-    requires(sizeof...(I) == R)
-[[nodiscard]] std::remove_const_t<T> sload(const ref<T, S, R>& r, I... i) {
+requires(sizeof...(I) == R) [[nodiscard]] std::remove_const_t<T> sload(const ref<T, S, R>& r, I... i) {
     if constexpr (!scalar_loadable<S>) {
         static_assert(rules::require_scalar_load<S>());
         return {};
@@ -148,8 +144,7 @@ template <class T, class S, std::size_t R, std::integral... I>
 /// Writes one scalar to SMEM (s[i, j] = v). VMEM takes no scalar stores (S4). Charges one scalar
 /// op; runs in timing-only mode too.
 template <class T, class S, std::size_t R, class V, std::integral... I>
-    requires(sizeof...(I) == R && scalar_value<V>)
-void sstore(const ref<T, S, R>& r, V v, I... i) {
+requires(sizeof...(I) == R && scalar_value<V>) void sstore(const ref<T, S, R>& r, V v, I... i) {
     if constexpr (!scalar_storable<S>) {
         static_assert(rules::require_scalar_store<S>());
     } else if constexpr (std::is_const_v<T>) {

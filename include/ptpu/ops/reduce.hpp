@@ -39,8 +39,7 @@ constexpr bool reduce_ok() {
 /// Cheap vreg ops of a reduction of a (rows, cols) block of `d` (see the header comment).
 constexpr index_t reduction_ops(index_t rows, index_t cols, dtype d, int axis) {
     constexpr index_t lane_steps = std::bit_width(static_cast<std::uint64_t>(vreg_lanes)) - 1;
-    const index_t sublane_steps =
-        std::bit_width(static_cast<std::uint64_t>(rows_per_vreg(d))) - 1;
+    const index_t sublane_steps = std::bit_width(static_cast<std::uint64_t>(rows_per_vreg(d))) - 1;
     const index_t in = vregs(rows, cols, d);
     if (axis == 1) return in + lane_steps * vregs(rows, 1, d);
     if (axis == 0) return in + sublane_steps * vregs(1, cols, d);
@@ -51,12 +50,11 @@ template <reduce_kind K, class T>
 vec<T> reduce(const vec<T>& v, int axis, const char* where) {
     const index_t out_rows = axis == 1 ? v.rows() : 1;
     const index_t out_cols = axis == 0 ? v.cols() : 1;
-    const index_t extent =
-        axis == 0 ? v.rows() : axis == 1 ? v.cols() : v.rows() * v.cols();
+    const index_t extent = axis == 0 ? v.rows() : axis == 1 ? v.cols() : v.rows() * v.cols();
     if (K != reduce_kind::sum && extent == 0)
         throw error("OP1", where,
-                    text("reducing an empty axis of a vec of shape ",
-                         shape_text(v.rows(), v.cols()), ": max and min have no identity"),
+                    text("reducing an empty axis of a vec of shape ", shape_text(v.rows(), v.cols()),
+                         ": max and min have no identity"),
                     "reduce a non-empty axis");
     charge_vpu(vpu_class::cheap, reduction_ops(v.rows(), v.cols(), dtype_of<T>, axis));
     if (timing_only()) return vec<T>(shape_only, out_rows, out_cols);
@@ -157,8 +155,7 @@ template <class T>
     if constexpr (!detail::domain_ok<detail::op_domain::floating, T>())
         return {};
     else
-        return detail::apply_scalar<detail::op_mul, false>(
-            sum(v), 1.0f / static_cast<float>(v.size()));
+        return detail::apply_scalar<detail::op_mul, false>(sum(v), 1.0f / static_cast<float>(v.size()));
 }
 
 }  // namespace ptpu

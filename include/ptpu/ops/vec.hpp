@@ -82,7 +82,9 @@ inline constexpr index_t vreg_lanes = 128;
 /// Rows of a block one vreg holds: 8 sublanes of 32-bit words, 16-bit types packed two per word
 /// (16 rows), 8-bit types four per word (32 rows). Masks count as their memref type i32
 /// (memref_dtype): a mask register covers an 8×128 tile.
-constexpr index_t rows_per_vreg(dtype d) { return 8 * 32 / bitwidth(memref_dtype(d)); }
+constexpr index_t rows_per_vreg(dtype d) {
+    return 8 * 32 / bitwidth(memref_dtype(d));
+}
 
 /// Vregs a (rows, cols) block of `d` occupies: every vector op is padded to whole vregs, so a 1×1
 /// add costs as much as an 8×128 one (tpu-model.md §1, Tiling).
@@ -106,8 +108,7 @@ class vec {
 public:
     using value_type = T;
     using compute_type = compute_t<T>;
-    using array_type =
-        Eigen::Array<compute_type, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    using array_type = Eigen::Array<compute_type, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     static constexpr dtype element_dtype = dtype_of<T>;
 
     /// An empty 0×0 vec.
@@ -176,7 +177,9 @@ namespace detail {
 
 // Messages are built by appending: g++ 12 at -O3 misreports `"literal" + std::string` as an
 // overlapping memcpy (-Wrestrict, GCC PR105329), which -Werror turns into a build failure.
-inline void append_text(std::string& s, std::string_view v) { s += v; }
+inline void append_text(std::string& s, std::string_view v) {
+    s += v;
+}
 template <std::integral I>
 void append_text(std::string& s, I v) {
     s += std::to_string(v);
@@ -201,17 +204,22 @@ inline void charge_vpu(vpu_class c, index_t n) {
     if (k == nullptr) return;
     const auto v = static_cast<double>(n);
     switch (c) {
-    case vpu_class::cheap: k->body_work.vreg_cheap += v; break;
-    case vpu_class::medium: k->body_work.vreg_medium += v; break;
-    case vpu_class::expensive: k->body_work.vreg_expensive += v; break;
+        case vpu_class::cheap:
+            k->body_work.vreg_cheap += v;
+            break;
+        case vpu_class::medium:
+            k->body_work.vreg_medium += v;
+            break;
+        case vpu_class::expensive:
+            k->body_work.vreg_expensive += v;
+            break;
     }
 }
 inline void charge_loads(index_t n) {
     if (kernel_context* k = current_context()) k->body_work.vector_loads += static_cast<double>(n);
 }
 inline void charge_stores(index_t n) {
-    if (kernel_context* k = current_context())
-        k->body_work.vector_stores += static_cast<double>(n);
+    if (kernel_context* k = current_context()) k->body_work.vector_stores += static_cast<double>(n);
 }
 inline void charge_scalar(index_t n) {
     if (kernel_context* k = current_context()) k->body_work.scalar_ops += static_cast<double>(n);
@@ -220,15 +228,13 @@ inline void charge_scalar(index_t n) {
 /// OP1: a negative extent asked of an op that makes a vec.
 inline void check_extents(const char* where, index_t rows, index_t cols) {
     if (rows < 0 || cols < 0)
-        throw error("OP1", where, text("negative shape ", shape_text(rows, cols)),
-                    "give rows, cols >= 0");
+        throw error("OP1", where, text("negative shape ", shape_text(rows, cols)), "give rows, cols >= 0");
 }
 
 /// OP1: the axis of a 2-D value, 0 (rows) or 1 (cols); -1 and -2 count from the end as in NumPy.
 inline int check_axis(const char* where, int axis) {
     if (axis < -2 || axis > 1)
-        throw error("OP1", where,
-                    text("axis ", axis, " is out of range for a 2-D value"),
+        throw error("OP1", where, text("axis ", axis, " is out of range for a 2-D value"),
                     "use axis 0 (rows) or 1 (cols), or -1 / -2");
     return axis < 0 ? axis + 2 : axis;
 }
@@ -288,11 +294,11 @@ template <element_type T>
 vec<T> vec<T>::operator()(slice r, slice c) const {
     if (r.start < 0 || r.size < 0 || r.start + r.size > rows() || c.start < 0 || c.size < 0 ||
         c.start + c.size > cols())
-        throw error("OP1", "vec(ds, ds)",
-                    detail::text("window rows [", r.start, ", ", r.start + r.size, ") x cols [",
-                                 c.start, ", ", c.start + c.size, ") leaves a vec of shape ",
-                                 detail::shape_text(rows(), cols())),
-                    "keep the window inside the value");
+        throw error(
+            "OP1", "vec(ds, ds)",
+            detail::text("window rows [", r.start, ", ", r.start + r.size, ") x cols [", c.start, ", ",
+                         c.start + c.size, ") leaves a vec of shape ", detail::shape_text(rows(), cols())),
+            "keep the window inside the value");
     if (r.start % rows_per_vreg(element_dtype) != 0 || c.start % vreg_lanes != 0)
         detail::charge_vpu(vpu_class::cheap, vregs(r.size, c.size, element_dtype));
     if (timing_only()) return vec(shape_only, r.size, c.size);

@@ -22,11 +22,11 @@
 namespace ptpu {
 
 struct core_report {
-    double time = 0;            ///< end of the core's stream
-    double overhead = 0;        ///< per-step control overhead (tpu-model.md §2)
-    double dma_issue = 0;       ///< scalar-core time issuing DMAs
-    double compute = 0;         ///< kernel bodies, as their charged work says
-    double exposed_dma = 0;     ///< blocked in DMA waits
+    double time = 0;         ///< end of the core's stream
+    double overhead = 0;     ///< per-step control overhead (tpu-model.md §2)
+    double dma_issue = 0;    ///< scalar-core time issuing DMAs
+    double compute = 0;      ///< kernel bodies, as their charged work says
+    double exposed_dma = 0;  ///< blocked in DMA waits
     index_t steps = 0;
     index_t vmem_high_water = 0;  ///< bytes of VMEM the call allocates on this core (check 24)
     index_t smem_high_water = 0;
@@ -37,30 +37,31 @@ struct report {
     int cores = 1;
     double device_time = 0;  ///< predicted kernel time on the device (no host dispatch)
     std::array<core_report, 2> core{};
-    double mxu_time = 0;      ///< Σ over bodies of MXU busy time at peak
-    double vpu_time = 0;      ///< Σ over bodies of VPU busy time
+    double mxu_time = 0;         ///< Σ over bodies of MXU busy time at peak
+    double vpu_time = 0;         ///< Σ over bodies of VPU busy time
     double mxu_utilization = 0;  ///< mxu_time / (device_time × cores)
     double vpu_utilization = 0;
-    double flops = 0;            ///< MXU FLOPs charged (padded, × passes)
-    std::int64_t hbm_bytes = 0;  ///< bytes moved over HBM by all DMAs
+    double flops = 0;               ///< MXU FLOPs charged (padded, × passes)
+    std::int64_t hbm_bytes = 0;     ///< bytes moved over HBM by all DMAs
     double achieved_bandwidth = 0;  ///< hbm_bytes / device_time
     double bandwidth_fraction = 0;  ///< of the chip's spec HBM bandwidth
-    double exposed_dma = 0;      ///< Σ over cores
-    double overhead_share = 0;   ///< Σ overhead / Σ core time
-    double roofline_time = 0;    ///< max(compute at peak, HBM bytes at spec bandwidth)
-    bool memory_bound = false;   ///< which side of the roofline bounds it
-    double roofline_fraction = 0;  ///< roofline_time / device_time
+    double exposed_dma = 0;         ///< Σ over cores
+    double overhead_share = 0;      ///< Σ overhead / Σ core time
+    double roofline_time = 0;       ///< max(compute at peak, HBM bytes at spec bandwidth)
+    bool memory_bound = false;      ///< which side of the roofline bounds it
+    double roofline_fraction = 0;   ///< roofline_time / device_time
     std::int64_t dangling_dmas = 0;
     run_stats stats{};
-    std::vector<sim::step_times> steps;  ///< per core and step (when recorded)
-    std::vector<sim::span> timeline;     ///< when recorded
-    std::vector<dma_note> notes;         ///< what each DMA span's label refers to
+    std::vector<sim::step_times> steps;      ///< per core and step (when recorded)
+    std::vector<sim::span> timeline;         ///< when recorded
+    std::vector<dma_note> notes;             ///< what each DMA span's label refers to
     std::vector<std::string> operand_names;  ///< "in0", "out0", … (exporters name DMAs with them)
 };
 
 /// Builds a report from a simulation of an executed plan.
-inline report make_report(const chip& hw, const call_desc& desc, const plan_info& info, const run_stats& stats,
-                          sim::result&& r, std::vector<dma_note>&& notes, const sim::cost_model& costs) {
+inline report make_report(const chip& hw, const call_desc& desc, const plan_info& info,
+                          const run_stats& stats, sim::result&& r, std::vector<dma_note>&& notes,
+                          const sim::cost_model& costs) {
     report rep;
     rep.chip = hw.name;
     rep.cores = info.cores;
@@ -106,7 +107,8 @@ inline report make_report(const chip& hw, const call_desc& desc, const plan_info
     rep.timeline = std::move(r.timeline);
     rep.notes = std::move(notes);
     for (int i = 0; i < desc.n_ops(); ++i)
-        rep.operand_names.push_back(i < desc.n_in ? "in" + std::to_string(i) : "out" + std::to_string(i - desc.n_in));
+        rep.operand_names.push_back(i < desc.n_in ? "in" + std::to_string(i)
+                                                  : "out" + std::to_string(i - desc.n_in));
     return rep;
 }
 
@@ -143,8 +145,8 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
         os << "  core " << c << "             " << fmt_time(k.time) << " over " << k.steps
            << " steps: overhead " << fmt_time(k.overhead) << ", DMA issue " << fmt_time(k.dma_issue)
            << ", compute " << fmt_time(k.compute) << ", exposed DMA " << fmt_time(k.exposed_dma) << "\n";
-        os << "                     VMEM high-water " << k.vmem_high_water << " B, SMEM "
-           << k.smem_high_water << " B\n";
+        os << "                     VMEM high-water " << k.vmem_high_water << " B, SMEM " << k.smem_high_water
+           << " B\n";
     }
     os << "  HBM                " << r.hbm_bytes << " B at " << detail::fmt_num(r.achieved_bandwidth / 1e9, 1)
        << " GB/s (" << fmt_pct(r.bandwidth_fraction) << " of spec)\n";

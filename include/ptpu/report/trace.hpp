@@ -26,14 +26,22 @@ inline void require_timeline(const report& r, const char* where) {
 
 inline const char* kind_name(event_kind k) {
     switch (k) {
-    case event_kind::fetch: return "fetch";
-    case event_kind::sync_in: return "sync_in";
-    case event_kind::restore: return "restore";
-    case event_kind::write: return "write";
-    case event_kind::write_sync: return "write_sync";
-    case event_kind::sync_out: return "sync_out";
-    case event_kind::body: return "sync_copy";
-    default: return "dma";
+        case event_kind::fetch:
+            return "fetch";
+        case event_kind::sync_in:
+            return "sync_in";
+        case event_kind::restore:
+            return "restore";
+        case event_kind::write:
+            return "write";
+        case event_kind::write_sync:
+            return "write_sync";
+        case event_kind::sync_out:
+            return "sync_out";
+        case event_kind::body:
+            return "sync_copy";
+        default:
+            return "dma";
     }
 }
 
@@ -58,10 +66,14 @@ inline std::string dma_name(const report& r, std::uint32_t label) {
 inline std::string span_name(const report& r, const sim::span& s) {
     if (s.track == sim::span::track::dma) return dma_name(r, s.label);
     switch (s.kind) {
-    case sim::op_kind::overhead: return "step " + std::to_string(s.step) + " overhead";
-    case sim::op_kind::compute: return "body step " + std::to_string(s.step);
-    case sim::op_kind::dma_start: return "issue " + dma_name(r, s.label);
-    case sim::op_kind::dma_wait: return "wait " + dma_name(r, s.label);
+        case sim::op_kind::overhead:
+            return "step " + std::to_string(s.step) + " overhead";
+        case sim::op_kind::compute:
+            return "body step " + std::to_string(s.step);
+        case sim::op_kind::dma_start:
+            return "issue " + dma_name(r, s.label);
+        case sim::op_kind::dma_wait:
+            return "wait " + dma_name(r, s.label);
     }
     return "op";
 }
@@ -82,9 +94,8 @@ inline std::vector<int> dma_lanes(const report& r, int& lanes_out) {
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < r.timeline.size(); ++i)
         if (r.timeline[i].track == sim::span::track::dma) order.push_back(i);
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return r.timeline[a].begin < r.timeline[b].begin;
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return r.timeline[a].begin < r.timeline[b].begin; });
     std::vector<std::vector<double>> busy_until(2);
     lanes_out = 0;
     for (std::size_t i : order) {
@@ -139,15 +150,17 @@ inline std::string to_chrome_trace(const report& r) {
     for (std::size_t i = 0; i < r.timeline.size(); ++i) {
         const sim::span& s = r.timeline[i];
         const bool dma = s.track == sim::span::track::dma;
-        const char* cat = dma ? (s.label < r.notes.size() && detail::inbound(r.notes[s.label].kind) ? "dma_in" : "dma_out")
-                              : (s.kind == sim::op_kind::compute    ? "compute"
-                                 : s.kind == sim::op_kind::overhead ? "overhead"
-                                 : s.kind == sim::op_kind::dma_wait ? "wait"
-                                                                    : "issue");
+        const char* cat =
+            dma ? (s.label < r.notes.size() && detail::inbound(r.notes[s.label].kind) ? "dma_in" : "dma_out")
+                : (s.kind == sim::op_kind::compute    ? "compute"
+                   : s.kind == sim::op_kind::overhead ? "overhead"
+                   : s.kind == sim::op_kind::dma_wait ? "wait"
+                                                      : "issue");
         sep();
-        o << "{\"ph\":\"X\",\"pid\":" << s.core << ",\"tid\":" << (dma ? lane[i] + 1 : 0) << ",\"ts\":" << s.begin * 1e6
-          << ",\"dur\":" << (s.end - s.begin) * 1e6 << ",\"cat\":\"" << cat << "\",\"name\":\""
-          << detail::json_escape(detail::span_name(r, s)) << "\",\"args\":{\"step\":" << s.step;
+        o << "{\"ph\":\"X\",\"pid\":" << s.core << ",\"tid\":" << (dma ? lane[i] + 1 : 0)
+          << ",\"ts\":" << s.begin * 1e6 << ",\"dur\":" << (s.end - s.begin) * 1e6 << ",\"cat\":\"" << cat
+          << "\",\"name\":\"" << detail::json_escape(detail::span_name(r, s))
+          << "\",\"args\":{\"step\":" << s.step;
         if (dma) o << ",\"bytes\":" << s.bytes << ",\"hbm\":" << (s.far ? "true" : "false");
         o << "}}";
     }
@@ -160,7 +173,7 @@ inline void write_chrome_trace(const report& r, const std::string& path) {
 }
 
 struct svg_options {
-    int width = 1400;      ///< drawing width in pixels
+    int width = 1400;  ///< drawing width in pixels
     int row_height = 22;
 };
 
@@ -182,16 +195,20 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
     o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << opt.width << "\" height=\"" << height
       << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
     o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-    o << "<text x=\"10\" y=\"20\" font-size=\"14\">ptpu timeline: " << detail::json_escape(r.chip) << ", device time "
-      << r.device_time * 1e6 << " us</text>\n";
+    o << "<text x=\"10\" y=\"20\" font-size=\"14\">ptpu timeline: " << detail::json_escape(r.chip)
+      << ", device time " << r.device_time * 1e6 << " us</text>\n";
     auto color = [&](const sim::span& s) -> const char* {
         if (s.track == sim::span::track::dma)
             return s.label < r.notes.size() && detail::inbound(r.notes[s.label].kind) ? "#3a9e4f" : "#e08a1e";
         switch (s.kind) {
-        case sim::op_kind::overhead: return "#9a9a9a";
-        case sim::op_kind::dma_start: return "#d8c020";
-        case sim::op_kind::compute: return "#2f6fd0";
-        case sim::op_kind::dma_wait: return "#d03030";
+            case sim::op_kind::overhead:
+                return "#9a9a9a";
+            case sim::op_kind::dma_start:
+                return "#d8c020";
+            case sim::op_kind::compute:
+                return "#2f6fd0";
+            case sim::op_kind::dma_wait:
+                return "#d03030";
         }
         return "#000";
     };
@@ -199,8 +216,8 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
         const int y0 = top + c * (rows_per_core * opt.row_height + 16);
         o << "<text x=\"10\" y=\"" << y0 + 15 << "\">core " << c << " stream</text>\n";
         for (int k = 0; k < std::max(lanes, 1); ++k)
-            o << "<text x=\"10\" y=\"" << y0 + (k + 1) * opt.row_height + 15 << "\">core " << c << " DMA " << k
-              << "</text>\n";
+            o << "<text x=\"10\" y=\"" << y0 + (k + 1) * opt.row_height + 15 << "\">core " << c << " DMA "
+              << k << "</text>\n";
     }
     for (std::size_t i = 0; i < r.timeline.size(); ++i) {
         const sim::span& s = r.timeline[i];
@@ -222,12 +239,13 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
           << "\" stroke=\"black\"/><text x=\"" << x(t) - 15 << "\" y=\"" << axis_y + 17 << "\">" << t * 1e6
           << " us</text>\n";
     }
-    const char* legend[][2] = {{"#9a9a9a", "step overhead"}, {"#d8c020", "DMA issue"}, {"#2f6fd0", "compute"},
-                               {"#d03030", "exposed DMA wait"}, {"#3a9e4f", "DMA in"}, {"#e08a1e", "DMA out"}};
+    const char* legend[][2] = {{"#9a9a9a", "step overhead"}, {"#d8c020", "DMA issue"},
+                               {"#2f6fd0", "compute"},       {"#d03030", "exposed DMA wait"},
+                               {"#3a9e4f", "DMA in"},        {"#e08a1e", "DMA out"}};
     for (int k = 0; k < 6; ++k)
-        o << "<rect x=\"" << left + k * 150 << "\" y=\"" << height - 18 << "\" width=\"12\" height=\"12\" fill=\""
-          << legend[k][0] << "\"/><text x=\"" << left + k * 150 + 16 << "\" y=\"" << height - 8 << "\">"
-          << legend[k][1] << "</text>\n";
+        o << "<rect x=\"" << left + k * 150 << "\" y=\"" << height - 18
+          << "\" width=\"12\" height=\"12\" fill=\"" << legend[k][0] << "\"/><text x=\""
+          << left + k * 150 + 16 << "\" y=\"" << height - 8 << "\">" << legend[k][1] << "</text>\n";
     o << "</svg>\n";
     return o.str();
 }

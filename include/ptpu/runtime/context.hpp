@@ -32,9 +32,9 @@ struct kernel_context {
     index_t step = 0;
     index_t body_dma_count = 0;  ///< DMAs issued by bodies (sync_copy) on this call
     index_t body_dma_bytes = 0;
-    const chip* hw = nullptr;  ///< the chip the call runs on (ops pad MXU work to its shape)
-    bool timing_only = false;  ///< ops skip floating-point work but still charge it
-    work body_work{};          ///< what the running body charged since its last DMA
+    const chip* hw = nullptr;                   ///< the chip the call runs on (ops pad MXU work to its shape)
+    bool timing_only = false;                   ///< ops skip floating-point work but still charge it
+    work body_work{};                           ///< what the running body charged since its last DMA
     std::vector<body_dma_record> body_dma_log;  ///< the running body's own DMAs, in order
 };
 
@@ -79,10 +79,10 @@ inline index_t program_id(int axis) {
         throw error("22", "program_id", "program id was requested but no grid was provided",
                     "give the pallas_call a Grid<...>");
     if (axis < 0 || axis >= c.grid_rank)
-        throw error("22", "program_id",
-                    "invalid axis " + std::to_string(axis) + " for a grid of rank " +
-                        std::to_string(c.grid_rank),
-                    "use an axis in [0, grid rank)");
+        throw error(
+            "22", "program_id",
+            "invalid axis " + std::to_string(axis) + " for a grid of rank " + std::to_string(c.grid_rank),
+            "use an axis in [0, grid rank)");
     return c.point[static_cast<std::size_t>(axis)];
 }
 
@@ -90,10 +90,10 @@ inline index_t program_id(int axis) {
 inline index_t num_programs(int axis) {
     const kernel_context& c = detail::require_context("num_programs");
     if (axis < 0 || axis >= c.grid_rank)
-        throw error("22", "num_programs",
-                    "invalid axis " + std::to_string(axis) + " for a grid of rank " +
-                        std::to_string(c.grid_rank),
-                    "use an axis in [0, grid rank)");
+        throw error(
+            "22", "num_programs",
+            "invalid axis " + std::to_string(axis) + " for a grid of rank " + std::to_string(c.grid_rank),
+            "use an axis in [0, grid rank)");
     return c.grid[static_cast<std::size_t>(axis)];
 }
 
@@ -110,7 +110,9 @@ inline bool timing_only() {
 }
 
 /// The TensorCore running the body (0 or 1 on megacore chips).
-inline int core_index() { return detail::require_context("core_index").core; }
+inline int core_index() {
+    return detail::require_context("core_index").core;
+}
 
 /// pl.when(cond, fn): runs fn when cond holds.
 template <class F>

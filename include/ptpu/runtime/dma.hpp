@@ -42,11 +42,20 @@ constexpr block_region region_of(const operand_desc& o, const index_tuple<max_ra
         const block_dim& bd = o.block[d];
         index_t lo = 0;
         switch (bd.kind) {
-        case dim_kind::blocked: lo = b[d].start * bd.size; break;
-        case dim_kind::squeezed: lo = b[d].start; break;
-        case dim_kind::element: lo = b[d].start - bd.pad_lo; break;
-        case dim_kind::bounded_slice: lo = b[d].start; break;
-        case dim_kind::invalid: break;
+            case dim_kind::blocked:
+                lo = b[d].start * bd.size;
+                break;
+            case dim_kind::squeezed:
+                lo = b[d].start;
+                break;
+            case dim_kind::element:
+                lo = b[d].start - bd.pad_lo;
+                break;
+            case dim_kind::bounded_slice:
+                lo = b[d].start;
+                break;
+            case dim_kind::invalid:
+                break;
         }
         const index_t len = bd.kind == dim_kind::bounded_slice ? b[d].size : bd.size;
         const index_t first = std::max<index_t>(lo, 0);
@@ -134,8 +143,7 @@ void sync_copy(const ref<T, S1, R>& src, const ref<U, S2, R>& dst) {
     static_assert(std::is_same_v<std::remove_const_t<T>, U>,
                   "ptpu[DMA1] sync_copy: source and destination must have the same dtype and a "
                   "writable destination; cast in VMEM first");
-    check(src.shape() == dst.shape(), "DMA1", "sync_copy",
-          "source and destination shapes differ",
+    check(src.shape() == dst.shape(), "DMA1", "sync_copy", "source and destination shapes differ",
           "slice both refs with .at(ds(...), ...) to the same shape");
     const std::size_t run = static_cast<std::size_t>(R == 0 ? 1 : src.shape()[R - 1]) * sizeof(U);
     std::array<index_t, R> i{};

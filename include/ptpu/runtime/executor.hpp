@@ -23,17 +23,17 @@ namespace ptpu {
 
 /// What the executor did, counted as it ran (tests compare it with the plan).
 struct run_stats {
-    index_t steps = 0;                            ///< bodies run, all cores
-    std::array<index_t, 2> core_steps{};          ///< bodies run per core
-    index_t dma_in = 0;                           ///< HBM → window copies (fetch, sync_in, restore)
-    index_t dma_out = 0;                          ///< window → HBM copies (write, write_sync, sync_out)
+    index_t steps = 0;                    ///< bodies run, all cores
+    std::array<index_t, 2> core_steps{};  ///< bodies run per core
+    index_t dma_in = 0;                   ///< HBM → window copies (fetch, sync_in, restore)
+    index_t dma_out = 0;                  ///< window → HBM copies (write, write_sync, sync_out)
     index_t bytes_in = 0;
     index_t bytes_out = 0;
     std::array<index_t, max_operands> op_dmas{};  ///< per operand (inputs then outputs)
     std::array<index_t, max_operands> op_bytes{};
-    index_t body_dmas = 0;                        ///< DMAs issued by bodies (sync_copy)
+    index_t body_dmas = 0;  ///< DMAs issued by bodies (sync_copy)
     index_t body_dma_bytes = 0;
-    work total_work{};                            ///< everything the bodies charged
+    work total_work{};  ///< everything the bodies charged
 };
 
 /// What a timeline label points to: the pipeline DMA (or body DMA) behind a sim op.
@@ -70,7 +70,8 @@ public:
     arena_lease& operator=(const arena_lease&) = delete;
 
     std::byte* get(int core, std::size_t bytes) {
-        std::vector<std::byte>& v = owner_ ? cache()[static_cast<std::size_t>(core)] : own_[static_cast<std::size_t>(core)];
+        std::vector<std::byte>& v =
+            owner_ ? cache()[static_cast<std::size_t>(core)] : own_[static_cast<std::size_t>(core)];
         if (v.size() < bytes) v.resize(bytes);
         return v.data();
     }
@@ -91,8 +92,8 @@ private:
 }  // namespace detail
 
 struct executor_options {
-    bool timing_only = false;     ///< skip vector data movement and floating-point work
-    bool notes = false;           ///< keep a dma_note per DMA for the timeline (labels index it)
+    bool timing_only = false;  ///< skip vector data movement and floating-point work
+    bool notes = false;        ///< keep a dma_note per DMA for the timeline (labels index it)
     sim::cost_model costs = sim::default_costs;
 };
 
@@ -104,8 +105,15 @@ public:
     executor(const call_desc& desc, const plan_tables& tables, const block_fn* maps, const void* ctx,
              const std::array<void*, max_operands>& hbm, std::array<core_memory, 2>& mem,
              kernel_context& kctx, Invoke invoke, const executor_options& opt)
-        : desc_(desc), tables_(tables), maps_(maps), ctx_(ctx), hbm_(hbm), mem_(mem), kctx_(kctx),
-          invoke_(invoke), opt_(opt),
+        : desc_(desc),
+          tables_(tables),
+          maps_(maps),
+          ctx_(ctx),
+          hbm_(hbm),
+          mem_(mem),
+          kctx_(kctx),
+          invoke_(invoke),
+          opt_(opt),
           sched_{core_schedule(tables, 0), core_schedule(tables, tables.info.cores > 1 ? 1 : 0)} {
         if (tables.info.cores < 2) sched_[1] = core_schedule(tables, 0), done1_ = true;
         for (int i = 0; i < desc.n_ops(); ++i) {
@@ -196,19 +204,23 @@ private:
     }
     index_t move_in(const event& e) {
         const auto op = static_cast<std::size_t>(e.op);
-        if (!move_[op] && uniform_bytes_[op] >= 0) return count(e, uniform_bytes_[op], true), uniform_bytes_[op];
+        if (!move_[op] && uniform_bytes_[op] >= 0)
+            return count(e, uniform_bytes_[op], true), uniform_bytes_[op];
         const auto b = block_of(e.op, e.block_step);
-        const index_t bytes = move_[op] ? copy_block_in(hbm_[op], mem_[e.core].slots[op][e.slot], desc_.ops[op], b)
-                                        : region_of(desc_.ops[op], b).elems() * itemsize(desc_.ops[op].type);
+        const index_t bytes = move_[op]
+                                  ? copy_block_in(hbm_[op], mem_[e.core].slots[op][e.slot], desc_.ops[op], b)
+                                  : region_of(desc_.ops[op], b).elems() * itemsize(desc_.ops[op].type);
         count(e, bytes, true);
         return bytes;
     }
     index_t move_out(const event& e) {
         const auto op = static_cast<std::size_t>(e.op);
-        if (!move_[op] && uniform_bytes_[op] >= 0) return count(e, uniform_bytes_[op], false), uniform_bytes_[op];
+        if (!move_[op] && uniform_bytes_[op] >= 0)
+            return count(e, uniform_bytes_[op], false), uniform_bytes_[op];
         const auto b = block_of(e.op, e.block_step);
-        const index_t bytes = move_[op] ? copy_block_out(hbm_[op], mem_[e.core].slots[op][e.slot], desc_.ops[op], b)
-                                        : region_of(desc_.ops[op], b).elems() * itemsize(desc_.ops[op].type);
+        const index_t bytes = move_[op]
+                                  ? copy_block_out(hbm_[op], mem_[e.core].slots[op][e.slot], desc_.ops[op], b)
+                                  : region_of(desc_.ops[op], b).elems() * itemsize(desc_.ops[op].type);
         count(e, bytes, false);
         return bytes;
     }
@@ -220,38 +232,41 @@ private:
         auto& q = queue_[e.core];
         std::uint32_t id = 0;
         switch (e.kind) {
-        case event_kind::step:
-            // The context is set when the body runs: the model interleaves the two cores' pulls.
-            out = sim::op{sim::op_kind::overhead, 0, desc_.hw.step_overhead_s, 0, true, 0, e.step};
-            return true;
-        case event_kind::fetch:
-            out = dma_start(e, move_in(e), id);
-            in_flight_in_[e.core][op][e.slot] = id;
-            return true;
-        case event_kind::sync_in:
-        case event_kind::restore:
-            out = dma_start(e, move_in(e), id);
-            q.push_back(wait(e.core, id, e.step));
-            return true;
-        case event_kind::wait_in:
-            mem_[e.core].cur[op] = e.slot;
-            out = wait(e.core, in_flight_in_[e.core][op][e.slot], e.step);
-            return true;
-        case event_kind::body: return run_body(e, out);
-        case event_kind::write:
-        case event_kind::write_sync:
-        case event_kind::sync_out: {
-            out = dma_start(e, move_out(e), id);
-            if (e.kind == event_kind::write)
-                in_flight_out_[e.core][op][e.slot] = id;
-            else
-                q.push_back(wait(e.core, id, e.step));  // S29: a blocking copy
-            // S20: the body's output window is slot(copy_out); copy_out advances it.
-            if (e.kind != event_kind::sync_out)
-                mem_[e.core].cur[op] = (e.slot + 1) % std::max(1, tables_.info.ops[op].buffers);
-            return true;
-        }
-        case event_kind::wait_out: out = wait(e.core, in_flight_out_[e.core][op][e.slot], e.step); return true;
+            case event_kind::step:
+                // The context is set when the body runs: the model interleaves the two cores' pulls.
+                out = sim::op{sim::op_kind::overhead, 0, desc_.hw.step_overhead_s, 0, true, 0, e.step};
+                return true;
+            case event_kind::fetch:
+                out = dma_start(e, move_in(e), id);
+                in_flight_in_[e.core][op][e.slot] = id;
+                return true;
+            case event_kind::sync_in:
+            case event_kind::restore:
+                out = dma_start(e, move_in(e), id);
+                q.push_back(wait(e.core, id, e.step));
+                return true;
+            case event_kind::wait_in:
+                mem_[e.core].cur[op] = e.slot;
+                out = wait(e.core, in_flight_in_[e.core][op][e.slot], e.step);
+                return true;
+            case event_kind::body:
+                return run_body(e, out);
+            case event_kind::write:
+            case event_kind::write_sync:
+            case event_kind::sync_out: {
+                out = dma_start(e, move_out(e), id);
+                if (e.kind == event_kind::write)
+                    in_flight_out_[e.core][op][e.slot] = id;
+                else
+                    q.push_back(wait(e.core, id, e.step));  // S29: a blocking copy
+                // S20: the body's output window is slot(copy_out); copy_out advances it.
+                if (e.kind != event_kind::sync_out)
+                    mem_[e.core].cur[op] = (e.slot + 1) % std::max(1, tables_.info.ops[op].buffers);
+                return true;
+            }
+            case event_kind::wait_out:
+                out = wait(e.core, in_flight_out_[e.core][op][e.slot], e.step);
+                return true;
         }
         return false;
     }

@@ -27,7 +27,8 @@ public:
     static constexpr std::size_t rank = Rank;
 
     using eigen_array = Eigen::Array<std::remove_const_t<T>, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    using eigen_matrix = Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    using eigen_matrix =
+        Eigen::Matrix<std::remove_const_t<T>, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     using array_map = Eigen::Map<std::conditional_t<std::is_const_v<T>, const eigen_array, eigen_array>, 0,
                                  Eigen::OuterStride<>>;
     using matrix_map = Eigen::Map<std::conditional_t<std::is_const_v<T>, const eigen_matrix, eigen_matrix>, 0,
@@ -79,8 +80,8 @@ public:
 
     /// Scalar access: `s(i, j)` / `s[i]`. SMEM: load and store; VMEM: load only (S4).
     template <class... I>
-        requires(sizeof...(I) == Rank && (std::is_integral_v<I> && ...))
-    [[nodiscard]] decltype(auto) operator()(I... i) const {
+    requires(sizeof...(I) == Rank && (std::is_integral_v<I> && ...)) [[nodiscard]] decltype(auto) operator()(
+        I... i) const {
         static_assert(rules::require_scalar_load<Space>());
         T& v = data_[offset({static_cast<index_t>(i)...})];
         if constexpr (scalar_storable<Space>)
@@ -89,15 +90,12 @@ public:
             return static_cast<std::remove_const_t<T>>(v);
     }
     template <class I>
-        requires(Rank == 1 && std::is_integral_v<I>)
-    [[nodiscard]] decltype(auto) operator[](I i) const {
+    requires(Rank == 1 && std::is_integral_v<I>) [[nodiscard]] decltype(auto) operator[](I i) const {
         return (*this)(i);
     }
 
     /// Pallas `.at[...]`: the sub-ref at leading index i (rank drops by one).
-    [[nodiscard]] ref<T, Space, Rank - 1> at(index_t i) const
-        requires(Rank > 1)
-    {
+    [[nodiscard]] ref<T, Space, Rank - 1> at(index_t i) const requires(Rank > 1) {
         check_index(i, 0);
         std::array<index_t, Rank - 1> s{}, st{};
         for (std::size_t d = 1; d < Rank; ++d) {
@@ -108,8 +106,7 @@ public:
     }
     /// Pallas `.at[ds, ...]`: a sub-ref of the same rank (any space: DMA sources/destinations).
     template <class... S>
-        requires(sizeof...(S) == Rank && (std::is_same_v<S, slice> && ...))
-    [[nodiscard]] ref at(S... s) const {
+    requires(sizeof...(S) == Rank && (std::is_same_v<S, slice> && ...)) [[nodiscard]] ref at(S... s) const {
         const std::array<slice, Rank> sl{s...};
         ref r = *this;
         for (std::size_t d = 0; d < Rank; ++d) {
@@ -142,8 +139,8 @@ private:
     }
     void check_window(const slice& s, std::size_t d) const {
         check(s.start >= 0 && s.size >= 0 && s.start + s.size <= shape_[d], "R2", "ref",
-              "slice ds(" + std::to_string(s.start) + ", " + std::to_string(s.size) +
-                  ") is outside dim " + std::to_string(d) + " of extent " + std::to_string(shape_[d]),
+              "slice ds(" + std::to_string(s.start) + ", " + std::to_string(s.size) + ") is outside dim " +
+                  std::to_string(d) + " of extent " + std::to_string(shape_[d]),
               "keep ds(start, size) within the ref");
     }
     void check_index(index_t i, std::size_t d) const {

@@ -46,13 +46,13 @@ struct event {
 
 /// Per-operand facts the planner derived.
 struct operand_plan {
-    bool windowed = false;   ///< has a VMEM/SMEM window (false for any/hbm/semaphore, S47)
-    bool trivial = false;    ///< whole array, zero index map: one buffer, sync copies (S18, S47)
-    bool constant = false;   ///< index map ignores every grid axis of size > 1 (S48)
-    int buffers = 0;         ///< window slots allocated (0 when not windowed)
-    index_t block_bytes = 0; ///< bytes of one block (the window slot's data)
-    index_t slot_bytes = 0;  ///< bytes one slot occupies in its memory, tile-padded (check 24)
-    index_t dmas = 0;        ///< DMAs the pipeline issues for it (fetch, sync, restore, write)
+    bool windowed = false;    ///< has a VMEM/SMEM window (false for any/hbm/semaphore, S47)
+    bool trivial = false;     ///< whole array, zero index map: one buffer, sync copies (S18, S47)
+    bool constant = false;    ///< index map ignores every grid axis of size > 1 (S48)
+    int buffers = 0;          ///< window slots allocated (0 when not windowed)
+    index_t block_bytes = 0;  ///< bytes of one block (the window slot's data)
+    index_t slot_bytes = 0;   ///< bytes one slot occupies in its memory, tile-padded (check 24)
+    index_t dmas = 0;         ///< DMAs the pipeline issues for it (fetch, sync, restore, write)
 };
 
 /// Summary of a plan, and the first problem found (diag.ok() when valid).
@@ -70,8 +70,12 @@ struct plan_info {
 
 namespace detail {
 
-constexpr index_t cdiv(index_t a, index_t b) { return (a + b - 1) / b; }
-constexpr index_t align_up(index_t a, index_t b) { return cdiv(a, b) * b; }
+constexpr index_t cdiv(index_t a, index_t b) {
+    return (a + b - 1) / b;
+}
+constexpr index_t align_up(index_t a, index_t b) {
+    return cdiv(a, b) * b;
+}
 
 /// Grid point of linear step s: row-major, last axis fastest (S13).
 constexpr std::array<index_t, max_rank> grid_point(const call_desc& c, index_t s) {
@@ -101,8 +105,10 @@ constexpr index_t slot_bytes(const operand_desc& o, int generation) {
     for (std::size_t i = 0; i < n; ++i) {
         index_t s = o.block[i].size;
         if (o.space == space_kind::vmem) {
-            if (i + 1 == n) s = align_up(s, 128);
-            else if (i + 2 == n) s = align_up(s, sublane_tiling(o.type, generation));
+            if (i + 1 == n)
+                s = align_up(s, 128);
+            else if (i + 2 == n)
+                s = align_up(s, sublane_tiling(o.type, generation));
         }
         elems *= s;
     }
@@ -115,11 +121,16 @@ constexpr bool in_bounds(const operand_desc& o, std::size_t d, const index_entry
     const block_dim& bd = o.block[d];
     const index_t dim = o.shape[d];
     switch (bd.kind) {
-    case dim_kind::blocked: return e.start >= 0 && e.start < cdiv(dim, bd.size);
-    case dim_kind::squeezed: return e.start >= 0 && e.start < dim;
-    case dim_kind::element: return e.start >= 0 && e.start + bd.size <= dim + bd.pad_lo + bd.pad_hi;
-    case dim_kind::bounded_slice: return e.start >= 0 && e.size <= bd.size && e.start + e.size <= dim;
-    case dim_kind::invalid: return false;
+        case dim_kind::blocked:
+            return e.start >= 0 && e.start < cdiv(dim, bd.size);
+        case dim_kind::squeezed:
+            return e.start >= 0 && e.start < dim;
+        case dim_kind::element:
+            return e.start >= 0 && e.start + bd.size <= dim + bd.pad_lo + bd.pad_hi;
+        case dim_kind::bounded_slice:
+            return e.start >= 0 && e.size <= bd.size && e.start + e.size <= dim;
+        case dim_kind::invalid:
+            return false;
     }
     return false;
 }
@@ -222,7 +233,7 @@ constexpr plan_tables analyze(const call_desc& c, const block_fn* maps, const vo
             for (int d = o.rank - 1; d >= 0; --d) {
                 const block_dim& bd = o.block[static_cast<std::size_t>(d)];
                 const index_t dim = o.shape[static_cast<std::size_t>(d)];
-                const index_t n = bd.kind == dim_kind::blocked    ? detail::cdiv(dim, bd.size)
+                const index_t n = bd.kind == dim_kind::blocked   ? detail::cdiv(dim, bd.size)
                                   : bd.kind == dim_kind::element ? dim + bd.pad_lo + bd.pad_hi - bd.size + 1
                                                                  : dim;
                 id_stride[d] = n_ids;
@@ -422,127 +433,149 @@ public:
     constexpr bool next(event& e) {
         for (;;) {
             switch (phase_) {
-            case phase::pre:  // S22.2: trivially-windowed inputs, once, before the prologue
-                while (k_ < t_->n_in) {
-                    const int i = k_++;
-                    if (trivial_[i]) return put(e, event_kind::sync_in, i, 0, begin_, begin_);
-                }
-                to(phase::prologue);
-                t_depth_ = 0;
-                continue;
-            case phase::prologue:  // S22.3, clamped to t < n (Q2 [M])
-                while (t_depth_ + 1 < depth_) {
+                case phase::pre:  // S22.2: trivially-windowed inputs, once, before the prologue
+                    while (k_ < t_->n_in) {
+                        const int i = k_++;
+                        if (trivial_[i]) return put(e, event_kind::sync_in, i, 0, begin_, begin_);
+                    }
+                    to(phase::prologue);
+                    t_depth_ = 0;
+                    continue;
+                case phase::prologue:  // S22.3, clamped to t < n (Q2 [M])
+                    while (t_depth_ + 1 < depth_) {
+                        while (k_ < n_pin_) {
+                            const int i = pin_[k_++];
+                            const int bc = bc_[i];
+                            if (t_depth_ + 1 >= bc || t_depth_ >= n_) continue;
+                            if (t_depth_ == 0 || changed(i, begin_ + t_depth_))
+                                return put(e, event_kind::fetch, i, cin_[i]++ % bc, begin_,
+                                           begin_ + t_depth_);
+                        }
+                        k_ = 0;
+                        ++t_depth_;
+                    }
+                    s_ = 0;
+                    to(phase::step);
+                    continue;
+                case phase::step:
+                    if (s_ == n_) {
+                        to(phase::epilogue_wait);
+                        continue;
+                    }
+                    g_ = begin_ + s_;
+                    to(phase::copy_in);
+                    return put(e, event_kind::step, 0, 0, g_, g_);
+                case phase::copy_in:  // S23.1: bc >= 2 fetches step g+bc-1's block when it changes
                     while (k_ < n_pin_) {
                         const int i = pin_[k_++];
                         const int bc = bc_[i];
-                        if (t_depth_ + 1 >= bc || t_depth_ >= n_) continue;
-                        if (t_depth_ == 0 || changed(i, begin_ + t_depth_))
-                            return put(e, event_kind::fetch, i, cin_[i]++ % bc, begin_, begin_ + t_depth_);
+                        if (bc >= 2) {
+                            if (s_ <= n_ - bc && changed(i, g_ + bc - 1))
+                                return put(e, event_kind::fetch, i, cin_[i]++ % bc, g_, g_ + bc - 1);
+                        } else if (s_ == 0 || changed(i, g_)) {
+                            ++cin_[i];
+                            return put(e, event_kind::fetch, i, 0, g_, g_);
+                        }
                     }
-                    k_ = 0;
-                    ++t_depth_;
-                }
-                s_ = 0;
-                to(phase::step);
-                continue;
-            case phase::step:
-                if (s_ == n_) {
-                    to(phase::epilogue_wait);
+                    to(phase::wait_in);
                     continue;
-                }
-                g_ = begin_ + s_;
-                to(phase::copy_in);
-                return put(e, event_kind::step, 0, 0, g_, g_);
-            case phase::copy_in:  // S23.1: bc >= 2 fetches step g+bc-1's block when it changes
-                while (k_ < n_pin_) {
-                    const int i = pin_[k_++];
-                    const int bc = bc_[i];
-                    if (bc >= 2) {
-                        if (s_ <= n_ - bc && changed(i, g_ + bc - 1))
-                            return put(e, event_kind::fetch, i, cin_[i]++ % bc, g_, g_ + bc - 1);
-                    } else if (s_ == 0 || changed(i, g_)) {
-                        ++cin_[i];
-                        return put(e, event_kind::fetch, i, 0, g_, g_);
+                case phase::wait_in:  // S23.2
+                    while (k_ < n_pin_) {
+                        const int i = pin_[k_++];
+                        if (s_ == 0 || changed(i, g_))
+                            return put(e, event_kind::wait_in, i, win_[i] % bc_[i], g_, g_);
                     }
-                }
-                to(phase::wait_in);
-                continue;
-            case phase::wait_in:  // S23.2
-                while (k_ < n_pin_) {
-                    const int i = pin_[k_++];
-                    if (s_ == 0 || changed(i, g_)) return put(e, event_kind::wait_in, i, win_[i] % bc_[i], g_, g_);
-                }
-                to(phase::restore);
-                continue;
-            case phase::restore:  // S40 [M]: revisit_any outputs get their block back on a change
-                while (k_ < n_pout_) {
-                    const int o = pout_[k_++];
-                    if (revisit_any_[o] && (s_ == 0 || changed(o, g_)))
-                        return put(e, event_kind::restore, o, cout_[o] % bc_[o], g_, g_);
-                }
-                to(phase::body);
-                continue;
-            case phase::body:
-                to(phase::copy_out);
-                return put(e, event_kind::body, 0, 0, g_, g_);
-            case phase::copy_out:  // S23.4: at the last step of each output run
-                while (k_ < n_pout_) {
-                    const int o = pout_[k_++];
-                    if (s_ == n_ - 1 || changed(o, g_ + 1)) {
+                    to(phase::restore);
+                    continue;
+                case phase::restore:  // S40 [M]: revisit_any outputs get their block back on a change
+                    while (k_ < n_pout_) {
+                        const int o = pout_[k_++];
+                        if (revisit_any_[o] && (s_ == 0 || changed(o, g_)))
+                            return put(e, event_kind::restore, o, cout_[o] % bc_[o], g_, g_);
+                    }
+                    to(phase::body);
+                    continue;
+                case phase::body:
+                    to(phase::copy_out);
+                    return put(e, event_kind::body, 0, 0, g_, g_);
+                case phase::copy_out:  // S23.4: at the last step of each output run
+                    while (k_ < n_pout_) {
+                        const int o = pout_[k_++];
+                        if (s_ == n_ - 1 || changed(o, g_ + 1)) {
+                            const int bc = bc_[o];
+                            return put(e, bc == 1 ? event_kind::write_sync : event_kind::write, o,
+                                       cout_[o]++ % bc, g_, g_);
+                        }
+                    }
+                    to(phase::wait_out);
+                    continue;
+                case phase::wait_out:  // S23.5: the previous run's write, issued at step g-1
+                    while (k_ < n_pout_) {
+                        const int o = pout_[k_++];
                         const int bc = bc_[o];
-                        return put(e, bc == 1 ? event_kind::write_sync : event_kind::write, o, cout_[o]++ % bc, g_, g_);
+                        if (bc > 1 && s_ > 0 && changed(o, g_))
+                            return put(e, event_kind::wait_out, o, wout_[o]++ % bc, g_, g_ - 1);
                     }
-                }
-                to(phase::wait_out);
-                continue;
-            case phase::wait_out:  // S23.5: the previous run's write, issued at step g-1
-                while (k_ < n_pout_) {
-                    const int o = pout_[k_++];
-                    const int bc = bc_[o];
-                    if (bc > 1 && s_ > 0 && changed(o, g_)) return put(e, event_kind::wait_out, o, wout_[o]++ % bc, g_, g_ - 1);
-                }
-                // S23.6 advance: an input's window moves on when the next step changes it.
-                for (int k = 0; k < n_pin_; ++k) {
-                    const int i = pin_[k];
-                    if (s_ == n_ - 1 || changed(i, g_ + 1)) ++win_[i];
-                }
-                ++s_;
-                to(phase::step);
-                continue;
-            case phase::epilogue_wait:  // S24
-                while (k_ < n_pout_) {
-                    const int o = pout_[k_++];
-                    const int bc = bc_[o];
-                    if (bc > 1) return put(e, event_kind::wait_out, o, wout_[o]++ % bc, end_ - 1, end_ - 1);
-                }
-                to(phase::epilogue_sync);
-                k_ = t_->n_in;
-                continue;
-            case phase::epilogue_sync:
-                while (k_ < t_->n_ops) {
-                    const int o = k_++;
-                    if (trivial_[o]) return put(e, event_kind::sync_out, o, 0, end_ - 1, end_ - 1);
-                }
-                to(phase::done);
-                continue;
-            case phase::done: return false;
+                    // S23.6 advance: an input's window moves on when the next step changes it.
+                    for (int k = 0; k < n_pin_; ++k) {
+                        const int i = pin_[k];
+                        if (s_ == n_ - 1 || changed(i, g_ + 1)) ++win_[i];
+                    }
+                    ++s_;
+                    to(phase::step);
+                    continue;
+                case phase::epilogue_wait:  // S24
+                    while (k_ < n_pout_) {
+                        const int o = pout_[k_++];
+                        const int bc = bc_[o];
+                        if (bc > 1)
+                            return put(e, event_kind::wait_out, o, wout_[o]++ % bc, end_ - 1, end_ - 1);
+                    }
+                    to(phase::epilogue_sync);
+                    k_ = t_->n_in;
+                    continue;
+                case phase::epilogue_sync:
+                    while (k_ < t_->n_ops) {
+                        const int o = k_++;
+                        if (trivial_[o]) return put(e, event_kind::sync_out, o, 0, end_ - 1, end_ - 1);
+                    }
+                    to(phase::done);
+                    continue;
+                case phase::done:
+                    return false;
             }
         }
     }
 
 private:
     enum class phase : std::uint8_t {
-        pre, prologue, step, copy_in, wait_in, restore, body, copy_out, wait_out, epilogue_wait,
-        epilogue_sync, done
+        pre,
+        prologue,
+        step,
+        copy_in,
+        wait_in,
+        restore,
+        body,
+        copy_out,
+        wait_out,
+        epilogue_wait,
+        epilogue_sync,
+        done
     };
     constexpr void to(phase p) {
         phase_ = p;
         k_ = 0;
     }
-    [[nodiscard]] constexpr bool changed(int op, index_t g) const { return t_->chg[static_cast<std::size_t>(op * t_->steps + g)] != 0; }
+    [[nodiscard]] constexpr bool changed(int op, index_t g) const {
+        return t_->chg[static_cast<std::size_t>(op * t_->steps + g)] != 0;
+    }
     constexpr bool put(event& e, event_kind k, int op, index_t slot, index_t step, index_t block_step) const {
-        e = event{k, static_cast<std::uint8_t>(core_), static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(slot),
-                  static_cast<std::uint32_t>(step), static_cast<std::uint32_t>(block_step)};
+        e = event{k,
+                  static_cast<std::uint8_t>(core_),
+                  static_cast<std::uint8_t>(op),
+                  static_cast<std::uint8_t>(slot),
+                  static_cast<std::uint32_t>(step),
+                  static_cast<std::uint32_t>(block_step)};
         return true;
     }
 

@@ -48,7 +48,9 @@ namespace detail {
 
 // NaN and infinities fail: they would poison every time that follows.
 
-constexpr void check_work(const work& w) { ptpu::check_work(w); }
+constexpr void check_work(const work& w) {
+    ptpu::check_work(w);
+}
 
 }  // namespace detail
 
@@ -59,8 +61,7 @@ constexpr void validate(const cost_model& m) {
           "ptpu[C3] cost_model: medium_factor or expensive_factor is negative or not finite; use "
           "finite factors >= 0 (in cheap vreg ops)");
     check(ptpu::detail::finite_non_negative(m.scalar_ops_per_cycle) && m.scalar_ops_per_cycle > 0 &&
-              ptpu::detail::finite_non_negative(m.onchip_vregs_per_cycle) &&
-              m.onchip_vregs_per_cycle > 0,
+              ptpu::detail::finite_non_negative(m.onchip_vregs_per_cycle) && m.onchip_vregs_per_cycle > 0,
           "ptpu[C3] cost_model: scalar_ops_per_cycle or onchip_vregs_per_cycle is not a "
           "positive finite rate; use a rate > 0");
 }
@@ -80,8 +81,7 @@ constexpr work_time time_of(const work& w, const chip& c, const cost_model& m = 
     work_time t;
     t.mxu = w.mxu_passes_flops / c.peak_bf16_flops +
             (w.mxu_int8_ops > 0 ? w.mxu_int8_ops / c.peak_int8_ops : 0.0);
-    t.vpu = (w.vreg_cheap + m.medium_factor * w.vreg_medium +
-             m.expensive_factor * w.vreg_expensive) /
+    t.vpu = (w.vreg_cheap + m.medium_factor * w.vreg_medium + m.expensive_factor * w.vreg_expensive) /
             (clock * static_cast<double>(c.vpu_alus_per_lane));
     t.load = w.vector_loads / (clock * static_cast<double>(c.vmem_loads_per_cycle));
     t.store = w.vector_stores / (clock * static_cast<double>(c.vmem_stores_per_cycle));

@@ -89,17 +89,17 @@ struct result {
     /// core_time = busy_overhead + busy_issue + busy_compute + wait_dma holds for every core.
     std::array<double, 2> core_time{};
     std::array<double, 2> busy_overhead{};
-    std::array<double, 2> busy_issue{};    ///< dma_issue_s per DMA start
+    std::array<double, 2> busy_issue{};  ///< dma_issue_s per DMA start
     std::array<double, 2> busy_compute{};
-    std::array<double, 2> wait_dma{};      ///< blocked in waits: exposed DMA time
-    std::int64_t hbm_bytes = 0;            ///< bytes of far DMAs
-    std::int64_t onchip_bytes = 0;         ///< bytes of VMEM->VMEM DMAs
-    double hbm_busy_time = 0;              ///< time with at least one far transfer moving bytes
+    std::array<double, 2> wait_dma{};  ///< blocked in waits: exposed DMA time
+    std::int64_t hbm_bytes = 0;        ///< bytes of far DMAs
+    std::int64_t onchip_bytes = 0;     ///< bytes of VMEM->VMEM DMAs
+    double hbm_busy_time = 0;          ///< time with at least one far transfer moving bytes
     std::int64_t dma_count = 0;
-    std::int64_t dangling_dmas = 0;        ///< started but never waited (a semaphore leak, 39)
-    std::int64_t op_count = 0;             ///< ops pulled from the source
-    std::vector<span> timeline;            ///< when options::timeline
-    std::vector<step_times> steps;         ///< when options::per_step, in stream order per core
+    std::int64_t dangling_dmas = 0;  ///< started but never waited (a semaphore leak, 39)
+    std::int64_t op_count = 0;       ///< ops pulled from the source
+    std::vector<span> timeline;      ///< when options::timeline
+    std::vector<step_times> steps;   ///< when options::per_step, in stream order per core
 };
 
 namespace detail {
@@ -121,7 +121,7 @@ struct live_dma {
     std::uint8_t core = 0;
     std::uint8_t channel = 0;  // 0: HBM; 1 + core: that core's on-chip path
     dma_phase phase = dma_phase::latency;
-    bool orphan = false;       // its core's stream has ended: nobody will wait for it
+    bool orphan = false;  // its core's stream has ended: nobody will wait for it
 };
 
 // Event order: time, then core, then start order. DMA events come before core ops at equal time,
@@ -195,9 +195,8 @@ public:
         for (std::size_t k = 0; k < n; ++k) {
             const double tag = tags_[k];
             if (first_ < 0 || tag < first_tag_ ||
-                (tag == first_tag_ &&
-                 before(tag, dmas[static_cast<std::size_t>(slots_[k])], first_tag_,
-                        dmas[static_cast<std::size_t>(first_)]))) {
+                (tag == first_tag_ && before(tag, dmas[static_cast<std::size_t>(slots_[k])], first_tag_,
+                                             dmas[static_cast<std::size_t>(first_)]))) {
                 first_ = slots_[k];
                 first_tag_ = tag;
             }
@@ -227,11 +226,11 @@ private:
 
     double bw_ = 0;
     double v_ = 0;
-    double t_last_ = 0;      // time at which v_ was last brought up to date
-    double busy_since_ = 0;  // start of the current busy period
-    std::vector<int> slots_; // active transfers
+    double t_last_ = 0;       // time at which v_ was last brought up to date
+    double busy_since_ = 0;   // start of the current busy period
+    std::vector<int> slots_;  // active transfers
     std::vector<double> tags_;
-    int first_ = -1;         // the one completing next (smallest tag, then event order)
+    int first_ = -1;  // the one completing next (smallest tag, then event order)
     double first_tag_ = 0;
     double first_done_ = never;
     std::array<double, small> share_{};
@@ -410,32 +409,32 @@ private:
             step_times* row = opt_.per_step ? step_row(c, o.step) : nullptr;
             const double begin = t;
             switch (o.kind) {
-            case op_kind::overhead:
-            case op_kind::compute: {
-                check_seconds(o);
-                t += o.seconds;
-                const bool ovh = o.kind == op_kind::overhead;
-                (ovh ? res_.busy_overhead : res_.busy_compute)[c] += o.seconds;
-                if (row) (ovh ? row->overhead : row->compute) += o.seconds;
-                break;
-            }
-            case op_kind::dma_start:
-                start_dma(c, o);
-                if (row) row->issue += chip_.dma_issue_s;
-                break;
-            case op_kind::dma_wait:
-                wait_dma(c, o);
-                break;
-            default:
-                throw error("SIM2", "simulate",
-                            "an op has an unknown op_kind (" +
-                                std::to_string(static_cast<int>(o.kind)) + ")",
-                            "use overhead, dma_start, dma_wait or compute");
+                case op_kind::overhead:
+                case op_kind::compute: {
+                    check_seconds(o);
+                    t += o.seconds;
+                    const bool ovh = o.kind == op_kind::overhead;
+                    (ovh ? res_.busy_overhead : res_.busy_compute)[c] += o.seconds;
+                    if (row) (ovh ? row->overhead : row->compute) += o.seconds;
+                    break;
+                }
+                case op_kind::dma_start:
+                    start_dma(c, o);
+                    if (row) row->issue += chip_.dma_issue_s;
+                    break;
+                case op_kind::dma_wait:
+                    wait_dma(c, o);
+                    break;
+                default:
+                    throw error(
+                        "SIM2", "simulate",
+                        "an op has an unknown op_kind (" + std::to_string(static_cast<int>(o.kind)) + ")",
+                        "use overhead, dma_start, dma_wait or compute");
             }
             if (row) row->end = t;
             if (opt_.timeline && (o.kind != op_kind::dma_wait || t > begin))
-                res_.timeline.push_back({c, span::track::stream, o.kind, o.label, o.step, o.dma,
-                                         begin, t, 0, true});
+                res_.timeline.push_back(
+                    {c, span::track::stream, o.kind, o.label, o.step, o.dma, begin, t, 0, true});
         }
     }
 
@@ -563,8 +562,8 @@ private:
         live_dma& d = at(s);
         if (t > last_done_) last_done_ = t;
         if (opt_.timeline)
-            res_.timeline.push_back({d.core, span::track::dma, op_kind::dma_start, d.label, d.step,
-                                     d.id, d.begin, t, d.bytes, d.channel == 0});
+            res_.timeline.push_back({d.core, span::track::dma, op_kind::dma_start, d.label, d.step, d.id,
+                                     d.begin, t, d.bytes, d.channel == 0});
         const int c = d.core;
         if (d.orphan) {
             free_.push_back(s);
@@ -579,8 +578,8 @@ private:
                 row.end = t;
             }
             if (opt_.timeline && t > begin)
-                res_.timeline.push_back({c, span::track::stream, op_kind::dma_wait,
-                                         wait_label_[c], wait_step_[c], d.id, begin, t, 0, true});
+                res_.timeline.push_back({c, span::track::stream, op_kind::dma_wait, wait_label_[c],
+                                         wait_step_[c], d.id, begin, t, 0, true});
             live_[c].erase(live_[c].find(d.id));
             free_.push_back(s);
         } else {
@@ -593,17 +592,17 @@ private:
     Source& src_;
     const options& opt_;
     result res_;
-    std::vector<live_dma> dmas_;               // slots
-    std::vector<int> free_;                    // free slots
-    std::array<live_list, 2> live_;            // per core: started, not yet waited
-    std::array<slot_queue, 2> pending_;        // per core: in their latency, in start order
-    std::array<channel, 3> channels_;          // HBM, on-chip of core 0, on-chip of core 1
-    std::array<double, 2> t_{};                // when each core's next op starts (or it ended)
+    std::vector<live_dma> dmas_;         // slots
+    std::vector<int> free_;              // free slots
+    std::array<live_list, 2> live_;      // per core: started, not yet waited
+    std::array<slot_queue, 2> pending_;  // per core: in their latency, in start order
+    std::array<channel, 3> channels_;    // HBM, on-chip of core 0, on-chip of core 1
+    std::array<double, 2> t_{};          // when each core's next op starts (or it ended)
     std::array<core_state, 2> state_{};
-    std::array<int, 2> wait_slot_{-1, -1};     // the DMA a blocked core waits on
+    std::array<int, 2> wait_slot_{-1, -1};  // the DMA a blocked core waits on
     std::array<std::uint32_t, 2> wait_label_{};
     std::array<std::uint32_t, 2> wait_step_{};
-    std::array<int, 2> row_{-1, -1};           // current per-step row of each core
+    std::array<int, 2> row_{-1, -1};               // current per-step row of each core
     std::unordered_map<std::uint64_t, int> rows_;  // (core, step) -> row, with per_step
     std::uint64_t seq_ = 0;
     double last_done_ = 0;
@@ -624,7 +623,9 @@ class source_ref {
 public:
     template <op_source Source>
     explicit source_ref(Source& s)
-        : obj_(&s), next_([](void* o, int core, op& out) { return static_cast<bool>(static_cast<Source*>(o)->next(core, out)); }) {}
+        : obj_(&s), next_([](void* o, int core, op& out) {
+              return static_cast<bool>(static_cast<Source*>(o)->next(core, out));
+          }) {}
     bool next(int core, op& out) { return next_(obj_, core, out); }
 
 private:
@@ -639,8 +640,8 @@ inline result simulate_source(const chip& c, int cores, source_ref src, const op
     if (cores < 1 || cores > 2 || cores > c.cores_per_chip)
         throw error("SIM3", "simulate",
                     "cores is " + std::to_string(cores) + " but chip " +
-                        std::string(ptpu::detail::name_of(c)) + " has " +
-                        std::to_string(c.cores_per_chip) + " TensorCore(s)",
+                        std::string(ptpu::detail::name_of(c)) + " has " + std::to_string(c.cores_per_chip) +
+                        " TensorCore(s)",
                     "simulate 1 core, or 2 on a dual-TensorCore chip");
     return detail::engine<source_ref>(c, cores, src, opt).run();
 }

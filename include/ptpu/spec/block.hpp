@@ -128,8 +128,8 @@ struct pick_option {
 };
 template <template <class> class Is, class Default, class First, class... Rest>
 struct pick_option<Is, Default, First, Rest...> {
-    using type = std::conditional_t<Is<First>::value, First,
-                                    typename pick_option<Is, Default, Rest...>::type>;
+    using type =
+        std::conditional_t<Is<First>::value, First, typename pick_option<Is, Default, Rest...>::type>;
 };
 template <template <class> class Is, class Default, class... Opts>
 using pick_t = typename pick_option<Is, Default, Opts...>::type;
@@ -159,8 +159,7 @@ struct BlockSpec {
     using mode = detail::pick_t<detail::is_buffered_opt, detail::no_mode, Options...>;
     using revisit = detail::pick_t<detail::is_revisit_opt, revisit_immediate, Options...>;
     static constexpr bool explicit_mode = !std::is_same_v<mode, detail::no_mode>;
-    static_assert(((space<Options> || detail::is_buffered<Options> || detail::is_revisit<Options>) &&
-                   ...),
+    static_assert(((space<Options> || detail::is_buffered<Options> || detail::is_revisit<Options>)&&...),
                   "ptpu[19] BlockSpec: unsupported option; options are a memory space, "
                   "Buffered<k> and revisit_any/revisit_immediate");
     static_assert(rules::require_block_space<memory>());

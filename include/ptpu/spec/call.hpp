@@ -24,8 +24,9 @@ struct Array {
     static constexpr std::size_t rank = sizeof...(Dims);
     static constexpr std::array<index_t, rank> shape{Dims...};
     static constexpr index_t size = (index_t{1} * ... * Dims);
-    static_assert(element_type<T>, "ptpu[T1] Array: unsupported element type; use float, bf16, "
-                                   "f16, int32_t, int16_t, int8_t, uint8_t or bool");
+    static_assert(element_type<T>,
+                  "ptpu[T1] Array: unsupported element type; use float, bf16, "
+                  "f16, int32_t, int16_t, int8_t, uint8_t or bool");
     static_assert(((Dims > 0) && ...), "ptpu[V1] Array: every dimension must be >= 1");
     static_assert(rank <= max_rank, "ptpu[V1] Array: rank above ptpu's max_rank (6)");
 };
@@ -115,7 +116,16 @@ inline constexpr bool is_scratch<Scratch<S, T, D...>> = true;
 
 // What kind of pallas_call option a type is.
 enum class option_kind : std::uint8_t {
-    grid, in, out, scratch, semantics, chip, vmem_limit, prefetch, alias, unknown
+    grid,
+    in,
+    out,
+    scratch,
+    semantics,
+    chip,
+    vmem_limit,
+    prefetch,
+    alias,
+    unknown
 };
 template <class T>
 inline constexpr option_kind kind_of = option_kind::unknown;
@@ -164,9 +174,9 @@ struct collect {
 };
 template <option_kind K, class Acc, class First, class... Rest>
 struct collect<K, Acc, First, Rest...> {
-    using type = typename collect<
-        K, std::conditional_t<kind_of<First> == K, typename append<Acc, First>::type, Acc>,
-        Rest...>::type;
+    using type =
+        typename collect<K, std::conditional_t<kind_of<First> == K, typename append<Acc, First>::type, Acc>,
+                         Rest...>::type;
 };
 template <option_kind K, class... Opts>
 using collect_t = typename collect<K, pack<>, Opts...>::type;

@@ -34,17 +34,17 @@ struct operand_desc {
     dtype type = dtype::f32;
     int rank = 0;
     std::array<index_t, max_rank> shape{};
-    bool full_block = false;        ///< BlockSpec<Full>: block_shape=None
+    bool full_block = false;  ///< BlockSpec<Full>: block_shape=None
     int block_rank = 0;
     std::array<block_dim, max_rank> block{};
     int buffer_count = 2;
     bool explicit_mode = false;
     bool lookahead = false;
     bool revisit_any = false;
-    bool zero_map = false;          ///< index_map=None (literal zeros)
+    bool zero_map = false;  ///< index_map=None (literal zeros)
     map_issue issue = map_issue::none;
-    int map_returned = 0;           ///< how many entries the index map returned (check 2)
-    int alias_of = -1;              ///< outputs: the input index whose HBM buffer it reuses (S50)
+    int map_returned = 0;  ///< how many entries the index map returned (check 2)
+    int alias_of = -1;     ///< outputs: the input index whose HBM buffer it reuses (S50)
 
     [[nodiscard]] constexpr index_t itemsize_bytes() const { return itemsize(type); }
     [[nodiscard]] constexpr bool windowed() const { return !access(space).windowless; }
@@ -131,9 +131,7 @@ struct map_call<Map, std::index_sequence<I...>, void> {
     static constexpr bool ok = std::is_invocable_v<const Map&, grid_arg<I>...>;
     using result = typename std::conditional_t<ok, std::invoke_result<const Map&, grid_arg<I>...>,
                                                std::type_identity<void>>::type;
-    static constexpr decltype(auto) call(const Map& m, const index_t* g, const void*) {
-        return m(g[I]...);
-    }
+    static constexpr decltype(auto) call(const Map& m, const index_t* g, const void*) { return m(g[I]...); }
 };
 template <class Map, std::size_t... I, class... Refs>
 struct map_call<Map, std::index_sequence<I...>, std::tuple<Refs...>> {
@@ -147,8 +145,7 @@ struct map_call<Map, std::index_sequence<I...>, std::tuple<Refs...>> {
     }
 };
 template <class Spec, std::size_t G, class Ctx>
-using map_call_t =
-    map_call<std::remove_cvref_t<decltype(Spec::index_map)>, std::make_index_sequence<G>, Ctx>;
+using map_call_t = map_call<std::remove_cvref_t<decltype(Spec::index_map)>, std::make_index_sequence<G>, Ctx>;
 
 template <class Spec, std::size_t G, class Ctx>
 constexpr map_issue issue_of(int rank, int& returned) {

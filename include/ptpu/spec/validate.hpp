@@ -20,40 +20,88 @@ namespace ptpu {
 // static_assert text at compile time (pallas_call.hpp expands this list) and the ptpu::error text
 // at run time (message() below). The name is the rule id of pallas-semantics.md (r<N>: check N;
 // s<N>: schedule rule S<N>) or ptpu's own (mc1: megacore output race; smem1: SMEM overflow).
-#define PTPU_RULE_TEXT_24 \
-    "ptpu[24] pallas_call: VMEM overflow: the windows (buffer count x block bytes, tile-padded) plus VMEM scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit (see bytes/buffers in the diag)"
-#define PTPU_RULE_TEXT_S34 \
-    "ptpu[S34] pallas_call: out-of-bounds block index: the block has no element inside the array; make the index map stay within cdiv(dim, block) blocks"
-#define PTPU_RULE_TEXT_S39 \
-    "ptpu[S39] pallas_call: an output block is revisited after other blocks were written in between, so it is written back from a stale buffer; make the reduction axes the trailing grid axes (consecutive steps), or use Buffered<1> with revisit_any"
-#define PTPU_RULE_TEXT_MC1 \
-    "ptpu[MC1] pallas_call: megacore output race: two TensorCores write the same output block, because the output's index map ignores a parallel dimension split across the cores; include every parallel grid index in the output's index map, or mark that dim arbitrary"
-#define PTPU_CALL_RULES(X) \
-    X(r1, "ptpu[1] BlockSpec: block shape and array must have the same number of dimensions; give one block dim per array dim (squeezed for a dim the kernel should not see)") \
-    X(r2, "ptpu[2] BlockSpec: the index map must return one entry per block dimension; return idx(...) with as many entries as the block has dims") \
-    X(r2_arity, "ptpu[2] BlockSpec: the index map cannot be called with the grid indices (then the scalar-prefetch refs); take one integer per grid dim, e.g. [](auto i, auto j)") \
-    X(r3, "ptpu[3] BlockSpec: the index map must return integer scalars; return idx(i, j, ...)") \
-    X(r4, "ptpu[4] BlockSpec: a bounded_slice dim needs ds(start, size) from the index map; return idx(ds(start, size), ...)") \
-    X(r5, "ptpu[5] BlockSpec: a blocked, element or squeezed dim needs a scalar from the index map, not a ds slice; return the block index (or element offset)") \
-    X(r10, "ptpu[10] pallas_call: an option is given twice or is not a pallas_call option; give at most one Grid, In, Out, Semantics, Chip, VmemLimit and ScalarPrefetch") \
-    X(r11, "ptpu[11] pallas_call: an Alias<in, out> is out of range, reuses an output, or joins operands of different shape or dtype; alias an input to an output of the same Array type") \
-    X(r13, "ptpu[13] pallas_call: blocks must have rank >= 1; give scalars an Array of shape (1) or pass them with ScalarPrefetch") \
-    X(r14, "ptpu[14] pallas_call: an any/hbm operand has no window, so its block must be the whole array with a zero index map; use BlockSpec<Full, zero_map, any> and copy parts with sync_copy") \
-    X(r15, "ptpu[15] pallas_call: the last two block dims must be divisible by 8 and 128 respectively, or equal the array dims (TPU tiling); pick (8k, 128m) blocks or the full extent") \
-    X(r16, "ptpu[16] pallas_call: a rank-1 block must equal the array, be a multiple of 1024, or be a power of two >= 128*(32/bitwidth); pick such a size") \
-    X(r17, "ptpu[17] pallas_call: non-trivial windowing is not supported for a grid-free call (Grid<>); use whole-array blocks with zero index maps, or give a grid") \
-    X(r18, "ptpu[18] pallas_call: unsupported block dimension type bounded_slice (BoundedSlice works in emit_pipeline); use blocked or element dims") \
-    X(r18_element, "ptpu[18] pallas_call: all block dimensions must be element (or squeezed) or none of them; make every dim element{n}") \
-    X(r19_lookahead, "ptpu[19] pallas_call: lookahead is not supported for the top-level pipeline; use Buffered<k, true> inside emit_pipeline") \
-    X(r19_buffers, "ptpu[19] pallas_call: only single (1) and double (2) buffering are supported; use Buffered<1> or Buffered<2>") \
-    X(r19_revisit, "ptpu[19] pallas_call: revisit_any is not supported with double buffering; use Buffered<1> with revisit_any") \
-    X(r20, "ptpu[20] pallas_call: the length of the grid does not match the length of the dimension semantics; give one Semantics value per grid dim") \
-    X(r24, PTPU_RULE_TEXT_24) \
-    X(smem1, "ptpu[SMEM1] pallas_call: SMEM overflow: scalar-prefetch operands, SMEM windows and SMEM scratch exceed the chip's SMEM; move data to VMEM") \
-    X(r25, "ptpu[25] pallas_call: all elements in the grid must be strictly positive; drop or fix the zero dim") \
-    X(s34, PTPU_RULE_TEXT_S34) \
-    X(s39, PTPU_RULE_TEXT_S39) \
-    X(s44, "ptpu[S44] pallas_call: parallel dimensions must form a prefix of the grid; reorder the grid so parallel axes come first") \
+#define PTPU_RULE_TEXT_24                                                                                   \
+    "ptpu[24] pallas_call: VMEM overflow: the windows (buffer count x block bytes, tile-padded) plus VMEM " \
+    "scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit (see "           \
+    "bytes/buffers in the diag)"
+#define PTPU_RULE_TEXT_S34                                                                                   \
+    "ptpu[S34] pallas_call: out-of-bounds block index: the block has no element inside the array; make the " \
+    "index map stay within cdiv(dim, block) blocks"
+#define PTPU_RULE_TEXT_S39                                                                                   \
+    "ptpu[S39] pallas_call: an output block is revisited after other blocks were written in between, so it " \
+    "is written back from a stale buffer; make the reduction axes the trailing grid axes (consecutive "      \
+    "steps), or use Buffered<1> with revisit_any"
+#define PTPU_RULE_TEXT_MC1                                                                                   \
+    "ptpu[MC1] pallas_call: megacore output race: two TensorCores write the same output block, because the " \
+    "output's index map ignores a parallel dimension split across the cores; include every parallel grid "   \
+    "index in the output's index map, or mark that dim arbitrary"
+#define PTPU_CALL_RULES(X)                                                                                   \
+    X(r1,                                                                                                    \
+      "ptpu[1] BlockSpec: block shape and array must have the same number of dimensions; give one block "    \
+      "dim per array dim (squeezed for a dim the kernel should not see)")                                    \
+    X(r2,                                                                                                    \
+      "ptpu[2] BlockSpec: the index map must return one entry per block dimension; return idx(...) with as " \
+      "many entries as the block has dims")                                                                  \
+    X(r2_arity,                                                                                              \
+      "ptpu[2] BlockSpec: the index map cannot be called with the grid indices (then the scalar-prefetch "   \
+      "refs); take one integer per grid dim, e.g. [](auto i, auto j)")                                       \
+    X(r3, "ptpu[3] BlockSpec: the index map must return integer scalars; return idx(i, j, ...)")             \
+    X(r4,                                                                                                    \
+      "ptpu[4] BlockSpec: a bounded_slice dim needs ds(start, size) from the index map; return "             \
+      "idx(ds(start, size), ...)")                                                                           \
+    X(r5,                                                                                                    \
+      "ptpu[5] BlockSpec: a blocked, element or squeezed dim needs a scalar from the index map, not a ds "   \
+      "slice; return the block index (or element offset)")                                                   \
+    X(r10,                                                                                                   \
+      "ptpu[10] pallas_call: an option is given twice or is not a pallas_call option; give at most one "     \
+      "Grid, In, Out, Semantics, Chip, VmemLimit and ScalarPrefetch")                                        \
+    X(r11,                                                                                                   \
+      "ptpu[11] pallas_call: an Alias<in, out> is out of range, reuses an output, or joins operands of "     \
+      "different shape or dtype; alias an input to an output of the same Array type")                        \
+    X(r13,                                                                                                   \
+      "ptpu[13] pallas_call: blocks must have rank >= 1; give scalars an Array of shape (1) or pass them "   \
+      "with ScalarPrefetch")                                                                                 \
+    X(r14,                                                                                                   \
+      "ptpu[14] pallas_call: an any/hbm operand has no window, so its block must be the whole array with a " \
+      "zero index map; use BlockSpec<Full, zero_map, any> and copy parts with sync_copy")                    \
+    X(r15,                                                                                                   \
+      "ptpu[15] pallas_call: the last two block dims must be divisible by 8 and 128 respectively, or equal " \
+      "the array dims (TPU tiling); pick (8k, 128m) blocks or the full extent")                              \
+    X(r16,                                                                                                   \
+      "ptpu[16] pallas_call: a rank-1 block must equal the array, be a multiple of 1024, or be a power of "  \
+      "two >= 128*(32/bitwidth); pick such a size")                                                          \
+    X(r17,                                                                                                   \
+      "ptpu[17] pallas_call: non-trivial windowing is not supported for a grid-free call (Grid<>); use "     \
+      "whole-array blocks with zero index maps, or give a grid")                                             \
+    X(r18,                                                                                                   \
+      "ptpu[18] pallas_call: unsupported block dimension type bounded_slice (BoundedSlice works in "         \
+      "emit_pipeline); use blocked or element dims")                                                         \
+    X(r18_element,                                                                                           \
+      "ptpu[18] pallas_call: all block dimensions must be element (or squeezed) or none of them; make "      \
+      "every dim element{n}")                                                                                \
+    X(r19_lookahead,                                                                                         \
+      "ptpu[19] pallas_call: lookahead is not supported for the top-level pipeline; use Buffered<k, true> "  \
+      "inside emit_pipeline")                                                                                \
+    X(r19_buffers,                                                                                           \
+      "ptpu[19] pallas_call: only single (1) and double (2) buffering are supported; use Buffered<1> or "    \
+      "Buffered<2>")                                                                                         \
+    X(r19_revisit,                                                                                           \
+      "ptpu[19] pallas_call: revisit_any is not supported with double buffering; use Buffered<1> with "      \
+      "revisit_any")                                                                                         \
+    X(r20,                                                                                                   \
+      "ptpu[20] pallas_call: the length of the grid does not match the length of the dimension semantics; "  \
+      "give one Semantics value per grid dim")                                                               \
+    X(r24, PTPU_RULE_TEXT_24)                                                                                \
+    X(smem1,                                                                                                 \
+      "ptpu[SMEM1] pallas_call: SMEM overflow: scalar-prefetch operands, SMEM windows and SMEM scratch "     \
+      "exceed the chip's SMEM; move data to VMEM")                                                           \
+    X(r25,                                                                                                   \
+      "ptpu[25] pallas_call: all elements in the grid must be strictly positive; drop or fix the zero dim")  \
+    X(s34, PTPU_RULE_TEXT_S34)                                                                               \
+    X(s39, PTPU_RULE_TEXT_S39)                                                                               \
+    X(s44,                                                                                                   \
+      "ptpu[S44] pallas_call: parallel dimensions must form a prefix of the grid; reorder the grid so "      \
+      "parallel axes come first")                                                                            \
     X(mc1, PTPU_RULE_TEXT_MC1)
 
 #define PTPU_RULE_ENUMERATOR(name, text) name,
@@ -71,27 +119,31 @@ struct coords {
 /// The first problem found in a call, with the values the message needs.
 struct diag {
     rule code = rule::ok;
-    int op = -1;        ///< operand index (inputs then outputs), -1 when none
-    int dim = -1;       ///< dimension involved
-    index_t a = 0;      ///< values: meaning per rule (see describe())
+    int op = -1;    ///< operand index (inputs then outputs), -1 when none
+    int dim = -1;   ///< dimension involved
+    index_t a = 0;  ///< values: meaning per rule (see describe())
     index_t b = 0;
     index_t c = 0;
     index_t d = 0;
     index_tuple<max_rank> block{};  ///< a block index involved (S34, S39, MC1)
-    coords at[3]{};  ///< S34: where; S39/MC1: first run from, to, and the second write
+    coords at[3]{};                 ///< S34: where; S39/MC1: first run from, to, and the second write
     std::array<index_t, max_operands + 2> bytes{};  ///< 24: per operand window bytes, scratch, total
-    std::array<int, max_operands> buffers{};         ///< 24: per operand buffer count
+    std::array<int, max_operands> buffers{};        ///< 24: per operand buffer count
     [[nodiscard]] constexpr bool ok() const { return code == rule::ok; }
 };
 
 /// The message of each rule (run time).
 #define PTPU_RULE_CASE(name, text) \
-    case rule::name: return text;
+    case rule::name:               \
+        return text;
 constexpr const char* message(rule r) {
     switch (r) {
-    case rule::ok: return "ptpu[ok] no problem";
-    case rule::reported: return "ptpu[7] BlockSpec: unsupported block dimension type (reported where the Block was formed)";
-    PTPU_CALL_RULES(PTPU_RULE_CASE)
+        case rule::ok:
+            return "ptpu[ok] no problem";
+        case rule::reported:
+            return "ptpu[7] BlockSpec: unsupported block dimension type (reported where the Block was "
+                   "formed)";
+            PTPU_CALL_RULES(PTPU_RULE_CASE)
     }
     return "ptpu[?] unknown rule";
 }
@@ -99,7 +151,9 @@ constexpr const char* message(rule r) {
 
 namespace detail {
 
-constexpr bool is_pow2(index_t v) { return v > 0 && (v & (v - 1)) == 0; }
+constexpr bool is_pow2(index_t v) {
+    return v > 0 && (v & (v - 1)) == 0;
+}
 
 constexpr diag fail(rule r, int op = -1, int dim = -1, index_t a = 0, index_t b = 0) {
     diag d;
@@ -153,7 +207,8 @@ constexpr diag validate(const call_desc& c) {
     for (int i = 0; i < c.n_ops(); ++i) {
         const operand_desc& o = c.ops[static_cast<std::size_t>(i)];
         for (int d = 0; d < o.block_rank; ++d)
-            if (o.block[static_cast<std::size_t>(d)].kind == dim_kind::invalid) return fail(rule::reported, i, d);
+            if (o.block[static_cast<std::size_t>(d)].kind == dim_kind::invalid)
+                return fail(rule::reported, i, d);
         if (o.block_rank != o.rank) return fail(rule::r1, i, -1, o.block_rank, o.rank);
         if (o.issue == map_issue::arity) return fail(rule::r2_arity, i, -1, c.grid_rank);
         if (o.issue == map_issue::not_tuple) return fail(rule::r3, i);
@@ -177,8 +232,7 @@ constexpr diag validate(const call_desc& c) {
         }
         if (elements != 0 && elements != non_squeezed) return fail(rule::r18_element, i);
         if (o.lookahead) return fail(rule::r19_lookahead, i);
-        if (o.buffer_count != 1 && o.buffer_count != 2)
-            return fail(rule::r19_buffers, i, -1, o.buffer_count);
+        if (o.buffer_count != 1 && o.buffer_count != 2) return fail(rule::r19_buffers, i, -1, o.buffer_count);
         if (o.revisit_any && o.buffer_count != 1 && o.role == operand_role::output)
             return fail(rule::r19_revisit, i, -1, o.buffer_count);
         const bool smem_trivial = o.space == space_kind::smem && o.full_block && o.zero_map;
@@ -212,53 +266,56 @@ constexpr diag validate(const call_desc& c) {
     if (d.op >= 0) add("operand", d.op);
     if (d.dim >= 0) add("dim", d.dim);
     switch (d.code) {
-    case rule::s34:
-    case rule::s39:
-    case rule::mc1: {
-        auto tuple = [](auto get, int n) {
-            std::string t = "(";
-            for (int i = 0; i < n; ++i) t += (i ? ", " : "") + get(i);
-            return t + ")";
-        };
-        const auto block = tuple(
-            [&](int i) {
-                const auto& e = d.block[static_cast<std::size_t>(i)];
-                return e.is_slice() ? "ds(" + std::to_string(e.start) + ", " + std::to_string(e.size) + ")"
-                                    : std::to_string(e.start);
-            },
-            static_cast<int>(d.d));
-        auto iter = [&](const coords& it) {
-            return tuple([&](int i) { return std::to_string(it.v[i]); }, it.rank);
-        };
-        s += (s.empty() ? "" : ", ") + std::string("block ") + block;
-        if (d.code == rule::s34) {
-            s += " at iteration " + iter(d.at[0]);
-        } else if (d.code == rule::s39) {
-            s += " revisited in iteration " + iter(d.at[2]) + "; it was previously visited in iterations " +
-                 iter(d.at[0]) + " through " + iter(d.at[1]);
-        } else {
-            s += " written by core " + std::to_string(d.a) + " in iterations " + iter(d.at[0]) + " through " +
-                 iter(d.at[1]) + " and by core " + std::to_string(d.c) + " from iteration " + iter(d.at[2]);
+        case rule::s34:
+        case rule::s39:
+        case rule::mc1: {
+            auto tuple = [](auto get, int n) {
+                std::string t = "(";
+                for (int i = 0; i < n; ++i) t += (i ? ", " : "") + get(i);
+                return t + ")";
+            };
+            const auto block = tuple(
+                [&](int i) {
+                    const auto& e = d.block[static_cast<std::size_t>(i)];
+                    return e.is_slice()
+                               ? "ds(" + std::to_string(e.start) + ", " + std::to_string(e.size) + ")"
+                               : std::to_string(e.start);
+                },
+                static_cast<int>(d.d));
+            auto iter = [&](const coords& it) {
+                return tuple([&](int i) { return std::to_string(it.v[i]); }, it.rank);
+            };
+            s += (s.empty() ? "" : ", ") + std::string("block ") + block;
+            if (d.code == rule::s34) {
+                s += " at iteration " + iter(d.at[0]);
+            } else if (d.code == rule::s39) {
+                s += " revisited in iteration " + iter(d.at[2]) +
+                     "; it was previously visited in iterations " + iter(d.at[0]) + " through " +
+                     iter(d.at[1]);
+            } else {
+                s += " written by core " + std::to_string(d.a) + " in iterations " + iter(d.at[0]) +
+                     " through " + iter(d.at[1]) + " and by core " + std::to_string(d.c) +
+                     " from iteration " + iter(d.at[2]);
+            }
+            return s;
         }
-        return s;
-    }
-    case rule::r24:
-        for (std::size_t i = 0; i < max_operands; ++i)
-            if (d.buffers[i] > 0)
-                s += (s.empty() ? "" : "; ") + std::string("operand ") + std::to_string(i) + ": " +
-                     std::to_string(d.bytes[i]) + " bytes x " + std::to_string(d.buffers[i]) + " buffers";
-        s += "; scratch " + std::to_string(d.bytes[max_operands]) + " bytes; total " + std::to_string(d.a) +
-             " bytes; limit " + std::to_string(d.b) + " bytes";
-        break;
-    case rule::smem1:
-        add("total bytes", d.a);
-        add("limit", d.b);
-        break;
-    default:
-        if (d.a || d.b) {
-            add("value", d.a);
-            add("expected", d.b);
-        }
+        case rule::r24:
+            for (std::size_t i = 0; i < max_operands; ++i)
+                if (d.buffers[i] > 0)
+                    s += (s.empty() ? "" : "; ") + std::string("operand ") + std::to_string(i) + ": " +
+                         std::to_string(d.bytes[i]) + " bytes x " + std::to_string(d.buffers[i]) + " buffers";
+            s += "; scratch " + std::to_string(d.bytes[max_operands]) + " bytes; total " +
+                 std::to_string(d.a) + " bytes; limit " + std::to_string(d.b) + " bytes";
+            break;
+        case rule::smem1:
+            add("total bytes", d.a);
+            add("limit", d.b);
+            break;
+        default:
+            if (d.a || d.b) {
+                add("value", d.a);
+                add("expected", d.b);
+            }
     }
     return s;
 }
