@@ -8,26 +8,12 @@
 #include <limits>
 #include <string>
 
+#include "support.hpp"
+
 namespace {
 
 using namespace ptpu;
-
-struct env {
-    kernel_context ctx{};
-    detail::context_guard guard{ctx};
-    explicit env(bool timing = false) { ctx.timing_only = timing; }
-    const work& w() const { return ctx.body_work; }
-};
-
-template <class F>
-std::string rule_of(F&& fn) {
-    try {
-        fn();
-    } catch (const error& e) {
-        return e.rule();
-    }
-    return "no error";
-}
+using namespace ops_test;
 
 static_assert((2_us).value() == 2e-6 && (1.5_ms).value() == 1.5e-3);
 static_assert((3_ns).value() == 3e-9 && (1_s).value() == 1.0);

@@ -8,27 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "support.hpp"
+
 namespace {
 
 using namespace ptpu;
-using farr = vec<float>::array_type;
-
-struct env {
-    kernel_context ctx{};
-    detail::context_guard guard{ctx};
-    explicit env(bool timing = false) { ctx.timing_only = timing; }
-    const work& w() const { return ctx.body_work; }
-};
-
-template <class F>
-std::string rule_of(F&& fn) {
-    try {
-        fn();
-    } catch (const error& e) {
-        return e.rule();
-    }
-    return "no error";
-}
+using namespace ops_test;
 
 TEST(OpsCreate, ZerosFullAndLikes) {
     env e;

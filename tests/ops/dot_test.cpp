@@ -13,40 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "support.hpp"
+
 namespace {
 
 using namespace ptpu;
-using farr = vec<float>::array_type;
-using iarr = vec<std::int32_t>::array_type;
-
-struct env {
-    kernel_context ctx{};
-    detail::context_guard guard{ctx};
-    explicit env(const chip* hw = nullptr, bool timing = false) {
-        ctx.hw = hw;
-        ctx.timing_only = timing;
-    }
-    const work& w() const { return ctx.body_work; }
-};
-
-template <class F>
-std::string rule_of(F&& fn) {
-    try {
-        fn();
-    } catch (const error& e) {
-        return e.rule();
-    }
-    return "no error";
-}
-
-float ref_bf16(float f) {
-    const auto x = std::bit_cast<std::uint32_t>(f);
-    const std::uint32_t lo = x & 0xFFFF0000u;
-    const std::uint32_t rest = x & 0xFFFFu;
-    std::uint32_t r = lo;
-    if (rest > 0x8000u || (rest == 0x8000u && ((lo >> 16) & 1u) != 0)) r = lo + 0x10000u;
-    return std::bit_cast<float>(r);
-}
+using namespace ops_test;
 
 vec<float> random_vec(index_t r, index_t c, unsigned seed) {
     std::mt19937 g(seed);

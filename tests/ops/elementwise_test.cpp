@@ -13,37 +13,12 @@
 #include <random>
 #include <string>
 
+#include "support.hpp"
+
 namespace {
 
 using namespace ptpu;
-using farr = vec<float>::array_type;
-using iarr = vec<std::int32_t>::array_type;
-
-struct env {
-    kernel_context ctx{};
-    detail::context_guard guard{ctx};
-    explicit env(bool timing = false) { ctx.timing_only = timing; }
-    const work& w() const { return ctx.body_work; }
-};
-
-float ref_bf16(float f) {
-    const auto x = std::bit_cast<std::uint32_t>(f);
-    const std::uint32_t lo = x & 0xFFFF0000u;
-    const std::uint32_t rest = x & 0xFFFFu;
-    std::uint32_t r = lo;
-    if (rest > 0x8000u || (rest == 0x8000u && ((lo >> 16) & 1u) != 0)) r = lo + 0x10000u;
-    return std::bit_cast<float>(r);
-}
-
-template <class F>
-std::string rule_of(F&& fn) {
-    try {
-        fn();
-    } catch (const error& e) {
-        return e.rule();
-    }
-    return "no error";
-}
+using namespace ops_test;
 
 vec<float> random_vec(index_t r, index_t c, unsigned seed, float lo = -4.0f, float hi = 4.0f) {
     std::mt19937 g(seed);

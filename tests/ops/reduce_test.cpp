@@ -10,27 +10,12 @@
 #include <random>
 #include <string>
 
+#include "support.hpp"
+
 namespace {
 
 using namespace ptpu;
-using farr = vec<float>::array_type;
-
-struct env {
-    kernel_context ctx{};
-    detail::context_guard guard{ctx};
-    explicit env(bool timing = false) { ctx.timing_only = timing; }
-    const work& w() const { return ctx.body_work; }
-};
-
-template <class F>
-std::string rule_of(F&& fn) {
-    try {
-        fn();
-    } catch (const error& e) {
-        return e.rule();
-    }
-    return "no error";
-}
+using namespace ops_test;
 
 vec<float> random_vec(index_t r, index_t c, unsigned seed) {
     std::mt19937 g(seed);
@@ -125,7 +110,6 @@ TEST(OpsReduce, NaNPropagatesThroughMaxAndMin) {
 
 TEST(OpsReduce, IntegersWrapAndBf16AccumulatesInF32) {
     env e;
-    using iarr = vec<std::int32_t>::array_type;
     const vec<std::int32_t> big(iarr::Constant(1, 2, std::numeric_limits<std::int32_t>::max()));
     EXPECT_EQ(sum(big)(0, 0), -2);  // wraps
     const vec<std::int8_t> q(iarr::Constant(1, 4, 100));

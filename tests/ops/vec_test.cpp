@@ -10,37 +10,12 @@
 #include <limits>
 #include <vector>
 
+#include "support.hpp"
+
 namespace {
 
 using namespace ptpu;
-
-// A kernel context for running ops outside a pallas_call.
-struct env {
-    kernel_context ctx{};
-    detail::context_guard guard{ctx};
-    explicit env(bool timing = false) { ctx.timing_only = timing; }
-    const work& w() const { return ctx.body_work; }
-};
-
-// Independent bf16 reference: pick the nearer of the two truncations, ties to the even one.
-float ref_bf16(float f) {
-    const auto x = std::bit_cast<std::uint32_t>(f);
-    const std::uint32_t lo = x & 0xFFFF0000u;
-    const std::uint32_t rest = x & 0xFFFFu;
-    std::uint32_t r = lo;
-    if (rest > 0x8000u || (rest == 0x8000u && ((lo >> 16) & 1u) != 0)) r = lo + 0x10000u;
-    return std::bit_cast<float>(r);
-}
-
-template <class R>
-std::string rule_of(R&& fn) {
-    try {
-        fn();
-    } catch (const error& e) {
-        return e.rule();
-    }
-    return "no error";
-}
+using namespace ops_test;
 
 // ---- vreg counting ---------------------------------------------------------------------------
 
