@@ -414,3 +414,57 @@ TEST(PallasCallSeeds, AliasedOutputKeepsUnwrittenBlocks) {
     for (index_t r = 0; r < 32; ++r)
         for (index_t c = 0; c < 128; ++c) ASSERT_EQ(y(r, c), r < 16 ? -x(r, c) : x(r, c));
 }
+
+// Element block dims (S8): overlapping windows with a halo; rows outside the array are padding
+// (the window keeps what it held: garbage, S34), rows inside are exact.
+constexpr auto halo_map = [](auto i) { return idx(i * 8, 0); };
+using Halo =
+    pallas_call<Grid<4>,
+                In<Arg<Array<float, 32, 128>, BlockSpec<Block<element{16, 4, 4}, element{128}>, halo_map>>>,
+                Out<Arg<Array<float, 32, 128>, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>>;
+
+TEST(PallasCallElement, HaloWindowsSeeTheirNeighbours) {
+    const auto x = iota_array<Array<float, 32, 128>>();
+    // out row r of block i = x[r-1] + x[r] + x[r+1] where in bounds (window row w = r - 8i + 4).
+    auto [y, rep] = Halo{}(
+        [](auto win, auto out) {
+            const index_t i = program_id(0);
+            for (index_t r = 0; r < 8; ++r) {
+                const index_t row = 8 * i + r;
+                for (index_t c = 0; c < 128; ++c) {
+                    float s = win(r + 4, c);
+                    if (row > 0) s += win(r + 3, c);
+                    if (row < 31) s += win(r + 5, c);
+                    out[all](r, c) = s;
+                }
+            }
+        },
+        x);
+    for (index_t r = 0; r < 32; ++r)
+        for (index_t c = 0; c < 128; c += 13) {
+            float s = x(r, c);
+            if (r > 0) s += x(r - 1, c);
+            if (r < 31) s += x(r + 1, c);
+            ASSERT_EQ(y(r, c), s) << r << "," << c;
+        }
+    // Edge windows move only their in-bounds rows: 12 + 16 + 16 + 12 rows of 128 floats.
+    EXPECT_EQ(rep.stats.op_bytes[0], (12 + 16 + 16 + 12) * 128 * 4);
+}
+
+// revisit_any with Buffered<1> (S40): a non-consecutive revisit restores the block from HBM first,
+// so accumulating into it works (without revisit_any this is the compile error S39).
+using Revisit =
+    pallas_call<Grid<6>,
+                Out<Arg<Array<float, 16, 128>, BlockSpec<Block<8, 128>, [](auto i) { return idx(i % 2, 0); },
+                                                         Buffered<1>, revisit_any>>>>;
+
+TEST(PallasCallRevisit, RevisitAnyRestoresTheBlock) {
+    std::vector<std::uint32_t> restores;
+    for (const event& e : Revisit::events)
+        if (e.kind == event_kind::restore) restores.push_back(e.step);
+    EXPECT_EQ(restores, (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5}));
+    auto [o, rep] = Revisit{}([](auto out) { out[all] += 1.0f; });  // outputs start at 0 in HBM
+    for (float v : o.vector()) ASSERT_EQ(v, 3.0f);                  // each block visited 3 times
+    EXPECT_EQ(rep.stats.dma_in, 6);
+    EXPECT_EQ(rep.stats.dma_out, 6);
+}
