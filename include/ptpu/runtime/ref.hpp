@@ -173,9 +173,5 @@ using smem_ref = ref<T, smem, R>;
 template <class T, std::size_t R>
 using any_ref = ref<T, any, R>;
 
-template <class R>
-inline constexpr bool is_ref_v = false;
-template <class T, class S, std::size_t N>
-inline constexpr bool is_ref_v<ref<T, S, N>> = true;
 
 }  // namespace ptpu

@@ -623,16 +623,4 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
     return t.info;
 }
 
-/// A plan evaluated into a vector (run-time plans, and the first pass of static ones).
-struct runtime_plan {
-    plan_info info;
-    std::vector<event> events;
-};
-
-constexpr runtime_plan plan_to_vector(const call_desc& c, const block_fn* maps, const void* ctx) {
-    runtime_plan p;
-    p.info = plan(c, maps, ctx, [&](const event& e) { p.events.push_back(e); });
-    return p;
-}
-
 }  // namespace ptpu

@@ -55,9 +55,6 @@ struct Scratch {
     static_assert(((Dims > 0) && ...), "ptpu[V1] Scratch: every dimension must be >= 1");
 };
 
-/// A semaphore scratch: Scratch<semaphore, ...> holds counters, not data.
-using dma_semaphore_t = std::int32_t;
-
 /// The grid (S12): Grid<> is one invocation.
 template <index_t... Dims>
 struct Grid {
@@ -101,18 +98,6 @@ struct Alias {
 };
 
 namespace detail {
-template <class T>
-inline constexpr bool is_array = false;
-template <class T, index_t... D>
-inline constexpr bool is_array<Array<T, D...>> = true;
-template <class T>
-inline constexpr bool is_arg = false;
-template <class A, class S>
-inline constexpr bool is_arg<Arg<A, S>> = true;
-template <class T>
-inline constexpr bool is_scratch = false;
-template <class S, class T, index_t... D>
-inline constexpr bool is_scratch<Scratch<S, T, D...>> = true;
 
 // What kind of pallas_call option a type is.
 enum class option_kind : std::uint8_t {
@@ -153,9 +138,6 @@ struct is_kind {
     template <class T>
     struct test : std::bool_constant<kind_of<T> == K> {};
 };
-
-template <option_kind K, class... Opts>
-inline constexpr int count_kind = (0 + ... + (kind_of<Opts> == K ? 1 : 0));
 
 // Collects all options of one kind (scratch, alias) into a pack holder.
 template <class... T>
