@@ -27,6 +27,7 @@
 #include "ptpu/runtime/host_array.hpp"
 #include "ptpu/runtime/ref.hpp"
 #include "ptpu/schedule/plan.hpp"
+#include "ptpu/sim/cost.hpp"
 #include "ptpu/sim/engine.hpp"
 #include "ptpu/spec/call.hpp"
 #include "ptpu/spec/describe.hpp"
@@ -584,7 +585,16 @@ private:
             executor_options xo;
             xo.timing_only = opt.timing_only;
             xo.notes = opt.timeline;
-            xo.costs = opt.costs;
+            // The timing model turns charged work into time (sim::time_of on this chip).
+            struct cost_ctx {
+                const chip* hw;
+                const sim::cost_model* costs;
+            } const cc{&desc.hw, &opt.costs};
+            xo.seconds_of = [](const work& w, const void* c) {
+                const auto* k = static_cast<const cost_ctx*>(c);
+                return sim::time_of(w, *k->hw, *k->costs).total;
+            };
+            xo.seconds_ctx = &cc;
             executor<decltype(invoke)> ex(desc, tables, maps.data(), ctx_ptr, hbm, mem, kctx, invoke, xo);
             sim::options so;
             so.timeline = opt.timeline;

@@ -14,7 +14,6 @@
 #include "ptpu/runtime/context.hpp"
 #include "ptpu/runtime/dma.hpp"
 #include "ptpu/schedule/plan.hpp"
-#include "ptpu/sim/cost.hpp"
 #include "ptpu/sim/engine.hpp"
 #include "ptpu/spec/describe.hpp"
 #include "ptpu/spec/validate.hpp"
@@ -94,7 +93,10 @@ private:
 struct executor_options {
     bool timing_only = false;  ///< skip vector data movement and floating-point work
     bool notes = false;        ///< keep a dma_note per DMA for the timeline (labels index it)
-    sim::cost_model costs = sim::default_costs;
+    /// How long a body's work takes: the timing model's conversion, handed in by the caller so
+    /// that the executor itself knows nothing of time (architecture.md).
+    double (*seconds_of)(const work&, const void* ctx) = nullptr;
+    const void* seconds_ctx = nullptr;
 };
 
 /// The executor of one call. `Invoke` is a callable `void(core_memory&)` that runs the body on
@@ -287,7 +289,7 @@ private:
             // Bodies usually charge the same work every step: reuse the last conversion.
             if (!(w == last_work_)) {
                 last_work_ = w;
-                last_seconds_ = sim::time_of(w, desc_.hw, opt_.costs).total;
+                last_seconds_ = opt_.seconds_of ? opt_.seconds_of(w, opt_.seconds_ctx) : 0.0;
             }
             return sim::op{sim::op_kind::compute, 0, last_seconds_, 0, true, 0, e.step};
         };
