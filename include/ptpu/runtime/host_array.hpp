@@ -37,10 +37,11 @@ public:
 
     host_array() : data_(static_cast<std::size_t>(A::size)) {}
     explicit host_array(std::vector<value_type> v) : data_(std::move(v)) {
-        check(static_cast<index_t>(data_.size()) == A::size, "ARG1", "host_array",
-              "holds " + std::to_string(data_.size()) + " elements, its Array type has " +
-                  std::to_string(A::size),
-              "give exactly as many elements as the Array shape");
+        if (static_cast<index_t>(data_.size()) != A::size)
+            throw error("ARG1", "host_array",
+                        "holds " + std::to_string(data_.size()) + " elements, its Array type has " +
+                            std::to_string(A::size),
+                        "give exactly as many elements as the Array shape");
     }
 
     [[nodiscard]] static constexpr const std::array<index_t, rank>& shape() { return A::shape; }
@@ -87,9 +88,11 @@ private:
 /// A view of user memory as Array type A; throws ARG1 when the element count differs.
 template <class A, class T>
 host_view<T> view_as(std::span<T> s) {
-    check(static_cast<index_t>(s.size()) == A::size, "ARG1", "operand",
-          std::to_string(s.size()) + " elements given, the Array type has " + std::to_string(A::size),
-          "pass a buffer of exactly the Array's size");
+    if (static_cast<index_t>(s.size()) != A::size)
+        throw error(
+            "ARG1", "operand",
+            std::to_string(s.size()) + " elements given, the Array type has " + std::to_string(A::size),
+            "pass a buffer of exactly the Array's size");
     host_view<T> v{s.data(), static_cast<int>(A::rank), {}};
     for (std::size_t d = 0; d < A::rank; ++d) v.shape[d] = A::shape[d];
     return v;

@@ -137,17 +137,20 @@ private:
         const index_t row_stride = Rank >= 2 ? strides_[Rank - 2] : cols();
         return Map(data_ + r0 * row_stride + c0, nr, nc, Eigen::OuterStride<>(row_stride));
     }
+    // Bounds checks run on every access: the message is only built on the way to the error.
     void check_window(const slice& s, std::size_t d) const {
-        check(s.start >= 0 && s.size >= 0 && s.start + s.size <= shape_[d], "R2", "ref",
-              "slice ds(" + std::to_string(s.start) + ", " + std::to_string(s.size) + ") is outside dim " +
-                  std::to_string(d) + " of extent " + std::to_string(shape_[d]),
-              "keep ds(start, size) within the ref");
+        if (s.start >= 0 && s.size >= 0 && s.start + s.size <= shape_[d]) return;
+        throw error("R2", "ref",
+                    "slice ds(" + std::to_string(s.start) + ", " + std::to_string(s.size) +
+                        ") is outside dim " + std::to_string(d) + " of extent " + std::to_string(shape_[d]),
+                    "keep ds(start, size) within the ref");
     }
     void check_index(index_t i, std::size_t d) const {
-        check(i >= 0 && i < shape_[d], "R2", "ref",
-              "index " + std::to_string(i) + " is outside dim " + std::to_string(d) + " of extent " +
-                  std::to_string(shape_[d]),
-              "keep indices within the ref");
+        if (i >= 0 && i < shape_[d]) return;
+        throw error("R2", "ref",
+                    "index " + std::to_string(i) + " is outside dim " + std::to_string(d) + " of extent " +
+                        std::to_string(shape_[d]),
+                    "keep indices within the ref");
     }
     [[nodiscard]] index_t offset(const std::array<index_t, Rank>& i) const {
         index_t o = 0;
@@ -172,6 +175,5 @@ template <class T, std::size_t R>
 using smem_ref = ref<T, smem, R>;
 template <class T, std::size_t R>
 using any_ref = ref<T, any, R>;
-
 
 }  // namespace ptpu
