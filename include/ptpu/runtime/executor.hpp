@@ -204,26 +204,21 @@ private:
         ++stats_.op_dmas[op];
         stats_.op_bytes[op] += bytes;
     }
-    index_t move_in(const event& e) {
+    // Moves the block of a DMA event (HBM → slot when `in`, else slot → HBM) and returns its
+    // bytes; a timing-only run only computes them (from the block's bounds, or the operand's
+    // uniform block size without evaluating the index map).
+    index_t move(const event& e, bool in) {
         const auto op = static_cast<std::size_t>(e.op);
-        if (!move_[op] && uniform_bytes_[op] >= 0)
-            return count(e, uniform_bytes_[op], true), uniform_bytes_[op];
-        const auto b = block_of(e.op, e.block_step);
-        const index_t bytes = move_[op]
-                                  ? copy_block_in(hbm_[op], mem_[e.core].slots[op][e.slot], desc_.ops[op], b)
-                                  : region_of(desc_.ops[op], b).elems() * itemsize(desc_.ops[op].type);
-        count(e, bytes, true);
-        return bytes;
-    }
-    index_t move_out(const event& e) {
-        const auto op = static_cast<std::size_t>(e.op);
-        if (!move_[op] && uniform_bytes_[op] >= 0)
-            return count(e, uniform_bytes_[op], false), uniform_bytes_[op];
-        const auto b = block_of(e.op, e.block_step);
-        const index_t bytes = move_[op]
-                                  ? copy_block_out(hbm_[op], mem_[e.core].slots[op][e.slot], desc_.ops[op], b)
-                                  : region_of(desc_.ops[op], b).elems() * itemsize(desc_.ops[op].type);
-        count(e, bytes, false);
+        index_t bytes = uniform_bytes_[op];
+        if (move_[op] || bytes < 0) {
+            const auto b = block_of(e.op, e.block_step);
+            const operand_desc& o = desc_.ops[op];
+            std::byte* slot = mem_[e.core].slots[op][e.slot];
+            bytes = !move_[op] ? region_of(o, b).elems() * itemsize(o.type)
+                    : in       ? copy_block_in(hbm_[op], slot, o, b)
+                               : copy_block_out(hbm_[op], slot, o, b);
+        }
+        count(e, bytes, in);
         return bytes;
     }
 
@@ -239,12 +234,12 @@ private:
                 out = sim::op{sim::op_kind::overhead, 0, desc_.hw.step_overhead_s, 0, true, 0, e.step};
                 return true;
             case event_kind::fetch:
-                out = dma_start(e, move_in(e), id);
+                out = dma_start(e, move(e, true), id);
                 in_flight_in_[e.core][op][e.slot] = id;
                 return true;
             case event_kind::sync_in:
             case event_kind::restore:
-                out = dma_start(e, move_in(e), id);
+                out = dma_start(e, move(e, true), id);
                 q.push_back(wait(e.core, id, e.step));
                 return true;
             case event_kind::wait_in:
@@ -256,7 +251,7 @@ private:
             case event_kind::write:
             case event_kind::write_sync:
             case event_kind::sync_out: {
-                out = dma_start(e, move_out(e), id);
+                out = dma_start(e, move(e, false), id);
                 if (e.kind == event_kind::write)
                     in_flight_out_[e.core][op][e.slot] = id;
                 else
