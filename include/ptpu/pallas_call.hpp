@@ -309,8 +309,7 @@ private:
 
 public:
     /// The plan's summary (only the checks that need no grid walk unless static_plan);
-    /// `info.problem` is the first
-    /// broken rule, reported below as a compile error.
+    /// `info.problem` is the first broken rule, reported below as a compile error.
     static constexpr plan_info info = make_info();
     /// True when the configuration breaks no rule. When it does, the rule's report (instantiated
     /// here) stops compilation with its one message.

@@ -35,6 +35,8 @@
 //! ko 32 S5
 //! ko 33 29
 //! ko 34 11
+//! ko 35 ARG1
+//! ko 36 PRED1
 #include <ptpu/ptpu.hpp>
 
 using namespace ptpu;
@@ -150,6 +152,16 @@ using K = pallas_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Scratch<hbm, f
 using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, vmem_shared>>>, Out<Arg<X, Blk>>>;
 #elif PTPU_KO == 34  // an alias between operands of different shapes
 using K = pallas_call<Grid<4>, Alias<0, 0>, In<Arg<X, Blk>>, Out<Arg<Array<float, 64, 128>, Blk>>>;
+#elif PTPU_KO == 35  // one input too many
+using K = pallas_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>;
+void run() {
+    (void)K{}(copy, host_array<X>{}, host_array<X>{});
+}
+#elif PTPU_KO == 36  // predict() cannot stand in for SMEM data
+using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, smem>>>, Out<Arg<X, Blk>>>;
+void run() {
+    (void)K{}.predict([](auto, auto) {});
+}
 #endif
 
 static_assert(K::valid || true);  // instantiates the checks; a broken rule reports itself

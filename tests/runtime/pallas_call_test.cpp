@@ -79,6 +79,7 @@ TEST(PallasCallA1, DoubleBufferedCopyEventOrder) {
               " in0@0| s0: in1@1 wait0@0 BODY out0@0| s1: in2@0 wait1@1 BODY out1@1 wout0@0"
               "| s2: in3@1 wait2@0 BODY out2@0 wout1@1| s3: wait3@1 BODY out3@1 wout2@0 wout3@1");
     static_assert(A1::dma_count() == 8 && A1::dma_count(0) == 4 && A1::dma_count(1) == 4);
+    static_assert(A1::count(event_kind::wait_in) == 4 && A1::count(event_kind::wait_out, 1) == 4);
     static_assert(A1::info.ops[0].buffers == 2 && A1::info.vmem_bytes == 4 * 8 * 128 * 4);
 }
 
