@@ -261,7 +261,7 @@ inline constexpr bool needs_rounding =
 
 /// The values of `a`, a vec<T>'s array, rounded onto T (an expression; no copy for exact types).
 template <class T, class A>
-decltype(auto) rounded(const A& a) {
+decltype(auto) rounded(const A& a) {  // NOLINT(readability-const-return-type): Eigen expression
     if constexpr (needs_rounding<T>)
         return a.unaryExpr(round_fn<T>{});
     else
