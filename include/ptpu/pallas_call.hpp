@@ -92,7 +92,7 @@ struct call_traits {
     using scratch = collect_t<option_kind::scratch, Opts...>;
     using aliases = collect_t<option_kind::alias, Opts...>;
     using semantics = option_t<option_kind::semantics, void, Opts...>;
-    static constexpr chip hw = option_t<option_kind::chip, Chip<tpu::v5e>, Opts...>::value;
+    static constexpr chip hw = option_t<option_kind::chip, Chip<tpu::default_chip>, Opts...>::value;
     static constexpr index_t vmem_limit =
         option_t<option_kind::vmem_limit, VmemLimit<hw.vmem_limit_bytes>, Opts...>::value;
     using ctx = typename array_pack_ctx<prefetch>::type;

@@ -187,6 +187,9 @@ inline constexpr chip v7x{
     .dma_issue_s = detail::dma_issue_cycles_est / 1.5e9,  // [est] as v5e, see above
 };
 
+/// The chip a pallas_call without a Chip<...> option is checked against and timed on.
+inline constexpr const chip& default_chip = v5e;
+
 /// Every preset, oldest first, for tests, demos and sweeps.
 inline constexpr const chip* all_presets[] = {&v4, &v5e, &v5p, &v6e, &v7x};
 

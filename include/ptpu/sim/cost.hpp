@@ -26,7 +26,7 @@ struct cost_model {
     double scalar_ops_per_cycle = 2;
     // [est] VMEM->VMEM DMAs (far = false in sim::op): a copy must store every byte into VMEM, and
     // we assume the DMA path into VMEM is as wide as one vreg store (8 x 128 x 4 B) per cycle, so
-    // the on-chip rate is clock_hz * 4 KiB * this (6.1e12 B/s on v5e), per TensorCore.
+    // the on-chip rate is clock_hz * 4 KiB * this (6.1e12 B/s at a 1.5 GHz clock), per TensorCore.
     double onchip_vregs_per_cycle = 1;
 };
 
