@@ -20,15 +20,6 @@ namespace {
 using namespace ptpu;
 using namespace ops_test;
 
-vec<float> random_vec(index_t r, index_t c, unsigned seed) {
-    std::mt19937 g(seed);
-    std::uniform_real_distribution<float> d(-2.0f, 2.0f);
-    farr a(r, c);
-    for (index_t i = 0; i < r; ++i)
-        for (index_t j = 0; j < c; ++j) a(i, j) = d(g);
-    return vec<float>(a);
-}
-
 // The reference: Σ_k f(a[i,k], b[k,j]) in double, f emulating one precision.
 template <class F>
 std::vector<double> ref_dot(const vec<float>& a, const vec<float>& b, F f) {
@@ -60,7 +51,7 @@ const auto three_pass = [](float x, float y) {
 
 TEST(OpsDot, EachPrecisionMatchesItsEmulation) {
     env e;
-    const auto a = random_vec(40, 300, 1), b = random_vec(300, 70, 2);
+    const auto a = random_vec(40, 300, 1, 2.0f), b = random_vec(300, 70, 2, 2.0f);
     // f32 accumulation over K = 300 terms of size ≤ 4: errors well below 1e-3.
     constexpr double acc_tol = 2e-4;
     const auto d = dot(a, b);
@@ -89,7 +80,7 @@ TEST(OpsDot, DefaultRoundsInputsToBf16) {
 
 TEST(OpsDot, Bf16OperandsAreExactProductsInF32) {
     env e;
-    const auto af = random_vec(24, 200, 3), bf = random_vec(200, 40, 4);
+    const auto af = random_vec(24, 200, 3, 2.0f), bf = random_vec(200, 40, 4, 2.0f);
     const auto a = cast<bf16>(af), b = cast<bf16>(bf);
     const vec<float> ar = cast<float>(a), br = cast<float>(b);
     const auto r = dot(a, b, {.prec = precision::highest});  // precision is moot for bf16
@@ -109,7 +100,7 @@ TEST(OpsDot, Bf16OperandsAreExactProductsInF32) {
 
 TEST(OpsDot, TransposesContractTheOtherDims) {
     env e;
-    const auto a = random_vec(30, 50, 5), b = random_vec(50, 20, 6);
+    const auto a = random_vec(30, 50, 5, 2.0f), b = random_vec(50, 20, 6, 2.0f);
     const auto at = transpose(a), bt = transpose(b);
     const auto want = dot(a, b, {.prec = precision::highest});
     for (const bool ta : {false, true})
@@ -149,7 +140,7 @@ TEST(OpsDot, Int8AccumulatesInInt32) {
 }
 
 TEST(OpsDot, ChargesPaddedMxuFlopsPerPass) {
-    const auto a = random_vec(100, 200, 7), b = random_vec(200, 300, 8);
+    const auto a = random_vec(100, 200, 7, 2.0f), b = random_vec(200, 300, 8, 2.0f);
     const double padded128 = 2.0 * 128 * 256 * 384;
     {
         env e(&tpu::v5p);
@@ -183,7 +174,7 @@ TEST(OpsDot, TimingOnlyChargesTheSameAndComputesNothing) {
     work normal, timing;
     {
         env e(&tpu::v5e);
-        (void)dot(random_vec(64, 96, 1), random_vec(96, 200, 2), {.prec = precision::high});
+        (void)dot(random_vec(64, 96, 1, 2.0f), random_vec(96, 200, 2, 2.0f), {.prec = precision::high});
         normal = e.w();
     }
     {
@@ -199,7 +190,7 @@ TEST(OpsDot, TimingOnlyChargesTheSameAndComputesNothing) {
 
 TEST(OpsDot, ShapeAndPreferredRules) {
     env e;
-    const auto a = random_vec(8, 16, 1), b = random_vec(8, 16, 2);
+    const auto a = random_vec(8, 16, 1, 2.0f), b = random_vec(8, 16, 2, 2.0f);
     try {
         (void)dot(a, b);
         FAIL() << "no error";

@@ -17,18 +17,9 @@ namespace {
 using namespace ptpu;
 using namespace ops_test;
 
-vec<float> random_vec(index_t r, index_t c, unsigned seed) {
-    std::mt19937 g(seed);
-    std::uniform_real_distribution<float> d(-4.0f, 4.0f);
-    farr a(r, c);
-    for (index_t i = 0; i < r; ++i)
-        for (index_t j = 0; j < c; ++j) a(i, j) = d(g);
-    return vec<float>(a);
-}
-
 TEST(OpsReduce, AlongEachAxisKeepsTheDim) {
     env e;
-    const auto v = random_vec(20, 300, 1);
+    const auto v = random_vec(20, 300, 1, 4.0f);
     const auto s1 = sum(v, 1), s0 = sum(v, 0), mx1 = max(v, -1), mn0 = min(v, -2);
     const auto me1 = mean(v, 1);
     ASSERT_EQ(s1.shape(), (std::array<index_t, 2>{20, 1}));
@@ -63,7 +54,7 @@ TEST(OpsReduce, AlongEachAxisKeepsTheDim) {
 
 TEST(OpsReduce, OverAllGivesOneByOne) {
     env e;
-    const auto v = random_vec(9, 130, 2);
+    const auto v = random_vec(9, 130, 2, 4.0f);
     double s = 0;
     float mx = -INFINITY, mn = INFINITY;
     for (index_t i = 0; i < 9; ++i)
@@ -81,8 +72,8 @@ TEST(OpsReduce, OverAllGivesOneByOne) {
 
 TEST(OpsReduce, CostIsInputVregsPlusCrossLaneOrSublaneSteps) {
     env e;
-    const auto v = random_vec(16, 256, 3);  // 4 f32 vregs
-    (void)sum(v, 1);                        // out (16, 1): 2 vregs · log2(128) = 7 steps
+    const auto v = random_vec(16, 256, 3, 4.0f);  // 4 f32 vregs
+    (void)sum(v, 1);                              // out (16, 1): 2 vregs · log2(128) = 7 steps
     EXPECT_EQ(e.w().vreg_cheap, 4 + 2 * 7);
     (void)max(v, 0);  // out (1, 256): 2 vregs · log2(8) = 3 steps
     EXPECT_EQ(e.w().vreg_cheap, 18 + 4 + 2 * 3);
@@ -130,8 +121,8 @@ TEST(OpsReduce, EmptyAxesAndBadAxes) {
     EXPECT_EQ(rule_of([&] { (void)max(empty, 0); }), "OP1");
     EXPECT_EQ(rule_of([&] { (void)min(empty); }), "OP1");
     EXPECT_EQ(sum(empty, 1).shape(), (std::array<index_t, 2>{0, 1}));
-    EXPECT_EQ(rule_of([&] { (void)sum(random_vec(2, 2, 1), 2); }), "OP1");
-    EXPECT_EQ(rule_of([&] { (void)mean(random_vec(2, 2, 1), -3); }), "OP1");
+    EXPECT_EQ(rule_of([&] { (void)sum(random_vec(2, 2, 1, 4.0f), 2); }), "OP1");
+    EXPECT_EQ(rule_of([&] { (void)mean(random_vec(2, 2, 1, 4.0f), -3); }), "OP1");
 }
 
 TEST(OpsReduce, TimingOnlyChargesTheSame) {
@@ -143,7 +134,7 @@ TEST(OpsReduce, TimingOnlyChargesTheSame) {
     work normal, timing;
     {
         env e;
-        (void)body(random_vec(24, 384, 4));
+        (void)body(random_vec(24, 384, 4, 4.0f));
         normal = e.w();
     }
     {

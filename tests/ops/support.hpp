@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <random>
 #include <string>
 
 namespace ops_test {
@@ -45,6 +46,16 @@ inline float ref_bf16(float f) {
     std::uint32_t r = lo;
     if (rest > 0x8000u || (rest == 0x8000u && ((lo >> 16) & 1u) != 0)) r = lo + 0x10000u;
     return std::bit_cast<float>(r);
+}
+
+/// A (r, c) vec of uniform values in [-range, range), reproducible from `seed`.
+inline vec<float> random_vec(index_t r, index_t c, unsigned seed, float range) {
+    std::mt19937 g(seed);
+    std::uniform_real_distribution<float> d(-range, range);
+    farr a(r, c);
+    for (index_t i = 0; i < r; ++i)
+        for (index_t j = 0; j < c; ++j) a(i, j) = d(g);
+    return vec<float>(a);
 }
 
 }  // namespace ops_test
