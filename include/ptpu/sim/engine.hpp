@@ -6,7 +6,10 @@
 // executor behind the source can run kernel bodies on demand.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <bit>
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +49,12 @@ concept op_source = requires(S& s, int core, op& out) {
 struct options {
     bool timeline = false;  ///< record result::timeline
     bool per_step = false;  ///< record result::steps
+    /// Fast-forward a stream that has settled into a repeating pattern (docs/model.md, "Steady
+    /// state"): once a core's state at a step boundary equals (to 1e-12 relative) its state one
+    /// period of up to 64 steps earlier, and the ops of the following steps repeat that period's
+    /// ops, whole periods advance by the period's time without simulating their events. Used only
+    /// while one core runs, and without timeline or per-step rows.
+    bool steady_state = true;
     /// The estimates beside the chip preset: the engine reads the on-chip DMA bandwidth from it;
     /// a source turning work into compute ops should use the same model with time_of.
     cost_model costs = default_costs;
@@ -98,6 +107,7 @@ struct result {
     std::int64_t dma_count = 0;
     std::int64_t dangling_dmas = 0;  ///< started but never waited (a semaphore leak, 39)
     std::int64_t op_count = 0;       ///< ops pulled from the source
+    std::int64_t steady_ops = 0;     ///< of which fast-forwarded (options::steady_state)
     std::vector<span> timeline;      ///< when options::timeline
     std::vector<step_times> steps;   ///< when options::per_step, in stream order per core
 };
@@ -153,6 +163,20 @@ public:
     [[nodiscard]] int first() const { return first_; }
     [[nodiscard]] double first_done() const { return first_done_; }
     [[nodiscard]] double busy_since() const { return busy_since_; }
+    [[nodiscard]] std::size_t active() const { return slots_.size(); }
+    /// Times this channel went idle (ended a busy period).
+    [[nodiscard]] std::int64_t idle_count() const { return idle_count_; }
+    /// The virtual byte count at time t >= the last event: bytes each active transfer has got.
+    [[nodiscard]] double v_at(double t) const {
+        return slots_.empty() ? v_ : v_ + (t - t_last_) * share(slots_.size());
+    }
+    /// Moves every absolute time by dt (the steady-state fast lane; the busy period's start only
+    /// when `restart`, i.e. the channel went idle in the period skipped).
+    void shift(double dt, bool restart) {
+        t_last_ += dt;
+        if (restart) busy_since_ += dt;
+        schedule();
+    }
 
     // A transfer of `bytes` joins at time t; returns its tag.
     double arrive(int s, std::int64_t bytes, double t, const std::vector<live_dma>& dmas) {
@@ -201,7 +225,10 @@ public:
                 first_tag_ = tag;
             }
         }
-        if (n == 0) v_ = 0;
+        if (n == 0) {
+            v_ = 0;
+            ++idle_count_;
+        }
         schedule();
     }
 
@@ -233,6 +260,7 @@ private:
     int first_ = -1;  // the one completing next (smallest tag, then event order)
     double first_tag_ = 0;
     double first_done_ = never;
+    std::int64_t idle_count_ = 0;
     std::array<double, small> share_{};
     std::array<double, small> per_byte_{};
 };
@@ -295,6 +323,9 @@ public:
         ids_.clear();
         slots_.clear();
     }
+    void shift_ids(std::uint32_t k) {
+        for (std::uint32_t& id : ids_) id += k;
+    }
 
 private:
     std::vector<std::uint32_t> ids_;
@@ -322,6 +353,11 @@ public:
         channels_[2].set_bandwidth(onchip);
         res_.cores = cores;
         for (int k = 0; k < 2; ++k) state_[k] = k < cores ? core_state::ready : core_state::done;
+        ff_on_ = opt.steady_state && !opt.timeline && !opt.per_step;
+        if (ff_on_) {
+            ring_.resize(ring_size);
+            spare_.resize(ring_size);
+        }
     }
 
     result run() {
@@ -397,13 +433,36 @@ private:
         const bool other_ready = other < cores_ && state_[other] == core_state::ready;
         const double t_other = other_ready ? t_[other] : never;
         const double horizon = t_other + chip_.dma_issue_s + chip_.dma_latency_s;
+        // The fast lane needs this core alone on the chip: the other stream ended and none of
+        // its DMAs still moves.
+        const bool steady =
+            ff_on_ && (other >= cores_ || (state_[other] == core_state::done && orphans_ == 0));
+        if (!steady || ring_core_ != c) {
+            nb_ = valid_from_ = 0;  // history of another core, or none
+            ring_core_ = steady ? c : -1;
+        }
         double& t = t_[c];
         while (state_[c] == core_state::ready && t < ev_t_ &&
                (t < horizon || (c < other ? t <= t_other : t < t_other))) {
+            if (fast_) {
+                fast_forward(c);  // changes the time and the DMAs: back to run() for the next event
+                return;
+            }
             op o;
-            if (!src_.next(c, o)) {
+            if (replay_pos_ < replay_.size()) {
+                o = replay_[replay_pos_++];
+                if (replay_pos_ == replay_.size()) replay_.clear(), replay_pos_ = 0;
+            } else if (ended_ || !src_.next(c, o)) {
                 end_stream(c);
                 return;
+            }
+            if (steady) {
+                if (nb_ == 0 || o.step != cur_step_) {
+                    if (at_boundary(c, o)) continue;  // the fast lane holds o
+                }
+                boundary& b = ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)];
+                b.batch.push_back(normalized(o, b));
+                b.hash = mix(b.hash, b.batch.back());
             }
             ++res_.op_count;
             step_times* row = opt_.per_step ? step_row(c, o.step) : nullptr;
@@ -475,6 +534,7 @@ private:
         t += chip_.dma_issue_s;
         res_.busy_issue[c] += chip_.dma_issue_s;
         ++res_.dma_count;
+        ++starts_[c];
         (o.far ? res_.hbm_bytes : res_.onchip_bytes) += o.bytes;
         int s;
         if (free_.empty()) {
@@ -530,12 +590,351 @@ private:
         state_[c] = core_state::done;
         for (const int s : live_[c].slots()) {
             ++res_.dangling_dmas;
-            if (at(s).phase == dma_phase::done)
+            if (at(s).phase == dma_phase::done) {
                 free_.push_back(s);
-            else
+            } else {
                 at(s).orphan = true;
+                ++orphans_;
+            }
         }
         live_[c].clear();
+    }
+
+    // ---- Steady state (options::steady_state, docs/model.md) -----------------------------------
+    //
+    // At every step boundary of a core running alone (the first op of a new step value), the
+    // engine records the core's state relative to its time: each DMA started and not yet waited,
+    // by id relative to the core's count of starts, with its phase, bytes and what is left of it
+    // (latency until ready, or bytes still to move). When the state equals the one recorded p
+    // boundaries earlier (p <= max_period, the largest first), the ops of those p steps form a
+    // cycle: if the next p steps bring the same ops (ids and step numbers relative), they evolve
+    // from the same state the same way, so they take the cycle's time, start its number of DMAs
+    // and add its totals, and end in the same relative state, ready for the next period. The
+    // fast lane pulls and compares ops only, and applies all skipped periods at once when an op
+    // differs or the stream ends; the ops pulled since the last whole period are then simulated
+    // as usual.
+
+    static constexpr int max_period = 64;
+    static constexpr std::int64_t ring_size = 2 * max_period + 1;  // two periods: verified cycles
+
+    struct dma_snap {
+        std::uint32_t id = 0;   // relative to the core's count of starts (mod 2^32)
+        std::uint64_t seq = 0;  // relative to the next start's
+        std::int64_t bytes = 0;
+        double left = 0;  // latency: ready - t; transfer: bytes left; done: 0
+        dma_phase phase = dma_phase::done;
+        std::uint8_t channel = 0;
+    };
+    // The totals of one core a period adds.
+    struct tally {
+        std::int64_t ops = 0, dmas = 0, hbm_bytes = 0, onchip_bytes = 0, idle = 0;
+        double overhead = 0, issue = 0, compute = 0, wait = 0, hbm_busy = 0;
+    };
+    struct boundary {
+        double t = 0;
+        double last_done = 0;
+        double v = 0;  // the HBM channel's virtual byte count at t (the byte tolerance's scale)
+        std::uint32_t starts = 0;
+        std::uint32_t step = 0;
+        std::uint64_t key = 0;   // the discrete part of the state, hashed: a quick reject
+        std::uint64_t hash = 0;  // of the batch's ops (complete at the next boundary)
+        tally sum;
+        std::vector<dma_snap> snap;
+        std::vector<op> batch;  // the ops from this boundary to the next, normalized
+    };
+
+    tally totals(int c) const {
+        tally s;
+        s.ops = res_.op_count;
+        s.dmas = res_.dma_count;
+        s.hbm_bytes = res_.hbm_bytes;
+        s.onchip_bytes = res_.onchip_bytes;
+        s.idle = channels_[0].idle_count();
+        s.overhead = res_.busy_overhead[c];
+        s.issue = res_.busy_issue[c];
+        s.compute = res_.busy_compute[c];
+        s.wait = res_.wait_dma[c];
+        s.hbm_busy = res_.hbm_busy_time;
+        return s;
+    }
+
+    // An op with its DMA id relative to the core's count of starts at boundary b and its step
+    // relative to b's: equal for the same op one period later.
+    static op normalized(op o, const boundary& b) {
+        if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma -= b.starts;
+        o.step -= b.step;
+        return o;
+    }
+    static std::uint64_t mix(std::uint64_t h, const op& o) {
+        std::uint64_t x = static_cast<std::uint64_t>(o.kind) | std::uint64_t{o.far} << 8 |
+                          std::uint64_t{o.dma} << 16 | static_cast<std::uint64_t>(o.bytes) << 40;
+        x ^= std::bit_cast<std::uint64_t>(o.seconds) ^ (std::uint64_t{o.step} << 32 | o.label);
+        return (h ^ x) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+    }
+    static bool same_op(const op& a, const op& b) {
+        return a.kind == b.kind && a.dma == b.dma && a.seconds == b.seconds && a.bytes == b.bytes &&
+               a.far == b.far && a.label == b.label && a.step == b.step;
+    }
+
+    // Records boundary nb_ (core c about to run op o, the first of step o.step) and looks for a
+    // period ending here; true when the fast lane takes over (holding o).
+    bool at_boundary(int c, const op& o) {
+        boundary& b = ring_[static_cast<std::size_t>(nb_ % ring_size)];
+        const double t = t_[c];
+        b.t = t;
+        b.last_done = last_done_;
+        b.v = channels_[0].v_at(t);
+        b.starts = starts_[c];
+        b.step = o.step;
+        b.sum = totals(c);
+        b.batch.clear();
+        b.hash = 0;
+        b.snap.clear();
+        for (const int s : live_[c].slots()) {
+            const live_dma& d = at(s);
+            dma_snap x;
+            x.id = d.id - starts_[c];
+            x.seq = seq_ - d.seq;
+            x.bytes = d.bytes;
+            x.phase = d.phase;
+            x.channel = d.channel;
+            x.left = d.phase == dma_phase::latency    ? d.ready - t
+                     : d.phase == dma_phase::transfer ? d.tag - channels_[d.channel].v_at(t)
+                                                      : 0.0;
+            b.snap.push_back(x);
+        }
+        std::sort(b.snap.begin(), b.snap.end(),
+                  [](const dma_snap& x, const dma_snap& y) { return x.id < y.id; });
+        std::uint64_t key = b.snap.size();
+        for (const dma_snap& x : b.snap)
+            key = (key * 0x9E3779B97F4A7C15ull) ^
+                  (std::uint64_t{x.id} << 24 ^ x.seq << 8 ^ static_cast<std::uint64_t>(x.bytes) << 32 ^
+                   static_cast<std::uint64_t>(x.phase) << 4 ^ x.channel);
+        b.key = key;
+        ++nb_;
+        cur_step_ = o.step;
+        if (cooldown_ > 0) {
+            --cooldown_;
+            return false;
+        }
+        if (replay_pos_ < replay_.size()) return false;  // ops the fast lane gave back come first
+        // The shortest period p whose last two repetitions brought the same ops, and whose end
+        // state equals its start state.
+        const std::int64_t j = nb_ - 1;
+        if (j - 2 < valid_from_) return false;
+        const std::uint64_t last = at_boundary_index(j - 1).hash;
+        for (std::int64_t p = 1; p <= max_period && j - 2 * p >= valid_from_; ++p) {
+            const boundary& a = at_boundary_index(j - p);
+            if (a.key != key || at_boundary_index(j - 1 - p).hash != last || !same_state(a, b)) continue;
+            bool repeats = true;
+            for (std::int64_t i = 1; repeats && i <= p; ++i)
+                repeats = same_batch(at_boundary_index(j - i), at_boundary_index(j - i - p));
+            if (repeats) {
+                enter_fast(c, static_cast<int>(p), o);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // Boundary n of the history (numbers before the first recorded one exist after a skip).
+    static std::size_t ring_pos(std::int64_t n) {
+        return static_cast<std::size_t>((n % ring_size + ring_size) % ring_size);
+    }
+    boundary& at_boundary_index(std::int64_t n) { return ring_[ring_pos(n)]; }
+
+    static bool same_batch(const boundary& x, const boundary& y) {
+        if (x.hash != y.hash || x.batch.size() != y.batch.size()) return false;
+        for (std::size_t k = 0; k < x.batch.size(); ++k)
+            if (!same_op(x.batch[k], y.batch[k])) return false;
+        return true;
+    }
+
+    static bool same_state(const boundary& a, const boundary& b) {
+        if (a.snap.size() != b.snap.size()) return false;
+        const double tol_t = 1e-12 * std::max(std::abs(a.t), std::abs(b.t));
+        const double tol_v = 1e-12 * std::max(std::abs(a.v), std::abs(b.v));
+        for (std::size_t k = 0; k < a.snap.size(); ++k) {
+            const dma_snap& x = a.snap[k];
+            const dma_snap& y = b.snap[k];
+            if (x.id != y.id || x.seq != y.seq || x.bytes != y.bytes || x.phase != y.phase ||
+                x.channel != y.channel)
+                return false;
+            const double tol =
+                x.phase == dma_phase::latency ? tol_t : tol_v + 1e-12 * static_cast<double>(x.bytes);
+            if (std::abs(x.left - y.left) > tol) return false;
+        }
+        return true;
+    }
+
+    // The period of p steps that ended at the last boundary becomes the cycle to match.
+    void enter_fast(int c, int p, const op& first) {
+        const std::int64_t j = nb_ - 1;
+        const boundary& a = at_boundary_index(j - p);
+        const boundary& b = at_boundary_index(j);
+        cycle_.clear();
+        for (std::int64_t k = j - p; k < j; ++k) {
+            const boundary& e = at_boundary_index(k);
+            for (op o : e.batch) {  // relative to the period's start instead of the step's
+                if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += e.starts - a.starts;
+                o.step += e.step - a.step;
+                cycle_.push_back(o);
+            }
+        }
+        period_ = p;
+        fast_ = true;
+        skipped_ = 0;
+        cycle_dt_ = b.t - a.t;
+        cycle_starts_ = b.starts - a.starts;
+        cycle_steps_ = b.step - a.step;
+        cycle_sum_ = b.sum;
+        const tally& s = a.sum;
+        cycle_sum_.ops -= s.ops;
+        cycle_sum_.dmas -= s.dmas;
+        cycle_sum_.hbm_bytes -= s.hbm_bytes;
+        cycle_sum_.onchip_bytes -= s.onchip_bytes;
+        cycle_sum_.idle -= s.idle;
+        cycle_sum_.overhead -= s.overhead;
+        cycle_sum_.issue -= s.issue;
+        cycle_sum_.compute -= s.compute;
+        cycle_sum_.wait -= s.wait;
+        cycle_sum_.hbm_busy -= s.hbm_busy;
+        cycle_done_ = b.last_done != a.last_done;  // a DMA completed within the period
+        replay_.clear();
+        replay_pos_ = 0;
+        replay_.push_back(first);
+        (void)c;
+    }
+
+    // Pulls whole periods that repeat the cycle; at the first op that differs (or the stream's
+    // end) applies them, and leaves the ops pulled since the last whole period to be simulated.
+    // (Ops are pulled straight into replay_ and compared field by field: copying whole ops that
+    // the source has just written field by field stalls on store forwarding.)
+    void fast_forward(int c) {
+        const std::size_t n = cycle_.size();
+        replay_.resize(n + 1);  // replay_[0] holds the period's first op, pulled already
+        std::size_t have = 1;
+        const std::uint32_t starts = starts_[c];
+        for (;;) {
+            const std::uint32_t base = starts + static_cast<std::uint32_t>(skipped_) * cycle_starts_;
+            const std::uint32_t step0 = replay_[0].step;
+            bool whole = true;
+            for (std::size_t k = 0; k < n; ++k) {
+                op& x = replay_[k];
+                if (k == have) {
+                    if (ended_ || !src_.next(c, x)) {
+                        ended_ = true;
+                        whole = false;
+                        break;
+                    }
+                    ++have;
+                }
+                const op& y = cycle_[k];
+                const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
+                if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || x.seconds != y.seconds ||
+                    x.bytes != y.bytes || x.far != y.far || x.label != y.label || x.step - step0 != y.step) {
+                    whole = false;
+                    break;
+                }
+            }
+            if (whole) {
+                // The period is whole when the next op starts a new step, or the stream ends.
+                op& y = replay_[n];
+                const bool more = !ended_ && src_.next(c, y);
+                ended_ = !more;
+                if (more) ++have;
+                if (more && y.step == replay_[n - 1].step) {
+                    whole = false;
+                } else {
+                    ++skipped_;
+                    have = 0;
+                    if (more) {
+                        replay_[0] = y;
+                        have = 1;
+                        continue;
+                    }
+                }
+            }
+            break;
+        }
+        replay_.resize(have);
+        // Apply the skipped periods, then simulate what is left in replay_.
+        fast_ = false;
+        if (skipped_ == 0) {
+            cooldown_ = period_;  // the cycle did not repeat even once: look again later
+        } else {
+            apply(c, skipped_);
+            if (!replay_.empty()) {
+                cur_step_ = replay_.front().step;
+                ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)].step = cur_step_;
+            }
+        }
+        replay_pos_ = 0;
+        dirty_ = true;
+    }
+
+    // Advances core c and its DMAs by m periods of the cycle (state: equal, times shifted).
+    void apply(int c, std::int64_t m) {
+        const double dt = static_cast<double>(m) * cycle_dt_;
+        const auto k = static_cast<std::uint32_t>(m * cycle_starts_);
+        const tally& s = cycle_sum_;
+        const auto md = static_cast<double>(m);
+        res_.op_count += m * s.ops;
+        res_.steady_ops += m * s.ops;
+        res_.dma_count += m * s.dmas;
+        res_.hbm_bytes += m * s.hbm_bytes;
+        res_.onchip_bytes += m * s.onchip_bytes;
+        res_.busy_overhead[c] += md * s.overhead;
+        res_.busy_issue[c] += md * s.issue;
+        res_.busy_compute[c] += md * s.compute;
+        res_.wait_dma[c] += md * s.wait;
+        res_.hbm_busy_time += md * s.hbm_busy;
+        t_[c] += dt;
+        if (cycle_done_) last_done_ += dt;
+        for (const int sl : live_[c].slots()) {
+            live_dma& d = at(sl);
+            d.ready += dt;
+            d.begin += dt;
+            d.id += k;
+            d.seq += k;
+        }
+        live_[c].shift_ids(k);
+        seq_ += k;
+        starts_[c] += k;
+        for (std::size_t ch = 0; ch < channels_.size(); ++ch) channels_[ch].shift(dt, ch == 0 && s.idle > 0);
+        // The history as if the skipped periods had been simulated: the boundary i back from the
+        // current one is, for i = q·p + r within the skipped periods, the cycle's boundary j - r
+        // moved by m - q periods; further back, the boundaries recorded before the skip.
+        const std::int64_t j = nb_ - 1;
+        const std::int64_t p = period_;
+        const std::int64_t depth = std::min(ring_size - 1, j - valid_from_ + m * p);
+        std::swap(ring_, spare_);
+        for (std::int64_t i = 0; i <= depth; ++i) {
+            boundary& e = at_boundary_index(j - i);
+            if (i > m * p) {
+                e = spare_[ring_pos(j + m * p - i)];
+                continue;
+            }
+            const std::int64_t q = i / p;
+            e = spare_[ring_pos(j - i % p)];
+            const std::int64_t n = m - q;
+            const auto nd = static_cast<double>(n);
+            e.t += nd * cycle_dt_;
+            if (cycle_done_) e.last_done += nd * cycle_dt_;
+            e.starts += static_cast<std::uint32_t>(n * cycle_starts_);
+            e.step += static_cast<std::uint32_t>(n) * cycle_steps_;
+            e.sum.ops += n * s.ops;
+            e.sum.dmas += n * s.dmas;
+            e.sum.hbm_bytes += n * s.hbm_bytes;
+            e.sum.onchip_bytes += n * s.onchip_bytes;
+            e.sum.idle += n * s.idle;
+            e.sum.overhead += nd * s.overhead;
+            e.sum.issue += nd * s.issue;
+            e.sum.compute += nd * s.compute;
+            e.sum.wait += nd * s.wait;
+            e.sum.hbm_busy += nd * s.hbm_busy;
+        }
+        valid_from_ = j - depth;
     }
 
     void start_transfer(int s, double t) {
@@ -567,6 +966,7 @@ private:
         const int c = d.core;
         if (d.orphan) {
             free_.push_back(s);
+            --orphans_;
         } else if (state_[c] == core_state::blocked && wait_slot_[c] == s) {
             const double begin = t_[c];
             t_[c] = t;
@@ -612,6 +1012,29 @@ private:
     int ev_slot_ = -1;
     bool ev_finish_ = false;
     bool dirty_ = true;
+    std::int64_t orphans_ = 0;  // DMAs of ended streams still in flight
+    // Steady state (see above).
+    std::array<std::uint32_t, 2> starts_{};  // DMA starts per core (ids are relative to it)
+    bool ff_on_ = false;
+    int ring_core_ = -1;           // the core the history is of
+    std::vector<boundary> ring_;   // the last ring_size boundaries, boundary n at n % ring_size
+    std::vector<boundary> spare_;  // apply()'s copy of the history
+    std::int64_t nb_ = 0;          // boundaries recorded
+    std::int64_t valid_from_ = 0;  // the oldest one still comparable
+    std::int64_t cooldown_ = 0;    // boundaries to record before looking for a period again
+    std::uint32_t cur_step_ = 0;   // step value of the current boundary
+    bool fast_ = false;
+    bool ended_ = false;  // the source said the (only running) stream has ended
+    int period_ = 0;
+    std::int64_t skipped_ = 0;
+    std::vector<op> cycle_;
+    double cycle_dt_ = 0;
+    std::uint32_t cycle_starts_ = 0;
+    std::uint32_t cycle_steps_ = 0;
+    tally cycle_sum_{};
+    bool cycle_done_ = false;
+    std::vector<op> replay_;  // ops pulled by the fast lane, to simulate
+    std::size_t replay_pos_ = 0;
 };
 
 }  // namespace detail

@@ -1,0 +1,250 @@
+// Tests the engine's steady-state fast lane (sim::options::steady_state, docs/model.md "Steady
+// state"): every stream is simulated twice, op by op and with the fast lane, and the two results
+// must agree (times to 1e-9 relative, counts exactly), while the fast lane skips what it should:
+// period-1 and longer periods (a reduction axis), a pattern that changes midway, a stream that
+// never repeats, a stream ending mid-period, megacore (two running cores: never skipped; one
+// core left: skipped), and malformed ops after the steady state (still SIM1/SIM2).
+#include <gtest/gtest.h>
+
+#include <ptpu/hw/presets.hpp>
+#include <ptpu/sim/engine.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace {
+
+using ptpu::sim::op;
+using ptpu::sim::op_kind;
+using ptpu::sim::options;
+using ptpu::sim::result;
+namespace tpu = ptpu::tpu;
+
+constexpr double us = 1e-6;
+
+// A pipeline over `n` steps of a reduction-style kernel as the executor emits it: two inputs
+// double-buffered (fetched every step), one output whose block changes every `k` steps (written
+// at the last step of each run, waited one run later). Ids count starts, as the executor's do.
+// `compute(s)` gives step s's body time.
+struct pipeline {
+    int n = 1000;
+    int k = 1;
+    std::int64_t in_bytes = 4096;
+    std::int64_t out_bytes = 4096;
+    std::function<double(int)> compute = [](int) { return 0.2 * us; };
+    double overhead = 0.35 * us;
+    int cores = 1;        // the same stream on each core
+    int short_core1 = 0;  // core 1 runs only this many steps (0: n)
+
+    std::vector<op> stream(int steps) const {
+        std::vector<op> v;
+        std::uint32_t id = 0;
+        const auto u = [](int s) { return static_cast<std::uint32_t>(s); };
+        std::uint32_t in_flight[2] = {};
+        auto start = [&](std::int64_t bytes, int s) {
+            v.push_back({.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .step = u(s)});
+            return id++;
+        };
+        auto wait = [&](std::uint32_t d, int s) {
+            v.push_back({.kind = op_kind::dma_wait, .dma = d, .step = u(s)});
+        };
+        in_flight[0] = start(in_bytes, 0);
+        in_flight[1] = start(in_bytes, 0);
+        std::uint32_t write = 0;
+        bool write_pending = false;
+        for (int s = 0; s < steps; ++s) {
+            v.push_back({.kind = op_kind::overhead, .seconds = overhead, .step = u(s)});
+            std::uint32_t next[2] = {};
+            if (s + 1 < steps)
+                for (auto& d : next) d = start(in_bytes, s);
+            wait(in_flight[0], s);
+            wait(in_flight[1], s);
+            in_flight[0] = next[0];
+            in_flight[1] = next[1];
+            v.push_back({.kind = op_kind::compute, .seconds = compute(s), .step = u(s)});
+            if (s % k == 0 && write_pending) {  // the previous run's write (S23.5)
+                wait(write, s);
+                write_pending = false;
+            }
+            if (s % k == k - 1 || s + 1 == steps) {
+                write = start(out_bytes, s);
+                write_pending = true;
+            }
+        }
+        if (write_pending) wait(write, steps - 1);
+        return v;
+    }
+};
+
+struct vec_source {
+    std::vector<op> ops[2];
+    std::size_t pos[2] = {};
+    bool next(int core, op& out) {
+        const auto c = static_cast<std::size_t>(core);
+        if (pos[c] == ops[c].size()) return false;
+        out = ops[c][pos[c]++];
+        return true;
+    }
+};
+
+result simulate(const pipeline& p, bool steady, const ptpu::chip& c = tpu::v5e) {
+    vec_source src;
+    src.ops[0] = p.stream(p.n);
+    if (p.cores > 1) src.ops[1] = p.stream(p.short_core1 > 0 ? p.short_core1 : p.n);
+    options o;
+    o.steady_state = steady;
+    return ptpu::sim::simulate(c, p.cores, src, o);
+}
+
+void expect_near_rel(double a, double b, double scale) {
+    EXPECT_LE(std::abs(a - b), 1e-9 * scale) << a << " vs " << b;
+}
+
+// Op by op and fast-laned agree: counts exactly, times to 1e-9 of the device time.
+result expect_same(const pipeline& p, const ptpu::chip& c = tpu::v5e) {
+    const result exact = simulate(p, false, c);
+    const result fast = simulate(p, true, c);
+    EXPECT_EQ(exact.steady_ops, 0);
+    EXPECT_EQ(fast.op_count, exact.op_count);
+    EXPECT_EQ(fast.dma_count, exact.dma_count);
+    EXPECT_EQ(fast.hbm_bytes, exact.hbm_bytes);
+    EXPECT_EQ(fast.onchip_bytes, exact.onchip_bytes);
+    EXPECT_EQ(fast.dangling_dmas, exact.dangling_dmas);
+    const double T = exact.device_time;
+    expect_near_rel(fast.device_time, T, T);
+    expect_near_rel(fast.hbm_busy_time, exact.hbm_busy_time, T);
+    for (int k = 0; k < p.cores; ++k) {
+        expect_near_rel(fast.core_time[k], exact.core_time[k], T);
+        expect_near_rel(fast.busy_overhead[k], exact.busy_overhead[k], T);
+        expect_near_rel(fast.busy_issue[k], exact.busy_issue[k], T);
+        expect_near_rel(fast.busy_compute[k], exact.busy_compute[k], T);
+        expect_near_rel(fast.wait_dma[k], exact.wait_dma[k], T);
+    }
+    return fast;
+}
+
+TEST(SimSteady, DmaBoundPeriodOneIsSkippedAndExact) {
+    pipeline p;
+    p.n = 20000;
+    p.in_bytes = 1 << 20;  // DMA-bound: the core waits every step
+    const result r = expect_same(p);
+    EXPECT_GT(r.steady_ops, r.op_count * 95 / 100);
+    EXPECT_GT(r.wait_dma[0], 0.5 * r.device_time);
+}
+
+TEST(SimSteady, ComputeBoundPeriodOneIsSkippedAndExact) {
+    pipeline p;
+    p.n = 20000;
+    p.compute = [](int) { return 5 * us; };
+    const result r = expect_same(p);
+    EXPECT_GT(r.steady_ops, r.op_count * 95 / 100);
+    EXPECT_LT(r.wait_dma[0], 0.01 * r.device_time);
+}
+
+TEST(SimSteady, ReductionAxisPeriodsAreSkipped) {
+    // Output written every k steps: the stream repeats with period k (4 divides the 64-step
+    // window; 7 and 10 do not, their largest multiples below it are used).
+    for (const int k : {4, 7, 10}) {
+        pipeline p;
+        p.n = 20000;
+        p.k = k;
+        p.out_bytes = 1 << 20;  // large enough to matter
+        const result r = expect_same(p);
+        EXPECT_GT(r.steady_ops, r.op_count * 90 / 100) << "k = " << k;
+    }
+}
+
+TEST(SimSteady, PatternChangingMidwayIsSkippedOnBothSides) {
+    pipeline p;
+    p.n = 20000;
+    p.compute = [](int s) { return s < 10000 ? 0.2 * us : 3 * us; };
+    const result r = expect_same(p);
+    EXPECT_GT(r.steady_ops, r.op_count * 90 / 100);
+}
+
+TEST(SimSteady, StreamThatNeverRepeatsIsSimulatedOpByOp) {
+    pipeline p;
+    p.n = 3000;
+    p.compute = [](int s) { return (1 + s % 97) * 0.01 * us + s * 1e-12; };  // a new time every step
+    const result r = expect_same(p);
+    EXPECT_EQ(r.steady_ops, 0);
+}
+
+TEST(SimSteady, StreamEndingMidPeriodIsExact) {
+    for (const int n : {1001, 1002, 1003, 1005, 1008}) {
+        pipeline p;
+        p.n = n;
+        p.k = 8;
+        expect_same(p);
+    }
+}
+
+TEST(SimSteady, ShortStreamsAreExact) {
+    for (int n = 1; n < 40; ++n) {
+        pipeline p;
+        p.n = n;
+        p.k = 3;
+        expect_same(p);
+    }
+}
+
+TEST(SimSteady, TwoRunningCoresAreNotSkippedOneLeftIs) {
+    pipeline p;
+    p.n = 4000;
+    p.cores = 2;
+    const result both = expect_same(p, tpu::v5p);
+    EXPECT_EQ(both.steady_ops, 0);  // the cores share HBM: their states interleave
+    p.short_core1 = 500;            // core 0 runs alone for most of the stream
+    const result one = expect_same(p, tpu::v5p);
+    EXPECT_GT(one.steady_ops, one.op_count / 2);
+}
+
+TEST(SimSteady, OffWithTimelineAndPerStepRows) {
+    pipeline p;
+    p.n = 2000;
+    vec_source src;
+    src.ops[0] = p.stream(p.n);
+    const result r = ptpu::sim::simulate(tpu::v5e, 1, src, options{.timeline = true});
+    EXPECT_EQ(r.steady_ops, 0);
+    src.pos[0] = 0;
+    const result s = ptpu::sim::simulate(tpu::v5e, 1, src, options{.per_step = true});
+    EXPECT_EQ(s.steady_ops, 0);
+    EXPECT_EQ(s.steps.size(), 2000u);
+}
+
+TEST(SimSteady, MalformedOpsAfterTheSteadyStateStillRaise) {
+    pipeline p;
+    p.n = 5000;
+    // A wait on a DMA that is not in flight, deep into the steady state: SIM1.
+    vec_source src;
+    src.ops[0] = p.stream(p.n);
+    for (std::size_t i = src.ops[0].size() / 2; i < src.ops[0].size(); ++i)
+        if (src.ops[0][i].kind == op_kind::dma_wait) {
+            src.ops[0][i].dma += 1000;
+            break;
+        }
+    try {
+        ptpu::sim::simulate(tpu::v5e, 1, src);
+        ADD_FAILURE() << "no error";
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), "SIM1");
+    }
+    // A negative compute time: SIM2.
+    src = {};
+    src.ops[0] = p.stream(p.n);
+    for (std::size_t i = src.ops[0].size() / 2; i < src.ops[0].size(); ++i)
+        if (src.ops[0][i].kind == op_kind::compute) {
+            src.ops[0][i].seconds = -1;
+            break;
+        }
+    try {
+        ptpu::sim::simulate(tpu::v5e, 1, src);
+        ADD_FAILURE() << "no error";
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), "SIM2");
+    }
+}
+
+}  // namespace
