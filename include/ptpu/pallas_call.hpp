@@ -47,6 +47,9 @@ struct run_options {
     bool timing_only = false;
     bool timeline = false;  ///< record the timeline (for the trace and SVG exporters)
     int per_step = -1;      ///< record the per-step breakdown: 1 yes, 0 no, -1 when ≤ 65536 steps
+    /// Let the timing model fast-forward steady periods (sim::options::steady_state; off while a
+    /// timeline or per-step breakdown is recorded). Off: every op simulated one by one.
+    bool steady_state = true;
     sim::cost_model costs = sim::default_costs;
 };
 
@@ -170,6 +173,14 @@ struct call_traits {
         return maps_of(pack<I..., O...>{});
     }
     static constexpr std::array<block_fn, max_operands> maps() { return all_maps(ins{}, outs{}); }
+    template <class... A>
+    static constexpr std::array<scan_fn, max_operands> scans_of(pack<A...>) {
+        return {&scan_operand<typename A::spec, G, ctx>...};
+    }
+    template <class... I, class... O>
+    static constexpr std::array<scan_fn, max_operands> all_scans(pack<I...>, pack<O...>) {
+        return scans_of(pack<I..., O...>{});
+    }
 };
 
 // ---- Compile-time diagnostics: one static_assert per rule, only the failing one fires --------
@@ -514,7 +525,9 @@ private:
             if constexpr (dynamic) ctx_ptr = &ctx_value;
             // The same planner as at compile time; for dynamic calls its checks run here (S51),
             // before any byte moves.
-            const plan_tables tables = analyze(desc, maps.data(), ctx_ptr);
+            static constexpr std::array<scan_fn, max_operands> scans =
+                traits::all_scans(typename traits::ins{}, typename traits::outs{});
+            const plan_tables tables = analyze(desc, maps.data(), ctx_ptr, scans.data());
             raise(tables.info.problem);
             const plan_info& pinfo = tables.info;
 
@@ -599,6 +612,7 @@ private:
             so.timeline = opt.timeline;
             so.per_step = opt.per_step > 0 || (opt.per_step < 0 && desc.steps() <= 65536);
             so.costs = opt.costs;
+            so.steady_state = opt.steady_state;
             sim::result r = sim::simulate(desc.hw, pinfo.cores, ex, so);
             run_stats stats = ex.stats();
             stats.body_dmas = kctx.body_dma_count;

@@ -51,6 +51,8 @@ struct report {
     bool memory_bound = false;      ///< which side of the roofline bounds it
     double roofline_fraction = 0;   ///< roofline_time / device_time
     std::int64_t dangling_dmas = 0;
+    std::int64_t ops = 0;         ///< ops the timing model ran (docs/model.md)
+    std::int64_t steady_ops = 0;  ///< of which fast-forwarded in steady periods
     run_stats stats{};
     std::vector<sim::step_times> steps;      ///< per core and step (when recorded)
     std::vector<sim::span> timeline;         ///< when recorded
@@ -102,6 +104,8 @@ inline report make_report(const chip& hw, const call_desc& desc, const plan_info
     rep.memory_bound = memory_bound >= compute_bound;
     rep.roofline_fraction = rep.device_time > 0 ? rep.roofline_time / rep.device_time : 0;
     rep.dangling_dmas = r.dangling_dmas;
+    rep.ops = r.op_count;
+    rep.steady_ops = r.steady_ops;
     rep.stats = stats;
     rep.steps = std::move(r.steps);
     rep.timeline = std::move(r.timeline);
@@ -156,6 +160,10 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
        << fmt_time(r.exposed_dma) << "\n";
     os << "  roofline           " << (r.memory_bound ? "memory" : "compute") << "-bound at "
        << fmt_time(r.roofline_time) << "; reached " << fmt_pct(r.roofline_fraction) << "\n";
+    if (r.steady_ops > 0)
+        os << "  model              " << r.ops << " ops, "
+           << fmt_pct(static_cast<double>(r.steady_ops) / static_cast<double>(r.ops))
+           << " fast-forwarded in steady periods\n";
     if (r.dangling_dmas > 0) os << "  WARNING            " << r.dangling_dmas << " DMAs never waited\n";
     return os;
 }

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "ptpu/runtime/context.hpp"
@@ -133,22 +134,45 @@ public:
             }
             uniform_bytes_[u] = uniform ? o.block_elems() * itemsize(o.type) : -1;
         }
+        repeat_on_ = opt.timing_only && !opt.notes;
+        for (int i = 0; i < desc.n_ops(); ++i)
+            repeat_on_ = repeat_on_ && !move_[static_cast<std::size_t>(i)] &&
+                         uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
     }
 
-    /// sim::op_source: the next op of `core`'s stream, running what the schedule says on the way.
-    bool next(int core, sim::op& out) {
-        auto& q = queue_[static_cast<std::size_t>(core)];
-        auto& head = head_[static_cast<std::size_t>(core)];
-        if (head < q.size()) {
-            out = q[head++];
-            if (head == q.size()) q.clear(), head = 0;
-            return true;
+    /// sim::batch_source: the ops of `core`'s next grid step (running what the schedule says on
+    /// the way: DMAs, the body); no ops once its stream has ended. With `lazy`, a step that
+    /// repeats the last one (see "Repeated steps" below) is made without rewriting its ops: the
+    /// batch says so and its ops are those of an earlier step.
+    sim::batch next_batch(int core, bool lazy = false) {
+        const auto c = static_cast<std::size_t>(core);
+        out_ = &batch_[c];
+        meta_out_ = &meta_[c];
+        if (core == 1 && done1_) return {};
+        const int same = repeat(core);
+        if (same == 1 && lazy) {
+            ++stale_[c];
+            return {{out_->data(), n_batch_[c]}, true, true};
         }
-        if (core == 1 && done1_) return false;
-        event e;
-        while (sched_[static_cast<std::size_t>(core)].next(e))
-            if (handle(e, out)) return true;
-        return false;
+        if (same >= 0) {
+            patch(core, stale_[c] + 1);
+            stale_[c] = 0;
+            if (same == 1) return {{out_->data(), n_batch_[c]}, true, true};
+            finish_body(core);
+            return {{out_->data(), n_batch_[c]}, false, true};
+        }
+        if (stale_[c] > 0) {  // the DMA tables must know the steps made without their ops
+            patch(core, stale_[c]);
+            stale_[c] = 0;
+        }
+        n_out_ = 0;
+        events_.clear();
+        const run_stats before = stats_;
+        if (!sched_[c].next_step(events_)) return {};
+        for (std::size_t k = 0; k < events_.size(); ++k) handle(events_[k]);
+        n_batch_[c] = n_out_;
+        remember(core, before);
+        return {{out_->data(), n_out_}, false, true};
     }
 
     [[nodiscard]] const run_stats& stats() const { return stats_; }
@@ -176,26 +200,224 @@ private:
         const auto& v = labels_[static_cast<std::size_t>(core)];
         return id < v.size() ? v[id] : 0;
     }
-    sim::op dma_start(const event& e, index_t bytes, std::uint32_t& id_out) {
-        const std::uint32_t id = next_id_[e.core]++;
-        id_out = id;
-        sim::op o;
-        o.kind = sim::op_kind::dma_start;
-        o.dma = id;
-        o.bytes = bytes;
-        o.far = true;
-        o.label = note(e, e.kind);
-        o.step = e.step;
-        if (opt_.notes) labels_[e.core].push_back(o.label);
-        return o;
+    // ---- Repeated steps ------------------------------------------------------------------------
+    // A timing-only run that moves no data spends most of its time making the same ops step after
+    // step. Once a core has made two consecutive steps of the same shape (core_schedule::shape)
+    // with no DMA of the body, a third of that shape is made from the last one's ops: the same
+    // ops with DMA ids advanced by its number of starts (the DMAs it waits on are those of the
+    // step before, which had the same shape), window slots advanced as the schedule's counters,
+    // and the body's compute time. The body still runs; if it issues DMAs this time, they are
+    // spliced in and the next step is made in full again.
+
+    struct op_meta {
+        event_kind kind = event_kind::step;  // the event that made the op
+        std::uint8_t op = 0;
+        std::uint8_t slot = 0;
+        bool start = false;  // a DMA start (else a wait, or no DMA)
+    };
+    struct repeat_state {
+        std::uint64_t shape = 0;  // of the last step made
+        int same = 0;             // steps in a row with that shape
+        bool usable = false;      // its ops can be advanced (no body DMA, a single compute op)
+        std::uint32_t starts = 0;
+        std::size_t body_at = 0;  // index of the body's compute op
+        run_stats dmas{};         // what its DMAs added to stats_
+    };
+
+    // Records the step just made as the pattern of the next.
+    void remember(int core, const run_stats& before) {
+        repeat_state& r = rep_[static_cast<std::size_t>(core)];
+        const std::uint64_t shape = sched_[static_cast<std::size_t>(core)].last_shape();
+        r.same = (shape != 0 && shape == r.shape) ? r.same + 1 : 1;
+        r.shape = shape;
+        r.usable = false;
+        if (!repeat_on_ || shape == 0 || !kctx_.body_dma_log.empty()) return;
+        r.starts = 0;
+        int computes = 0;
+        for (std::size_t k = 0; k < n_out_; ++k) {
+            const op_meta& m = (*meta_out_)[k];
+            r.starts += m.start ? 1u : 0u;
+            if (m.kind == event_kind::body) {
+                r.body_at = k;
+                ++computes;
+            }
+        }
+        r.usable = computes == 1;
+        r.dmas = stats_;
+        r.dmas.dma_in -= before.dma_in;
+        r.dmas.dma_out -= before.dma_out;
+        r.dmas.bytes_in -= before.bytes_in;
+        r.dmas.bytes_out -= before.bytes_out;
+        for (int i = 0; i < desc_.n_ops(); ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            r.dmas.op_dmas[u] -= before.op_dmas[u];
+            r.dmas.op_bytes[u] -= before.op_bytes[u];
+        }
     }
-    sim::op wait(int core, std::uint32_t id, std::uint32_t step) const {
-        sim::op o;
-        o.kind = sim::op_kind::dma_wait;
-        o.dma = id;
+
+    // Makes the core's next step from its last one when it may (see above): -1 when it may not
+    // (nothing done); else the step is made, its body run, and 1 when the body charged the same
+    // time and issued no DMA (the step repeats the last one exactly), 0 otherwise (finish_body()
+    // then writes the body's ops).
+    int repeat(int core) {
+        const auto c = static_cast<std::size_t>(core);
+        repeat_state& r = rep_[c];
+        core_schedule& sch = sched_[c];
+        if (!r.usable || r.same < 2 || sch.shape() != r.shape) return -1;
+        const index_t g = sch.next_global_step();
+        sch.skip_step();
+        next_id_[c] += r.starts;
+        stats_.dma_in += r.dmas.dma_in;
+        stats_.dma_out += r.dmas.dma_out;
+        stats_.bytes_in += r.dmas.bytes_in;
+        stats_.bytes_out += r.dmas.bytes_out;
+        for (int i = 0; i < desc_.n_ops(); ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            stats_.op_dmas[u] += r.dmas.op_dmas[u];
+            stats_.op_bytes[u] += r.dmas.op_bytes[u];
+        }
+        core_memory& mem = mem_[c];
+        for (int k = 0; k < sch.n_windowed(); ++k) {
+            const int op = sch.windowed(k);
+            mem.cur[static_cast<std::size_t>(op)] = sch.body_slot(op);
+        }
+        body_event_ = event{event_kind::body,
+                            static_cast<std::uint8_t>(core),
+                            0,
+                            0,
+                            static_cast<std::uint32_t>(g),
+                            static_cast<std::uint32_t>(g)};
+        invoke_body(body_event_);
+        for (int k = 0; k < sch.n_windowed(); ++k) {  // S20: a write moves the output's window on
+            const int op = sch.windowed(k);
+            if (op >= desc_.n_in) mem.cur[static_cast<std::size_t>(op)] = sch.body_slot(op, true);
+        }
+        if (!kctx_.body_dma_log.empty()) return 0;
+        const double t = seconds(kctx_.body_work);
+        return t == (*out_)[r.body_at].seconds ? 1 : 0;
+    }
+
+    // Brings the batch's ops (those of the step m steps back, all with the same shape) to the
+    // step just made: DMA ids advance by m times the step's starts, slots as the schedule's
+    // counters, and the DMA tables learn the latest DMAs.
+    void patch(int core, index_t m) {
+        const auto c = static_cast<std::size_t>(core);
+        const repeat_state& r = rep_[c];
+        const core_schedule& sch = sched_[c];
+        const core_schedule::step_delta& d = sch.last_delta();
+        const auto g = static_cast<std::uint32_t>(sch.next_global_step() - 1);
+        const auto k = static_cast<std::uint32_t>(m * r.starts);
+        std::vector<sim::op>& ops = *out_;
+        std::vector<op_meta>& meta = *meta_out_;
+        const std::size_t n = n_batch_[c];
+        auto advance = [&](op_meta& mt, index_t per_step) {
+            const index_t bc = tables_.info.ops[mt.op].buffers;
+            mt.slot = static_cast<std::uint8_t>(bc > 1 ? (mt.slot + m * per_step) % bc : 0);
+        };
+        for (std::size_t j = 0; j < n; ++j) {
+            sim::op& o = ops[j];
+            op_meta& mt = meta[j];
+            o.step = g;
+            if (o.kind != sim::op_kind::dma_start && o.kind != sim::op_kind::dma_wait) continue;
+            o.dma += k;
+            if (!mt.start) {
+                if (mt.kind == event_kind::wait_in)
+                    advance(mt, d.win[mt.op]);
+                else if (mt.kind == event_kind::wait_out)
+                    advance(mt, d.wout[mt.op]);
+                continue;
+            }
+            switch (mt.kind) {
+                case event_kind::fetch:
+                    advance(mt, d.cin[mt.op]);
+                    in_flight_in_[c][mt.op][mt.slot] = o.dma;
+                    break;
+                case event_kind::restore:
+                    advance(mt, d.cout[mt.op]);  // restores into the slot the next write uses
+                    break;
+                case event_kind::write:
+                case event_kind::write_sync:
+                    advance(mt, d.cout[mt.op]);
+                    if (mt.kind == event_kind::write) in_flight_out_[c][mt.op][mt.slot] = o.dma;
+                    break;
+                default:
+                    break;
+            }
+        }
+    }
+
+    // The body of a step made by repeat() charged another time or issued DMAs: its ops.
+    void finish_body(int core) {
+        const auto c = static_cast<std::size_t>(core);
+        repeat_state& r = rep_[c];
+        if (kctx_.body_dma_log.empty()) {
+            (*out_)[r.body_at].seconds = last_seconds_;  // seconds() ran in repeat()
+            return;
+        }
+        splice(core, body_event_, n_batch_[c]);
+    }
+
+    // The body of a repeated step issued DMAs: its ops replace the single compute op, and the
+    // starts after it (the writes) take the ids after the body's.
+    void splice(int core, const event& body, std::size_t n) {
+        const auto c = static_cast<std::size_t>(core);
+        repeat_state& r = rep_[c];
+        std::vector<sim::op> tail(out_->begin() + static_cast<std::ptrdiff_t>(r.body_at + 1),
+                                  out_->begin() + static_cast<std::ptrdiff_t>(n));
+        std::vector<op_meta> tail_meta(meta_out_->begin() + static_cast<std::ptrdiff_t>(r.body_at + 1),
+                                       meta_out_->begin() + static_cast<std::ptrdiff_t>(n));
+        // The ids advanced above assumed no body DMA: the tail's starts move up by the body's.
+        next_id_[c] -= static_cast<std::uint32_t>(
+            std::count_if(tail_meta.begin(), tail_meta.end(), [](const op_meta& m) { return m.start; }));
+        n_out_ = r.body_at;
+        emit_body(body);
+        for (std::size_t j = 0; j < tail.size(); ++j) {
+            sim::op o = tail[j];
+            const op_meta& m = tail_meta[j];
+            if (m.start) {
+                o.dma = next_id_[c]++;
+                if (m.kind == event_kind::write) in_flight_out_[c][m.op][m.slot] = o.dma;
+            } else if (o.kind == sim::op_kind::dma_wait && m.kind != event_kind::wait_out) {
+                o.dma = next_id_[c] - 1;  // a blocking copy waits on its own start, just made
+            }
+            cur_meta_ = m;
+            emit(o.kind, o.dma, o.seconds, o.bytes, o.far, o.label, o.step);
+        }
+        n_batch_[c] = n_out_;
+        r.usable = false;  // the next step is made in full
+        r.same = 0;
+    }
+
+    // The ops are written field by field into the batch (a whole op built aside and copied in
+    // stalls on store forwarding, which made this the hot spot of timing-only runs).
+    void emit(sim::op_kind kind, std::uint32_t dma, double seconds, index_t bytes, bool far,
+              std::uint32_t label, std::uint32_t step) {
+        if (n_out_ == out_->size()) {
+            out_->resize(2 * n_out_ + 16);
+            meta_out_->resize(out_->size());
+        }
+        (*meta_out_)[n_out_] = cur_meta_;
+        sim::op& o = (*out_)[n_out_++];
+        o.kind = kind;
+        o.dma = dma;
+        o.seconds = seconds;
+        o.bytes = bytes;
+        o.far = far;
+        o.label = label;
         o.step = step;
-        o.label = label_of(core, id);
-        return o;
+    }
+    // A pipeline DMA starts: returns its id.
+    std::uint32_t dma_start(const event& e, index_t bytes) {
+        const std::uint32_t id = next_id_[e.core]++;
+        const std::uint32_t label = note(e, e.kind);
+        if (opt_.notes) labels_[e.core].push_back(label);
+        cur_meta_.start = true;
+        emit(sim::op_kind::dma_start, id, 0, bytes, true, label, e.step);
+        cur_meta_.start = false;
+        return id;
+    }
+    void wait(int core, std::uint32_t id, std::uint32_t step) {
+        emit(sim::op_kind::dma_wait, id, 0, 0, true, label_of(core, id), step);
     }
     void count(const event& e, index_t bytes, bool in) {
         const auto op = static_cast<std::size_t>(e.op);
@@ -222,89 +444,103 @@ private:
         return bytes;
     }
 
-    // One schedule event: does its work and, when it has a cost, produces the op(s) (the first in
-    // `out`, any others queued). Returns false for events without an op of their own.
-    bool handle(const event& e, sim::op& out) {
+    // One schedule event: does its work and appends its op(s), if it has a cost, to `out`.
+    void handle(const event& e) {
         const auto op = static_cast<std::size_t>(e.op);
-        auto& q = queue_[e.core];
-        std::uint32_t id = 0;
+        cur_meta_ = op_meta{e.kind, e.op, e.slot, false};
         switch (e.kind) {
             case event_kind::step:
-                // The context is set when the body runs: the model interleaves the two cores' pulls.
-                out = sim::op{sim::op_kind::overhead, 0, desc_.hw.step_overhead_s, 0, true, 0, e.step};
-                return true;
+                // The context is set when the body runs.
+                emit(sim::op_kind::overhead, 0, desc_.hw.step_overhead_s, 0, true, 0, e.step);
+                return;
             case event_kind::fetch:
-                out = dma_start(e, move(e, true), id);
-                in_flight_in_[e.core][op][e.slot] = id;
-                return true;
+                in_flight_in_[e.core][op][e.slot] = dma_start(e, move(e, true));
+                return;
             case event_kind::sync_in:
             case event_kind::restore:
-                out = dma_start(e, move(e, true), id);
-                q.push_back(wait(e.core, id, e.step));
-                return true;
+                wait(e.core, dma_start(e, move(e, true)), e.step);
+                return;
             case event_kind::wait_in:
                 mem_[e.core].cur[op] = e.slot;
-                out = wait(e.core, in_flight_in_[e.core][op][e.slot], e.step);
-                return true;
+                wait(e.core, in_flight_in_[e.core][op][e.slot], e.step);
+                return;
             case event_kind::body:
-                return run_body(e, out);
+                run_body(e);
+                return;
             case event_kind::write:
             case event_kind::write_sync:
             case event_kind::sync_out: {
-                out = dma_start(e, move(e, false), id);
+                const std::uint32_t id = dma_start(e, move(e, false));
                 if (e.kind == event_kind::write)
                     in_flight_out_[e.core][op][e.slot] = id;
                 else
-                    q.push_back(wait(e.core, id, e.step));  // S29: a blocking copy
+                    wait(e.core, id, e.step);  // S29: a blocking copy
                 // S20: the body's output window is slot(copy_out); copy_out advances it.
                 if (e.kind != event_kind::sync_out)
                     mem_[e.core].cur[op] = (e.slot + 1) % std::max(1, tables_.info.ops[op].buffers);
-                return true;
+                return;
             }
             case event_kind::wait_out:
-                out = wait(e.core, in_flight_out_[e.core][op][e.slot], e.step);
-                return true;
+                wait(e.core, in_flight_out_[e.core][op][e.slot], e.step);
+                return;
         }
-        return false;
     }
 
-    bool run_body(const event& e, sim::op& out) {
+    void run_body(const event& e) {
+        invoke_body(e);
+        emit_body(e);
+    }
+    void invoke_body(const event& e) {
         ++stats_.steps;
         ++stats_.core_steps[e.core];
         kctx_.core = e.core;
         kctx_.step = e.step;
-        kctx_.point = detail::grid_point(desc_, e.step);
+        // The grid point: one step on from the core's last one (an odometer, S13), or divided out.
+        auto& p = point_[e.core];
+        if (e.step == last_step_[e.core] + 1) {
+            for (int i = desc_.grid_rank - 1; i >= 0; --i) {
+                const auto u = static_cast<std::size_t>(i);
+                if (++p[u] < desc_.grid[u]) break;
+                p[u] = 0;
+            }
+        } else {
+            index_t rest = e.step;
+            for (int i = desc_.grid_rank - 1; i >= 0; --i) {
+                const auto u = static_cast<std::size_t>(i);
+                p[u] = rest % desc_.grid[u];
+                rest /= desc_.grid[u];
+            }
+        }
+        last_step_[e.core] = e.step;
+        kctx_.point = p;
         kctx_.body_work = work{};
         kctx_.body_dma_log.clear();
         invoke_(mem_[e.core]);
-        // The body's ops: compute up to each of its own DMAs, the DMA (start + wait), the rest.
-        auto& q = queue_[e.core];
-        auto compute = [&](const work& w) {
-            stats_.total_work += w;
-            // Bodies usually charge the same work every step: reuse the last conversion.
-            if (!(w == last_work_)) {
-                last_work_ = w;
-                last_seconds_ = opt_.seconds_of ? opt_.seconds_of(w, opt_.seconds_ctx) : 0.0;
-            }
-            return sim::op{sim::op_kind::compute, 0, last_seconds_, 0, true, 0, e.step};
-        };
-        bool first = true;
-        auto emit = [&](const sim::op& o) {
-            if (first)
-                out = o, first = false;
-            else
-                q.push_back(o);
-        };
-        for (const body_dma_record& r : kctx_.body_dma_log) {
-            emit(compute(r.before));
-            const std::uint32_t id = next_id_[e.core]++;
-            sim::op s{sim::op_kind::dma_start, id, 0, r.bytes, r.far, note(e, event_kind::body), e.step};
-            if (opt_.notes) labels_[e.core].push_back(s.label);
-            emit(s);
-            emit(wait(e.core, id, e.step));
+    }
+    // How long work w takes. Bodies usually charge the same work every step: the last conversion
+    // is reused.
+    double seconds(const work& w) {
+        stats_.total_work += w;
+        if (!(w == last_work_)) {
+            last_work_ = w;
+            last_seconds_ = opt_.seconds_of ? opt_.seconds_of(w, opt_.seconds_ctx) : 0.0;
         }
-        emit(compute(kctx_.body_work));
-        return true;
+        return last_seconds_;
+    }
+    // The body's ops: compute up to each of its own DMAs, the DMA (start + wait), the rest.
+    void emit_body(const event& e) {
+        cur_meta_ = op_meta{event_kind::body, 0, 0, false};
+        for (const body_dma_record& r : kctx_.body_dma_log) {
+            emit(sim::op_kind::compute, 0, seconds(r.before), 0, true, 0, e.step);
+            const std::uint32_t id = next_id_[e.core]++;
+            const std::uint32_t label = note(e, event_kind::body);
+            if (opt_.notes) labels_[e.core].push_back(label);
+            cur_meta_.start = true;
+            emit(sim::op_kind::dma_start, id, 0, r.bytes, r.far, label, e.step);
+            cur_meta_.start = false;
+            wait(e.core, id, e.step);
+        }
+        emit(sim::op_kind::compute, 0, seconds(kctx_.body_work), 0, true, 0, e.step);
     }
 
     const call_desc& desc_;
@@ -322,8 +558,20 @@ private:
     std::array<index_t, max_operands> uniform_bytes_{};
     work last_work_{};
     double last_seconds_ = 0;
-    std::array<std::vector<sim::op>, 2> queue_{};
-    std::array<std::size_t, 2> head_{};
+    std::array<std::vector<sim::op>, 2> batch_{};  // per core: the ops of its current step
+    std::vector<sim::op>* out_ = nullptr;          // the batch being made
+    std::size_t n_out_ = 0;                        // and its size
+    std::array<std::size_t, 2> n_batch_{};         // per core: the size of its last batch
+    std::array<std::vector<op_meta>, 2> meta_{};   // per core: what made each op of its batch
+    std::vector<op_meta>* meta_out_ = nullptr;
+    op_meta cur_meta_{};
+    std::array<repeat_state, 2> rep_{};
+    std::array<index_t, 2> stale_{};  // per core: steps made since its batch's ops were written
+    event body_event_{};
+    std::array<std::array<index_t, max_rank>, 2> point_{};  // per core: its last body's grid point
+    std::array<index_t, 2> last_step_{-2, -2};              // and step
+    bool repeat_on_ = false;                                // timing-only, no operand moves data, no notes
+    step_events events_{};
     std::array<std::uint32_t, 2> next_id_{};
     std::uint32_t in_flight_in_[2][max_operands][2]{};
     std::uint32_t in_flight_out_[2][max_operands][2]{};

@@ -148,7 +148,191 @@ struct run {
     }
 };
 
+// Pass 1 of analyze() for one operand: visit(s, b) sees its block index b at every grid step s in
+// order, checks it and records the change bits and output runs.
+// (Hot loops use built-in arrays and raw pointers: g++ evaluates them several times faster than
+// std::array / std::vector operator[] at compile time.)
+struct operand_scan {
+    const call_desc& c;
+    const operand_desc& o;
+    plan_info& info;
+    std::uint8_t* ch;  // this operand's change bits
+    std::vector<run>& runs;
+    int i;
+    index_t n_steps;
+    bool track_runs;
+    bool all_zero = true;
+    bool constant = true;
+    index_tuple<max_rank> first{};
+    index_tuple<max_rank> prev{};
+    // Revisit bookkeeping (S39, MC1): which run last wrote each block, in a table indexed by the
+    // block's linear id when the block grid is small enough, else in a list sorted afterwards.
+    index_t id_stride[max_rank]{};
+    index_t n_ids = 1;
+    bool use_table = false;
+    std::vector<index_t> writer_store;
+    index_t* writer = nullptr;  // 0: unwritten; else 2*first_step + core + 1
+    bool windowed;
+    // in_bounds(o, d, e) is 0 <= e.start < limit[d] when limit[d] >= 0 (no division per step).
+    index_t limit[max_rank]{};
+
+    constexpr operand_scan(const call_desc& call, int op, plan_info& pi, std::uint8_t* bits,
+                           std::vector<run>& r)
+        : c(call),
+          o(call.ops[static_cast<std::size_t>(op)]),
+          info(pi),
+          ch(bits),
+          runs(r),
+          i(op),
+          n_steps(call.steps()),
+          track_runs(o.role == operand_role::output && o.windowed()),
+          windowed(o.windowed()) {
+        for (int d = 0; d < o.rank; ++d) {
+            const block_dim& bd = o.block[static_cast<std::size_t>(d)];
+            const index_t dim = o.shape[static_cast<std::size_t>(d)];
+            limit[d] = bd.kind == dim_kind::blocked    ? cdiv(dim, bd.size)
+                       : bd.kind == dim_kind::squeezed ? dim
+                       : bd.kind == dim_kind::element  ? dim + bd.pad_lo + bd.pad_hi - bd.size + 1
+                       : bd.kind == dim_kind::invalid  ? 0
+                                                       : -1;  // bounded_slice: the slice's own size too
+        }
+        if (track_runs)
+            for (int d = o.rank - 1; d >= 0; --d) {
+                const block_dim& bd = o.block[static_cast<std::size_t>(d)];
+                const index_t dim = o.shape[static_cast<std::size_t>(d)];
+                const index_t n = bd.kind == dim_kind::blocked   ? cdiv(dim, bd.size)
+                                  : bd.kind == dim_kind::element ? dim + bd.pad_lo + bd.pad_hi - bd.size + 1
+                                                                 : dim;
+                id_stride[d] = n_ids;
+                n_ids = n_ids > (index_t{1} << 22) ? n_ids : n_ids * std::max<index_t>(n, 1);
+            }
+        use_table = track_runs && n_ids <= (index_t{1} << 22);
+        writer_store.assign(use_table ? static_cast<std::size_t>(n_ids) : 0, 0);
+        writer = writer_store.data();
+    }
+
+    [[nodiscard]] constexpr bool core_start(index_t s) const {
+        return s == info.core_begin[0] || (info.cores > 1 && s == info.core_begin[1]);
+    }
+    // The block index as the planner keeps it: `rank` entries, the rest {0, -1} (eval_map).
+    [[nodiscard]] constexpr index_tuple<max_rank> padded(const index_entry* b) const {
+        index_tuple<max_rank> t{};
+        for (int d = 0; d < o.rank; ++d) t.v[d] = b[d];
+        return t;
+    }
+    [[nodiscard]] constexpr bool same(const index_entry* a, const index_entry* b) const {
+        for (int d = 0; d < o.rank; ++d)
+            if (!(a[d] == b[d])) return false;
+        return true;
+    }
+
+    // Step s's block index, its first o.rank entries. False when a rule is broken (info.problem
+    // says which).
+    [[gnu::always_inline]] constexpr bool visit(index_t s, const index_entry* b) {
+        const bool differs = s == 0 || !same(b, prev.v);
+        if (differs && constant && s > 0) constant = same(b, first.v);
+        if (differs) {
+            for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
+                const bool want_slice = o.block[d].kind == dim_kind::bounded_slice;
+                if (want_slice != b[d].is_slice()) {
+                    info.problem = fail(want_slice ? rule::r4 : rule::r5, i, static_cast<int>(d));
+                    return false;
+                }
+                all_zero = all_zero && b[d].start == 0;
+                const index_t lim = limit[d];
+                const bool inside = lim >= 0 ? b[d].start >= 0 && b[d].start < lim : in_bounds(o, d, b[d]);
+                if (windowed && !inside) {
+                    diag p = fail(rule::s34, i, static_cast<int>(d), s);
+                    p.block = padded(b);
+                    p.at[0] = iteration_of(c, s);
+                    p.d = o.rank;
+                    info.problem = p;
+                    return false;
+                }
+            }
+            for (int d = 0; d < o.rank; ++d) prev.v[d] = b[d];
+            if (s == 0) first = prev;
+        }
+        const bool starts = differs || core_start(s);
+        ch[s] = starts ? 1 : 0;
+        if (track_runs && starts && !record_run(s, prev)) return false;
+        return true;
+    }
+
+    constexpr bool record_run(index_t s, const index_tuple<max_rank>& b) {
+        const int core = (info.cores > 1 && s >= info.core_begin[1]) ? 1 : 0;
+        if (!use_table) {
+            runs.push_back({b, i, core, s, s});
+            return true;
+        }
+        index_t id = 0;
+        for (int d = 0; d < o.rank; ++d) id += b.v[d].start * id_stride[d];
+        const index_t w = writer[id];
+        if (w != 0 && !(o.revisit_any && (w - 1) % 2 == core)) {
+            const index_t first_step = (w - 1) / 2;
+            const int first_core = static_cast<int>((w - 1) % 2);
+            index_t last_step = first_step;
+            while (last_step + 1 < n_steps && ch[last_step + 1] == 0) ++last_step;
+            diag p = fail(first_core == core ? rule::s39 : rule::mc1, i);
+            p.block = b;
+            p.d = o.rank;
+            p.a = first_core;
+            p.b = last_step;
+            p.c = core;
+            p.at[0] = iteration_of(c, first_step);
+            p.at[1] = iteration_of(c, last_step);
+            p.at[2] = iteration_of(c, s);
+            info.problem = p;
+            return false;
+        }
+        writer[id] = 2 * s + core + 1;
+        return true;
+    }
+};
+
+/// Walks the grid row-major, last axis fastest (S13), handing `scan` the block index `eval(point)`
+/// of every step. One loop for both ways of evaluating a map: through a block_fn, and inlined
+/// (scan_operand below).
+template <class Eval>
+constexpr bool scan_steps(const call_desc& c, operand_scan& scan, Eval&& eval) {
+    index_t point[max_rank]{};
+    index_t grid[max_rank]{};
+    for (int d = 0; d < c.grid_rank; ++d) grid[d] = c.grid[static_cast<std::size_t>(d)];
+    const index_t n_steps = c.steps();
+    for (index_t s = 0; s < n_steps; ++s) {
+        if (s > 0)
+            for (int d = c.grid_rank - 1; d >= 0; --d) {
+                if (++point[d] < grid[d]) break;
+                point[d] = 0;
+            }
+        const auto b = eval(static_cast<const index_t*>(point));
+        if (!scan.visit(s, b.v)) return false;
+    }
+    return true;
+}
+
 }  // namespace detail
+
+/// Pass 1 of analyze for one operand with its index map inlined (several times faster at run
+/// time than calling it through a block_fn): `&scan_operand<Spec, G, Ctx>` for eval_map's
+/// arguments.
+using scan_fn = bool (*)(const call_desc&, const void* ctx, detail::operand_scan&);
+template <class Spec, std::size_t G, class Ctx>
+constexpr bool scan_operand(const call_desc& c, const void* ctx, detail::operand_scan& scan) {
+    using Map = std::remove_cvref_t<decltype(Spec::index_map)>;
+    if constexpr (std::is_same_v<Map, zero_map_t>) {
+        return detail::scan_steps(c, scan, [](const index_t*) { return index_tuple<max_rank>{}; });
+    } else if constexpr (detail::is_index_tuple<
+                             std::remove_cvref_t<typename detail::map_call_t<Spec, G, Ctx>::result>>) {
+        // The map's own index_tuple<rank>, not padded (its size is the rank: validate() ran first).
+        return detail::scan_steps(c, scan, [ctx](const index_t* p) {
+            return detail::map_call_t<Spec, G, Ctx>::call(Spec::index_map, p, ctx);
+        });
+    } else {  // a malformed map: analyze() stops before pass 1
+        return detail::scan_steps(c, scan,
+                                  [ctx](const index_t* p) { return detail::eval_map<Spec, G, Ctx>(p, ctx); });
+    }
+}
 
 /// The planner. Calls `emit(event)` for each event, in issue order, core after core, and returns
 /// the plan's summary. `maps[i]` is operand i's index map (inputs then outputs); `ctx` is passed to
@@ -164,7 +348,9 @@ struct plan_tables {
     std::vector<std::uint8_t> chg;
 };
 
-constexpr plan_tables analyze(const call_desc& c, const block_fn* maps, const void* ctx) {
+/// `scans`, when given, replaces `maps` for pass 1 (scan_operand: the same walk, maps inlined).
+constexpr plan_tables analyze(const call_desc& c, const block_fn* maps, const void* ctx,
+                              const scan_fn* scans = nullptr) {
     plan_tables tables;
     plan_info& info = tables.info;
     using detail::fail;
@@ -196,112 +382,24 @@ constexpr plan_tables analyze(const call_desc& c, const block_fn* maps, const vo
             info.core_end[u] = cores == 1 ? n_steps : std::min(n_steps, (k + 1) * chunk * per_point);
         }
     }
-    auto core_start = [&](index_t s) {
-        return s == info.core_begin[0] || (info.cores > 1 && s == info.core_begin[1]);
-    };
-
-    // Pass 1: every index map evaluated once per step. It checks entry kinds (checks 4, 5),
-    // bounds (S34), zero maps (14, 17, S47) and maps that ignore the grid (S48); records where
-    // each operand's block changes (a run starts; core starts count as changes) and each output
-    // run for the revisit checks. The schedule below reads only these change bits.
-    // (Hot loops use built-in arrays and raw pointers: g++ evaluates them several times faster
-    // than std::array / std::vector operator[] at compile time.)
+    // Pass 1: every index map evaluated once per step (detail::operand_scan). It checks entry
+    // kinds (checks 4, 5), bounds (S34), zero maps (14, 17, S47) and maps that ignore the grid
+    // (S48); records where each operand's block changes (a run starts; core starts count as
+    // changes) and each output run for the revisit checks. The schedule below reads only these
+    // change bits.
     tables.chg.assign(static_cast<std::size_t>(n_ops * n_steps), 0);
     std::uint8_t* const chg = tables.chg.data();
     std::vector<detail::run> runs;
-    index_t point[max_rank]{};
     for (int i = 0; i < n_ops; ++i) {
         const operand_desc& o = c.ops[static_cast<std::size_t>(i)];
         operand_plan& op = info.ops[static_cast<std::size_t>(i)];
-        std::uint8_t* ch = chg + i * n_steps;
-        const bool track_runs = o.role == operand_role::output && o.windowed();
-        bool all_zero = true;
-        bool constant = true;
-        index_tuple<max_rank> first{};
-        index_tuple<max_rank> prev{};
-        index_t grid[max_rank]{};
-        for (int d = 0; d < c.grid_rank; ++d) {
-            grid[d] = c.grid[static_cast<std::size_t>(d)];
-            point[d] = 0;
-        }
-        const block_fn map = maps[i];
-        // Revisit bookkeeping (S39, MC1): which run last wrote each block, in a table indexed by
-        // the block's linear id when the block grid is small enough, else in a list sorted below.
-        index_t id_stride[max_rank]{};
-        index_t n_ids = 1;
-        if (track_runs)
-            for (int d = o.rank - 1; d >= 0; --d) {
-                const block_dim& bd = o.block[static_cast<std::size_t>(d)];
-                const index_t dim = o.shape[static_cast<std::size_t>(d)];
-                const index_t n = bd.kind == dim_kind::blocked   ? detail::cdiv(dim, bd.size)
-                                  : bd.kind == dim_kind::element ? dim + bd.pad_lo + bd.pad_hi - bd.size + 1
-                                                                 : dim;
-                id_stride[d] = n_ids;
-                n_ids = n_ids > (index_t{1} << 22) ? n_ids : n_ids * std::max<index_t>(n, 1);
-            }
-        const bool use_table = track_runs && n_ids <= (index_t{1} << 22);
-        std::vector<index_t> writer_store(use_table ? static_cast<std::size_t>(n_ids) : 0, 0);
-        index_t* const writer = writer_store.data();  // 0: unwritten; else 2*first_step + core + 1
-        for (index_t s = 0; s < n_steps; ++s) {
-            if (s > 0)  // row-major odometer, last axis fastest (S13)
-                for (int d = c.grid_rank - 1; d >= 0; --d) {
-                    if (++point[d] < grid[d]) break;
-                    point[d] = 0;
-                }
-            const index_tuple<max_rank> b = map(point, ctx);
-            if (s == 0) first = b;
-            const bool differs = s == 0 || !(b == prev);
-            if (differs && constant && s > 0) constant = b == first;
-            if (differs) {
-                for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
-                    const bool want_slice = o.block[d].kind == dim_kind::bounded_slice;
-                    if (want_slice != b[d].is_slice()) {
-                        info.problem = fail(want_slice ? rule::r4 : rule::r5, i, static_cast<int>(d));
-                        return tables;
-                    }
-                    all_zero = all_zero && b[d].start == 0;
-                    if (o.windowed() && !detail::in_bounds(o, d, b[d])) {
-                        diag p = fail(rule::s34, i, static_cast<int>(d), s);
-                        p.block = b;
-                        p.at[0] = detail::iteration_of(c, s);
-                        p.d = o.rank;
-                        info.problem = p;
-                        return tables;
-                    }
-                }
-            }
-            const bool starts = differs || core_start(s);
-            ch[s] = starts ? 1 : 0;
-            if (track_runs && starts) {
-                const int core = (info.cores > 1 && s >= info.core_begin[1]) ? 1 : 0;
-                if (!use_table) {
-                    runs.push_back({b, i, core, s, s});
-                } else {
-                    index_t id = 0;
-                    for (int d = 0; d < o.rank; ++d) id += b.v[d].start * id_stride[d];
-                    const index_t w = writer[id];
-                    if (w != 0 && !(o.revisit_any && (w - 1) % 2 == core)) {
-                        const index_t first_step = (w - 1) / 2;
-                        const int first_core = static_cast<int>((w - 1) % 2);
-                        index_t last_step = first_step;
-                        while (last_step + 1 < n_steps && ch[last_step + 1] == 0) ++last_step;
-                        diag p = fail(first_core == core ? rule::s39 : rule::mc1, i);
-                        p.block = b;
-                        p.d = o.rank;
-                        p.a = first_core;
-                        p.b = last_step;
-                        p.c = core;
-                        p.at[0] = detail::iteration_of(c, first_step);
-                        p.at[1] = detail::iteration_of(c, last_step);
-                        p.at[2] = detail::iteration_of(c, s);
-                        info.problem = p;
-                        return tables;
-                    }
-                    writer[id] = 2 * s + core + 1;
-                }
-            }
-            prev = b;
-        }
+        detail::operand_scan scan(c, i, info, chg + i * n_steps, runs);
+        const bool ok = scans != nullptr
+                            ? scans[i](c, ctx, scan)
+                            : detail::scan_steps(c, scan, [&](const index_t* p) { return maps[i](p, ctx); });
+        if (!ok) return tables;
+        const bool all_zero = scan.all_zero;
+        const bool constant = scan.constant;
         // Check 18 after the index map's own checks (4, 5), in Pallas's order: BoundedSlice blocks
         // exist in emit_pipeline only.
         for (int d = 0; d < o.rank; ++d)
@@ -405,18 +503,39 @@ constexpr plan_tables analyze(const call_desc& c, const block_fn* maps, const vo
     return tables;
 }
 
-/// The schedule of one core as a resumable generator: each next() yields the following event
-/// (S21–S31, S40) until the core's pipeline ends. plan() drains it at compile time; the executor
-/// pulls it lazily, so a run never holds more than one step of events.
+/// Window slots per operand at most: pallas_call's BlockSpecs take 1 or 2 buffers (check 19).
+inline constexpr int max_buffers = 2;
+
+/// A bounded list of events: one step's (see core_schedule::next_step).
+struct step_events {
+    /// The most one call of next_step appends: the trivially-windowed inputs' sync copies and
+    /// the prologue's fetches (at most max_buffers - 1 per input), the step's own events (its
+    /// marker, its body, a fetch and a wait per input, a restore, a write and a wait per output),
+    /// and the epilogue's wait and sync copy per output.
+    static constexpr std::size_t capacity = max_operands * (max_buffers + 1) + max_operands * 5 + 2;
+    event v[capacity]{};
+    std::size_t n = 0;
+    constexpr void push_back(const event& e) { v[n++] = e; }
+    constexpr void clear() { n = 0; }
+    [[nodiscard]] constexpr std::size_t size() const { return n; }
+    constexpr const event& operator[](std::size_t i) const { return v[i]; }
+};
+
+/// The schedule of one core as a generator, one grid step at a time: next_step() appends the
+/// events a core issues for its next step (S21–S31, S40), the first step's preceded by the
+/// trivially-windowed inputs' sync copies and the prologue, the last followed by the epilogue;
+/// next() hands them out one by one. plan() drains it at compile time; the executor pulls it
+/// lazily, so a run never holds more than one step of events.
 class core_schedule {
 public:
-    constexpr core_schedule(const plan_tables& t, int core) : t_(&t), core_(core) {
+    constexpr core_schedule(const plan_tables& t, int core) : n_in_(t.n_in), n_ops_(t.n_ops), core_(core) {
         const plan_info& info = t.info;
         begin_ = info.core_begin[static_cast<std::size_t>(core)];
         end_ = info.core_end[static_cast<std::size_t>(core)];
         n_ = end_ - begin_;
         for (int i = 0; i < t.n_ops; ++i) {
             const operand_plan& p = info.ops[static_cast<std::size_t>(i)];
+            chg_[i] = t.chg.data() + i * t.steps;
             bc_[i] = p.buffers;
             trivial_[i] = p.trivial;
             revisit_any_[i] = (info.revisit_any_mask >> i) & 1u;
@@ -427,173 +546,199 @@ public:
             else
                 pout_[n_pout_++] = i;
         }
-        phase_ = n_ > 0 ? phase::pre : phase::done;  // S21: nothing at all without steps
+        done_ = n_ <= 0;  // S21: nothing at all without steps
     }
 
-    constexpr bool next(event& e) {
-        for (;;) {
-            switch (phase_) {
-                case phase::pre:  // S22.2: trivially-windowed inputs, once, before the prologue
-                    while (k_ < t_->n_in) {
-                        const int i = k_++;
-                        if (trivial_[i]) return put(e, event_kind::sync_in, i, 0, begin_, begin_);
-                    }
-                    to(phase::prologue);
-                    t_depth_ = 0;
-                    continue;
-                case phase::prologue:  // S22.3, clamped to t < n (Q2 [M])
-                    while (t_depth_ + 1 < depth_) {
-                        while (k_ < n_pin_) {
-                            const int i = pin_[k_++];
-                            const int bc = bc_[i];
-                            if (t_depth_ + 1 >= bc || t_depth_ >= n_) continue;
-                            if (t_depth_ == 0 || changed(i, begin_ + t_depth_))
-                                return put(e, event_kind::fetch, i, cin_[i]++ % bc, begin_,
-                                           begin_ + t_depth_);
-                        }
-                        k_ = 0;
-                        ++t_depth_;
-                    }
-                    s_ = 0;
-                    to(phase::step);
-                    continue;
-                case phase::step:
-                    if (s_ == n_) {
-                        to(phase::epilogue_wait);
-                        continue;
-                    }
-                    g_ = begin_ + s_;
-                    to(phase::copy_in);
-                    return put(e, event_kind::step, 0, 0, g_, g_);
-                case phase::copy_in:  // S23.1: bc >= 2 fetches step g+bc-1's block when it changes
-                    while (k_ < n_pin_) {
-                        const int i = pin_[k_++];
-                        const int bc = bc_[i];
-                        if (bc >= 2) {
-                            if (s_ <= n_ - bc && changed(i, g_ + bc - 1))
-                                return put(e, event_kind::fetch, i, cin_[i]++ % bc, g_, g_ + bc - 1);
-                        } else if (s_ == 0 || changed(i, g_)) {
-                            ++cin_[i];
-                            return put(e, event_kind::fetch, i, 0, g_, g_);
-                        }
-                    }
-                    to(phase::wait_in);
-                    continue;
-                case phase::wait_in:  // S23.2
-                    while (k_ < n_pin_) {
-                        const int i = pin_[k_++];
-                        if (s_ == 0 || changed(i, g_))
-                            return put(e, event_kind::wait_in, i, win_[i] % bc_[i], g_, g_);
-                    }
-                    to(phase::restore);
-                    continue;
-                case phase::restore:  // S40 [M]: revisit_any outputs get their block back on a change
-                    while (k_ < n_pout_) {
-                        const int o = pout_[k_++];
-                        if (revisit_any_[o] && (s_ == 0 || changed(o, g_)))
-                            return put(e, event_kind::restore, o, cout_[o] % bc_[o], g_, g_);
-                    }
-                    to(phase::body);
-                    continue;
-                case phase::body:
-                    to(phase::copy_out);
-                    return put(e, event_kind::body, 0, 0, g_, g_);
-                case phase::copy_out:  // S23.4: at the last step of each output run
-                    while (k_ < n_pout_) {
-                        const int o = pout_[k_++];
-                        if (s_ == n_ - 1 || changed(o, g_ + 1)) {
-                            const int bc = bc_[o];
-                            return put(e, bc == 1 ? event_kind::write_sync : event_kind::write, o,
-                                       cout_[o]++ % bc, g_, g_);
-                        }
-                    }
-                    to(phase::wait_out);
-                    continue;
-                case phase::wait_out:  // S23.5: the previous run's write, issued at step g-1
-                    while (k_ < n_pout_) {
-                        const int o = pout_[k_++];
-                        const int bc = bc_[o];
-                        if (bc > 1 && s_ > 0 && changed(o, g_))
-                            return put(e, event_kind::wait_out, o, wout_[o]++ % bc, g_, g_ - 1);
-                    }
-                    // S23.6 advance: an input's window moves on when the next step changes it.
-                    for (int k = 0; k < n_pin_; ++k) {
-                        const int i = pin_[k];
-                        if (s_ == n_ - 1 || changed(i, g_ + 1)) ++win_[i];
-                    }
-                    ++s_;
-                    to(phase::step);
-                    continue;
-                case phase::epilogue_wait:  // S24
-                    while (k_ < n_pout_) {
-                        const int o = pout_[k_++];
-                        const int bc = bc_[o];
-                        if (bc > 1)
-                            return put(e, event_kind::wait_out, o, wout_[o]++ % bc, end_ - 1, end_ - 1);
-                    }
-                    to(phase::epilogue_sync);
-                    k_ = t_->n_in;
-                    continue;
-                case phase::epilogue_sync:
-                    while (k_ < t_->n_ops) {
-                        const int o = k_++;
-                        if (trivial_[o]) return put(e, event_kind::sync_out, o, 0, end_ - 1, end_ - 1);
-                    }
-                    to(phase::done);
-                    continue;
-                case phase::done:
-                    return false;
-            }
-        }
-    }
-
-private:
-    enum class phase : std::uint8_t {
-        pre,
-        prologue,
-        step,
-        copy_in,
-        wait_in,
-        restore,
-        body,
-        copy_out,
-        wait_out,
-        epilogue_wait,
-        epilogue_sync,
-        done
+    /// How each counter of window slots moved in the last step next_step() or skip_step() made:
+    /// fetches (cin), input window advances (win), writes (cout) and write waits (wout).
+    struct step_delta {
+        index_t cin[max_operands]{}, win[max_operands]{}, cout[max_operands]{}, wout[max_operands]{};
     };
-    constexpr void to(phase p) {
-        phase_ = p;
-        k_ = 0;
+
+    /// The shape of the next step: one bit per condition the schedule tests in it, so that two
+    /// steps of equal shape issue the same events (kinds, operands, order), only their step
+    /// numbers and slots differing. 0 (a shape no step has) for the first and last steps, whose
+    /// prologue and epilogue no other step repeats, and once the pipeline has ended.
+    [[nodiscard]] constexpr std::uint64_t shape() const {
+        if (done_ || s_ == 0 || s_ == n_ - 1) return 0;
+        const index_t g = begin_ + s_;
+        std::uint64_t bits = 1;
+        auto add = [&](bool b) { bits = bits << 1 | (b ? 1u : 0u); };
+        for (int k = 0; k < n_pin_; ++k) {
+            const int i = pin_[k];
+            const int bc = bc_[i];
+            add(bc >= 2 ? s_ <= n_ - bc && changed(i, g + bc - 1) : changed(i, g));
+            add(changed(i, g));
+            add(changed(i, g + 1));
+        }
+        for (int k = 0; k < n_pout_; ++k) {
+            const int o = pout_[k];
+            add(revisit_any_[o] && changed(o, g));
+            add(changed(o, g + 1));
+            add(bc_[o] > 1 && changed(o, g));
+        }
+        return bits;
     }
-    [[nodiscard]] constexpr bool changed(int op, index_t g) const {
-        return t_->chg[static_cast<std::size_t>(op * t_->steps + g)] != 0;
+    /// The shape of the last step made (0 before the first).
+    [[nodiscard]] constexpr std::uint64_t last_shape() const { return last_shape_; }
+    [[nodiscard]] constexpr const step_delta& last_delta() const { return delta_; }
+    /// The global grid step the next step runs (begin + steps made).
+    [[nodiscard]] constexpr index_t next_global_step() const { return begin_ + s_; }
+    /// The window slot of windowed operand `op` that the body of the step just made saw (S20):
+    /// for an input the slot last waited on, for an output the slot its next write uses; with
+    /// `after`, an output's slot for the next step's body.
+    [[nodiscard]] constexpr int body_slot(int op, bool after = false) const {
+        const index_t v = op < n_in_ ? win_[op] - delta_.win[op] : cout_[op] - (after ? 0 : delta_.cout[op]);
+        return bc_[op] > 1 ? static_cast<int>(v % bc_[op]) : 0;
     }
-    constexpr bool put(event& e, event_kind k, int op, index_t slot, index_t step, index_t block_step) const {
-        e = event{k,
-                  static_cast<std::uint8_t>(core_),
-                  static_cast<std::uint8_t>(op),
-                  static_cast<std::uint8_t>(slot),
-                  static_cast<std::uint32_t>(step),
-                  static_cast<std::uint32_t>(block_step)};
+    /// The windowed operands, inputs then outputs (their count: n_windowed()).
+    [[nodiscard]] constexpr int n_windowed() const { return n_pin_ + n_pout_; }
+    [[nodiscard]] constexpr int windowed(int k) const { return k < n_pin_ ? pin_[k] : pout_[k - n_pin_]; }
+
+    /// Makes the next step without listing its events, when its shape equals the last step's
+    /// (shape() == last_shape() != 0): its counters move as the last step's did.
+    constexpr void skip_step() {
+        for (int i = 0; i < n_ops_; ++i) {
+            cin_[i] += delta_.cin[i];
+            win_[i] += delta_.win[i];
+            cout_[i] += delta_.cout[i];
+            wout_[i] += delta_.wout[i];
+        }
+        ++s_;
+    }
+
+    /// Appends the events of the core's next grid step to `out` (anything with push_back(event));
+    /// false, appending nothing, once the pipeline has ended.
+    template <class Out>
+    constexpr bool next_step(Out& out) {
+        if (done_) return false;
+        last_shape_ = shape();
+        step_delta before{};
+        for (int i = 0; i < n_ops_; ++i) {
+            before.cin[i] = cin_[i];
+            before.win[i] = win_[i];
+            before.cout[i] = cout_[i];
+            before.wout[i] = wout_[i];
+        }
+        make_step(out);
+        for (int i = 0; i < n_ops_; ++i) {
+            delta_.cin[i] = cin_[i] - before.cin[i];
+            delta_.win[i] = win_[i] - before.win[i];
+            delta_.cout[i] = cout_[i] - before.cout[i];
+            delta_.wout[i] = wout_[i] - before.wout[i];
+        }
         return true;
     }
 
-    const plan_tables* t_;
+private:
+    template <class Out>
+    constexpr void make_step(Out& out) {
+        if (s_ == 0) {
+            for (int i = 0; i < n_in_; ++i)  // S22.2: trivially-windowed inputs, once, before the prologue
+                if (trivial_[i]) put(out, event_kind::sync_in, i, 0, begin_, begin_);
+            for (index_t t = 0; t + 1 < depth_; ++t)  // S22.3, clamped to t < n (Q2 [M])
+                for (int k = 0; k < n_pin_; ++k) {
+                    const int i = pin_[k];
+                    const int bc = bc_[i];
+                    if (t + 1 >= bc || t >= n_) continue;
+                    if (t == 0 || changed(i, begin_ + t))
+                        put(out, event_kind::fetch, i, cin_[i]++ % bc, begin_, begin_ + t);
+                }
+        }
+        const index_t s = s_;
+        const index_t g = begin_ + s;
+        const bool last = s == n_ - 1;
+        put(out, event_kind::step, 0, 0, g, g);
+        for (int k = 0; k < n_pin_; ++k) {  // S23.1: bc >= 2 fetches step g+bc-1's block when it changes
+            const int i = pin_[k];
+            const int bc = bc_[i];
+            if (bc >= 2) {
+                if (s <= n_ - bc && changed(i, g + bc - 1))
+                    put(out, event_kind::fetch, i, cin_[i]++ % bc, g, g + bc - 1);
+            } else if (s == 0 || changed(i, g)) {
+                ++cin_[i];
+                put(out, event_kind::fetch, i, 0, g, g);
+            }
+        }
+        for (int k = 0; k < n_pin_; ++k) {  // S23.2
+            const int i = pin_[k];
+            if (s == 0 || changed(i, g)) put(out, event_kind::wait_in, i, win_[i] % bc_[i], g, g);
+        }
+        for (int k = 0; k < n_pout_; ++k) {  // S40 [M]: revisit_any outputs get their block back on a change
+            const int o = pout_[k];
+            if (revisit_any_[o] && (s == 0 || changed(o, g)))
+                put(out, event_kind::restore, o, cout_[o] % bc_[o], g, g);
+        }
+        put(out, event_kind::body, 0, 0, g, g);
+        for (int k = 0; k < n_pout_; ++k) {  // S23.4: at the last step of each output run
+            const int o = pout_[k];
+            if (last || changed(o, g + 1)) {
+                const int bc = bc_[o];
+                put(out, bc == 1 ? event_kind::write_sync : event_kind::write, o, cout_[o]++ % bc, g, g);
+            }
+        }
+        for (int k = 0; k < n_pout_; ++k) {  // S23.5: the previous run's write, issued at step g-1
+            const int o = pout_[k];
+            const int bc = bc_[o];
+            if (bc > 1 && s > 0 && changed(o, g))
+                put(out, event_kind::wait_out, o, wout_[o]++ % bc, g, g - 1);
+        }
+        for (int k = 0; k < n_pin_;
+             ++k) {  // S23.6 advance: an input's window moves on when the next step changes it
+            const int i = pin_[k];
+            if (last || changed(i, g + 1)) ++win_[i];
+        }
+        ++s_;
+        if (last) {
+            for (int k = 0; k < n_pout_; ++k) {  // S24
+                const int o = pout_[k];
+                const int bc = bc_[o];
+                if (bc > 1) put(out, event_kind::wait_out, o, wout_[o]++ % bc, end_ - 1, end_ - 1);
+            }
+            for (int o = n_in_; o < n_ops_; ++o)
+                if (trivial_[o]) put(out, event_kind::sync_out, o, 0, end_ - 1, end_ - 1);
+            done_ = true;
+        }
+    }
+
+public:
+    /// The next event, in issue order; false once the pipeline has ended.
+    constexpr bool next(event& e) {
+        if (pos_ == buf_.size()) {
+            buf_.clear();
+            pos_ = 0;
+            if (!next_step(buf_)) return false;
+        }
+        e = buf_[pos_++];
+        return true;
+    }
+
+private:
+    [[nodiscard]] constexpr bool changed(int op, index_t g) const { return chg_[op][g] != 0; }
+    template <class Out>
+    constexpr void put(Out& out, event_kind k, int op, index_t slot, index_t step, index_t block_step) const {
+        out.push_back(event{k, static_cast<std::uint8_t>(core_), static_cast<std::uint8_t>(op),
+                            static_cast<std::uint8_t>(slot), static_cast<std::uint32_t>(step),
+                            static_cast<std::uint32_t>(block_step)});
+    }
+
+    int n_in_ = 0, n_ops_ = 0;
     int core_;
     index_t begin_ = 0, end_ = 0, n_ = 0;
     int depth_ = 2;  // S = max(2, max bc)
     int n_pin_ = 0, n_pout_ = 0;
     int pin_[max_operands]{}, pout_[max_operands]{};
+    const std::uint8_t* chg_[max_operands]{};  // each operand's change bits
     int bc_[max_operands]{};
     bool trivial_[max_operands]{};
     bool revisit_any_[max_operands]{};
     index_t cin_[max_operands]{}, win_[max_operands]{}, cout_[max_operands]{}, wout_[max_operands]{};
-    phase phase_ = phase::done;
-    int k_ = 0;
-    index_t t_depth_ = 0;
     index_t s_ = 0;
-    index_t g_ = 0;
+    bool done_ = true;
+    step_events buf_{};  // next()'s current step
+    std::size_t pos_ = 0;
+    std::uint64_t last_shape_ = 0;
+    step_delta delta_{};
 };
 
 /// Whether an event moves data (a DMA of the pipeline).

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -44,6 +45,24 @@ struct op {
 template <class S>
 concept op_source = requires(S& s, int core, op& out) {
     { s.next(core, out) } -> std::convertible_to<bool>;
+};
+
+/// A batch of a core's ops (batch_source).
+struct batch {
+    std::span<const op> ops;  ///< empty: the stream has ended
+    /// The same ops as the core's previous batch, with DMA ids advanced by that batch's number
+    /// of dma_starts and step values by one. When asked for lazily, `ops` may then be stale.
+    bool repeat = false;
+    bool whole_step = false;  ///< the ops are exactly those of one step value
+};
+
+/// A source that hands out a core's ops a batch at a time (the executor: one grid step's ops);
+/// an empty batch ends the stream. The ops stay valid until the next call for that core.
+/// simulate() asks for a core's next batch once the core has reached its first op; it asks
+/// `lazy`ly only when it will not read a repeated batch's ops (the steady-state fast lane).
+template <class S>
+concept batch_source = requires(S& s, int core, bool lazy) {
+    { s.next_batch(core, lazy) } -> std::convertible_to<batch>;
 };
 
 struct options {
@@ -398,6 +417,22 @@ public:
 private:
     live_dma& at(int s) { return dmas_[static_cast<std::size_t>(s)]; }
 
+    // The core's next op from the source, a batch at a time.
+    bool pull(int c, op& o) {
+        if (!src_.batched()) return src_.next(c, o);  // straight into o (no copy to stall on)
+        std::span<const op>& b = in_[static_cast<std::size_t>(c)];
+        std::size_t& k = in_pos_[static_cast<std::size_t>(c)];
+        if (k == b.size()) {
+            const batch n = src_.next_batch(c, false);
+            b = n.ops;
+            in_whole_[static_cast<std::size_t>(c)] = n.whole_step;
+            k = 0;
+            if (b.empty()) return false;
+        }
+        o = b[k++];
+        return true;
+    }
+
     // The next DMA event: the earliest latency end (the front of each core's queue) or channel
     // completion. Kept in scalar members: copying a small event struct made g++ emit overlapping
     // stores and loads that defeat store forwarding, which doubled the run time.
@@ -445,14 +480,18 @@ private:
         while (state_[c] == core_state::ready && t < ev_t_ &&
                (t < horizon || (c < other ? t <= t_other : t < t_other))) {
             if (fast_) {
-                fast_forward(c);  // changes the time and the DMAs: back to run() for the next event
+                // Changes the time and the DMAs: back to run() for the next event.
+                if (by_batch_)
+                    fast_forward_batches(c);
+                else
+                    fast_forward(c);
                 return;
             }
             op o;
             if (replay_pos_ < replay_.size()) {
                 o = replay_[replay_pos_++];
                 if (replay_pos_ == replay_.size()) replay_.clear(), replay_pos_ = 0;
-            } else if (ended_ || !src_.next(c, o)) {
+            } else if (ended_ || !pull(c, o)) {
                 end_stream(c);
                 return;
             }
@@ -803,7 +842,104 @@ private:
         replay_.clear();
         replay_pos_ = 0;
         replay_.push_back(first);
-        (void)c;
+        // Batches that are whole steps, the boundary at the first op of one: compared a batch at a
+        // time, and repeated batches not at all.
+        const auto u = static_cast<std::size_t>(c);
+        by_batch_ = in_whole_[u] && in_pos_[u] == 1;
+        if (by_batch_) {
+            cyc_same_.assign(static_cast<std::size_t>(p), false);
+            for (std::int64_t k = 0; k < p; ++k)
+                cyc_same_[static_cast<std::size_t>(k)] = same_batch(
+                    at_boundary_index(j - p + k), at_boundary_index(k == 0 ? j - 1 : j - p + k - 1));
+        }
+    }
+
+    // The fast lane over whole-step batches: batch b of a period must equal the cycle's batch b
+    // (ids and steps relative); a batch the source says repeats the previous one matches when
+    // the cycle's batch b repeats its batch b - 1, without reading it. On a mismatch or the
+    // stream's end, the matched batches of the unfinished period are rebuilt from the cycle.
+    void fast_forward_batches(int c) {
+        const auto u = static_cast<std::size_t>(c);
+        const std::int64_t j = nb_ - 1;
+        const int p = period_;
+        const boundary& a = at_boundary_index(j - p);
+        const std::uint32_t starts = starts_[u];
+        const std::uint32_t step = at_boundary_index(j).step;
+        std::span<const op> cur = in_[u];  // the period's first batch, pulled already
+        bool have = true;                  // cur holds batch b's ops, unread
+        int b = 0;
+        bool mismatch = false;
+        // Where batch b of the current period starts counting ids and steps.
+        auto base_of = [&](int k) {
+            return starts + static_cast<std::uint32_t>(skipped_) * cycle_starts_ +
+                   (at_boundary_index(j - p + k).starts - a.starts);
+        };
+        auto step_of = [&](int k) {
+            return step + static_cast<std::uint32_t>(skipped_) * cycle_steps_ +
+                   (at_boundary_index(j - p + k).step - a.step);
+        };
+        for (;;) {
+            if (!have) {
+                const bool lazy = cyc_same_[static_cast<std::size_t>(b)];
+                const batch n = src_.next_batch(c, lazy);
+                if (n.ops.empty()) {
+                    ended_ = true;
+                    break;
+                }
+                if (lazy && n.repeat && n.whole_step) {
+                    if (++b == p) b = 0, ++skipped_;
+                    continue;
+                }
+                cur = n.ops;
+                if (!n.whole_step) {
+                    mismatch = true;
+                    break;
+                }
+            }
+            have = false;
+            const boundary& e = at_boundary_index(j - p + b);
+            const std::uint32_t base = base_of(b);
+            const std::uint32_t s0 = step_of(b);
+            bool same = cur.size() == e.batch.size();
+            for (std::size_t k = 0; same && k < cur.size(); ++k) {
+                const op& x = cur[k];
+                const op& y = e.batch[k];
+                const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
+                same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && x.seconds == y.seconds &&
+                       x.bytes == y.bytes && x.far == y.far && x.label == y.label && x.step - s0 == y.step;
+            }
+            if (!same) {
+                mismatch = true;
+                break;
+            }
+            if (++b == p) b = 0, ++skipped_;
+        }
+        // The unfinished period: its matched batches (from the cycle), then the one that differed.
+        replay_.clear();
+        for (int k = 0; k < b; ++k) {
+            const std::uint32_t base = base_of(k);
+            const std::uint32_t s0 = step_of(k);
+            for (op o : at_boundary_index(j - p + k).batch) {
+                if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += base;
+                o.step += s0;
+                replay_.push_back(o);
+            }
+        }
+        if (mismatch) replay_.insert(replay_.end(), cur.begin(), cur.end());
+        in_[u] = {};
+        in_pos_[u] = 0;
+        fast_ = false;
+        if (skipped_ == 0) {
+            cooldown_ = period_;
+        } else {
+            apply(c, skipped_);
+            if (!replay_.empty()) {
+                cur_step_ = replay_.front().step;
+                ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)].step = cur_step_;
+            }
+        }
+        replay_pos_ = 0;
+        dirty_ = true;
     }
 
     // Pulls whole periods that repeat the cycle; at the first op that differs (or the stream's
@@ -822,7 +958,7 @@ private:
             for (std::size_t k = 0; k < n; ++k) {
                 op& x = replay_[k];
                 if (k == have) {
-                    if (ended_ || !src_.next(c, x)) {
+                    if (ended_ || !pull(c, x)) {
                         ended_ = true;
                         whole = false;
                         break;
@@ -840,7 +976,7 @@ private:
             if (whole) {
                 // The period is whole when the next op starts a new step, or the stream ends.
                 op& y = replay_[n];
-                const bool more = !ended_ && src_.next(c, y);
+                const bool more = !ended_ && pull(c, y);
                 ended_ = !more;
                 if (more) ++have;
                 if (more && y.step == replay_[n - 1].step) {
@@ -1012,7 +1148,12 @@ private:
     int ev_slot_ = -1;
     bool ev_finish_ = false;
     bool dirty_ = true;
-    std::int64_t orphans_ = 0;  // DMAs of ended streams still in flight
+    std::int64_t orphans_ = 0;                 // DMAs of ended streams still in flight
+    std::array<std::span<const op>, 2> in_{};  // per core: the source's current batch
+    std::array<std::size_t, 2> in_pos_{};      // and the next op in it
+    std::array<bool, 2> in_whole_{};           // and whether it holds exactly one step's ops
+    bool by_batch_ = false;                    // the fast lane compares whole batches
+    std::vector<bool> cyc_same_;               // cycle batch b equals batch b - 1 (mod p)
     // Steady state (see above).
     std::array<std::uint32_t, 2> starts_{};  // DMA starts per core (ids are relative to it)
     bool ff_on_ = false;
@@ -1041,23 +1182,35 @@ private:
 
 /// A type-erased op source: one engine instantiation serves every source type (an executor is a
 /// different type per call and body; instantiating the engine for each would cost compile time,
-/// an indirect call per op costs next to nothing).
+/// an indirect call per batch costs next to nothing). Per-op sources are seen as batches of one.
 class source_ref {
 public:
-    template <op_source Source>
-    explicit source_ref(Source& s)
-        : obj_(&s), next_([](void* o, int core, op& out) {
-              return static_cast<bool>(static_cast<Source*>(o)->next(core, out));
-          }) {}
+    template <class Source>
+    requires op_source<Source> || batch_source<Source>
+    explicit source_ref(Source& s) : obj_(&s) {
+        if constexpr (batch_source<Source>) {
+            batch_ = [](void* o, int core, bool lazy) -> batch {
+                return static_cast<Source*>(o)->next_batch(core, lazy);
+            };
+        } else {
+            next_ = [](void* o, int core, op& out) -> bool {
+                return static_cast<bool>(static_cast<Source*>(o)->next(core, out));
+            };
+        }
+    }
+    /// True for a batch source (next_batch), false for a per-op one (next).
+    [[nodiscard]] bool batched() const { return batch_ != nullptr; }
+    batch next_batch(int core, bool lazy = false) { return batch_(obj_, core, lazy); }
     bool next(int core, op& out) { return next_(obj_, core, out); }
 
 private:
     void* obj_;
-    bool (*next_)(void*, int, op&);
+    batch (*batch_)(void*, int, bool) = nullptr;
+    bool (*next_)(void*, int, op&) = nullptr;
 };
 
 /// simulate() on a type-erased source.
-inline result simulate_source(const chip& c, int cores, source_ref src, const options& opt) {
+inline result simulate_source(const chip& c, int cores, source_ref& src, const options& opt) {
     ptpu::validate(c);
     validate(opt.costs);
     if (cores < 1 || cores > 2 || cores > c.cores_per_chip)
@@ -1073,9 +1226,11 @@ inline result simulate_source(const chip& c, int cores, source_ref src, const op
 /// Throws H1 for an invalid chip, C3 for an invalid cost model, SIM3 when `cores` is not in
 /// [1, min(2, c.cores_per_chip)], SIM2 for a malformed op and SIM1 for a wait on a DMA that is not
 /// in flight or a DMA id started twice while in flight.
-template <op_source Source>
-result simulate(const chip& c, int cores, Source& src, const options& opt = {}) {
-    return simulate_source(c, cores, source_ref(src), opt);
+template <class Source>
+requires op_source<Source> || batch_source<Source> result simulate(const chip& c, int cores, Source& src,
+                                                                   const options& opt = {}) {
+    source_ref r(src);
+    return simulate_source(c, cores, r, opt);
 }
 
 }  // namespace ptpu::sim

@@ -1,0 +1,183 @@
+// Steady periods on whole pallas_calls: the timing model's fast lane (sim::options::steady_state)
+// and the executor's repeated steps (timing-only runs make a step from the last one) must not
+// change a prediction. Each kernel runs three ways, all with the per-step breakdown off:
+//   exact   timing-only, steady_state off: every op simulated;
+//   fast    timing-only, steady_state on (the default): repeated steps, fast-forwarded periods;
+//   full    on real data, steady_state on: every op made by the schedule, fast-forwarded;
+// and fast and full must agree exactly, and with exact to 1e-9 of the device time, on times and
+// on everything counted (DMAs, bytes, charged work, bodies run).
+#include <gtest/gtest.h>
+
+#include <ptpu/ptpu.hpp>
+
+#include <cmath>
+
+using namespace ptpu;
+
+namespace {
+
+template <class K, class Body, class... Args>
+report run(const Body& body, bool timing_only_run, bool steady, const Args&... args) {
+    K k{};
+    k.options.timing_only = timing_only_run;
+    k.options.per_step = 0;
+    k.options.steady_state = steady;
+    auto result = k(body, args...);
+    return std::get<std::tuple_size_v<decltype(result)> - 1>(result);
+}
+
+void expect_same_counts(const report& a, const report& b) {
+    EXPECT_EQ(a.ops, b.ops);
+    EXPECT_EQ(a.hbm_bytes, b.hbm_bytes);
+    EXPECT_EQ(a.stats.steps, b.stats.steps);
+    EXPECT_EQ(a.stats.dma_in, b.stats.dma_in);
+    EXPECT_EQ(a.stats.dma_out, b.stats.dma_out);
+    EXPECT_EQ(a.stats.bytes_in, b.stats.bytes_in);
+    EXPECT_EQ(a.stats.bytes_out, b.stats.bytes_out);
+    EXPECT_EQ(a.stats.op_dmas, b.stats.op_dmas);
+    EXPECT_EQ(a.stats.op_bytes, b.stats.op_bytes);
+    EXPECT_EQ(a.stats.body_dmas, b.stats.body_dmas);
+    EXPECT_EQ(a.stats.total_work, b.stats.total_work);
+    EXPECT_EQ(a.dangling_dmas, b.dangling_dmas);
+}
+
+void expect_close_times(const report& a, const report& b) {
+    const double tol = 1e-9 * b.device_time;
+    EXPECT_NEAR(a.device_time, b.device_time, tol);
+    EXPECT_NEAR(a.exposed_dma, b.exposed_dma, tol);
+    for (int c = 0; c < b.cores; ++c) {
+        const auto u = static_cast<std::size_t>(c);
+        EXPECT_NEAR(a.core[u].time, b.core[u].time, tol);
+        EXPECT_NEAR(a.core[u].overhead, b.core[u].overhead, tol);
+        EXPECT_NEAR(a.core[u].compute, b.core[u].compute, tol);
+        EXPECT_NEAR(a.core[u].exposed_dma, b.core[u].exposed_dma, tol);
+    }
+}
+
+// The three runs of a kernel; returns the fast one.
+template <class K, class Body, class... Args>
+report three_ways(const Body& body, const Args&... args) {
+    const report exact = run<K>(body, true, false, args...);
+    const report fast = run<K>(body, true, true, args...);
+    const report full = run<K>(body, false, true, args...);
+    EXPECT_EQ(exact.steady_ops, 0);
+    expect_same_counts(fast, exact);
+    expect_same_counts(full, exact);
+    expect_close_times(fast, exact);
+    EXPECT_EQ(fast.device_time, full.device_time);  // the same op stream, the same decisions
+    EXPECT_EQ(fast.steady_ops, full.steady_ops);
+    return fast;
+}
+
+// ---- An elementwise kernel: two inputs, one output, (8, 128) blocks -------------------------------
+
+constexpr index_t add_steps = 4096;
+using Vec = Array<float, add_steps * 8, 128>;
+using RowBlk = BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>;
+using Add = pallas_call<Grid<add_steps>, In<Arg<Vec, RowBlk>, Arg<Vec, RowBlk>>, Out<Arg<Vec, RowBlk>>,
+                        Chip<tpu::v5e>>;
+
+TEST(SteadyCall, ElementwiseKernelIsFastForwardedAndExact) {
+    host_array<Vec> a, b;
+    for (std::size_t i = 0; i < a.size(); ++i) a.vector()[i] = static_cast<float>(i % 97), b.vector()[i] = 1;
+    const auto body = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
+    const report r = three_ways<Add>(body, a, b);
+    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
+    // The real run still computed every block.
+    Add k{};
+    k.options.per_step = 0;
+    auto [z, rep] = k(body, a, b);
+    for (std::size_t i = 0; i < z.size(); i += 4093) EXPECT_EQ(z.vector()[i], a.vector()[i] + 1.0f);
+    EXPECT_EQ(rep.device_time, r.device_time);
+}
+
+TEST(SteadyCall, PredictWithoutDataAgrees) {
+    const auto body = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
+    Add k{};
+    k.options.per_step = 0;
+    const report p = k.predict(body);
+    k.options.steady_state = false;
+    const report e = k.predict(body);
+    expect_same_counts(p, e);
+    expect_close_times(p, e);
+    EXPECT_GT(p.steady_ops, 0);
+}
+
+TEST(SteadyCall, ChargesVaryingWithTheStepFormLongerPeriods) {
+    // Every third step charges more: a period of 3 steps.
+    const auto body = [](auto, auto, auto) {
+        charge(work{.explicit_seconds = program_id(0) % 3 == 0 ? 2e-6 : 0.5e-6});
+    };
+    const report r = three_ways<Add>(body, host_array<Vec>{}, host_array<Vec>{});
+    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
+}
+
+TEST(SteadyCall, ChargesThatNeverRepeatAreSimulatedOpByOp) {
+    const auto body = [](auto, auto, auto) {
+        charge(work{.explicit_seconds = 1e-7 * static_cast<double>(1 + program_id(0) % 1009)});
+    };
+    const report r = three_ways<Add>(body, host_array<Vec>{}, host_array<Vec>{});
+    EXPECT_EQ(r.steady_ops, 0);
+}
+
+// ---- A blocked matmul with a reduction axis: the output is written every K steps -----------------
+
+constexpr index_t M = 256, N = 256, Kd = 2048, bm = 128, bn = 128, bk = 128;
+using A = Array<float, M, Kd>;
+using B = Array<float, Kd, N>;
+using O = Array<float, M, N>;
+using Matmul =
+    pallas_call<Grid<M / bm, N / bn, Kd / bk>, Semantics<parallel, parallel, arbitrary>,
+                In<Arg<A, BlockSpec<Block<bm, bk>, [](auto i, auto, auto k) { return idx(i, k); }>>,
+                   Arg<B, BlockSpec<Block<bk, bn>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
+                Out<Arg<O, BlockSpec<Block<bm, bn>, [](auto i, auto j, auto) { return idx(i, j); }>>>,
+                Chip<tpu::v5e>>;
+
+TEST(SteadyCall, ReductionAxisMatmulIsExact) {
+    host_array<A> a;
+    host_array<B> b;
+    for (std::size_t i = 0; i < a.size(); ++i) a.vector()[i] = static_cast<float>(i % 7) - 3;
+    for (std::size_t i = 0; i < b.size(); ++i) b.vector()[i] = static_cast<float>(i % 5) - 2;
+    const auto body = [](auto x, auto w, auto o) {
+        when(program_id(2) == 0, [&] { store(o, zeros<float>(bm, bn)); });  // k == 0 charges more
+        store(o, load(o) + dot(load(x), load(w)));
+    };
+    const report r = three_ways<Matmul>(body, a, b);
+    EXPECT_GT(r.steady_ops, 0);
+}
+
+TEST(SteadyCall, MegacoreAgrees) {
+    using Mc = pallas_call<
+        Grid<64, 16>, Semantics<parallel, arbitrary>,
+        In<Arg<Array<float, 64 * 8, 16 * 128>,
+               BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j); }>>>,
+        Out<Arg<Array<float, 64 * 8, 128>, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(i, 0); }>>>,
+        Chip<tpu::v5p>>;
+    static_assert(Mc::info.cores == 2);
+    const auto body = [](auto x, auto o) {
+        when(program_id(1) == 0, [&] { store(o, zeros<float>(8, 128)); });
+        store(o, load(o) + load(x));
+    };
+    const report r = three_ways<Mc>(body, host_array<Array<float, 64 * 8, 16 * 128>>{});
+    EXPECT_EQ(r.cores, 2);
+}
+
+// ---- A body that issues its own DMAs on some steps (spliced into a repeated step) ----------------
+
+using Src = Array<float, 512, 256>;
+using Sliced = pallas_call<Grid<64>, In<Arg<Src, BlockSpec<Full, zero_map, any>>>,
+                           Out<Arg<Src, BlockSpec<Block<8, 256>, [](auto i) { return idx(i, 0); }>>>,
+                           Scratch<vmem, float, 8, 256>, Chip<tpu::v5e>>;
+
+TEST(SteadyCall, BodyDmasOnSomeStepsAreExact) {
+    host_array<Src> x;
+    for (std::size_t i = 0; i < x.size(); ++i) x.vector()[i] = static_cast<float>(i);
+    const auto body = [](auto x_any, auto y, auto buf) {
+        if (program_id(0) % 5 != 4) sync_copy(x_any.at(ds(program_id(0) * 8, 8), ds(0, 256)), buf);
+        store(y, load(buf) * 2.0f);
+    };
+    const report r = three_ways<Sliced>(body, x);
+    EXPECT_EQ(r.stats.body_dmas, 64 - 12);
+}
+
+}  // namespace
