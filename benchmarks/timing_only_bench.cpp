@@ -1,7 +1,8 @@
 // Throughput of timing-only runs (issue 4): a 3-operand kernel (2 inputs, 1 output, (8, 128) f32
 // blocks, double-buffered) over a 2^20-step grid, its body charging an (8, 128) add. Reported as
-// grid steps per second (items_per_second): pallas_call::predict (no data at all) and a
-// timing-only run over real arrays, next to the timing model alone on the same op stream.
+// grid steps per second (items_per_second): pallas_call::predict (no data at all) with the
+// steady-state fast lane (the default) and without it (every op simulated), a reduction-axis
+// matmul (its pattern repeats every 16 steps), and the timing model alone on the same op stream.
 #include <benchmark/benchmark.h>
 
 #include <ptpu/ptpu.hpp>
@@ -33,6 +34,39 @@ void BM_PredictWithOps(benchmark::State& st) {
         benchmark::DoNotOptimize(rep.device_time);
     }
     st.SetItemsProcessed(st.iterations() * steps);
+}
+
+void BM_PredictEveryOp(benchmark::State& st) {
+    const Add call{{.per_step = 0, .steady_state = false}};
+    for (auto _ : st) {
+        auto rep = call.predict([](auto a, auto b, auto c) { store(c, load(a) + load(b)); });
+        benchmark::DoNotOptimize(rep.device_time);
+    }
+    st.SetItemsProcessed(st.iterations() * steps);
+}
+
+// A matmul with a reduction axis: grid (32, 32, 16) of (128, 128) f32 blocks, 16384 steps; the
+// output is written every 16 steps.
+using A = Array<float, 32 * 128, 16 * 128>;
+using B = Array<float, 16 * 128, 32 * 128>;
+using O = Array<float, 32 * 128, 32 * 128>;
+using Matmul =
+    pallas_call<Grid<32, 32, 16>, Semantics<parallel, parallel, arbitrary>,
+                In<Arg<A, BlockSpec<Block<128, 128>, [](auto i, auto, auto k) { return idx(i, k); }>>,
+                   Arg<B, BlockSpec<Block<128, 128>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
+                Out<Arg<O, BlockSpec<Block<128, 128>, [](auto i, auto j, auto) { return idx(i, j); }>>>,
+                Chip<tpu::v5e>>;
+
+void BM_PredictMatmul(benchmark::State& st) {
+    const Matmul call{{.per_step = 0}};
+    for (auto _ : st) {
+        auto rep = call.predict([](auto x, auto w, auto o) {
+            when(program_id(2) == 0, [&] { store(o, zeros<float>(128, 128)); });
+            store(o, load(o) + dot(load(x), load(w)));
+        });
+        benchmark::DoNotOptimize(rep.device_time);
+    }
+    st.SetItemsProcessed(st.iterations() * Matmul::desc.steps());
 }
 
 // The timing model alone, fed the same per-step op stream from a trivial source.
@@ -85,5 +119,7 @@ void BM_ModelOnly(benchmark::State& st) {
 
 BENCHMARK(BM_Predict)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictWithOps)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_PredictEveryOp)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_PredictMatmul)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ModelOnly)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK_MAIN();

@@ -33,9 +33,17 @@
 #include "ptpu/spec/describe.hpp"
 #include "ptpu/spec/validate.hpp"
 
-/// The largest grid whose plan is made at compile time (see pallas_call::static_plan).
-#ifndef PTPU_MAX_STATIC_STEPS
-#define PTPU_MAX_STATIC_STEPS 65536
+/// How much planning a static call may do at compile time, in grid steps × (operands + 1) (see
+/// pallas_call::static_plan). Compilers bound the work of one constant evaluation (g++:
+/// -fconstexpr-ops-limit, 2^25 by default; clang: -fconstexpr-steps, 2^20): a 3-operand plan
+/// fits up to about 5000 steps in g++ 12 and 1500 in clang 14 (measured), so the defaults keep
+/// 4096 and 1024 steps of such a plan static. Raise it together with the compiler's limit.
+#ifndef PTPU_MAX_STATIC_WORK
+#if defined(__clang__)
+#define PTPU_MAX_STATIC_WORK 4096
+#else
+#define PTPU_MAX_STATIC_WORK 16384
+#endif
 #endif
 
 namespace ptpu {
@@ -302,10 +310,11 @@ struct pallas_call {
     /// True when index maps read scalar-prefetch values: the plan is made at run time.
     static constexpr bool dynamic = desc.n_prefetch > 0;
     /// True when the whole plan is made (and its grid-walking checks run) at compile time: static
-    /// index maps and at most PTPU_MAX_STATIC_STEPS grid steps (compilers bound the work of one
-    /// constant evaluation). Larger grids are planned at run time by the same functions, and
-    /// report the same rules as ptpu::error.
-    static constexpr bool static_plan = !dynamic && desc.steps() <= PTPU_MAX_STATIC_STEPS;
+    /// index maps and steps × (operands + 1) at most PTPU_MAX_STATIC_WORK (compilers bound the
+    /// work of one constant evaluation). Larger grids are planned at run time by the same
+    /// functions, and report the same rules as ptpu::error.
+    static constexpr bool static_plan =
+        !dynamic && desc.steps() * (desc.n_ops() + 1) <= index_t{PTPU_MAX_STATIC_WORK};
 
 private:
     static constexpr plan_info make_info() {

@@ -175,7 +175,11 @@ public:
         return {{out_->data(), n_out_}, false, true};
     }
 
-    [[nodiscard]] const run_stats& stats() const { return stats_; }
+    [[nodiscard]] run_stats stats() const {
+        run_stats s = stats_;
+        s.total_work += times(last_work_, last_work_n_);
+        return s;
+    }
     [[nodiscard]] const std::vector<dma_note>& notes() const { return notes_; }
 
 private:
@@ -512,20 +516,33 @@ private:
             }
         }
         last_step_[e.core] = e.step;
-        kctx_.point = p;
+        // Element by element: a whole-array copy right after the odometer's stores would stall
+        // on store forwarding.
+        for (int i = 0; i < desc_.grid_rank; ++i)
+            kctx_.point[static_cast<std::size_t>(i)] = p[static_cast<std::size_t>(i)];
         kctx_.body_work = work{};
         kctx_.body_dma_log.clear();
         invoke_(mem_[e.core]);
     }
     // How long work w takes. Bodies usually charge the same work every step: the last conversion
     // is reused.
+    // The total is kept as (last work, times charged in a row) and added up when the work
+    // changes (stats()), not step by step.
     double seconds(const work& w) {
-        stats_.total_work += w;
         if (!(w == last_work_)) {
+            stats_.total_work += times(last_work_, last_work_n_);
             last_work_ = w;
+            last_work_n_ = 0;
             last_seconds_ = opt_.seconds_of ? opt_.seconds_of(w, opt_.seconds_ctx) : 0.0;
         }
+        ++last_work_n_;
         return last_seconds_;
+    }
+    static work times(const work& w, index_t n) {
+        const auto k = static_cast<double>(n);
+        return work{w.mxu_passes_flops * k, w.mxu_int8_ops * k,   w.vreg_cheap * k,
+                    w.vreg_medium * k,      w.vreg_expensive * k, w.vector_loads * k,
+                    w.vector_stores * k,    w.scalar_ops * k,     w.explicit_seconds * k};
     }
     // The body's ops: compute up to each of its own DMAs, the DMA (start + wait), the rest.
     void emit_body(const event& e) {
@@ -557,6 +574,7 @@ private:
     std::array<bool, max_operands> move_{};
     std::array<index_t, max_operands> uniform_bytes_{};
     work last_work_{};
+    index_t last_work_n_ = 0;  // times last_work_ was charged since it was last added to the total
     double last_seconds_ = 0;
     std::array<std::vector<sim::op>, 2> batch_{};  // per core: the ops of its current step
     std::vector<sim::op>* out_ = nullptr;          // the batch being made

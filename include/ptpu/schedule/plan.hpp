@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "ptpu/core/dtype.hpp"
@@ -228,7 +229,9 @@ struct operand_scan {
 
     // Step s's block index, its first o.rank entries. False when a rule is broken (info.problem
     // says which).
-    [[gnu::always_inline]] constexpr bool visit(index_t s, const index_entry* b) {
+    template <std::size_t R>
+    [[gnu::always_inline]] constexpr bool visit(index_t s, const index_tuple<R>& t) {
+        const index_entry* b = t.v;
         const bool differs = s == 0 || !same(b, prev.v);
         if (differs && constant && s > 0) constant = same(b, first.v);
         if (differs) {
@@ -250,7 +253,10 @@ struct operand_scan {
                     return false;
                 }
             }
-            for (int d = 0; d < o.rank; ++d) prev.v[d] = b[d];
+            // The whole tuple (R is the rank, or max_rank padded with {0, -1}), field by field: the
+            // map has just stored it field by field, and wider loads would stall on store forwarding.
+            for (std::size_t d = 0; d < R && d < max_rank; ++d) prev.v[d].start = b[d].start;
+            for (std::size_t d = 0; d < R && d < max_rank; ++d) prev.v[d].size = b[d].size;
             if (s == 0) first = prev;
         }
         const bool starts = differs || core_start(s);
@@ -259,7 +265,7 @@ struct operand_scan {
         return true;
     }
 
-    constexpr bool record_run(index_t s, const index_tuple<max_rank>& b) {
+    [[gnu::always_inline]] constexpr bool record_run(index_t s, const index_tuple<max_rank>& b) {
         const int core = (info.cores > 1 && s >= info.core_begin[1]) ? 1 : 0;
         if (!use_table) {
             runs.push_back({b, i, core, s, s});
@@ -268,7 +274,16 @@ struct operand_scan {
         index_t id = 0;
         for (int d = 0; d < o.rank; ++d) id += b.v[d].start * id_stride[d];
         const index_t w = writer[id];
-        if (w != 0 && !(o.revisit_any && (w - 1) % 2 == core)) {
+        if (w == 0) {
+            writer[id] = 2 * s + core + 1;
+            return true;
+        }
+        return revisit(s, b, id, w, core);
+    }
+
+    // A block written again (S39, MC1): fine only for a revisit_any output on the same core.
+    constexpr bool revisit(index_t s, const index_tuple<max_rank>& b, index_t id, index_t w, int core) {
+        if (!(o.revisit_any && (w - 1) % 2 == core)) {
             const index_t first_step = (w - 1) / 2;
             const int first_core = static_cast<int>((w - 1) % 2);
             index_t last_step = first_step;
@@ -305,8 +320,7 @@ constexpr bool scan_steps(const call_desc& c, operand_scan& scan, Eval&& eval) {
                 if (++point[d] < grid[d]) break;
                 point[d] = 0;
             }
-        const auto b = eval(static_cast<const index_t*>(point));
-        if (!scan.visit(s, b.v)) return false;
+        if (!scan.visit(s, eval(static_cast<const index_t*>(point)))) return false;
     }
     return true;
 }
@@ -589,7 +603,7 @@ public:
     /// `after`, an output's slot for the next step's body.
     [[nodiscard]] constexpr int body_slot(int op, bool after = false) const {
         const index_t v = op < n_in_ ? win_[op] - delta_.win[op] : cout_[op] - (after ? 0 : delta_.cout[op]);
-        return bc_[op] > 1 ? static_cast<int>(v % bc_[op]) : 0;
+        return bc_[op] == 2 ? static_cast<int>(v & 1) : bc_[op] > 2 ? static_cast<int>(v % bc_[op]) : 0;
     }
     /// The windowed operands, inputs then outputs (their count: n_windowed()).
     [[nodiscard]] constexpr int n_windowed() const { return n_pin_ + n_pout_; }
@@ -612,6 +626,12 @@ public:
     template <class Out>
     constexpr bool next_step(Out& out) {
         if (done_) return false;
+        // The shape and counter moves serve the executor's repeated steps (run time only; a
+        // static plan's compile time does without them).
+        if (std::is_constant_evaluated()) {
+            make_step(out);
+            return true;
+        }
         last_shape_ = shape();
         step_delta before{};
         for (int i = 0; i < n_ops_; ++i) {
@@ -631,6 +651,14 @@ public:
     }
 
 private:
+    [[nodiscard]] constexpr bool changed(int op, index_t g) const { return chg_[op][g] != 0; }
+    template <class Out>
+    constexpr void put(Out& out, event_kind k, int op, index_t slot, index_t step, index_t block_step) const {
+        out.push_back(event{k, static_cast<std::uint8_t>(core_), static_cast<std::uint8_t>(op),
+                            static_cast<std::uint8_t>(slot), static_cast<std::uint32_t>(step),
+                            static_cast<std::uint32_t>(block_step)});
+    }
+
     template <class Out>
     constexpr void make_step(Out& out) {
         if (s_ == 0) {
@@ -714,14 +742,6 @@ public:
     }
 
 private:
-    [[nodiscard]] constexpr bool changed(int op, index_t g) const { return chg_[op][g] != 0; }
-    template <class Out>
-    constexpr void put(Out& out, event_kind k, int op, index_t slot, index_t step, index_t block_step) const {
-        out.push_back(event{k, static_cast<std::uint8_t>(core_), static_cast<std::uint8_t>(op),
-                            static_cast<std::uint8_t>(slot), static_cast<std::uint32_t>(step),
-                            static_cast<std::uint32_t>(block_step)});
-    }
-
     int n_in_ = 0, n_ops_ = 0;
     int core_;
     index_t begin_ = 0, end_ = 0, n_ = 0;

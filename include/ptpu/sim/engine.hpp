@@ -742,8 +742,9 @@ private:
                                                       : 0.0;
             b.snap.push_back(x);
         }
-        std::sort(b.snap.begin(), b.snap.end(),
-                  [](const dma_snap& x, const dma_snap& y) { return x.id < y.id; });
+        for (std::size_t k = 1; k < b.snap.size(); ++k)  // by id (a few entries: insertion sort)
+            for (std::size_t i = k; i > 0 && b.snap[i].id < b.snap[i - 1].id; --i)
+                std::swap(b.snap[i], b.snap[i - 1]);
         std::uint64_t key = b.snap.size();
         for (const dma_snap& x : b.snap)
             key = (key * 0x9E3779B97F4A7C15ull) ^
@@ -847,10 +848,13 @@ private:
         const auto u = static_cast<std::size_t>(c);
         by_batch_ = in_whole_[u] && in_pos_[u] == 1;
         if (by_batch_) {
-            cyc_same_.assign(static_cast<std::size_t>(p), false);
+            cyc_same_.assign(static_cast<std::size_t>(p), 0);
             for (std::int64_t k = 0; k < p; ++k)
-                cyc_same_[static_cast<std::size_t>(k)] = same_batch(
-                    at_boundary_index(j - p + k), at_boundary_index(k == 0 ? j - 1 : j - p + k - 1));
+                cyc_same_[static_cast<std::size_t>(k)] =
+                    same_batch(at_boundary_index(j - p + k),
+                               at_boundary_index(k == 0 ? j - 1 : j - p + k - 1))
+                        ? 1
+                        : 0;
         }
     }
 
@@ -880,7 +884,7 @@ private:
         };
         for (;;) {
             if (!have) {
-                const bool lazy = cyc_same_[static_cast<std::size_t>(b)];
+                const bool lazy = cyc_same_[static_cast<std::size_t>(b)] != 0;
                 const batch n = src_.next_batch(c, lazy);
                 if (n.ops.empty()) {
                     ended_ = true;
@@ -1153,7 +1157,7 @@ private:
     std::array<std::size_t, 2> in_pos_{};      // and the next op in it
     std::array<bool, 2> in_whole_{};           // and whether it holds exactly one step's ops
     bool by_batch_ = false;                    // the fast lane compares whole batches
-    std::vector<bool> cyc_same_;               // cycle batch b equals batch b - 1 (mod p)
+    std::vector<std::uint8_t> cyc_same_;       // cycle batch b equals batch b - 1 (mod p)
     // Steady state (see above).
     std::array<std::uint32_t, 2> starts_{};  // DMA starts per core (ids are relative to it)
     bool ff_on_ = false;
