@@ -1,5 +1,6 @@
 // Measures simulate()'s speed in ops per second on a synthetic double-buffered pipeline with two
-// inputs and one output (8 ops per grid step), 1M steps per core, on 1 and 2 cores of v5p.
+// inputs and one output (8 ops per grid step), 1M steps per core, on 1 and 2 cores of v5p; on one
+// core with every op simulated (steady_state off) and with the steady-state fast lane (on).
 #include <benchmark/benchmark.h>
 
 #include <ptpu/hw/presets.hpp>
@@ -107,12 +108,14 @@ private:
 
 void simulate_pipeline(benchmark::State& state) {
     const int cores = static_cast<int>(state.range(0));
+    ptpu::sim::options opt;
+    opt.steady_state = state.range(1) != 0;
     constexpr std::uint32_t steps = 1'000'000;
     std::int64_t ops = 0;
     double device_time = 0;
     for (auto _ : state) {
         pipeline_source src(steps);
-        const auto r = ptpu::sim::simulate(ptpu::tpu::v5p, cores, src);
+        const auto r = ptpu::sim::simulate(ptpu::tpu::v5p, cores, src, opt);
         ops += r.op_count;
         device_time = r.device_time;
         benchmark::DoNotOptimize(device_time);
@@ -120,7 +123,12 @@ void simulate_pipeline(benchmark::State& state) {
     state.counters["ops/s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsRate);
     state.counters["device_s"] = device_time;
 }
-BENCHMARK(simulate_pipeline)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK(simulate_pipeline)
+    ->ArgNames({"cores", "steady"})
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Unit(benchmark::kMillisecond);
 
 // Only a source's cost, to tell it apart from the simulator's.
 void source_only(benchmark::State& state) {
