@@ -559,6 +559,7 @@ public:
                 pin_[n_pin_++] = i;
             else
                 pout_[n_pout_++] = i;
+            win_chg_[n_win_++] = chg_[i];
         }
         done_ = n_ <= 0;  // S21: nothing at all without steps
     }
@@ -575,21 +576,16 @@ public:
     /// prologue and epilogue no other step repeats, and once the pipeline has ended.
     [[nodiscard]] constexpr std::uint64_t shape() const {
         if (done_ || s_ == 0 || s_ == n_ - 1) return 0;
+        // Away from the first and last steps, every condition make_step() tests is one of
+        // changed(op, g) and changed(op, g + 1) of a windowed operand (with at most 2 buffers,
+        // check 19, the fetch lookahead g + bc - 1 is g + 1 or g), combined with facts fixed for
+        // the operand (its buffer count, revisit_any): those two bits per operand are the shape.
+        static_assert(max_buffers == 2);
         const index_t g = begin_ + s_;
         std::uint64_t bits = 1;
-        auto add = [&](bool b) { bits = bits << 1 | (b ? 1u : 0u); };
-        for (int k = 0; k < n_pin_; ++k) {
-            const int i = pin_[k];
-            const int bc = bc_[i];
-            add(bc >= 2 ? s_ <= n_ - bc && changed(i, g + bc - 1) : changed(i, g));
-            add(changed(i, g));
-            add(changed(i, g + 1));
-        }
-        for (int k = 0; k < n_pout_; ++k) {
-            const int o = pout_[k];
-            add(revisit_any_[o] && changed(o, g));
-            add(changed(o, g + 1));
-            add(bc_[o] > 1 && changed(o, g));
+        for (int k = 0; k < n_win_; ++k) {
+            const std::uint8_t* ch = win_chg_[k] + g;
+            bits = bits << 2 | std::uint64_t{ch[0]} << 1 | ch[1];
         }
         return bits;
     }
@@ -748,7 +744,9 @@ private:
     int depth_ = 2;  // S = max(2, max bc)
     int n_pin_ = 0, n_pout_ = 0;
     int pin_[max_operands]{}, pout_[max_operands]{};
-    const std::uint8_t* chg_[max_operands]{};  // each operand's change bits
+    const std::uint8_t* chg_[max_operands]{};      // each operand's change bits
+    const std::uint8_t* win_chg_[max_operands]{};  // those of the windowed operands (shape())
+    int n_win_ = 0;
     int bc_[max_operands]{};
     bool trivial_[max_operands]{};
     bool revisit_any_[max_operands]{};
