@@ -775,11 +775,15 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
     std::size_t n_events = 0;
     for (int core = 0; core < t.info.cores; ++core) {
         core_schedule cs(t, core);
-        event e;
-        while (cs.next(e)) {
-            if (is_dma(e.kind)) ++t.info.ops[e.op].dmas;
-            emit(e);
-            ++n_events;
+        step_events step;
+        while (cs.next_step(step)) {
+            for (std::size_t k = 0; k < step.size(); ++k) {
+                const event& e = step[k];
+                if (is_dma(e.kind)) ++t.info.ops[e.op].dmas;
+                emit(e);
+                ++n_events;
+            }
+            step.clear();
         }
     }
     t.info.events = n_events;

@@ -1213,8 +1213,10 @@ private:
     bool (*next_)(void*, int, op&) = nullptr;
 };
 
-/// simulate() on a type-erased source.
-inline result simulate_source(const chip& c, int cores, source_ref& src, const options& opt) {
+/// simulate() on a type-erased source. (A template only so that the engine is instantiated in
+/// the translation units that simulate, not in every one that includes this header.)
+template <class Ref = source_ref>
+result simulate_source(const chip& c, int cores, Ref& src, const options& opt) {
     ptpu::validate(c);
     validate(opt.costs);
     if (cores < 1 || cores > 2 || cores > c.cores_per_chip)
@@ -1223,7 +1225,7 @@ inline result simulate_source(const chip& c, int cores, source_ref& src, const o
                         std::string(ptpu::detail::name_of(c)) + " has " + std::to_string(c.cores_per_chip) +
                         " TensorCore(s)",
                     "simulate 1 core, or 2 on a dual-TensorCore chip");
-    return detail::engine<source_ref>(c, cores, src, opt).run();
+    return detail::engine<Ref>(c, cores, src, opt).run();
 }
 
 /// Simulates `cores` TensorCore streams of chip `c`, pulling their ops from `src` (docs/model.md).
