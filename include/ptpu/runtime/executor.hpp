@@ -167,6 +167,7 @@ public:
         }
         n_out_ = 0;
         events_.clear();
+        flush(core);
         const run_stats before = stats_;
         if (!sched_[c].next_step(events_)) return {};
         for (std::size_t k = 0; k < events_.size(); ++k) handle(events_[k]);
@@ -176,6 +177,8 @@ public:
     }
 
     [[nodiscard]] run_stats stats() const {
+        flush(0);
+        flush(1);
         run_stats s = stats_;
         s.total_work += times(last_work_, last_work_n_);
         return s;
@@ -226,7 +229,30 @@ private:
         std::uint32_t starts = 0;
         std::size_t body_at = 0;  // index of the body's compute op
         run_stats dmas{};         // what its DMAs added to stats_
+        index_t unsummed = 0;     // repeats whose DMAs are not yet in stats_ (flush())
+        // The windows (S20) a step of this shape moves on: slot 0 <-> 1 of double-buffered
+        // operands whose counter advances an odd number of times per step; inputs' before the
+        // body (their wait), outputs' after it (their write).
+        int n_flip_in = 0, n_flip_out = 0;
+        std::uint8_t flip_in[max_operands]{}, flip_out[max_operands]{};
     };
+
+    // Adds the DMAs of the repeated steps not yet counted to stats_.
+    void flush(int core) const {
+        repeat_state& r = rep_[static_cast<std::size_t>(core)];
+        if (r.unsummed == 0) return;
+        const index_t m = r.unsummed;
+        r.unsummed = 0;
+        stats_.dma_in += m * r.dmas.dma_in;
+        stats_.dma_out += m * r.dmas.dma_out;
+        stats_.bytes_in += m * r.dmas.bytes_in;
+        stats_.bytes_out += m * r.dmas.bytes_out;
+        for (int i = 0; i < desc_.n_ops(); ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            stats_.op_dmas[u] += m * r.dmas.op_dmas[u];
+            stats_.op_bytes[u] += m * r.dmas.op_bytes[u];
+        }
+    }
 
     // Records the step just made as the pattern of the next.
     void remember(int core, const run_stats& before) {
@@ -247,6 +273,17 @@ private:
             }
         }
         r.usable = computes == 1;
+        const core_schedule& sch = sched_[static_cast<std::size_t>(core)];
+        const core_schedule::step_delta& d = sch.last_delta();
+        r.n_flip_in = r.n_flip_out = 0;
+        for (int k = 0; k < sch.n_windowed(); ++k) {
+            const int op = sch.windowed(k);
+            if (tables_.info.ops[static_cast<std::size_t>(op)].buffers != 2) continue;
+            if (op < desc_.n_in && d.win[op] % 2 != 0)
+                r.flip_in[r.n_flip_in++] = static_cast<std::uint8_t>(op);
+            if (op >= desc_.n_in && d.cout[op] % 2 != 0)
+                r.flip_out[r.n_flip_out++] = static_cast<std::uint8_t>(op);
+        }
         r.dmas = stats_;
         r.dmas.dma_in -= before.dma_in;
         r.dmas.dma_out -= before.dma_out;
@@ -271,20 +308,9 @@ private:
         const index_t g = sch.next_global_step();
         sch.skip_step();
         next_id_[c] += r.starts;
-        stats_.dma_in += r.dmas.dma_in;
-        stats_.dma_out += r.dmas.dma_out;
-        stats_.bytes_in += r.dmas.bytes_in;
-        stats_.bytes_out += r.dmas.bytes_out;
-        for (int i = 0; i < desc_.n_ops(); ++i) {
-            const auto u = static_cast<std::size_t>(i);
-            stats_.op_dmas[u] += r.dmas.op_dmas[u];
-            stats_.op_bytes[u] += r.dmas.op_bytes[u];
-        }
+        ++r.unsummed;
         core_memory& mem = mem_[c];
-        for (int k = 0; k < sch.n_windowed(); ++k) {
-            const int op = sch.windowed(k);
-            mem.cur[static_cast<std::size_t>(op)] = sch.body_slot(op);
-        }
+        for (int k = 0; k < r.n_flip_in; ++k) mem.cur[r.flip_in[k]] ^= 1;
         body_event_ = event{event_kind::body,
                             static_cast<std::uint8_t>(core),
                             0,
@@ -292,10 +318,7 @@ private:
                             static_cast<std::uint32_t>(g),
                             static_cast<std::uint32_t>(g)};
         invoke_body(body_event_);
-        for (int k = 0; k < sch.n_windowed(); ++k) {  // S20: a write moves the output's window on
-            const int op = sch.windowed(k);
-            if (op >= desc_.n_in) mem.cur[static_cast<std::size_t>(op)] = sch.body_slot(op, true);
-        }
+        for (int k = 0; k < r.n_flip_out; ++k) mem.cur[r.flip_out[k]] ^= 1;
         if (!kctx_.body_dma_log.empty()) return 0;
         const double t = seconds(kctx_.body_work);
         return t == (*out_)[r.body_at].seconds ? 1 : 0;
@@ -583,7 +606,7 @@ private:
     std::array<std::vector<op_meta>, 2> meta_{};   // per core: what made each op of its batch
     std::vector<op_meta>* meta_out_ = nullptr;
     op_meta cur_meta_{};
-    std::array<repeat_state, 2> rep_{};
+    mutable std::array<repeat_state, 2> rep_{};
     std::array<index_t, 2> stale_{};  // per core: steps made since its batch's ops were written
     event body_event_{};
     std::array<std::array<index_t, max_rank>, 2> point_{};  // per core: its last body's grid point
@@ -593,7 +616,7 @@ private:
     std::array<std::uint32_t, 2> next_id_{};
     std::uint32_t in_flight_in_[2][max_operands][2]{};
     std::uint32_t in_flight_out_[2][max_operands][2]{};
-    run_stats stats_{};
+    mutable run_stats stats_{};  // (stats() adds what flush() has not)
     std::vector<dma_note> notes_;
     std::array<std::vector<std::uint32_t>, 2> labels_{};  ///< per core: DMA id → label (notes on)
 };

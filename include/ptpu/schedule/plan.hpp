@@ -594,13 +594,6 @@ public:
     [[nodiscard]] constexpr const step_delta& last_delta() const { return delta_; }
     /// The global grid step the next step runs (begin + steps made).
     [[nodiscard]] constexpr index_t next_global_step() const { return begin_ + s_; }
-    /// The window slot of windowed operand `op` that the body of the step just made saw (S20):
-    /// for an input the slot last waited on, for an output the slot its next write uses; with
-    /// `after`, an output's slot for the next step's body.
-    [[nodiscard]] constexpr int body_slot(int op, bool after = false) const {
-        const index_t v = op < n_in_ ? win_[op] - delta_.win[op] : cout_[op] - (after ? 0 : delta_.cout[op]);
-        return bc_[op] == 2 ? static_cast<int>(v & 1) : bc_[op] > 2 ? static_cast<int>(v % bc_[op]) : 0;
-    }
     /// The windowed operands, inputs then outputs (their count: n_windowed()).
     [[nodiscard]] constexpr int n_windowed() const { return n_pin_ + n_pout_; }
     [[nodiscard]] constexpr int windowed(int k) const { return k < n_pin_ ? pin_[k] : pout_[k - n_pin_]; }
