@@ -1,7 +1,7 @@
 // Compile-fail cases for rule OP1 where shapes are static: refs with static extents (what
 // pallas_call hands a body) load as statically shaped vecs, and every op checks its operands'
-// static shapes at compile time, through whole chains of ops. Also the static forms of DMA1
-// (sync_copy) and R1 (ref conversions).
+// static shapes at compile time, through whole chains of ops and windows of static size
+// (ds(start, c<N>)). Also the static forms of DMA1 (sync_copy) and R1 (ref conversions).
 //! ko 1 OP1
 //! ko 2 OP1
 //! ko 3 OP1
@@ -24,6 +24,10 @@
 //! ko 20 R1
 //! ko 21 OP1
 //! ko 22 OP1
+//! ko 23 OP1
+//! ko 24 OP1
+//! ko 25 DMA1
+//! ko 26 OP1
 #include <ptpu/ptpu.hpp>
 
 using namespace ptpu;
@@ -58,6 +62,9 @@ using block = vmem_ref<float, 2, extents<R, C>>;
     store(o, dot(v, load(w), {.transpose_a = false}));
     (void)concatenate(v, load(o), 1);
     sync_copy(hb.at(ds(0, 8), ds(0, 128)), x);
+    store(y, ds(8, c<8>), ds(0, c<128>), v);  // static window sizes: checked at compile time
+    sync_copy(hb.at(ds(8, c<8>), ds(0, c<128>)), x);
+    (void)(v(ds(0, c<8>), ds(0, c<128>)) + v);
     [[maybe_unused]] const vmem_ref<const float, 2> dyn_ref = x;
     (void)(cast<bf16>(v) + cast<bf16>(row));
     (void)(full<float>(c<8>, c<128>, 1.0f) - iota<float>(c<8>, c<128>, 1));
@@ -102,6 +109,12 @@ using block = vmem_ref<float, 2, extents<R, C>>;
     sync_copy(hb, x);  // DMA1: (64, 128) into (8, 128)
 #elif PTPU_KO == 20
     [[maybe_unused]] const block<16, 128> wrong(x);  // R1: two static extents
+#elif PTPU_KO == 24
+    store(y, ds(8, c<8>), ds(0, c<64>), v);  // OP1: an (8, 64) window and an (8, 128) value
+#elif PTPU_KO == 25
+    sync_copy(hb.at(ds(0, c<16>), ds(0, c<128>)), x);  // DMA1: (16, 128) into (8, 128)
+#elif PTPU_KO == 26
+    (void)(v(ds(0, c<8>), ds(0, c<64>)) + v);  // OP1: (8, 64) + (8, 128)
 #elif PTPU_KO == 21
     (void)(full<float>(c<8>, c<128>, 1.0f) - iota<float>(c<8>, c<256>, 1));  // OP1: static extents
 #endif
@@ -111,15 +124,19 @@ using block = vmem_ref<float, 2, extents<R, C>>;
 // shape of one operand is a compile error at the op that meets it.
 using X = Array<float, 64, 512>;
 using W = Array<float, 512, 256>;
+#if PTPU_KO == 23
+using B = Array<float, 1, 128>;  // a bias of the wrong width: (8, 256) + (1, 128) in the chain
+#else
 using B = Array<float, 1, 256>;
+#endif
 using O = Array<float, 64, 256>;
 using Call =
     pallas_call<Grid<8>,
                 In<Arg<X, BlockSpec<Block<8, 512>, [](auto i) { return idx(i, 0); }>>, Arg<W>, Arg<B>>,
-#if PTPU_KO == 22
-                Out<Arg<O, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>>;  // (8, 128) blocks
+#if PTPU_KO == 22  // output blocks of (8, 128): the end of the chain does not fit
+                Out<Arg<O, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>>;
 #else
-                 Out<Arg<O, BlockSpec<Block<8, 256>, [](auto i) { return idx(i, 0); }>>>>;
+                Out<Arg<O, BlockSpec<Block<8, 256>, [](auto i) { return idx(i, 0); }>>>>;
 #endif
 
 int main() {

@@ -190,6 +190,39 @@ TEST(StaticShapesRuntime, RefsAgreeWithTheirStaticExtents) {
     EXPECT_EQ(s.at(3).shape(0), 128);
 }
 
+TEST(StaticShapesRuntime, WindowsOfStaticSizeMatchRunTimeOnes) {
+    std::vector<float> buf(16 * 256);
+    for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(i);
+    const vmem_ref<float, 2> x(buf.data(), {16, 256});
+    work ws, wd;
+    vec<float> s, d;
+    {
+        env e;
+        const auto v = load(x, ds(8, c<8>), ds(128, c<128>));
+        static_assert(std::is_same_v<decltype(v), const vec<float, 8, 128>>);
+        s = v(ds(1, c<4>), ds(3, c<64>));
+        store(x, ds(0, c<8>), ds(0, c<128>), v);
+        ws = e.w();
+    }
+    std::vector<float> again(16 * 256);
+    for (std::size_t i = 0; i < again.size(); ++i) again[i] = static_cast<float>(i);
+    const vmem_ref<float, 2> y(again.data(), {16, 256});
+    {
+        env e;
+        const vec<float> v = load(y, ds(8, 8), ds(128, 128));
+        d = v(ds(1, 4), ds(3, 64));
+        store(y, ds(0, 8), ds(0, 128), v);
+        wd = e.w();
+    }
+    EXPECT_EQ(buf, again);
+    EXPECT_EQ(s.shape(), d.shape());
+    EXPECT_TRUE((s.array() == d.array()).all());
+    EXPECT_EQ(ws, wd);
+    env e;
+    EXPECT_EQ(rule_of([&] { (void)load(x, ds(12, c<8>), ds(0, c<128>)); }), "R2");  // bounds: run time
+    EXPECT_EQ(rule_of([&] { store(x, ds(0, c<8>), ds(0, 128), zeros<float>(8, 64)); }), "OP1");
+}
+
 // ---- pallas_call bodies -------------------------------------------------------------------------
 
 using X = Array<float, 64, 256>;

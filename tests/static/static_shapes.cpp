@@ -63,6 +63,11 @@ static_assert(same<decltype(load(make<vmem_ref<float, 1, extents<300>>>())), vec
 static_assert(same<decltype(load(make<vmem_ref<float, 1>>())), vec<float, 1, dyn>>);  // rank 1: one row
 static_assert(same<decltype(load(make<vmem_ref<float, 2>>())), vec<float>>);
 static_assert(same<decltype(load(make<block<8, 128>>(), ds(0, 8), ds(0, 8))), vec<float>>);  // run-time ds
+static_assert(same<decltype(load(make<vmem_ref<float, 2>>(), ds(8, c<8>), ds(0, c<128>))), v8>);  // static ds
+static_assert(same<decltype(load(make<vmem_ref<float, 2>>(), ds(8, c<8>), ds(0, 128))), vec<float, 8, dyn>>);
+static_assert(same<decltype(make<vmem_ref<float, 2>>().at(ds(c<8>), ds(0, c<128>))), block<8, 128>>);
+static_assert(same<decltype(ds(4, c<8>)), static_slice<8>> && ds(4, c<8>) == ds(4, 8));
+static_assert(idx(ds(16, c<8>), 0)[0] == index_entry{16, 8});  // index maps take them too
 static_assert(same<decltype(zeros_like(make<block<8, 128>>())), v8>);
 
 // ---- vecs: conversions ------------------------------------------------------------------------
@@ -134,7 +139,8 @@ static_assert(same<decltype(zeros<float>(c<8>, 128)), vf<8, dyn>> &&
               same<decltype(zeros<float>(8, 128)), vec<float>>);
 static_assert(same<decltype(iota<std::int32_t>(c<8>, c<128>, 0)), vec<std::int32_t, 8, 128>>);
 static_assert(same<decltype(zeros_like(make<v8>())), v8> && same<decltype(full_like(make<v8>(), 2)), v8>);
-static_assert(same<decltype(make<v8>()(ds(0, 8), ds(0, 8))), vec<float>>);  // a window is dynamic
+static_assert(same<decltype(make<v8>()(ds(0, 8), ds(0, 8))), vec<float>>);  // a run-time window
+static_assert(same<decltype(make<vec<float>>()(ds(0, c<8>), ds(128, c<128>))), v8>);
 
 // ---- chains: the static shape survives end to end ----------------------------------------------
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <utility>
 
+#include "ptpu/core/index.hpp"
 #include "ptpu/core/integers.hpp"
 
 namespace ptpu {
@@ -69,6 +70,12 @@ using extents_from_t = typename detail::extents_from<A>::type;
 /// An extents type.
 template <class E>
 concept any_extents = detail::is_extents<E>;
+
+/// The extent a window taken with slice type S has: N for ds(start, c<N>), dyn for ds(start, n).
+template <class S>
+inline constexpr index_t slice_extent = dyn;
+template <index_t N>
+inline constexpr index_t slice_extent<static_slice<N>> = N;
 
 /// True when two extents can describe the same shape: per dim equal, or dyn on either side.
 constexpr bool extents_agree(index_t a, index_t b) {

@@ -1,7 +1,9 @@
 // Defines the elementwise ops on vecs: arithmetic, comparison and bitwise operators (vec ⊕ vec,
 // vec ⊕ scalar, scalar ⊕ vec, NumPy broadcasting), compound assignment, where, maximum, minimum,
 // pow, the unary math functions and cast<U>. Each charges one vreg op of its cost class per
-// output vreg, counted in the operands' dtype (tpu-model.md §1 cost classes).
+// output vreg, counted in the operands' dtype (tpu-model.md §1 cost classes). Results have the
+// broadcast static shape of their operands (vec.hpp): shapes that cannot broadcast are a compile
+// error where both extents of a dim are static, a run-time OP1 otherwise.
 //
 // Cost classes: cheap = + - * min max select compare cast abs neg floor ceil & | ^ ~;
 // medium = / % exp log log1p expm1 tanh logistic pow rsqrt sqrt reciprocal; expensive = sin cos.
@@ -637,8 +639,8 @@ std::remove_cvref_t<X> unary(X&& a) {
 // ---- Operators ---------------------------------------------------------------------------------
 
 // Each binary operator and function comes as vec ⊕ vec, vec ⊕ scalar and scalar ⊕ vec; dtypes
-// must agree (OP3) and shapes broadcast (OP1). A scalar takes the vec's dtype first (JAX's weak
-// typing: x_bf16 * 0.1 multiplies by bf16(0.1)).
+// must agree (OP3) and shapes broadcast (OP1, at compile time where static). A scalar takes the
+// vec's dtype first (JAX's weak typing: x_bf16 * 0.1 multiplies by bf16(0.1)).
 #define PTPU_OPS_BINARY(decl, op)                                                  \
     template <class X, class Y>                                                    \
     requires detail::binary_operands<X, Y>                                         \

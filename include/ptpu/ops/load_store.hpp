@@ -98,10 +98,11 @@ requires(R >= 1) [[nodiscard]] detail::loaded_t<T, E> load(const ref<T, S, R, E>
 }
 
 /// Loads the window ds(...) per dim of a VMEM ref: load(x, ds(r, n), ds(c, m)) is Pallas's
-/// x[pl.ds(r, n), pl.ds(c, m)]. The window must lie within the ref (R2); its shape is dynamic.
+/// x[pl.ds(r, n), pl.ds(c, m)]. The window must lie within the ref (R2); its shape is static
+/// where the sizes are (ds(r, c<8>)), dynamic otherwise.
 template <class T, class S, std::size_t R, class E, class... Sl>
-requires(R >= 1 && sizeof...(Sl) == R && (std::same_as<Sl, slice> && ...))
-    [[nodiscard]] vec<std::remove_const_t<T>> load(const ref<T, S, R, E>& r, Sl... s) {
+requires(R >= 1 && sizeof...(Sl) == R && (any_slice<Sl> && ...))
+    [[nodiscard]] detail::loaded_t<T, extents<slice_extent<Sl>...>> load(const ref<T, S, R, E>& r, Sl... s) {
     return load(r.at(s...));
 }
 
@@ -143,17 +144,18 @@ requires(R >= 1) void store(const ref<T, S, R, E>& r, const vec<U, VR, VC>& v) {
 }
 
 /// Stores `v` into a window of a rank-1, 2 or 3 VMEM ref: store(x, ds(r, n), ds(c, m), v) (the
-/// window's shape is dynamic: checked at run time).
-template <class T, class S, class E, class U, index_t VR, index_t VC>
-void store(const ref<T, S, 1, E>& r, slice s0, const vec<U, VR, VC>& v) {
+/// window's shape is static where the sizes are, ds(r, c<8>), checked at run time otherwise).
+template <class T, class S, class E, any_slice S0, class U, index_t VR, index_t VC>
+void store(const ref<T, S, 1, E>& r, S0 s0, const vec<U, VR, VC>& v) {
     store(r.at(s0), v);
 }
-template <class T, class S, class E, class U, index_t VR, index_t VC>
-void store(const ref<T, S, 2, E>& r, slice s0, slice s1, const vec<U, VR, VC>& v) {
+template <class T, class S, class E, any_slice S0, any_slice S1, class U, index_t VR, index_t VC>
+void store(const ref<T, S, 2, E>& r, S0 s0, S1 s1, const vec<U, VR, VC>& v) {
     store(r.at(s0, s1), v);
 }
-template <class T, class S, class E, class U, index_t VR, index_t VC>
-void store(const ref<T, S, 3, E>& r, slice s0, slice s1, slice s2, const vec<U, VR, VC>& v) {
+template <class T, class S, class E, any_slice S0, any_slice S1, any_slice S2, class U, index_t VR,
+          index_t VC>
+void store(const ref<T, S, 3, E>& r, S0 s0, S1 s1, S2 s2, const vec<U, VR, VC>& v) {
     store(r.at(s0, s1, s2), v);
 }
 

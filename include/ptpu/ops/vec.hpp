@@ -12,7 +12,7 @@
 // - A vec converts implicitly to one with fewer static extents (vec<T, 8, 128> to vec<T>),
 //   explicitly (checked at run time) to one with more, and never between different static
 //   shapes. The values live in a dynamic Eigen array either way: the static shape is only in the
-//   type, so it costs neither storage nor code size.
+//   type and costs no storage (and no large fixed-size Eigen types on the stack).
 //
 // Numerics (ptpu's choice, documented once here):
 // - A vec holds its values in a compute type: float for f32/bf16/f16 (the VPU computes in f32),
@@ -144,7 +144,9 @@ public:
     static constexpr bool is_static = Rows != dyn && Cols != dyn;
 
     /// An empty vec: 0×0 when dynamic; a static shape and no values otherwise (assign to it).
-    vec() : rows_(Rows == dyn ? 0 : Rows), cols_(Cols == dyn ? 0 : Cols), has_data_(rows_ * cols_ == 0) {}
+    vec() : rows_(Rows == dyn ? 0 : Rows), cols_(Cols == dyn ? 0 : Cols), has_data_(rows_ * cols_ == 0) {
+        if (has_data_) values_.resize(rows_, cols_);  // no elements: nothing allocated
+    }
     /// A vec holding `values` (not charged: for tests and values built outside ops/). OP1 when
     /// they do not have the static shape.
     explicit vec(array_type values) : rows_(values.rows()), cols_(values.cols()), values_(std::move(values)) {
@@ -158,24 +160,16 @@ public:
     /// (checked at run time, OP1) where one is; two different static extents are a compile error
     /// (OP1). An rvalue's values are taken over.
     template <index_t R2, index_t C2>
-    requires(R2 != Rows || C2 != Cols) explicit(!detail::shape_converts_implicitly(R2, C2, Rows, Cols))
+    explicit(!detail::shape_converts_implicitly(R2, C2, Rows, Cols))
         vec(const vec<T, R2, C2>& o)  // NOLINT(google-explicit-constructor): static -> dyn
         : rows_(o.rows()), cols_(o.cols()), values_(o.values_), has_data_(o.has_data_) {
-        static_assert(extents_agree(R2, Rows) && extents_agree(C2, Cols),
-                      "ptpu[OP1] vec: converting between two different static shapes (template arguments: "
-                      "the source's rows and cols); a vec converts only to its own static shape or to dyn "
-                      "extents");
-        check_static_shape("vec conversion");
+        converted_from<R2, C2>();
     }
     template <index_t R2, index_t C2>
-    requires(R2 != Rows || C2 != Cols) explicit(!detail::shape_converts_implicitly(R2, C2, Rows, Cols))
+    explicit(!detail::shape_converts_implicitly(R2, C2, Rows, Cols))
         vec(vec<T, R2, C2>&& o)  // NOLINT(google-explicit-constructor): static -> dyn
         : rows_(o.rows()), cols_(o.cols()), values_(std::move(o.values_)), has_data_(o.has_data_) {
-        static_assert(extents_agree(R2, Rows) && extents_agree(C2, Cols),
-                      "ptpu[OP1] vec: converting between two different static shapes (template arguments: "
-                      "the source's rows and cols); a vec converts only to its own static shape or to dyn "
-                      "extents");
-        check_static_shape("vec conversion");
+        converted_from<R2, C2>();
     }
 
     // The static extents when there are; with values the array is the truth otherwise (code
@@ -215,10 +209,12 @@ public:
         if (i < 0 || i >= rows() || j < 0 || j >= cols()) out_of_range(i, j);
         return values_(i, j);
     }
-    /// v(ds(r, n), ds(c, m)): a window of the value (lax.slice on a value; dynamic extents). Free
-    /// when it starts on a vreg tile boundary (whole vregs are picked), otherwise one cheap op per
-    /// output vreg for the sublane/lane shifts [est]. OP1 when the window leaves the value.
-    [[nodiscard]] vec<T> operator()(slice r, slice c) const;
+    /// v(ds(r, n), ds(c, m)): a window of the value (lax.slice on a value; static extents where
+    /// the sizes are, ds(r, c<8>)). Free when it starts on a vreg tile boundary (whole vregs are
+    /// picked), otherwise one cheap op per output vreg for the sublane/lane shifts [est]. OP1 when
+    /// the window leaves the value.
+    template <any_slice SR, any_slice SC>
+    [[nodiscard]] vec<T, slice_extent<SR>, slice_extent<SC>> operator()(SR r, SC c) const;
 
     /// OP4: throws unless the vec holds values.
     void require_data(const char* where) const {
@@ -235,6 +231,15 @@ private:
 
     [[noreturn]] void out_of_range(index_t i, index_t j) const;
     [[noreturn]] void static_shape_mismatch(const char* where) const;
+    // OP1 on a conversion: at compile time between two static extents, at run time otherwise.
+    template <index_t R2, index_t C2>
+    void converted_from() const {
+        static_assert(extents_agree(R2, Rows) && extents_agree(C2, Cols),
+                      "ptpu[OP1] vec: converting between two different static shapes (template arguments: "
+                      "the source's rows and cols, then the target's); a vec converts only to its own static "
+                      "shape or to dyn extents");
+        check_static_shape("vec conversion");
+    }
     // OP1: a vec made or converted at run time has its static shape.
     void check_static_shape(const char* where) const {
         if constexpr (Rows != dyn || Cols != dyn) {
@@ -431,7 +436,9 @@ void vec<T, Rows, Cols>::static_shape_mismatch(const char* where) const {
 }
 
 template <element_type T, index_t Rows, index_t Cols>
-vec<T> vec<T, Rows, Cols>::operator()(slice r, slice c) const {
+template <any_slice SR, any_slice SC>
+vec<T, slice_extent<SR>, slice_extent<SC>> vec<T, Rows, Cols>::operator()(SR r, SC c) const {
+    using out_t = vec<T, slice_extent<SR>, slice_extent<SC>>;
     if (r.start < 0 || r.size < 0 || r.start + r.size > rows() || c.start < 0 || c.size < 0 ||
         c.start + c.size > cols())
         throw error(
@@ -441,9 +448,9 @@ vec<T> vec<T, Rows, Cols>::operator()(slice r, slice c) const {
             "keep the window inside the value");
     if (r.start % rows_per_vreg(element_dtype) != 0 || c.start % vreg_lanes != 0)
         detail::charge_vpu(vpu_class::cheap, vregs(r.size, c.size, element_dtype));
-    if (timing_only()) return vec<T>(shape_only, r.size, c.size);
+    if (timing_only()) return out_t(shape_only, r.size, c.size);
     require_data("vec(ds, ds)");
-    return vec<T>(array_type(values_.block(r.start, c.start, r.size, c.size)));
+    return out_t(array_type(values_.block(r.start, c.start, r.size, c.size)));
 }
 
 }  // namespace ptpu

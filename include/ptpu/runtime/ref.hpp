@@ -82,9 +82,8 @@ public:
     /// From a ref of other extents (and T to const T): implicit where no static extent is gained,
     /// explicit (and checked, R1) where one is; two different static extents do not convert.
     template <class U, class E>
-    requires(std::is_convertible_v<U (*)[], T (*)[]> &&
-             !std::is_same_v<ref<U, Space, Rank, E>,
-                             ref>) constexpr explicit(!detail::extents_convert_implicitly<E, Extents>())
+    requires std::is_convertible_v<U (*)[], T (*)[]>
+    constexpr explicit(!detail::extents_convert_implicitly<E, Extents>())
         ref(const ref<U, Space, Rank, E>& o)  // NOLINT(google-explicit-constructor): static -> dyn
         : data_(o.data_), shape_(o.shape_), strides_(o.strides_) {
         static_assert(detail::extents_compatible<E, Extents>(),
@@ -157,18 +156,19 @@ public:
         return {data_ + i * strides_[0], s, st};
     }
     /// Pallas `.at[ds, ...]`: a sub-ref of the same rank (any space: DMA sources/destinations).
-    /// ds sizes are run-time values: the window's extents are dynamic.
+    /// Its extents are the slices' sizes: static for ds(start, c<N>), dyn for ds(start, n).
     template <class... S>
-    requires(sizeof...(S) == Rank && (std::is_same_v<S, slice> && ...))
-        [[nodiscard]] ref<T, Space, Rank> at(S... s) const {
+    requires(sizeof...(S) == Rank && (any_slice<S> && ...))
+        [[nodiscard]] ref<T, Space, Rank, extents<slice_extent<S>...>> at(S... s) const {
         const std::array<slice, Rank> sl{s...};
-        ref<T, Space, Rank> r(data_, shape_, strides_);
+        T* p = data_;
+        std::array<index_t, Rank> shape{};
         for (std::size_t d = 0; d < Rank; ++d) {
             check_window(sl[d], d);
-            r.data_ += sl[d].start * strides_[d];
-            r.shape_[d] = sl[d].size;
+            p += sl[d].start * strides_[d];
+            shape[d] = sl[d].size;
         }
-        return r;
+        return {p, shape, strides_};
     }
 
     /// A read-only ref of the same memory.
