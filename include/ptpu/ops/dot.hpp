@@ -117,13 +117,14 @@ struct exact_fn {  // onto T's grid (a bf16/f16 vec may carry f32 intermediates)
     compute_t<T> operator()(compute_t<T> x) const { return round_fn<T>{}(x); }
 };
 
-template <class T, class VA, class VB>
-typename vec<dot_acc_t<T>>::array_type dot_values(const VA& a, const VB& b, const dot_options& o, index_t m,
-                                                  index_t n, index_t k) {
+// The product's values. It takes the operands' arrays, not their vec types, so it is compiled
+// once per dtype whatever the static shapes (the GEMM is most of what ops cost to compile).
+template <class T>
+typename vec<dot_acc_t<T>>::array_type dot_values(const typename vec<T>::array_type& x,
+                                                  const typename vec<T>::array_type& y, const dot_options& o,
+                                                  index_t m, index_t n, index_t k) {
     using R = typename vec<dot_acc_t<T>>::array_type;
     R out(m, n);
-    const auto& x = a.array();
-    const auto& y = b.array();
     if constexpr (std::is_same_v<T, std::int8_t>) {
         const auto lhs = mxu_operand<mxu_int_matrix>(x, o.transpose_a, exact_fn<T>{});
         const auto rhs = mxu_operand<mxu_int_matrix>(y, o.transpose_b, exact_fn<T>{});
@@ -242,7 +243,7 @@ vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
     if (timing_only()) return vec<R>(shape_only, m, n);
     a.require_data("dot");
     b.require_data("dot");
-    return vec<R>(dot_values<A>(a, b, o, m, n, k));
+    return vec<R>(dot_values<A>(a.array(), b.array(), o, m, n, k));
 }
 
 }  // namespace detail

@@ -420,6 +420,28 @@ void assign_binary(Out& out, const A& a, const A& b, shape2 s) {
     }
 }
 
+// The value loops below take arrays, not vecs: they are compiled once per op and dtype, however
+// many static shapes use them (the vec-typed wrappers around them are small).
+
+/// out = x ⊕ c (or c ⊕ x); `out` may be `x`.
+template <class Op, bool ScalarLeft, class Out, class A, class S>
+void assign_scalar(Out& out, const A& x, S c) {
+    const auto k = A::Constant(x.rows(), x.cols(), c);
+    if constexpr (ScalarLeft)
+        out = Op{}(k, x);
+    else
+        out = Op{}(x, k);
+}
+/// x = op(x), and a new array op(x).
+template <class Op, class A>
+void unary_in_place(A& x) {
+    x = Op{}(x);
+}
+template <class Op, class A>
+A unary_values(const A& x) {
+    return A(Op{}(x));
+}
+
 // An rvalue vec operand whose storage the result may take over (no allocation in op chains).
 template <class X>
 inline constexpr bool reusable = !std::is_reference_v<X> && !std::is_const_v<X>;
@@ -505,19 +527,12 @@ auto apply_scalar(X&& a, C c) {
     charge_vpu(Op::cost, a.vreg_count());
     if (timing_only()) return out_t(shape_only, a.rows(), a.cols());
     a.require_data(Op::name);
-    const auto k = V::array_type::Constant(a.rows(), a.cols(), c);
-    const auto compute = [&](auto& out) {
-        if constexpr (ScalarLeft)
-            out = Op{}(k, a.array());
-        else
-            out = Op{}(a.array(), k);
-    };
     if constexpr (std::is_same_v<R, T> && reusable<X>) {
-        compute(a.array());
+        assign_scalar<Op, ScalarLeft>(a.array(), a.array(), c);
         return out_t(std::move(a));
     } else {
         typename out_t::array_type out;
-        compute(out);
+        assign_scalar<Op, ScalarLeft>(out, a.array(), c);
         return out_t(std::move(out));
     }
 }
@@ -609,8 +624,7 @@ V& compound(V& a, const B& b) {
             a = V(shape_only, a.rows(), a.cols());
             return a;
         }
-        auto& x = a.array();
-        x = Op{}(x, V::array_type::Constant(a.rows(), a.cols(), scalar_as<T>(b)));
+        assign_scalar<Op, false>(a.array(), a.array(), scalar_as<T>(b));
     }
     return a;
 }
@@ -626,10 +640,10 @@ std::remove_cvref_t<X> unary(X&& a) {
         if (timing_only()) return V(shape_only, a.rows(), a.cols());
         a.require_data(Op::name);
         if constexpr (reusable<X>) {
-            a.array() = Op{}(a.array());
+            unary_in_place<Op>(a.array());
             return V(std::move(a));
         } else {
-            return V(typename V::array_type(Op{}(a.array())));
+            return V(unary_values<Op>(a.array()));
         }
     }
 }
@@ -796,6 +810,12 @@ struct blend_fn {
     }
 };
 
+/// The selected values over shape s (one array type per dtype, whatever the static shapes).
+template <class A, bool ScalarA, bool ScalarB, class C = typename A::Scalar>
+A blend_values(shape2 s, const bool* pm, const C* px, const C* py) {
+    return A(A::NullaryExpr(s[0], s[1], blend_fn<C, ScalarA, ScalarB>{pm, px, py}));
+}
+
 // Then/else (X, Y) are vecs of T or scalar_arm<T>, each broadcast to the output shape.
 template <class T, class M, class X, class Y>
 where_result_t<T, M, X, Y> apply_where(const M& m, const X& x, const Y& y) {
@@ -826,7 +846,7 @@ where_result_t<T, M, X, Y> apply_where(const M& m, const X& x, const Y& y) {
         py = expand(y.array(), s, ty).data();
     else
         py = &y.c;
-    return out_t(A(A::NullaryExpr(s[0], s[1], blend_fn<C, !vx, !vy>{pm, px, py})));
+    return out_t(blend_values<A, !vx, !vy>(s, pm, px, py));
 }
 
 }  // namespace detail
@@ -895,6 +915,16 @@ struct cast_fn {
     }
 };
 
+/// The values of a vec<T> converted to U (one function per pair of dtypes).
+template <class T, class U>
+typename vec<U>::array_type cast_values(const typename vec<T>::array_type& x) {
+    using A = typename vec<U>::array_type;
+    if constexpr (std::is_same_v<T, U>)
+        return A(rounded<T>(x));
+    else
+        return A(rounded<T>(x).unaryExpr(cast_fn<T, U>{}));
+}
+
 }  // namespace detail
 
 /// cast<U>(v): convert_element_type. v's values are first rounded onto T (a bf16 vec's f32
@@ -906,11 +936,7 @@ template <element_type U, class T, index_t Rows, index_t Cols>
     if constexpr (!std::is_same_v<T, U>) detail::charge_vpu(vpu_class::cheap, v.vreg_count());
     if (timing_only()) return out_t(shape_only, v.rows(), v.cols());
     v.require_data("cast");
-    if constexpr (std::is_same_v<T, U>)
-        return out_t(typename out_t::array_type(detail::rounded<T>(v.array())));
-    else
-        return out_t(
-            typename out_t::array_type(detail::rounded<T>(v.array()).unaryExpr(detail::cast_fn<T, U>{})));
+    return out_t(detail::cast_values<T, U>(v.array()));
 }
 
 }  // namespace ptpu

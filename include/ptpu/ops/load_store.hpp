@@ -74,6 +74,24 @@ struct load_fn {
     compute_t<T> operator()(T x) const { return static_cast<compute_t<T>>(x); }
 };
 
+// The copies between a ref's memory (an Eigen map) and a vec's array: compiled once per dtype,
+// whatever the static shapes.
+template <class U, class Map>
+typename vec<U>::array_type load_values(const Map& m) {
+    using A = typename vec<U>::array_type;
+    if constexpr (std::is_same_v<U, compute_t<U>>)
+        return A(m);
+    else
+        return A(m.unaryExpr(load_fn<U>{}));
+}
+template <class T, class Map>
+void store_values(Map& m, const typename vec<T>::array_type& x) {
+    if constexpr (std::is_same_v<T, compute_t<T>>)
+        m = x;
+    else
+        m = x.unaryExpr(store_fn<T>{});
+}
+
 }  // namespace detail
 
 /// Loads the whole VMEM ref `r` into a vec (x[...]), of the ref's static shape collapsed to 2-D
@@ -90,10 +108,7 @@ requires(R >= 1) [[nodiscard]] detail::loaded_t<T, E> load(const ref<T, S, R, E>
         const auto m = r[all];  // checks the view collapses to 2-D (R1) in both modes
         detail::charge_loads(vregs(rows, cols, dtype_of<U>));
         if (timing_only()) return out_t(shape_only, rows, cols);
-        if constexpr (std::is_same_v<U, compute_t<U>>)
-            return out_t(typename out_t::array_type(m));
-        else
-            return out_t(typename out_t::array_type(m.unaryExpr(detail::load_fn<U>{})));
+        return out_t(detail::load_values<U>(m));
     }
 }
 
@@ -136,10 +151,7 @@ requires(R >= 1) void store(const ref<T, S, R, E>& r, const vec<U, VR, VC>& v) {
         auto m = r[all];  // R1, as for load
         detail::charge_stores(v.vreg_count());
         if (timing_only()) return;
-        if constexpr (std::is_same_v<T, compute_t<T>>)
-            m = v.array();
-        else
-            m = v.array().unaryExpr(detail::store_fn<T>{});
+        detail::store_values<T>(m, v.array());
     }
 }
 

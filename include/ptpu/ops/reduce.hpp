@@ -48,24 +48,13 @@ constexpr index_t reduction_ops(index_t rows, index_t cols, dtype d, int axis) {
     return in + lane_steps + sublane_steps;
 }
 
-template <reduce_kind K, class V, class T = typename V::value_type>
-vec<T> reduce(const V& v, int axis, const char* where) {
-    const index_t out_rows = axis == 1 ? v.rows() : 1;
-    const index_t out_cols = axis == 0 ? v.cols() : 1;
-    const index_t extent = axis == 0 ? v.rows() : axis == 1 ? v.cols() : v.rows() * v.cols();
-    if (K != reduce_kind::sum && extent == 0)
-        throw error("OP1", where,
-                    text("reducing an empty axis of a vec of shape ", shape_text(v.rows(), v.cols()),
-                         ": max and min have no identity"),
-                    "reduce a non-empty axis");
-    charge_vpu(vpu_class::cheap, reduction_ops(v.rows(), v.cols(), dtype_of<T>, axis));
-    if (timing_only()) return vec<T>(shape_only, out_rows, out_cols);
-    v.require_data(where);
+// The reduced values of x (compiled once per dtype, whatever the vec's static shape).
+template <reduce_kind K, class T>
+typename vec<T>::array_type reduce_values(const typename vec<T>::array_type& x, int axis) {
     using A = typename vec<T>::array_type;
     using C = compute_t<T>;
-    const A& x = v.array();
-    A out(out_rows, out_cols);
-    if (extent == 0) {
+    A out(axis == 1 ? x.rows() : 1, axis == 0 ? x.cols() : 1);
+    if (x.size() == 0) {
         out.setZero();
     } else if constexpr (K == reduce_kind::sum) {
         if constexpr (std::is_same_v<C, std::int32_t>) {  // wraps, as int32 adds do
@@ -96,7 +85,21 @@ vec<T> reduce(const V& v, int axis, const char* where) {
         else
             out(0, 0) = x.redux(F{});
     }
-    return vec<T>(std::move(out));
+    return out;
+}
+
+template <reduce_kind K, class V, class T = typename V::value_type>
+vec<T> reduce(const V& v, int axis, const char* where) {
+    const index_t extent = axis == 0 ? v.rows() : axis == 1 ? v.cols() : v.rows() * v.cols();
+    if (K != reduce_kind::sum && extent == 0)
+        throw error("OP1", where,
+                    text("reducing an empty axis of a vec of shape ", shape_text(v.rows(), v.cols()),
+                         ": max and min have no identity"),
+                    "reduce a non-empty axis");
+    charge_vpu(vpu_class::cheap, reduction_ops(v.rows(), v.cols(), dtype_of<T>, axis));
+    if (timing_only()) return vec<T>(shape_only, axis == 1 ? v.rows() : 1, axis == 0 ? v.cols() : 1);
+    v.require_data(where);
+    return vec<T>(reduce_values<K, T>(v.array(), axis));
 }
 
 /// The result type of reducing vec type V along `Axis` (0, 1, all_axes, or dyn: a run-time axis).
