@@ -1,6 +1,7 @@
 // Host overhead of ptpu's pallas_call machinery, measured side by side in one run (issue 3):
 //  - f32 add over 4096x4096 in (512, 512) blocks: ptpu vs a hand-written blocked loop doing the
 //    same copies (HBM -> VMEM buffers -> HBM) and compute, and vs a plain whole-array add;
+//  - the same add written with ops, on static and on dynamic refs (static shapes cost nothing);
 //  - f32 matmul 2048^3 in (512, 512, 512) blocks: ptpu vs Eigen's GEMM on the whole matrices.
 // Outputs go into preallocated buffers everywhere (pallas_call::into), so no variant pays for
 // page faults of a fresh 64 MiB array.
@@ -40,6 +41,30 @@ void BM_Add_Ptpu(benchmark::State& st) {
     for (auto _ : st) {
         auto stats = Add{}.into(
             std::tie(d.z), [](auto a, auto b, auto c) { c[all] = a[all] + b[all]; }, d.x, d.y);
+        benchmark::DoNotOptimize(stats.device_time);
+    }
+}
+
+// The same add written with ops (load, +, store: vecs allocate, ops charge), once on the
+// block-shaped refs the body gets (static shapes: checked at compile time) and once on the same
+// refs converted to dynamic extents (checked at run time): static shapes must cost nothing.
+void BM_Add_PtpuOps_Static(benchmark::State& st) {
+    auto& d = data();
+    for (auto _ : st) {
+        auto stats = Add{}.into(
+            std::tie(d.z), [](auto a, auto b, auto c) { store(c, load(a) + load(b)); }, d.x, d.y);
+        benchmark::DoNotOptimize(stats.device_time);
+    }
+}
+void BM_Add_PtpuOps_Dynamic(benchmark::State& st) {
+    auto& d = data();
+    for (auto _ : st) {
+        auto stats = Add{}.into(
+            std::tie(d.z),
+            [](vmem_ref<float, 2> a, vmem_ref<float, 2> b, vmem_ref<float, 2> c) {
+                store(c, load(a) + load(b));
+            },
+            d.x, d.y);
         benchmark::DoNotOptimize(stats.device_time);
     }
 }
@@ -133,6 +158,8 @@ void BM_Matmul_EigenWhole(benchmark::State& st) {
 BENCHMARK(BM_Add_Ptpu)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_Add_HandBlocked)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_Add_WholeArray)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_Add_PtpuOps_Static)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_Add_PtpuOps_Dynamic)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_Matmul_Ptpu)->Unit(benchmark::kMillisecond)->MinTime(4.0);
 BENCHMARK(BM_Matmul_EigenWhole)->Unit(benchmark::kMillisecond)->MinTime(4.0);
 BENCHMARK_MAIN();

@@ -91,8 +91,27 @@ constexpr std::size_t kernel_rank() {
     }
 }
 
+/// The static extents of that ref: the block shape without its squeezed dims (the whole array
+/// when there is no window); a bounded_slice dim, whose size the index map picks, is dyn.
 template <class Arg>
-using kernel_ref_t = ref<typename Arg::array::value_type, typename Arg::spec::memory, kernel_rank<Arg>()>;
+constexpr std::array<index_t, kernel_rank<Arg>()> kernel_extents() {
+    using Spec = typename Arg::spec;
+    std::array<index_t, kernel_rank<Arg>()> e{};
+    if constexpr (Spec::shape::full || windowless_space<typename Spec::memory>) {
+        for (std::size_t d = 0; d < e.size(); ++d) e[d] = Arg::array::shape[d];
+    } else {
+        std::size_t j = 0;
+        for (const auto& d : Spec::shape::dims)
+            if (d.kind != dim_kind::squeezed) e[j++] = d.kind == dim_kind::bounded_slice ? dyn : d.size;
+    }
+    return e;
+}
+
+/// The ref a body gets for operand Arg: its block shape is static (ops check shapes against it
+/// at compile time, OP1).
+template <class Arg>
+using kernel_ref_t = ref<typename Arg::array::value_type, typename Arg::spec::memory, kernel_rank<Arg>(),
+                         extents_from_t<kernel_extents<Arg>()>>;
 
 template <class... Opts>
 struct call_traits {
@@ -656,29 +675,30 @@ private:
         }
     }
 
+    // The refs a body gets for scalar-prefetch arrays (in SMEM) and scratch buffers (semaphores
+    // as int32 counters), with their whole static shape.
+    template <class P>
+    using prefetch_ref_t = ref<typename P::value_type, smem, P::rank, extents_from_t<P::shape>>;
+    template <class S>
+    using scratch_ref_t = ref<std::conditional_t<std::is_same_v<typename S::memory, semaphore>, std::int32_t,
+                                                 typename S::value_type>,
+                              typename S::memory, S::rank, extents_from_t<S::shape>>;
+
     template <class Body, class Mem, class PfViews, std::size_t... PK, class... P, class... A,
               std::size_t... AK, class... S, std::size_t... SK>
     static void call_body(Body& body, Mem& m, PfViews&, std::index_sequence<PK...>, detail::pack<P...>,
                           detail::pack<A...>, std::index_sequence<AK...>, detail::pack<S...>,
                           std::index_sequence<SK...>, const std::array<void*, max_operands>& hbm) {
         using result =
-            decltype(body(std::declval<ref<typename P::value_type, smem, P::rank>>()...,
-                          std::declval<detail::kernel_ref_t<A>>()...,
-                          std::declval<ref<std::conditional_t<std::is_same_v<typename S::memory, semaphore>,
-                                                              std::int32_t, typename S::value_type>,
-                                           typename S::memory, S::rank>>()...));
+            decltype(body(std::declval<prefetch_ref_t<P>>()..., std::declval<detail::kernel_ref_t<A>>()...,
+                          std::declval<scratch_ref_t<S>>()...));
         static_assert(std::is_void_v<result>,
                       "ptpu[12] pallas_call: the kernel body should return void; write results to "
                       "the output refs");
-        body(ref<typename P::value_type, smem, P::rank>(
-                 reinterpret_cast<typename P::value_type*>(m.prefetch[PK]), shape_of<P>())...,
+        body(prefetch_ref_t<P>(reinterpret_cast<typename P::value_type*>(m.prefetch[PK]), shape_of<P>())...,
              operand_ref<A, AK>(m, hbm)...,
-             ref<std::conditional_t<std::is_same_v<typename S::memory, semaphore>, std::int32_t,
-                                    typename S::value_type>,
-                 typename S::memory, S::rank>(
-                 reinterpret_cast<std::conditional_t<std::is_same_v<typename S::memory, semaphore>,
-                                                     std::int32_t, typename S::value_type>*>(m.scratch[SK]),
-                 shape_of<S>())...);
+             scratch_ref_t<S>(reinterpret_cast<typename scratch_ref_t<S>::value_type*>(m.scratch[SK]),
+                              shape_of<S>())...);
     }
 };
 

@@ -3,6 +3,7 @@
 
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/error.hpp"
+#include "ptpu/core/extents.hpp"
 #include "ptpu/core/index.hpp"
 #include "ptpu/core/integers.hpp"
 #include "ptpu/core/shape.hpp"

@@ -1,8 +1,10 @@
 // Defines the index vocabulary index maps and refs speak: idx(...) block-index tuples whose
-// entries are integers or ds(start, size) slices (pl.ds, S9), and `all` (a whole-ref slice).
+// entries are integers or ds(start, size) slices (pl.ds, S9; ds(start, c<8>) has a static
+// size), and `all` (a whole-ref slice).
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <type_traits>
 
@@ -17,13 +19,34 @@ struct slice {
     friend constexpr bool operator==(const slice&, const slice&) = default;
 };
 
-/// ds(start, size) is [start, start+size); ds(size) is [0, size) (S9).
+/// A slice whose size is static: what ds(start, c<N>) gives. It is a slice, and windows taken
+/// with it keep N as a static extent (refs and vecs, rule OP1).
+template <index_t N>
+struct static_slice : slice {
+    static_assert(N >= 0, "ptpu[V1] ds(start, c<N>): the size must be >= 0");
+    static constexpr index_t static_size = N;
+};
+
+/// ds(start, size) is [start, start+size); ds(size) is [0, size) (S9). A static size (c<8>)
+/// gives a static_slice.
 constexpr slice ds(index_t start, index_t size) {
     return {start, size};
 }
 constexpr slice ds(index_t size) {
     return {0, size};
 }
+template <index_t N>
+constexpr static_slice<N> ds(index_t start, C<N> /*size*/) {
+    return {{start, N}};
+}
+template <index_t N>
+constexpr static_slice<N> ds(C<N> /*size*/) {
+    return {{0, N}};
+}
+
+/// A ds slice of any kind.
+template <class S>
+concept any_slice = std::derived_from<std::remove_cvref_t<S>, slice>;
 
 /// The whole extent of every dimension of a ref: `x[all]`.
 struct all_t {
@@ -70,13 +93,13 @@ struct index_tuple {
 };
 
 template <class T>
-concept index_like = integer<T> || std::same_as<std::remove_cvref_t<T>, slice>;
+concept index_like = integer<T> || any_slice<T>;
 
 /// idx(i, j, ...) builds the value an index map returns: integers (static or run-time) and slices.
 template <class... I>
 requires(index_like<I>&&...) constexpr index_tuple<sizeof...(I)> idx(I... i) {
     auto entry = [](auto v) {
-        if constexpr (std::same_as<decltype(v), slice>)
+        if constexpr (any_slice<decltype(v)>)
             return index_entry{v.start, v.size};
         else
             return index_entry{value_of(v), -1};

@@ -1,6 +1,7 @@
 // Defines the ops that make vecs from nothing: zeros, full, iota (lax.broadcasted_iota), and
 // zeros_like / full_like of a vec or a VMEM ref. Each charges one cheap op per output vreg (a
-// splat or an index computation per vreg).
+// splat or an index computation per vreg). Extents given as C<N> (c<8>), or taken from a static
+// vec or ref, give a static shape; run-time integers a dynamic one.
 #pragma once
 
 #include <Eigen/Core>
@@ -18,65 +19,76 @@
 
 namespace ptpu {
 
-/// full<T>(rows, cols, value): every element `value`, converted to T first (bf16 rounds).
-template <element_type T, scalar_value S>
-[[nodiscard]] vec<T> full(index_t rows, index_t cols, S value) {
+/// full<T>(rows, cols, value): every element `value`, converted to T first (bf16 rounds). A
+/// static extent (c<8>) gives a static shape: full<float>(c<8>, c<128>, 0.0f) is a
+/// vec<float, 8, 128>.
+template <element_type T, integer Rows, integer Cols, scalar_value S>
+[[nodiscard]] vec<T, detail::extent_arg<Rows>, detail::extent_arg<Cols>> full(Rows rows, Cols cols, S value) {
+    using out_t = vec<T, detail::extent_arg<Rows>, detail::extent_arg<Cols>>;
     if constexpr (!detail::scalar_ok<T, S>()) {
         return {};
     } else {
-        detail::check_extents("full", rows, cols);
-        detail::charge_vpu(vpu_class::cheap, vregs(rows, cols, dtype_of<T>));
-        if (timing_only()) return vec<T>(shape_only, rows, cols);
-        return vec<T>(vec<T>::array_type::Constant(rows, cols, detail::scalar_as<T>(value)));
+        const index_t r = value_of(rows);
+        const index_t c = value_of(cols);
+        detail::check_extents("full", r, c);
+        detail::charge_vpu(vpu_class::cheap, vregs(r, c, dtype_of<T>));
+        if (timing_only()) return out_t(shape_only, r, c);
+        return out_t(
+            typename out_t::array_type(out_t::array_type::Constant(r, c, detail::scalar_as<T>(value))));
     }
 }
 
-/// zeros<T>(rows, cols) (false for masks).
-template <element_type T>
-[[nodiscard]] vec<T> zeros(index_t rows, index_t cols) {
+/// zeros<T>(rows, cols) (false for masks); static extents as for full.
+template <element_type T, integer Rows, integer Cols>
+[[nodiscard]] auto zeros(Rows rows, Cols cols) {
     return full<T>(rows, cols, T{});
 }
 
-/// A vec of zeros / of `value` with the shape and dtype of `v`.
-template <class T>
-[[nodiscard]] vec<T> zeros_like(const vec<T>& v) {
-    return zeros<T>(v.rows(), v.cols());
+/// A vec of zeros / of `value` with the shape (static shape included) and dtype of `v`.
+template <class T, index_t Rows, index_t Cols>
+[[nodiscard]] vec<T, Rows, Cols> zeros_like(const vec<T, Rows, Cols>& v) {
+    return vec<T, Rows, Cols>(zeros<T>(v.rows(), v.cols()));
 }
-template <class T, scalar_value S>
-[[nodiscard]] vec<T> full_like(const vec<T>& v, S value) {
-    return full<T>(v.rows(), v.cols(), value);
+template <class T, index_t Rows, index_t Cols, scalar_value S>
+[[nodiscard]] vec<T, Rows, Cols> full_like(const vec<T, Rows, Cols>& v, S value) {
+    return vec<T, Rows, Cols>(full<T>(v.rows(), v.cols(), value));
 }
-/// The same for the shape (collapsed to 2-D) and dtype of a ref: store(acc, zeros_like(acc)).
-template <class T, class S, std::size_t R>
-requires(R >= 1) [[nodiscard]] vec<std::remove_const_t<T>> zeros_like(const ref<T, S, R>& r) {
+/// The same for the shape (collapsed to 2-D, static where the ref's extents are) and dtype of a
+/// ref: store(acc, zeros_like(acc)).
+template <class T, class S, std::size_t R, class E>
+requires(R >= 1) [[nodiscard]] detail::loaded_t<T, E> zeros_like(const ref<T, S, R, E>& r) {
     const auto [rows, cols] = detail::shape_2d(r);
-    return zeros<std::remove_const_t<T>>(rows, cols);
+    return detail::loaded_t<T, E>(zeros<std::remove_const_t<T>>(rows, cols));
 }
-template <class T, class S, std::size_t R, scalar_value V>
-requires(R >= 1) [[nodiscard]] vec<std::remove_const_t<T>> full_like(const ref<T, S, R>& r, V value) {
+template <class T, class S, std::size_t R, class E, scalar_value V>
+requires(R >= 1) [[nodiscard]] detail::loaded_t<T, E> full_like(const ref<T, S, R, E>& r, V value) {
     const auto [rows, cols] = detail::shape_2d(r);
-    return full<std::remove_const_t<T>>(rows, cols, value);
+    return detail::loaded_t<T, E>(full<std::remove_const_t<T>>(rows, cols, value));
 }
 
 /// iota<T>(rows, cols, axis): each element its index along `axis` (0: row, 1: col), as
 /// lax.broadcasted_iota. Numeric T only (OP3); bf16 rounds indices above 256.
-template <element_type T>
-[[nodiscard]] vec<T> iota(index_t rows, index_t cols, int axis) {
+template <element_type T, integer Rows, integer Cols>
+[[nodiscard]] vec<T, detail::extent_arg<Rows>, detail::extent_arg<Cols>> iota(Rows rows_arg, Cols cols_arg,
+                                                                              int axis) {
+    using out_t = vec<T, detail::extent_arg<Rows>, detail::extent_arg<Cols>>;
     static_assert(numeric_element<T>,
                   "ptpu[OP3] iota: masks have no iota; use iota<std::int32_t> and compare");
     if constexpr (!numeric_element<T>) {
         return {};
     } else {
+        const index_t rows = value_of(rows_arg);
+        const index_t cols = value_of(cols_arg);
         detail::check_extents("iota", rows, cols);
         axis = detail::check_axis("iota", axis);
         detail::charge_vpu(vpu_class::cheap, vregs(rows, cols, dtype_of<T>));
-        if (timing_only()) return vec<T>(shape_only, rows, cols);
-        using A = typename vec<T>::array_type;
+        if (timing_only()) return out_t(shape_only, rows, cols);
+        using A = typename out_t::array_type;
         const detail::round_fn<T> round;
         A out = A::NullaryExpr(rows, cols, [axis, round](Eigen::Index i, Eigen::Index j) {
             return round(static_cast<compute_t<T>>(axis == 0 ? i : j));
         });
-        return vec<T>(std::move(out));
+        return out_t(std::move(out));
     }
 }
 

@@ -15,6 +15,10 @@
 // values to that type once at the end (the MXU still accumulates in f32): cast<bf16>(r) then
 // gives a vec<bf16> exactly, for one cheap op as on a TPU.
 //
+// Shapes (OP1): with no options or options given as a template argument (dot<opts>(a, b)) the
+// transposes are known at compile time, so static contracting dims are checked then and the
+// result (M, N) is static where M and N are; options given at run time are checked at run time.
+//
 // Cost: M, N and K each padded up to a multiple of the chip's mxu_dim (128 without a chip),
 // 2·M'·N'·K' FLOPs per pass into mxu_passes_flops (int8: mxu_int8_ops); a and b's vregs as
 // vector loads (pushed into the MXU once, whatever the passes [est]) and the result's f32
@@ -113,13 +117,14 @@ struct exact_fn {  // onto T's grid (a bf16/f16 vec may carry f32 intermediates)
     compute_t<T> operator()(compute_t<T> x) const { return round_fn<T>{}(x); }
 };
 
+// The product's values. It takes the operands' arrays, not their vec types, so it is compiled
+// once per dtype whatever the static shapes (the GEMM is most of what ops cost to compile).
 template <class T>
-typename vec<dot_acc_t<T>>::array_type dot_values(const vec<T>& a, const vec<T>& b, const dot_options& o,
+typename vec<dot_acc_t<T>>::array_type dot_values(const typename vec<T>::array_type& x,
+                                                  const typename vec<T>::array_type& y, const dot_options& o,
                                                   index_t m, index_t n, index_t k) {
     using R = typename vec<dot_acc_t<T>>::array_type;
     R out(m, n);
-    const auto& x = a.array();
-    const auto& y = b.array();
     if constexpr (std::is_same_v<T, std::int8_t>) {
         const auto lhs = mxu_operand<mxu_int_matrix>(x, o.transpose_a, exact_fn<T>{});
         const auto rhs = mxu_operand<mxu_int_matrix>(y, o.transpose_b, exact_fn<T>{});
@@ -169,46 +174,119 @@ void check_preferred(const dot_options& o) {
     }
 }
 
+// ---- Static shapes (OP1) ---------------------------------------------------------------------
+
+/// The static (M, K) of a and (K, N) of b under the transposes, and the result's static shape.
+template <bool TA, bool TB, class VA, class VB>
+struct dot_shape {
+    static constexpr index_t m = TA ? VA::static_cols : VA::static_rows;
+    static constexpr index_t k = TA ? VA::static_rows : VA::static_cols;
+    static constexpr index_t kb = TB ? VB::static_cols : VB::static_rows;
+    static constexpr index_t n = TB ? VB::static_rows : VB::static_cols;
+};
+
+template <bool TA, bool TB, index_t AR, index_t AC, index_t BR, index_t BC>
+constexpr bool static_dot_ok() {
+    constexpr index_t k = TA ? AR : AC;
+    constexpr index_t kb = TB ? BC : BR;
+    constexpr bool ok = extents_agree(k, kb);
+    static_assert(ok,
+                  "ptpu[OP1] dot: the static contracting dims of a and b differ (template arguments: "
+                  "transpose_a, transpose_b, a's rows and cols, b's rows and cols); contract a (M, K) with b "
+                  "(K, N), or set transpose_a / transpose_b");
+    return ok;
+}
+
+/// The extent of a dim picked by a run-time transpose flag: static only when both choices are
+/// the same static extent.
+constexpr index_t either_extent(index_t a, index_t b) {
+    return a == b ? a : dyn;
+}
+
+/// The result type of dot<opts>(a, b): (M, N), static where they are; all dyn when the static
+/// contracting dims differ (the static_assert names that; nothing after it fails again).
+template <class A, bool TA, bool TB, class VA, class VB, class S = dot_shape<TA, TB, VA, VB>>
+using static_dot_result_t =
+    std::conditional_t<extents_agree(S::k, S::kb), vec<dot_acc_t<A>, S::m, S::n>, vec<dot_acc_t<A>>>;
+template <class A, class VA, class VB>
+using runtime_dot_result_t = vec<dot_acc_t<A>, either_extent(VA::static_rows, VA::static_cols),
+                                 either_extent(VB::static_rows, VB::static_cols)>;
+
+/// The product, charged, with the contracting dims checked at run time (OP1) unless `Checked`
+/// (both static and checked at compile time).
+template <bool Checked, class A, class VA, class VB>
+vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
+    using R = dot_acc_t<A>;
+    const index_t m = o.transpose_a ? a.cols() : a.rows();
+    const index_t k = o.transpose_a ? a.rows() : a.cols();
+    const index_t kb = o.transpose_b ? b.cols() : b.rows();
+    const index_t n = o.transpose_b ? b.rows() : b.cols();
+    if (!Checked && k != kb)
+        throw error("OP1", "dot",
+                    text("a ", shape_text(a.rows(), a.cols()), " and b ", shape_text(b.rows(), b.cols()),
+                         " do not multiply: the contracting dims are ", k, " and ", kb,
+                         " (transpose_a=", o.transpose_a ? "true" : "false",
+                         ", transpose_b=", o.transpose_b ? "true" : "false", ")"),
+                    "contract a (M, K) with b (K, N), or set transpose_a / transpose_b");
+    check_preferred<A>(o);
+    if (kernel_context* c = current_context()) {
+        const index_t dim = c->hw != nullptr && c->hw->mxu_dim > 0 ? c->hw->mxu_dim : 128;
+        const auto pad = [dim](index_t e) { return static_cast<double>((e + dim - 1) / dim * dim); };
+        const double flops = 2 * pad(m) * pad(n) * pad(k);
+        if constexpr (std::is_same_v<A, std::int8_t>)
+            c->body_work.mxu_int8_ops += flops;
+        else
+            c->body_work.mxu_passes_flops += flops * mxu_passes(dtype_of<A>, o.prec);
+        c->body_work.vector_loads += static_cast<double>(a.vreg_count() + b.vreg_count());
+        c->body_work.vector_stores += static_cast<double>(vregs(m, n, dtype_of<R>));
+    }
+    if (timing_only()) return vec<R>(shape_only, m, n);
+    a.require_data("dot");
+    b.require_data("dot");
+    return vec<R>(dot_values<A>(a.array(), b.array(), o, m, n, k));
+}
+
 }  // namespace detail
 
-/// dot(a, b, opts): a (M, K) · b (K, N) → (M, N) on the MXU (see the header comment for the
-/// numerics and the charge). Dtypes must agree and be f32, bf16, f16 or int8 (OP2, compile
-/// time); the contracting dims must agree (OP1).
-template <class A, class B>
-[[nodiscard]] vec<detail::dot_acc_t<A>> dot(const vec<A>& a, const vec<B>& b, const dot_options& o = {}) {
-    using R = detail::dot_acc_t<A>;
-    if constexpr (!detail::dot_ok<A, B>()) {
+/// dot<opts>(a, b): a (M, K) · b (K, N) → (M, N) on the MXU (see the header comment for the
+/// numerics and the charge), with options known at compile time, e.g.
+/// dot<dot_options{.transpose_b = true}>(a, b). Dtypes must agree and be f32, bf16, f16 or int8
+/// (OP2, compile time); the contracting dims must agree (OP1: at compile time where both are
+/// static, at run time otherwise). The result's shape is static where M and N are.
+template <dot_options O, class A, index_t AR, index_t AC, class B, index_t BR, index_t BC>
+[[nodiscard]] detail::static_dot_result_t<A, O.transpose_a, O.transpose_b, vec<A, AR, AC>, vec<B, BR, BC>>
+dot(const vec<A, AR, AC>& a, const vec<B, BR, BC>& b) {
+    using out_t =
+        detail::static_dot_result_t<A, O.transpose_a, O.transpose_b, vec<A, AR, AC>, vec<B, BR, BC>>;
+    constexpr bool all_static = vec<A, AR, AC>::is_static && vec<B, BR, BC>::is_static;
+    if constexpr (!detail::dot_ok<A, B>())
         return {};
-    } else {
-        const index_t m = o.transpose_a ? a.cols() : a.rows();
-        const index_t k = o.transpose_a ? a.rows() : a.cols();
-        const index_t kb = o.transpose_b ? b.cols() : b.rows();
-        const index_t n = o.transpose_b ? b.rows() : b.cols();
-        if (k != kb)
-            throw error("OP1", "dot",
-                        detail::text("a ", detail::shape_text(a.rows(), a.cols()), " and b ",
-                                     detail::shape_text(b.rows(), b.cols()),
-                                     " do not multiply: the contracting dims are ", k, " and ", kb,
-                                     " (transpose_a=", o.transpose_a ? "true" : "false",
-                                     ", transpose_b=", o.transpose_b ? "true" : "false", ")"),
-                        "contract a (M, K) with b (K, N), or set transpose_a / transpose_b");
-        detail::check_preferred<A>(o);
-        if (kernel_context* c = detail::current_context()) {
-            const index_t dim = c->hw != nullptr && c->hw->mxu_dim > 0 ? c->hw->mxu_dim : 128;
-            const auto pad = [dim](index_t e) { return static_cast<double>((e + dim - 1) / dim * dim); };
-            const double flops = 2 * pad(m) * pad(n) * pad(k);
-            if constexpr (std::is_same_v<A, std::int8_t>)
-                c->body_work.mxu_int8_ops += flops;
-            else
-                c->body_work.mxu_passes_flops += flops * detail::mxu_passes(dtype_of<A>, o.prec);
-            c->body_work.vector_loads += static_cast<double>(a.vreg_count() + b.vreg_count());
-            c->body_work.vector_stores += static_cast<double>(vregs(m, n, dtype_of<R>));
-        }
-        if (timing_only()) return vec<R>(shape_only, m, n);
-        a.require_data("dot");
-        b.require_data("dot");
-        return vec<R>(detail::dot_values(a, b, o, m, n, k));
-    }
+    else if constexpr (!detail::static_dot_ok<O.transpose_a, O.transpose_b, AR, AC, BR, BC>())
+        return {};
+    else
+        return out_t(detail::dot_checked<all_static, A>(a, b, O));
+}
+
+/// dot(a, b): dot<dot_options{}>(a, b), no transposes, default precision.
+template <class A, index_t AR, index_t AC, class B, index_t BR, index_t BC>
+[[nodiscard]] detail::static_dot_result_t<A, false, false, vec<A, AR, AC>, vec<B, BR, BC>> dot(
+    const vec<A, AR, AC>& a, const vec<B, BR, BC>& b) {
+    return dot<dot_options{}>(a, b);
+}
+
+/// dot(a, b, opts): options known at run time, as lax.dot_general's. The transposes decide which
+/// dims contract, so the contracting dims are checked at run time (OP1) and the result's extents
+/// are static only where both choices agree; pass the options as a template argument (dot<opts>)
+/// to have shapes checked at compile time.
+template <class A, index_t AR, index_t AC, class B, index_t BR, index_t BC>
+[[nodiscard]] detail::runtime_dot_result_t<A, vec<A, AR, AC>, vec<B, BR, BC>> dot(const vec<A, AR, AC>& a,
+                                                                                  const vec<B, BR, BC>& b,
+                                                                                  const dot_options& o) {
+    using out_t = detail::runtime_dot_result_t<A, vec<A, AR, AC>, vec<B, BR, BC>>;
+    if constexpr (!detail::dot_ok<A, B>())
+        return {};
+    else
+        return out_t(detail::dot_checked<false, A>(a, b, o));
 }
 
 }  // namespace ptpu

@@ -1,7 +1,9 @@
 // Defines the elementwise ops on vecs: arithmetic, comparison and bitwise operators (vec ⊕ vec,
 // vec ⊕ scalar, scalar ⊕ vec, NumPy broadcasting), compound assignment, where, maximum, minimum,
 // pow, the unary math functions and cast<U>. Each charges one vreg op of its cost class per
-// output vreg, counted in the operands' dtype (tpu-model.md §1 cost classes).
+// output vreg, counted in the operands' dtype (tpu-model.md §1 cost classes). Results have the
+// broadcast static shape of their operands (vec.hpp): shapes that cannot broadcast are a compile
+// error where both extents of a dim are static, a run-time OP1 otherwise.
 //
 // Cost classes: cheap = + - * min max select compare cast abs neg floor ceil & | ^ ~;
 // medium = / % exp log log1p expm1 tanh logistic pow rsqrt sqrt reciprocal; expensive = sin cos.
@@ -418,66 +420,135 @@ void assign_binary(Out& out, const A& a, const A& b, shape2 s) {
     }
 }
 
+// The value loops below take arrays, not vecs: they are compiled once per op and dtype, however
+// many static shapes use them (the vec-typed wrappers around them are small).
+
+/// out = x ⊕ c (or c ⊕ x); `out` may be `x`.
+template <class Op, bool ScalarLeft, class Out, class A, class S>
+void assign_scalar(Out& out, const A& x, S c) {
+    const auto k = A::Constant(x.rows(), x.cols(), c);
+    if constexpr (ScalarLeft)
+        out = Op{}(k, x);
+    else
+        out = Op{}(x, k);
+}
+/// x = op(x), and a new array op(x).
+template <class Op, class A>
+void unary_in_place(A& x) {
+    x = Op{}(x);
+}
+template <class Op, class A>
+A unary_values(const A& x) {
+    return A(Op{}(x));
+}
+
 // An rvalue vec operand whose storage the result may take over (no allocation in op chains).
 template <class X>
 inline constexpr bool reusable = !std::is_reference_v<X> && !std::is_const_v<X>;
 
+// The static shape checks (OP1): one static_assert per mistake, whose instantiation line shows
+// the shapes; the op then returns an empty value of a dynamic shape, so nothing else fails.
+template <class Op, index_t AR, index_t AC, index_t BR, index_t BC>
+constexpr bool static_broadcast_ok() {
+    constexpr bool ok = broadcastable(AR, BR) && broadcastable(AC, BC);
+    static_assert(ok,
+                  "ptpu[OP1] elementwise op: the static shapes of the operands do not broadcast "
+                  "(template arguments: the op, a's rows and cols, b's rows and cols); make each dim "
+                  "equal, or 1 in one operand (NumPy rules), or broadcast_to() first");
+    return ok;
+}
+template <class Op, index_t AR, index_t AC, index_t BR, index_t BC>
+constexpr bool static_compound_ok() {
+    // b broadcasts to a: per dim equal, or 1 in b.
+    constexpr bool ok =
+        (AR == dyn || BR == dyn || BR == AR || BR == 1) && (AC == dyn || BC == dyn || BC == AC || BC == 1);
+    static_assert(ok,
+                  "ptpu[OP1] compound assignment: b does not broadcast to a's static shape (template "
+                  "arguments: the op, a's rows and cols, b's rows and cols); b's dims must equal a's or "
+                  "be 1; write a = a op b to get the broadcast value");
+    return ok;
+}
+
+/// The broadcast shape of two vec types, as far as it is static.
+template <class VA, class VB>
+inline constexpr index_t broadcast_rows = broadcast_extent(VA::static_rows, VB::static_rows);
+template <class VA, class VB>
+inline constexpr index_t broadcast_cols = broadcast_extent(VA::static_cols, VB::static_cols);
+
+/// True when vec type V may hold a value of static shape (Rows, Cols) (no static extent differs).
+template <class V, index_t Rows, index_t Cols>
+inline constexpr bool fits = extents_agree(V::static_rows, Rows) && extents_agree(V::static_cols, Cols);
+
+/// The run-time broadcast shape of a and b: a constant when both are static (checked at compile
+/// time), otherwise checked here (OP1).
+template <class VA, class VB>
+shape2 broadcast_of(const char* where, const VA& a, const VB& b) {
+    if constexpr (VA::is_static && VB::is_static)
+        return {broadcast_rows<VA, VB>, broadcast_cols<VA, VB>};
+    else
+        return broadcast_shape(where, a.shape(), b.shape());
+}
+
 template <class Op, class X, class Y>
 auto apply_binary(X&& a, Y&& b) {
-    using T = typename std::remove_cvref_t<X>::value_type;
+    using VX = std::remove_cvref_t<X>;
+    using VY = std::remove_cvref_t<Y>;
+    using T = typename VX::value_type;
     using R = op_result_t<Op, T>;
-    const shape2 s = broadcast_shape(Op::name, a.shape(), b.shape());
+    using out_t = vec<R, broadcast_rows<VX, VY>, broadcast_cols<VX, VY>>;
+    const shape2 s = broadcast_of(Op::name, a, b);
     charge_vpu(Op::cost, vregs(s[0], s[1], dtype_of<T>));
-    if (timing_only()) return vec<R>(shape_only, s[0], s[1]);
+    if (timing_only()) return out_t(shape_only, s[0], s[1]);
     a.require_data(Op::name);
     b.require_data(Op::name);
-    if constexpr (std::is_same_v<R, T> && reusable<X>) {
+    if constexpr (std::is_same_v<R, T> && reusable<X> && fits<VX, out_t::static_rows, out_t::static_cols>) {
         if (a.shape() == s) {
             assign_binary<Op>(a.array(), a.array(), b.array(), s);
-            return vec<R>(std::move(a));
+            return out_t(std::move(a));
         }
     }
-    if constexpr (std::is_same_v<R, T> && reusable<Y>) {
+    if constexpr (std::is_same_v<R, T> && reusable<Y> && fits<VY, out_t::static_rows, out_t::static_cols>) {
         if (b.shape() == s) {
             assign_binary<Op>(b.array(), a.array(), b.array(), s);
-            return vec<R>(std::move(b));
+            return out_t(std::move(b));
         }
     }
-    typename vec<R>::array_type out;
+    typename out_t::array_type out;
     assign_binary<Op>(out, a.array(), b.array(), s);
-    return vec<R>(std::move(out));
+    return out_t(std::move(out));
 }
 
 template <class Op, bool ScalarLeft, class X, class C>
 auto apply_scalar(X&& a, C c) {
-    using T = typename std::remove_cvref_t<X>::value_type;
+    using V = std::remove_cvref_t<X>;
+    using T = typename V::value_type;
     using R = op_result_t<Op, T>;
+    using out_t = same_shape_t<R, V>;
     charge_vpu(Op::cost, a.vreg_count());
-    if (timing_only()) return vec<R>(shape_only, a.rows(), a.cols());
+    if (timing_only()) return out_t(shape_only, a.rows(), a.cols());
     a.require_data(Op::name);
-    const auto k = vec<T>::array_type::Constant(a.rows(), a.cols(), c);
-    const auto compute = [&](auto& out) {
-        if constexpr (ScalarLeft)
-            out = Op{}(k, a.array());
-        else
-            out = Op{}(a.array(), k);
-    };
     if constexpr (std::is_same_v<R, T> && reusable<X>) {
-        compute(a.array());
-        return vec<R>(std::move(a));
+        assign_scalar<Op, ScalarLeft>(a.array(), a.array(), c);
+        return out_t(std::move(a));
     } else {
-        typename vec<R>::array_type out;
-        compute(out);
-        return vec<R>(std::move(out));
+        typename out_t::array_type out;
+        assign_scalar<Op, ScalarLeft>(out, a.array(), c);
+        return out_t(std::move(out));
     }
 }
 
-// The vec type of a binary op's operands (one of them may be a scalar) and its result.
+// The vec type of a binary op's operands (one of them may be a scalar) and its result: the
+// broadcast of the operands' static shapes (a scalar is (1, 1)).
 template <class X, class Y>
 using operand_vec_t =
     std::conditional_t<is_vec_v<std::remove_cvref_t<X>>, std::remove_cvref_t<X>, std::remove_cvref_t<Y>>;
+template <class X>
+using shape_of_t =
+    std::conditional_t<is_vec_v<std::remove_cvref_t<X>>, std::remove_cvref_t<X>, vec<bool, 1, 1>>;
 template <class Op, class X, class Y>
-using binary_result_t = vec<op_result_t<Op, typename operand_vec_t<X, Y>::value_type>>;
+using binary_result_t =
+    vec<op_result_t<Op, typename operand_vec_t<X, Y>::value_type>,
+        broadcast_rows<shape_of_t<X>, shape_of_t<Y>>, broadcast_cols<shape_of_t<X>, shape_of_t<Y>>>;
 
 /// vec ⊕ vec, vec ⊕ scalar or scalar ⊕ vec (after remove_cvref).
 template <class X, class Y>
@@ -494,6 +565,9 @@ binary_result_t<Op, X, Y> binary(X&& x, Y&& y) {
         if constexpr (!same_dtype_ok<T, typename VY::value_type>())
             return {};
         else if constexpr (!domain_ok<Op::domain, T>())
+            return {};
+        else if constexpr (!static_broadcast_ok<Op, VX::static_rows, VX::static_cols, VY::static_rows,
+                                                VY::static_cols>())
             return {};
         else
             return apply_binary<Op>(std::forward<X>(x), std::forward<Y>(y));
@@ -514,23 +588,29 @@ binary_result_t<Op, X, Y> binary(X&& x, Y&& y) {
     }
 }
 
-/// a ⊕= b: computes in place; b broadcasts to a's shape, never the other way (OP1).
-template <class Op, class T, class B>
-vec<T>& compound(vec<T>& a, const B& b) {
+/// a ⊕= b: computes in place; b broadcasts to a's shape, never the other way (OP1: at compile
+/// time where both extents of a dim are static, at run time otherwise).
+template <class Op, class V, class B>
+V& compound(V& a, const B& b) {
+    using T = typename V::value_type;
     if constexpr (is_vec_v<B>) {
         if constexpr (!same_dtype_ok<T, typename B::value_type>()) {
         } else if constexpr (!domain_ok<Op::domain, T>()) {
+        } else if constexpr (!static_compound_ok<Op, V::static_rows, V::static_cols, B::static_rows,
+                                                 B::static_cols>()) {
         } else {
-            const shape2 s = broadcast_shape(Op::name, a.shape(), b.shape());
-            if (s != a.shape())
-                throw error("OP1", Op::name,
-                            text("compound assignment would broadcast the left operand "
-                                 "from ",
-                                 shape_text(a.rows(), a.cols()), " to ", shape_text(s[0], s[1])),
-                            "write a = a op b to get the broadcast value");
+            const shape2 s = broadcast_of(Op::name, a, b);
+            if constexpr (!(V::is_static && B::is_static)) {
+                if (s != a.shape())
+                    throw error("OP1", Op::name,
+                                text("compound assignment would broadcast the left operand "
+                                     "from ",
+                                     shape_text(a.rows(), a.cols()), " to ", shape_text(s[0], s[1])),
+                                "write a = a op b to get the broadcast value");
+            }
             charge_vpu(Op::cost, a.vreg_count());
             if (timing_only()) {
-                a = vec<T>(shape_only, a.rows(), a.cols());
+                a = V(shape_only, a.rows(), a.cols());
                 return a;
             }
             b.require_data(Op::name);
@@ -541,11 +621,10 @@ vec<T>& compound(vec<T>& a, const B& b) {
     } else {
         charge_vpu(Op::cost, a.vreg_count());
         if (timing_only()) {
-            a = vec<T>(shape_only, a.rows(), a.cols());
+            a = V(shape_only, a.rows(), a.cols());
             return a;
         }
-        auto& x = a.array();
-        x = Op{}(x, vec<T>::array_type::Constant(a.rows(), a.cols(), scalar_as<T>(b)));
+        assign_scalar<Op, false>(a.array(), a.array(), scalar_as<T>(b));
     }
     return a;
 }
@@ -561,10 +640,10 @@ std::remove_cvref_t<X> unary(X&& a) {
         if (timing_only()) return V(shape_only, a.rows(), a.cols());
         a.require_data(Op::name);
         if constexpr (reusable<X>) {
-            a.array() = Op{}(a.array());
+            unary_in_place<Op>(a.array());
             return V(std::move(a));
         } else {
-            return V(typename V::array_type(Op{}(a.array())));
+            return V(unary_values<Op>(a.array()));
         }
     }
 }
@@ -574,8 +653,8 @@ std::remove_cvref_t<X> unary(X&& a) {
 // ---- Operators ---------------------------------------------------------------------------------
 
 // Each binary operator and function comes as vec ⊕ vec, vec ⊕ scalar and scalar ⊕ vec; dtypes
-// must agree (OP3) and shapes broadcast (OP1). A scalar takes the vec's dtype first (JAX's weak
-// typing: x_bf16 * 0.1 multiplies by bf16(0.1)).
+// must agree (OP3) and shapes broadcast (OP1, at compile time where static). A scalar takes the
+// vec's dtype first (JAX's weak typing: x_bf16 * 0.1 multiplies by bf16(0.1)).
 #define PTPU_OPS_BINARY(decl, op)                                                  \
     template <class X, class Y>                                                    \
     requires detail::binary_operands<X, Y>                                         \
@@ -604,11 +683,11 @@ PTPU_OPS_BINARY(minimum, op_min)
 PTPU_OPS_BINARY(pow, op_pow)
 #undef PTPU_OPS_BINARY
 
-#define PTPU_OPS_COMPOUND(decl, op)                 \
-    template <class T, class B>                     \
-    requires(is_vec_v<B> || scalar_value<B>) vec<T> \
-    &decl(vec<T>& a, const B& b) {                  \
-        return detail::compound<detail::op>(a, b);  \
+#define PTPU_OPS_COMPOUND(decl, op)                             \
+    template <class T, index_t Rows, index_t Cols, class B>     \
+    requires(is_vec_v<B> || scalar_value<B>) vec<T, Rows, Cols> \
+    &decl(vec<T, Rows, Cols>& a, const B& b) {                  \
+        return detail::compound<detail::op>(a, b);              \
     }
 PTPU_OPS_COMPOUND(operator+=, op_add)
 PTPU_OPS_COMPOUND(operator-=, op_sub)
@@ -635,11 +714,10 @@ template <vec_arg X>
     return detail::unary<detail::op_not>(std::forward<X>(a));
 }
 /// !m: logical not of a mask (cheap).
-[[nodiscard]] inline vec<bool> operator!(const vec<bool>& m) {
-    return detail::unary<detail::op_not>(m);
-}
-[[nodiscard]] inline vec<bool> operator!(vec<bool>&& m) {
-    return detail::unary<detail::op_not>(std::move(m));
+template <vec_arg X>
+requires std::is_same_v < typename std::remove_cvref_t<X>::value_type,
+bool > [[nodiscard]] std::remove_cvref_t<X> operator!(X&& m) {
+    return detail::unary<detail::op_not>(std::forward<X>(m));
 }
 
 /// |a| (cheap). Integers wrap: abs(INT_MIN) is INT_MIN.
@@ -683,13 +761,33 @@ constexpr bool where_ok() {
         return false;
 }
 
-// Then/else are vec<T> or a scalar of T (compute type), each broadcast to the output shape.
+// A scalar then/else arm of where: a (1, 1) value of T's compute type.
 template <class T>
-struct where_arm {
-    const vec<T>* v = nullptr;
+struct scalar_arm {
+    static constexpr index_t static_rows = 1;
+    static constexpr index_t static_cols = 1;
+    static constexpr bool is_static = true;
     compute_t<T> c{};
-    [[nodiscard]] shape2 shape() const { return v != nullptr ? v->shape() : shape2{1, 1}; }
+    [[nodiscard]] static shape2 shape() { return {1, 1}; }
 };
+
+template <index_t MR, index_t MC, index_t AR, index_t AC, index_t BR, index_t BC>
+constexpr bool static_where_ok() {
+    constexpr bool ok = broadcastable(MR, AR) && broadcastable(MC, AC) &&
+                        broadcastable(broadcast_extent(MR, AR), BR) &&
+                        broadcastable(broadcast_extent(MC, AC), BC);
+    static_assert(ok,
+                  "ptpu[OP1] where: the static shapes of the mask and the two values do not broadcast "
+                  "(template arguments: rows and cols of the mask, of a, of b; a scalar is (1, 1)); make "
+                  "each dim equal, or 1 (NumPy rules), or broadcast_to() first");
+    return ok;
+}
+
+/// The result type of where(m, a, b) with element type T: the broadcast static shape.
+template <class T, class M, class A, class B>
+using where_result_t =
+    vec<T, broadcast_extent(broadcast_extent(M::static_rows, A::static_rows), B::static_rows),
+        broadcast_extent(broadcast_extent(M::static_cols, A::static_cols), B::static_cols)>;
 
 // Branch-free select over contiguous arrays (linear index i), with a scalar arm read at 0. A
 // branch on a data-dependent mask mispredicts half the time: Eigen's select() was 8× slower on
@@ -712,55 +810,82 @@ struct blend_fn {
     }
 };
 
-template <class T>
-vec<T> apply_where(const vec<bool>& m, where_arm<T> x, where_arm<T> y) {
+/// The selected values over shape s (one array type per dtype, whatever the static shapes).
+template <class A, bool ScalarA, bool ScalarB, class C = typename A::Scalar>
+A blend_values(shape2 s, const bool* pm, const C* px, const C* py) {
+    return A(A::NullaryExpr(s[0], s[1], blend_fn<C, ScalarA, ScalarB>{pm, px, py}));
+}
+
+// Then/else (X, Y) are vecs of T or scalar_arm<T>, each broadcast to the output shape.
+template <class T, class M, class X, class Y>
+where_result_t<T, M, X, Y> apply_where(const M& m, const X& x, const Y& y) {
+    using out_t = where_result_t<T, M, X, Y>;
     const char* where = "where";
-    const shape2 s = broadcast_shape(where, broadcast_shape(where, m.shape(), x.shape()), y.shape());
+    shape2 s{out_t::static_rows, out_t::static_cols};
+    if constexpr (!(M::is_static && X::is_static && Y::is_static))
+        s = broadcast_shape(where, broadcast_shape(where, m.shape(), x.shape()), y.shape());
     charge_vpu(vpu_class::cheap, vregs(s[0], s[1], dtype_of<T>));
-    if (timing_only()) return vec<T>(shape_only, s[0], s[1]);
+    if (timing_only()) return out_t(shape_only, s[0], s[1]);
+    constexpr bool vx = is_vec_v<X>;
+    constexpr bool vy = is_vec_v<Y>;
     m.require_data(where);
-    if (x.v != nullptr) x.v->require_data(where);
-    if (y.v != nullptr) y.v->require_data(where);
-    using A = typename vec<T>::array_type;
+    if constexpr (vx) x.require_data(where);
+    if constexpr (vy) y.require_data(where);
+    using A = typename out_t::array_type;
     using C = compute_t<T>;
-    vec<bool>::array_type tm;
+    typename M::array_type tm;
     A tx, ty;
     const bool* pm = expand(m.array(), s, tm).data();
-    const C* px = x.v != nullptr ? expand(x.v->array(), s, tx).data() : &x.c;
-    const C* py = y.v != nullptr ? expand(y.v->array(), s, ty).data() : &y.c;
-    if (x.v != nullptr && y.v != nullptr)
-        return vec<T>(A(A::NullaryExpr(s[0], s[1], blend_fn<C, false, false>{pm, px, py})));
-    if (x.v != nullptr) return vec<T>(A(A::NullaryExpr(s[0], s[1], blend_fn<C, false, true>{pm, px, py})));
-    return vec<T>(A(A::NullaryExpr(s[0], s[1], blend_fn<C, true, false>{pm, px, py})));
+    const C* px = nullptr;
+    const C* py = nullptr;
+    if constexpr (vx)
+        px = expand(x.array(), s, tx).data();
+    else
+        px = &x.c;
+    if constexpr (vy)
+        py = expand(y.array(), s, ty).data();
+    else
+        py = &y.c;
+    return out_t(blend_values<A, !vx, !vy>(s, pm, px, py));
 }
 
 }  // namespace detail
 
-/// where(m, a, b): a where the mask m holds, b elsewhere (select, cheap); m, a and b broadcast.
-template <class M, class A, class B>
-[[nodiscard]] vec<A> where(const vec<M>& m, const vec<A>& a, const vec<B>& b) {
+/// where(m, a, b): a where the mask m holds, b elsewhere (select, cheap); m, a and b broadcast
+/// (OP1 at compile time where static).
+template <class M, index_t MR, index_t MC, class A, index_t AR, index_t AC, class B, index_t BR, index_t BC>
+[[nodiscard]] detail::where_result_t<A, vec<M, MR, MC>, vec<A, AR, AC>, vec<B, BR, BC>> where(
+    const vec<M, MR, MC>& m, const vec<A, AR, AC>& a, const vec<B, BR, BC>& b) {
     if constexpr (!detail::where_ok<M, A, B>())
         return {};
+    else if constexpr (!detail::static_where_ok<MR, MC, AR, AC, BR, BC>())
+        return {};
     else
-        return detail::apply_where<A>(m, {&a}, {&b});
+        return detail::apply_where<A>(m, a, b);
 }
-template <class M, class T, scalar_value S>
-[[nodiscard]] vec<T> where(const vec<M>& m, const vec<T>& a, S b) {
+template <class M, index_t MR, index_t MC, class T, index_t AR, index_t AC, scalar_value S>
+[[nodiscard]] detail::where_result_t<T, vec<M, MR, MC>, vec<T, AR, AC>, detail::scalar_arm<T>> where(
+    const vec<M, MR, MC>& m, const vec<T, AR, AC>& a, S b) {
     if constexpr (!detail::where_ok<M, T, T>())
         return {};
     else if constexpr (!detail::scalar_ok<T, S>())
         return {};
+    else if constexpr (!detail::static_where_ok<MR, MC, AR, AC, 1, 1>())
+        return {};
     else
-        return detail::apply_where<T>(m, {&a}, {nullptr, detail::scalar_as<T>(b)});
+        return detail::apply_where<T>(m, a, detail::scalar_arm<T>{detail::scalar_as<T>(b)});
 }
-template <class M, class T, scalar_value S>
-[[nodiscard]] vec<T> where(const vec<M>& m, S a, const vec<T>& b) {
+template <class M, index_t MR, index_t MC, class T, index_t BR, index_t BC, scalar_value S>
+[[nodiscard]] detail::where_result_t<T, vec<M, MR, MC>, detail::scalar_arm<T>, vec<T, BR, BC>> where(
+    const vec<M, MR, MC>& m, S a, const vec<T, BR, BC>& b) {
     if constexpr (!detail::where_ok<M, T, T>())
         return {};
     else if constexpr (!detail::scalar_ok<T, S>())
         return {};
+    else if constexpr (!detail::static_where_ok<MR, MC, 1, 1, BR, BC>())
+        return {};
     else
-        return detail::apply_where<T>(m, {nullptr, detail::scalar_as<T>(a)}, {&b});
+        return detail::apply_where<T>(m, detail::scalar_arm<T>{detail::scalar_as<T>(a)}, b);
 }
 
 // ---- cast --------------------------------------------------------------------------------------
@@ -790,21 +915,28 @@ struct cast_fn {
     }
 };
 
+/// The values of a vec<T> converted to U (one function per pair of dtypes).
+template <class T, class U>
+typename vec<U>::array_type cast_values(const typename vec<T>::array_type& x) {
+    using A = typename vec<U>::array_type;
+    if constexpr (std::is_same_v<T, U>)
+        return A(rounded<T>(x));
+    else
+        return A(rounded<T>(x).unaryExpr(cast_fn<T, U>{}));
+}
+
 }  // namespace detail
 
 /// cast<U>(v): convert_element_type. v's values are first rounded onto T (a bf16 vec's f32
 /// intermediates are rounded to bf16 even for cast<float>), then converted (see cast_fn).
 /// Cheap, one op per vreg of the source; cast<T> of a vec<T> is free (no op on a TPU).
-template <element_type U, class T>
-[[nodiscard]] vec<U> cast(const vec<T>& v) {
+template <element_type U, class T, index_t Rows, index_t Cols>
+[[nodiscard]] vec<U, Rows, Cols> cast(const vec<T, Rows, Cols>& v) {
+    using out_t = vec<U, Rows, Cols>;
     if constexpr (!std::is_same_v<T, U>) detail::charge_vpu(vpu_class::cheap, v.vreg_count());
-    if (timing_only()) return vec<U>(shape_only, v.rows(), v.cols());
+    if (timing_only()) return out_t(shape_only, v.rows(), v.cols());
     v.require_data("cast");
-    if constexpr (std::is_same_v<T, U>)
-        return vec<U>(typename vec<U>::array_type(detail::rounded<T>(v.array())));
-    else
-        return vec<U>(
-            typename vec<U>::array_type(detail::rounded<T>(v.array()).unaryExpr(detail::cast_fn<T, U>{})));
+    return out_t(detail::cast_values<T, U>(v.array()));
 }
 
 }  // namespace ptpu

@@ -1,6 +1,7 @@
 // Defines the loads and stores between refs and vecs: load / store (VMEM vector access, charged
 // in vregs) and sload / sstore (scalar access, one scalar op each), checked against the memory
-// space table at compile time (S3, S4, 21) and against the ref's shape at run time (OP1, R2).
+// space table at compile time (S3, S4, 21) and against the ref's shape (OP1: at compile time
+// where the ref's extents and the vec's shape are static, at run time otherwise; R2).
 #pragma once
 
 #include <array>
@@ -24,11 +25,35 @@ template <class>
 inline constexpr bool dependent_false = false;
 
 /// The 2-D shape a ref loads as: leading dims collapse into rows; rank 1 is one row.
-template <class T, class S, std::size_t R>
-std::array<index_t, 2> shape_2d(const ref<T, S, R>& r) {
+template <class T, class S, std::size_t R, class E>
+std::array<index_t, 2> shape_2d(const ref<T, S, R, E>& r) {
     index_t rows = 1;
     for (std::size_t d = 0; d + 1 < R; ++d) rows *= r.shape(d);
     return {rows, r.shape(R - 1)};
+}
+
+/// The same, statically: rows are dyn when a leading extent is, cols the last extent.
+template <class E>
+constexpr index_t static_rows_2d() {
+    index_t rows = 1;
+    for (std::size_t d = 0; d + 1 < E::rank; ++d) {
+        if (E::values[d] == dyn) return dyn;
+        rows *= E::values[d];
+    }
+    return rows;
+}
+/// The vec type a load of a ref with extents E and element type T gives.
+template <class T, class E>
+using loaded_t = vec<std::remove_const_t<T>, static_rows_2d<E>(), E::values[E::rank - 1]>;
+
+template <index_t RR, index_t RC, index_t VR, index_t VC>
+constexpr bool static_store_ok() {
+    constexpr bool ok = extents_agree(RR, VR) && extents_agree(RC, VC);
+    static_assert(ok,
+                  "ptpu[OP1] store: the vec's static shape differs from the ref's (collapsed to 2-D) "
+                  "(template arguments: the ref's rows and cols, the vec's rows and cols); store a value "
+                  "of the ref's shape, or store into a window store(x, ds(...), ..., v)");
+    return ok;
 }
 
 // Compute type → stored type, per element (wrap for narrow integers, RNE for bf16/f16).
@@ -49,12 +74,32 @@ struct load_fn {
     compute_t<T> operator()(T x) const { return static_cast<compute_t<T>>(x); }
 };
 
+// The copies between a ref's memory (an Eigen map) and a vec's array: compiled once per dtype,
+// whatever the static shapes.
+template <class U, class Map>
+typename vec<U>::array_type load_values(const Map& m) {
+    using A = typename vec<U>::array_type;
+    if constexpr (std::is_same_v<U, compute_t<U>>)
+        return A(m);
+    else
+        return A(m.unaryExpr(load_fn<U>{}));
+}
+template <class T, class Map>
+void store_values(Map& m, const typename vec<T>::array_type& x) {
+    if constexpr (std::is_same_v<T, compute_t<T>>)
+        m = x;
+    else
+        m = x.unaryExpr(store_fn<T>{});
+}
+
 }  // namespace detail
 
-/// Loads the whole VMEM ref `r` into a vec (x[...]). Charges its vregs as vector loads.
-template <class T, class S, std::size_t R>
-requires(R >= 1) [[nodiscard]] vec<std::remove_const_t<T>> load(const ref<T, S, R>& r) {
+/// Loads the whole VMEM ref `r` into a vec (x[...]), of the ref's static shape collapsed to 2-D
+/// (vec<T, 8, 128> from a ref with extents<8, 128>). Charges its vregs as vector loads.
+template <class T, class S, std::size_t R, class E>
+requires(R >= 1) [[nodiscard]] detail::loaded_t<T, E> load(const ref<T, S, R, E>& r) {
     using U = std::remove_const_t<T>;
+    using out_t = detail::loaded_t<T, E>;
     if constexpr (!vector_loadable<S>) {
         static_assert(rules::require_vector_load<S>());
         return {};
@@ -62,27 +107,28 @@ requires(R >= 1) [[nodiscard]] vec<std::remove_const_t<T>> load(const ref<T, S, 
         const auto [rows, cols] = detail::shape_2d(r);
         const auto m = r[all];  // checks the view collapses to 2-D (R1) in both modes
         detail::charge_loads(vregs(rows, cols, dtype_of<U>));
-        if (timing_only()) return vec<U>(shape_only, rows, cols);
-        if constexpr (std::is_same_v<U, compute_t<U>>)
-            return vec<U>(typename vec<U>::array_type(m));
-        else
-            return vec<U>(typename vec<U>::array_type(m.unaryExpr(detail::load_fn<U>{})));
+        if (timing_only()) return out_t(shape_only, rows, cols);
+        return out_t(detail::load_values<U>(m));
     }
 }
 
 /// Loads the window ds(...) per dim of a VMEM ref: load(x, ds(r, n), ds(c, m)) is Pallas's
-/// x[pl.ds(r, n), pl.ds(c, m)]. The window must lie within the ref (R2).
-template <class T, class S, std::size_t R, class... Sl>
-requires(R >= 1 && sizeof...(Sl) == R && (std::same_as<Sl, slice> && ...))
-    [[nodiscard]] vec<std::remove_const_t<T>> load(const ref<T, S, R>& r, Sl... s) {
+/// x[pl.ds(r, n), pl.ds(c, m)]. The window must lie within the ref (R2); its shape is static
+/// where the sizes are (ds(r, c<8>)), dynamic otherwise.
+template <class T, class S, std::size_t R, class E, class... Sl>
+requires(R >= 1 && sizeof...(Sl) == R && (any_slice<Sl> && ...))
+    [[nodiscard]] detail::loaded_t<T, extents<slice_extent<Sl>...>> load(const ref<T, S, R, E>& r, Sl... s) {
     return load(r.at(s...));
 }
 
-/// Stores `v` into the whole VMEM ref `r` (x[...] = v). The shapes must be equal (OP1) and the
-/// dtypes too (OP3: cast<T>(v) first). Charges v's vregs as vector stores. bf16/f16 values are
-/// rounded to nearest even, narrow integers wrap.
-template <class T, class S, std::size_t R, class U>
-requires(R >= 1) void store(const ref<T, S, R>& r, const vec<U>& v) {
+/// Stores `v` into the whole VMEM ref `r` (x[...] = v). The shapes must be equal (OP1: at
+/// compile time per dim where both are static) and the dtypes too (OP3: cast<T>(v) first).
+/// Charges v's vregs as vector stores. bf16/f16 values are rounded to nearest even, narrow
+/// integers wrap.
+template <class T, class S, std::size_t R, class E, class U, index_t VR, index_t VC>
+requires(R >= 1) void store(const ref<T, S, R, E>& r, const vec<U, VR, VC>& v) {
+    constexpr index_t rr = detail::static_rows_2d<E>();
+    constexpr index_t rc = E::values[R - 1];
     if constexpr (!vector_storable<S>) {
         static_assert(rules::require_vector_store<S>());
     } else if constexpr (std::is_const_v<T>) {
@@ -93,9 +139,10 @@ requires(R >= 1) void store(const ref<T, S, R>& r, const vec<U>& v) {
         static_assert(detail::dependent_false<T>,
                       "ptpu[OP3] store: the vec's dtype differs from the ref's; cast<T>(v) "
                       "first (ptpu never converts implicitly)");
+    } else if constexpr (!detail::static_store_ok<rr, rc, VR, VC>()) {
     } else {
         const auto [rows, cols] = detail::shape_2d(r);
-        if (rows != v.rows() || cols != v.cols())
+        if (!(rr != dyn && rc != dyn && VR != dyn && VC != dyn) && (rows != v.rows() || cols != v.cols()))
             throw error("OP1", "store",
                         detail::text("the vec has shape ", detail::shape_text(v.rows(), v.cols()),
                                      " and the ref (collapsed to 2-D) ", detail::shape_text(rows, cols)),
@@ -104,32 +151,31 @@ requires(R >= 1) void store(const ref<T, S, R>& r, const vec<U>& v) {
         auto m = r[all];  // R1, as for load
         detail::charge_stores(v.vreg_count());
         if (timing_only()) return;
-        if constexpr (std::is_same_v<T, compute_t<T>>)
-            m = v.array();
-        else
-            m = v.array().unaryExpr(detail::store_fn<T>{});
+        detail::store_values<T>(m, v.array());
     }
 }
 
-/// Stores `v` into a window of a rank-1, 2 or 3 VMEM ref: store(x, ds(r, n), ds(c, m), v).
-template <class T, class S, class U>
-void store(const ref<T, S, 1>& r, slice s0, const vec<U>& v) {
+/// Stores `v` into a window of a rank-1, 2 or 3 VMEM ref: store(x, ds(r, n), ds(c, m), v) (the
+/// window's shape is static where the sizes are, ds(r, c<8>), checked at run time otherwise).
+template <class T, class S, class E, any_slice S0, class U, index_t VR, index_t VC>
+void store(const ref<T, S, 1, E>& r, S0 s0, const vec<U, VR, VC>& v) {
     store(r.at(s0), v);
 }
-template <class T, class S, class U>
-void store(const ref<T, S, 2>& r, slice s0, slice s1, const vec<U>& v) {
+template <class T, class S, class E, any_slice S0, any_slice S1, class U, index_t VR, index_t VC>
+void store(const ref<T, S, 2, E>& r, S0 s0, S1 s1, const vec<U, VR, VC>& v) {
     store(r.at(s0, s1), v);
 }
-template <class T, class S, class U>
-void store(const ref<T, S, 3>& r, slice s0, slice s1, slice s2, const vec<U>& v) {
+template <class T, class S, class E, any_slice S0, any_slice S1, any_slice S2, class U, index_t VR,
+          index_t VC>
+void store(const ref<T, S, 3, E>& r, S0 s0, S1 s1, S2 s2, const vec<U, VR, VC>& v) {
     store(r.at(s0, s1, s2), v);
 }
 
 /// Reads one scalar (s[i, j] in Pallas): SMEM, or VMEM (a vector load and an extract). Charges
 /// one scalar op, plus one vector load on VMEM [est]. Runs in timing-only mode too: scalars
 /// steer control flow and index maps.
-template <class T, class S, std::size_t R, std::integral... I>
-requires(sizeof...(I) == R) [[nodiscard]] std::remove_const_t<T> sload(const ref<T, S, R>& r, I... i) {
+template <class T, class S, std::size_t R, class E, std::integral... I>
+requires(sizeof...(I) == R) [[nodiscard]] std::remove_const_t<T> sload(const ref<T, S, R, E>& r, I... i) {
     if constexpr (!scalar_loadable<S>) {
         static_assert(rules::require_scalar_load<S>());
         return {};
@@ -143,8 +189,8 @@ requires(sizeof...(I) == R) [[nodiscard]] std::remove_const_t<T> sload(const ref
 
 /// Writes one scalar to SMEM (s[i, j] = v). VMEM takes no scalar stores (S4). Charges one scalar
 /// op; runs in timing-only mode too.
-template <class T, class S, std::size_t R, class V, std::integral... I>
-requires(sizeof...(I) == R && scalar_value<V>) void sstore(const ref<T, S, R>& r, V v, I... i) {
+template <class T, class S, std::size_t R, class E, class V, std::integral... I>
+requires(sizeof...(I) == R && scalar_value<V>) void sstore(const ref<T, S, R, E>& r, V v, I... i) {
     if constexpr (!scalar_storable<S>) {
         static_assert(rules::require_scalar_store<S>());
     } else if constexpr (std::is_const_v<T>) {

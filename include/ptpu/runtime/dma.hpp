@@ -136,13 +136,17 @@ inline index_t copy_block_out(void* hbm, const void* slot, const operand_desc& o
 }
 
 /// pltpu.sync_copy(src, dst) (S59): start the copy and wait for it. The spaces must have a DMA
-/// path (M1, at compile time); the shapes must match (DMA1, at run time).
-template <class T, class U, class S1, class S2, std::size_t R>
-void sync_copy(const ref<T, S1, R>& src, const ref<U, S2, R>& dst) {
+/// path (M1, at compile time); the shapes must match (DMA1: at compile time where both refs'
+/// extents are static, at run time otherwise).
+template <class T, class U, class S1, class S2, std::size_t R, class E1, class E2>
+void sync_copy(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst) {
     static_assert(rules::require_dma<S1, S2>());
     static_assert(std::is_same_v<std::remove_const_t<T>, U>,
                   "ptpu[DMA1] sync_copy: source and destination must have the same dtype and a "
                   "writable destination; cast in VMEM first");
+    static_assert(detail::extents_compatible<E1, E2>(),
+                  "ptpu[DMA1] sync_copy: the static extents of source and destination differ; slice "
+                  "both refs with .at(ds(...), ...) to the same shape");
     check(src.shape() == dst.shape(), "DMA1", "sync_copy", "source and destination shapes differ",
           "slice both refs with .at(ds(...), ...) to the same shape");
     const std::size_t run = static_cast<std::size_t>(R == 0 ? 1 : src.shape()[R - 1]) * sizeof(U);

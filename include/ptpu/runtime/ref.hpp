@@ -1,6 +1,9 @@
-// Defines ref<T, Space, Rank>, what a kernel body receives: a typed view whose memory space
-// decides what compiles (the accessibility table, via memory/rules.hpp): vmem refs give vector
-// access (as Eigen arrays), smem refs scalar access, any/hbm refs DMA only (S3, S4, check 21).
+// Defines ref<T, Space, Rank, Extents>, what a kernel body receives: a typed view whose memory
+// space decides what compiles (the accessibility table, via memory/rules.hpp): vmem refs give
+// vector access (as Eigen arrays), smem refs scalar access, any/hbm refs DMA only (S3, S4, check
+// 21). Extents (default: all dynamic) carries the shape where it is static: pallas_call hands
+// bodies refs of their block shape, ref<float, vmem, 2, extents<8, 128>>, and ops check shapes
+// against it at compile time (OP1).
 #pragma once
 
 #include <Eigen/Core>
@@ -11,19 +14,44 @@
 #include <type_traits>
 
 #include "ptpu/core/error.hpp"
+#include "ptpu/core/extents.hpp"
 #include "ptpu/core/index.hpp"
 #include "ptpu/memory/rules.hpp"
 #include "ptpu/memory/space.hpp"
 
 namespace ptpu {
 
+namespace detail {
+// A ref converts implicitly where no static extent is gained (static -> dyn, or equal), and
+// explicitly, checked at run time, where one is (dyn -> static). Two different static extents
+// never convert: the conversion is declared implicit only to reach the static_assert (R1).
+template <class From, class To>
+constexpr bool extents_convert_implicitly() {
+    for (std::size_t d = 0; d < To::rank; ++d)
+        if (To::values[d] != dyn && From::values[d] == dyn) return false;
+    return true;
+}
+template <class From, class To>
+constexpr bool extents_compatible() {
+    for (std::size_t d = 0; d < To::rank; ++d)
+        if (!extents_agree(From::values[d], To::values[d])) return false;
+    return true;
+}
+}  // namespace detail
+
 /// A view of Rank dims over T in memory space Space. Strides are in elements; the last dim is
-/// contiguous for every ref ptpu hands out.
-template <class T, class Space, std::size_t Rank>
+/// contiguous for every ref ptpu hands out. Extents are the static extents (dyn where the extent
+/// is known at run time only); the run-time shape always agrees with them (checked on
+/// construction, R1).
+template <class T, class Space, std::size_t Rank, class Extents = dextents<Rank>>
 class ref {
+    static_assert(any_extents<Extents> && Extents::rank == Rank,
+                  "ptpu[R1] ref<T, Space, Rank, Extents>: Extents must be extents<...> with Rank values");
+
 public:
     using value_type = T;
     using memory = Space;
+    using extents_type = Extents;
     static constexpr std::size_t rank = Rank;
 
     using eigen_array = Eigen::Array<std::remove_const_t<T>, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -34,9 +62,14 @@ public:
     using matrix_map = Eigen::Map<std::conditional_t<std::is_const_v<T>, const eigen_matrix, eigen_matrix>, 0,
                                   Eigen::OuterStride<>>;
 
-    constexpr ref() = default;
+    /// A null ref (of the static extents, zero where dynamic).
+    constexpr ref() {
+        for (std::size_t d = 0; d < Rank; ++d) shape_[d] = Extents::values[d] == dyn ? 0 : Extents::values[d];
+    }
     constexpr ref(T* data, const std::array<index_t, Rank>& shape, const std::array<index_t, Rank>& strides)
-        : data_(data), shape_(shape), strides_(strides) {}
+        : data_(data), shape_(shape), strides_(strides) {
+        check_extents();
+    }
     /// A contiguous row-major ref.
     constexpr ref(T* data, const std::array<index_t, Rank>& shape) : data_(data), shape_(shape) {
         index_t s = 1;
@@ -44,11 +77,27 @@ public:
             strides_[d] = s;
             s *= shape_[d];
         }
+        check_extents();
+    }
+    /// From a ref of other extents (and T to const T): implicit where no static extent is gained,
+    /// explicit (and checked, R1) where one is; two different static extents do not convert.
+    template <class U, class E>
+    requires std::is_convertible_v<U (*)[], T (*)[]>
+    constexpr explicit(!detail::extents_convert_implicitly<E, Extents>())
+        ref(const ref<U, Space, Rank, E>& o)  // NOLINT(google-explicit-constructor): static -> dyn
+        : data_(o.data_), shape_(o.shape_), strides_(o.strides_) {
+        static_assert(detail::extents_compatible<E, Extents>(),
+                      "ptpu[R1] ref: the static extents of the two refs differ; a ref converts only to "
+                      "equal extents or to dyn ones");
+        check_extents();
     }
 
     [[nodiscard]] constexpr const std::array<index_t, Rank>& shape() const { return shape_; }
     [[nodiscard]] constexpr const std::array<index_t, Rank>& strides() const { return strides_; }
-    [[nodiscard]] constexpr index_t shape(std::size_t d) const { return shape_[d]; }
+    /// Extent d: the static one when there is one (a constant to the optimizer).
+    [[nodiscard]] constexpr index_t shape(std::size_t d) const {
+        return Extents::values[d] != dyn ? Extents::values[d] : shape_[d];
+    }
     [[nodiscard]] constexpr index_t size() const {
         index_t n = 1;
         for (index_t e : shape_) n *= e;
@@ -94,8 +143,10 @@ public:
         return (*this)(i);
     }
 
-    /// Pallas `.at[...]`: the sub-ref at leading index i (rank drops by one).
-    [[nodiscard]] ref<T, Space, Rank - 1> at(index_t i) const requires(Rank > 1) {
+    /// Pallas `.at[...]`: the sub-ref at leading index i (rank drops by one; the other static
+    /// extents stay).
+    [[nodiscard]] ref<T, Space, Rank - 1, typename detail::drop_first<Extents>::type> at(index_t i) const
+        requires(Rank > 1) {
         check_index(i, 0);
         std::array<index_t, Rank - 1> s{}, st{};
         for (std::size_t d = 1; d < Rank; ++d) {
@@ -105,20 +156,23 @@ public:
         return {data_ + i * strides_[0], s, st};
     }
     /// Pallas `.at[ds, ...]`: a sub-ref of the same rank (any space: DMA sources/destinations).
+    /// Its extents are the slices' sizes: static for ds(start, c<N>), dyn for ds(start, n).
     template <class... S>
-    requires(sizeof...(S) == Rank && (std::is_same_v<S, slice> && ...)) [[nodiscard]] ref at(S... s) const {
+    requires(sizeof...(S) == Rank && (any_slice<S> && ...))
+        [[nodiscard]] ref<T, Space, Rank, extents<slice_extent<S>...>> at(S... s) const {
         const std::array<slice, Rank> sl{s...};
-        ref r = *this;
+        T* p = data_;
+        std::array<index_t, Rank> shape{};
         for (std::size_t d = 0; d < Rank; ++d) {
             check_window(sl[d], d);
-            r.data_ += sl[d].start * strides_[d];
-            r.shape_[d] = sl[d].size;
+            p += sl[d].start * strides_[d];
+            shape[d] = sl[d].size;
         }
-        return r;
+        return {p, shape, strides_};
     }
 
     /// A read-only ref of the same memory.
-    [[nodiscard]] ref<const T, Space, Rank> as_const() const { return {data_, shape_, strides_}; }
+    [[nodiscard]] ref<const T, Space, Rank, Extents> as_const() const { return *this; }
 
 private:
     [[nodiscard]] index_t rows() const {
@@ -152,6 +206,21 @@ private:
                         std::to_string(shape_[d]),
                     "keep indices within the ref");
     }
+    // R1: the run-time shape agrees with the static extents (the ref's type states them).
+    constexpr void check_extents() const {
+        if constexpr (!Extents::is_dynamic)
+            for (std::size_t d = 0; d < Rank; ++d)
+                if (Extents::values[d] != dyn && shape_[d] != Extents::values[d]) extent_mismatch(d);
+    }
+    [[noreturn]] void extent_mismatch(std::size_t d) const {
+        std::string what = "extent ";
+        what += std::to_string(shape_[d]);
+        what += " of dim ";
+        what += std::to_string(d);
+        what += " differs from the static extent ";
+        what += std::to_string(Extents::values[d]);
+        throw error("R1", "ref", what, "give the ref the shape of its extents<...>, or use dyn extents");
+    }
     [[nodiscard]] index_t offset(const std::array<index_t, Rank>& i) const {
         index_t o = 0;
         for (std::size_t d = 0; d < Rank; ++d) {
@@ -165,15 +234,15 @@ private:
     std::array<index_t, Rank> shape_{};
     std::array<index_t, Rank> strides_{};
 
-    template <class, class, std::size_t>
+    template <class, class, std::size_t, class>
     friend class ref;
 };
 
-template <class T, std::size_t R>
-using vmem_ref = ref<T, vmem, R>;
-template <class T, std::size_t R>
-using smem_ref = ref<T, smem, R>;
-template <class T, std::size_t R>
-using any_ref = ref<T, any, R>;
+template <class T, std::size_t R, class E = dextents<R>>
+using vmem_ref = ref<T, vmem, R, E>;
+template <class T, std::size_t R, class E = dextents<R>>
+using smem_ref = ref<T, smem, R, E>;
+template <class T, std::size_t R, class E = dextents<R>>
+using any_ref = ref<T, any, R, E>;
 
 }  // namespace ptpu
