@@ -121,7 +121,6 @@ void simulate_pipeline(benchmark::State& state) {
         benchmark::DoNotOptimize(device_time);
     }
     state.counters["ops/s"] = benchmark::Counter(static_cast<double>(ops), benchmark::Counter::kIsRate);
-    state.counters["device_s"] = device_time;
 }
 BENCHMARK(simulate_pipeline)
     ->ArgNames({"cores", "steady"})
