@@ -932,9 +932,15 @@ private:
         if (mismatch) replay_.insert(replay_.end(), cur.begin(), cur.end());
         in_[u] = {};
         in_pos_[u] = 0;
+        leave_fast(c);
+    }
+
+    // The end of a fast-lane run: applies the skipped periods (none: look again in a period);
+    // what replay_ holds is then simulated as usual.
+    void leave_fast(int c) {
         fast_ = false;
         if (skipped_ == 0) {
-            cooldown_ = period_;
+            cooldown_ = period_;  // the cycle did not repeat even once
         } else {
             apply(c, skipped_);
             if (!replay_.empty()) {
@@ -998,19 +1004,7 @@ private:
             break;
         }
         replay_.resize(have);
-        // Apply the skipped periods, then simulate what is left in replay_.
-        fast_ = false;
-        if (skipped_ == 0) {
-            cooldown_ = period_;  // the cycle did not repeat even once: look again later
-        } else {
-            apply(c, skipped_);
-            if (!replay_.empty()) {
-                cur_step_ = replay_.front().step;
-                ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)].step = cur_step_;
-            }
-        }
-        replay_pos_ = 0;
-        dirty_ = true;
+        leave_fast(c);
     }
 
     // Advances core c and its DMAs by m periods of the cycle (state: equal, times shifted).
