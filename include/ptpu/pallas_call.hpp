@@ -2,8 +2,10 @@
 // schedule at compile time (checked with one static_assert per broken rule), and whose call
 // operator runs the kernel on real data (real DMAs between host "HBM" arrays and per-core
 // VMEM/SMEM arenas, the body on typed refs, Megacore cores each with their own pipeline, S44)
-// while the timing model replays it on the chosen chip. This header composes the layers:
-// spec → schedule → runtime (executor) → sim → report; none of them includes it.
+// while the timing model replays it on the chosen chip. It is the front end of the call: its
+// parts are the option reading (call/options.hpp), the compile-time diagnostics
+// (call/diagnostics.hpp), the binding of arguments (call/binding.hpp) and the run itself
+// (call/run.hpp: runners → sim → report), and none of the layers below includes it.
 #pragma once
 
 #include <algorithm>
@@ -17,18 +19,17 @@
 #include <utility>
 #include <vector>
 
+#include "ptpu/call/binding.hpp"
+#include "ptpu/call/diagnostics.hpp"
+#include "ptpu/call/options.hpp"
+#include "ptpu/call/run.hpp"
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/error.hpp"
 #include "ptpu/hw/presets.hpp"
 #include "ptpu/report/report.hpp"
-#include "ptpu/runtime/context.hpp"
-#include "ptpu/runtime/dma.hpp"
-#include "ptpu/runtime/executor.hpp"
 #include "ptpu/runtime/host_array.hpp"
 #include "ptpu/runtime/ref.hpp"
 #include "ptpu/schedule/plan.hpp"
-#include "ptpu/sim/cost.hpp"
-#include "ptpu/sim/engine.hpp"
 #include "ptpu/spec/call.hpp"
 #include "ptpu/spec/describe.hpp"
 #include "ptpu/spec/validate.hpp"
@@ -47,274 +48,6 @@
 #endif
 
 namespace ptpu {
-
-/// How a call runs: on real data or timing only, and what the report records.
-struct run_options {
-    /// Skip vector data movement and floating-point work (ops/ still charge it): the same
-    /// schedule, scalar and SMEM work and predicted time, much faster. Outputs are not computed.
-    bool timing_only = false;
-    bool timeline = false;  ///< record the timeline (for the trace and SVG exporters)
-    int per_step = -1;      ///< record the per-step breakdown: 1 yes, 0 no, -1 when ≤ 65536 steps
-    /// Let the timing model fast-forward steady periods (sim::options::steady_state; off while a
-    /// timeline or per-step breakdown is recorded). Off: every op simulated one by one.
-    bool steady_state = true;
-    sim::cost_model costs = sim::default_costs;
-};
-
-namespace detail {
-
-// ---- Reading the option pack ------------------------------------------------------------------
-
-template <option_kind K, class Default, class... Opts>
-using option_t = pick_t<is_kind<K>::template test, Default, Opts...>;
-
-template <class T>
-struct array_pack_ctx;
-template <class... A>
-struct array_pack_ctx<pack<A...>> {
-    // Index maps receive the scalar-prefetch refs read-only (S46, S51).
-    using type = std::conditional_t<sizeof...(A) == 0, void,
-                                    std::tuple<ref<const typename A::value_type, smem, A::rank>...>>;
-};
-
-/// The rank of the ref a body gets for operand Arg (squeezed dims removed, S11; no window: the
-/// whole array).
-template <class Arg>
-constexpr std::size_t kernel_rank() {
-    using Spec = typename Arg::spec;
-    if constexpr (Spec::shape::full || windowless_space<typename Spec::memory>)
-        return Arg::array::rank;
-    else {
-        std::size_t n = 0;
-        for (const auto& d : Spec::shape::dims) n += d.kind != dim_kind::squeezed;
-        return n;
-    }
-}
-
-/// The static extents of that ref: the block shape without its squeezed dims (the whole array
-/// when there is no window); a bounded_slice dim, whose size the index map picks, is dyn.
-template <class Arg>
-constexpr std::array<index_t, kernel_rank<Arg>()> kernel_extents() {
-    using Spec = typename Arg::spec;
-    std::array<index_t, kernel_rank<Arg>()> e{};
-    if constexpr (Spec::shape::full || windowless_space<typename Spec::memory>) {
-        for (std::size_t d = 0; d < e.size(); ++d) e[d] = Arg::array::shape[d];
-    } else {
-        std::size_t j = 0;
-        for (const auto& d : Spec::shape::dims)
-            if (d.kind != dim_kind::squeezed) e[j++] = d.kind == dim_kind::bounded_slice ? dyn : d.size;
-    }
-    return e;
-}
-
-/// The ref a body gets for operand Arg: its block shape is static (ops check shapes against it
-/// at compile time, OP1).
-template <class Arg>
-using kernel_ref_t = ref<typename Arg::array::value_type, typename Arg::spec::memory, kernel_rank<Arg>(),
-                         extents_from_t<kernel_extents<Arg>()>>;
-
-template <class... Opts>
-struct call_traits {
-    using grid = option_t<option_kind::grid, Grid<>, Opts...>;
-    using ins = typename args_of<option_t<option_kind::in, In<>, Opts...>>::type;
-    using outs = typename args_of<option_t<option_kind::out, Out<>, Opts...>>::type;
-    using prefetch = typename args_of<option_t<option_kind::prefetch, ScalarPrefetch<>, Opts...>>::type;
-    using scratch = collect_t<option_kind::scratch, Opts...>;
-    using aliases = collect_t<option_kind::alias, Opts...>;
-    using semantics = option_t<option_kind::semantics, void, Opts...>;
-    static constexpr chip hw = option_t<option_kind::chip, Chip<tpu::default_chip>, Opts...>::value;
-    static constexpr index_t vmem_limit =
-        option_t<option_kind::vmem_limit, VmemLimit<hw.vmem_limit_bytes>, Opts...>::value;
-    using ctx = typename array_pack_ctx<prefetch>::type;
-    static constexpr std::size_t G = grid::rank;
-    static constexpr int n_in = static_cast<int>(ins::size);
-    static constexpr int n_out = static_cast<int>(outs::size);
-
-    template <class... A>
-    static constexpr void describe_ops(call_desc& c, [[maybe_unused]] operand_role role, int first,
-                                       pack<A...>) {
-        int k = first;
-        ((c.ops[static_cast<std::size_t>(k++)] =
-              describe_operand<typename A::array, typename A::spec, G, ctx>(role)),
-         ...);
-    }
-    template <class... S>
-    static constexpr void describe_scratch_all([[maybe_unused]] call_desc& c, pack<S...>) {
-        int k = 0;
-        ((c.scratch[static_cast<std::size_t>(k++)] = detail::describe_scratch<S>()), ...);
-    }
-    template <class... A>
-    static constexpr void describe_aliases([[maybe_unused]] call_desc& c, pack<A...>) {
-        int k = 0;
-        ((c.aliases[static_cast<std::size_t>(k++)] = {A::in, A::out}), ...);
-    }
-    template <class... A>
-    static constexpr index_t prefetch_bytes(pack<A...>) {
-        return (index_t{0} + ... + (A::size * itemsize(dtype_of<typename A::value_type>)));
-    }
-
-    static constexpr call_desc describe() {
-        call_desc c;
-        c.grid_rank = static_cast<int>(G);
-        for (std::size_t i = 0; i < G; ++i) c.grid[i] = grid::dims[i];
-        if constexpr (!std::is_void_v<semantics>) {
-            c.has_semantics = true;
-            c.semantics_rank = static_cast<int>(semantics::rank);
-            for (std::size_t i = 0; i < semantics::rank && i < max_rank; ++i)
-                c.semantics[i] = semantics::values[i];
-        }
-        c.hw = hw;
-        c.vmem_limit = vmem_limit;
-        c.n_prefetch = static_cast<int>(prefetch::size);
-        c.prefetch_bytes = prefetch_bytes(prefetch{});
-        c.n_in = n_in;
-        c.n_out = n_out;
-        describe_ops(c, operand_role::input, 0, ins{});
-        describe_ops(c, operand_role::output, n_in, outs{});
-        c.n_scratch = static_cast<int>(scratch::size);
-        describe_scratch_all(c, scratch{});
-        c.n_alias = static_cast<int>(aliases::size);
-        describe_aliases(c, aliases{});
-        for (int k = 0; k < c.n_alias; ++k) {
-            const auto [in, out] = c.aliases[static_cast<std::size_t>(k)];
-            if (out >= 0 && out < n_out) c.ops[static_cast<std::size_t>(n_in + out)].alias_of = in;
-        }
-        constexpr option_kind once[] = {option_kind::grid,      option_kind::in,   option_kind::out,
-                                        option_kind::semantics, option_kind::chip, option_kind::vmem_limit,
-                                        option_kind::prefetch};
-        for (option_kind k : once) {
-            int n = 0;
-            ((n += kind_of<Opts> == k), ...);
-            if (n > 1) c.duplicate_option = static_cast<int>(k);
-        }
-        c.unknown_option = ((kind_of<Opts> == option_kind::unknown) || ...);
-        return c;
-    }
-
-    template <class... A>
-    static constexpr std::array<block_fn, max_operands> maps_of(pack<A...>) {
-        return {&eval_map<typename A::spec, G, ctx>...};
-    }
-    template <class... I, class... O>
-    static constexpr std::array<block_fn, max_operands> all_maps(pack<I...>, pack<O...>) {
-        return maps_of(pack<I..., O...>{});
-    }
-    static constexpr std::array<block_fn, max_operands> maps() { return all_maps(ins{}, outs{}); }
-    template <class... A>
-    static constexpr std::array<scan_fn, max_operands> scans_of(pack<A...>) {
-        return {&scan_operand<typename A::spec, G, ctx>...};
-    }
-    template <class... I, class... O>
-    static constexpr std::array<scan_fn, max_operands> all_scans(pack<I...>, pack<O...>) {
-        return scans_of(pack<I..., O...>{});
-    }
-};
-
-// ---- Compile-time diagnostics: one static_assert per rule, only the failing one fires --------
-// The values of a diagnostic appear as the template arguments in the compiler's "In instantiation
-// of" line just above the message, in the order the message states.
-
-constexpr coords block_coords(const diag& d) {
-    coords c;
-    c.rank = static_cast<int>(d.d);
-    for (std::size_t i = 0; i < max_rank; ++i) c.v[i] = d.block[i].start;
-    return c;
-}
-
-// The static_assert text of each rule: its one message (PTPU_CALL_RULES in spec/validate.hpp),
-// and, for the rules whose values are template arguments, what those arguments are.
-template <int Output, coords Block, coords Again, coords FirstFrom, coords FirstTo>
-struct output_block_revisited {
-    static_assert(Output < 0, PTPU_RULE_TEXT_S39
-                  " Template arguments: output index, block index, the revisiting iteration, and the "
-                  "iterations of the first visit (from, to)");
-};
-template <int Output, coords Block, int CoreA, coords From, coords To, int CoreB, coords Again>
-struct megacore_output_race {
-    static_assert(Output < 0, PTPU_RULE_TEXT_MC1
-                  " Template arguments: output index, block index, first core and its iterations (from, to), "
-                  "second core and its first iteration");
-};
-template <int Operand, int Dim, coords Block, coords Iteration>
-struct block_index_out_of_bounds {
-    static_assert(Operand < 0, PTPU_RULE_TEXT_S34
-                  " Template arguments: operand (inputs then outputs), dim, block index, iteration");
-};
-template <std::array<index_t, max_operands> SlotBytes, std::array<int, max_operands> Buffers,
-          index_t ScratchBytes, index_t TotalBytes, index_t LimitBytes>
-struct vmem_overflow {
-    static_assert(TotalBytes <= LimitBytes, PTPU_RULE_TEXT_24
-                  " Template arguments: bytes of one window slot per operand (inputs then outputs), buffer "
-                  "count per operand, VMEM scratch bytes, total bytes, limit");
-};
-
-#define PTPU_RULE_ASSERT(name, text) static_assert(D.code != rule::name, text);
-template <diag D>
-struct generic_report {
-    PTPU_CALL_RULES(PTPU_RULE_ASSERT)
-};
-#undef PTPU_RULE_ASSERT
-
-struct no_problem {};
-
-/// The report type of a call's first problem: instantiating it (sizeof) fires its one
-/// static_assert. rule::reported: a type-level static_assert already gave the message.
-template <diag D, int NIn>
-constexpr auto problem_report() {
-    if constexpr (D.code == rule::ok || D.code == rule::reported)
-        return std::type_identity<no_problem>{};
-    else if constexpr (D.code == rule::s39)
-        return std::type_identity<
-            output_block_revisited<D.op - NIn, block_coords(D), D.at[2], D.at[0], D.at[1]>>{};
-    else if constexpr (D.code == rule::mc1)
-        return std::type_identity<megacore_output_race<D.op - NIn, block_coords(D), static_cast<int>(D.a),
-                                                       D.at[0], D.at[1], static_cast<int>(D.c), D.at[2]>>{};
-    else if constexpr (D.code == rule::s34)
-        return std::type_identity<block_index_out_of_bounds<D.op, D.dim, block_coords(D), D.at[0]>>{};
-    else if constexpr (D.code == rule::r24) {
-        constexpr auto slots = [] {
-            std::array<index_t, max_operands> a{};
-            for (std::size_t i = 0; i < max_operands; ++i) a[i] = D.bytes[i];
-            return a;
-        }();
-        return std::type_identity<vmem_overflow<slots, D.buffers, D.bytes[max_operands], D.a, D.b>>{};
-    } else
-        return std::type_identity<generic_report<D>>{};
-}
-template <diag D, int NIn>
-using problem_report_t = typename decltype(problem_report<D, NIn>())::type;
-
-// ---- Operand binding ----------------------------------------------------------------------------
-
-/// Stands for an input predict() has no data for (timing only: VMEM data is never read).
-struct absent_input {};
-
-template <class A, class X>
-auto to_view(X& x) {
-    using T = typename A::value_type;
-    using U = std::remove_cvref_t<X>;
-    if constexpr (std::is_same_v<U, absent_input>) {
-        host_view<const T> v{nullptr, static_cast<int>(A::rank), {}};
-        for (std::size_t d = 0; d < A::rank; ++d) v.shape[d] = A::shape[d];
-        return v;
-    } else if constexpr (std::is_same_v<U, host_array<A>>)
-        return x.view();
-    else if constexpr (std::is_same_v<U, host_view<T>> || std::is_same_v<U, host_view<const T>>) {
-        check(x.size() == A::size && x.rank == static_cast<int>(A::rank), "ARG1", "pallas_call",
-              "a host_view's shape does not match its Array type", "pass a view of the Array's shape");
-        for (std::size_t d = 0; d < A::rank; ++d)
-            check(x.shape[d] == A::shape[d], "ARG1", "pallas_call",
-                  "a host_view's shape does not match its Array type", "pass a view of the Array's shape");
-        return host_view<const T>{x.data, x.rank, x.shape};
-    } else if constexpr (requires { std::span<const T>(x); })
-        return view_as<A>(std::span<const T>(x));
-    else
-        static_assert(sizeof(X) == 0,
-                      "ptpu[ARG1] pallas_call: an operand must be a host_array<Array>, a host_view, "
-                      "or a contiguous range (std::vector, std::span) of the Array's dtype");
-}
-
-}  // namespace detail
 
 /// A pallas_call configuration. Options, in any order: Grid<...>, In<Arg...>, Out<Arg...>,
 /// Scratch<...> (any number), Semantics<...>, Chip<preset>, VmemLimit<bytes>,
@@ -522,16 +255,7 @@ private:
         }
         (std::make_index_sequence<ni>{});
         for (std::size_t k = 0; k < sizeof...(O); ++k) hbm[ni + k] = out_ptrs[k];
-        for (int k = 0; k < desc.n_alias; ++k) {
-            const auto [in, out] = desc.aliases[static_cast<std::size_t>(k)];
-            if (hbm[static_cast<std::size_t>(in)] == nullptr ||
-                hbm[static_cast<std::size_t>(desc.n_in + out)] == nullptr)
-                continue;  // predict(): no data
-            const auto& o = desc.ops[static_cast<std::size_t>(desc.n_in + out)];
-            std::memcpy(hbm[static_cast<std::size_t>(desc.n_in + out)], hbm[static_cast<std::size_t>(in)],
-                        static_cast<std::size_t>(o.array_elems() * itemsize(o.type)));
-            hbm[static_cast<std::size_t>(in)] = hbm[static_cast<std::size_t>(desc.n_in + out)];
-        }
+        detail::alias_hbm(desc, hbm);
 
         if constexpr (!valid) {
             return report{};  // compilation has already failed with the rule's message
@@ -557,96 +281,20 @@ private:
                 traits::all_scans(typename traits::ins{}, typename traits::outs{});
             const plan_tables tables = analyze(desc, maps.data(), ctx_ptr, scans.data());
             raise(tables.info.problem);
-            const plan_info& pinfo = tables.info;
-
-            std::array<core_memory, 2> mem{};
-            // The per-core memories are reused from call to call on this thread (allocating and
-            // faulting in megabytes of fresh pages per call would dominate small kernels); a call
-            // made while another is running on the thread gets its own.
-            detail::arena_lease lease;
-            for (int core = 0; core < pinfo.cores; ++core) {
-                core_memory& m = mem[static_cast<std::size_t>(core)];
-                index_t total = 0;
-                auto take = [&](index_t bytes) {
-                    const index_t at = total;
-                    total += (bytes + 63) / 64 * 64;
-                    return at;
-                };
-                std::array<std::array<index_t, 2>, max_operands> slot_at{};
-                std::array<index_t, max_scratch> scratch_at{};
-                std::array<index_t, max_operands> pf_at{};
-                for (int i = 0; i < desc.n_ops(); ++i)
-                    for (int k = 0; k < pinfo.ops[static_cast<std::size_t>(i)].buffers; ++k)
-                        slot_at[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] =
-                            take(pinfo.ops[static_cast<std::size_t>(i)].block_bytes);
-                for (int k = 0; k < desc.n_scratch; ++k) {
-                    const auto& s = desc.scratch[static_cast<std::size_t>(k)];
-                    scratch_at[static_cast<std::size_t>(k)] = take(s.elems() * itemsize(s.type));
-                }
-                std::size_t pk = 0;
-                ((pf_at[pk++] = take(P::size * index_t{sizeof(typename P::value_type)})), ...);
-                // Fresh memory is garbage on a TPU (S57); poison it so a kernel reading an
-                // uninitialized buffer sees NaN / -1 rather than a plausible value.
-                m.arena = lease.get(core, static_cast<std::size_t>(total));
-                std::memset(m.arena, 0xff, static_cast<std::size_t>(total));
-                for (int i = 0; i < desc.n_ops(); ++i)
-                    for (int k = 0; k < pinfo.ops[static_cast<std::size_t>(i)].buffers; ++k)
-                        m.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] =
-                            m.arena + slot_at[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
-                for (int k = 0; k < desc.n_scratch; ++k) {
-                    const auto& s = desc.scratch[static_cast<std::size_t>(k)];
-                    m.scratch[static_cast<std::size_t>(k)] =
-                        m.arena + scratch_at[static_cast<std::size_t>(k)];
-                    if (s.space == space_kind::semaphore)  // semaphores start at zero
-                        std::memset(m.scratch[static_cast<std::size_t>(k)], 0,
-                                    static_cast<std::size_t>(s.elems() * itemsize(s.type)));
-                }
-                // S51: the scalar-prefetch operands are copied into each core's SMEM first.
-                [&]<std::size_t... K>(std::index_sequence<K...>) {
-                    ((m.prefetch[K] = m.arena + pf_at[K],
-                      std::memcpy(m.prefetch[K], std::get<K>(pf_views).data,
-                                  static_cast<std::size_t>(P::size) * sizeof(typename P::value_type))),
-                     ...);
-                }
-                (std::make_index_sequence<np>{});
+            std::array<const void*, max_operands> prefetch{};
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                ((prefetch[K] = static_cast<const void*>(std::get<K>(pf_views).data)), ...);
             }
-
-            kernel_context kctx;
-            kctx.grid_rank = desc.grid_rank;
-            kctx.grid = desc.grid;
-            kctx.hw = &desc.hw;
-            kctx.timing_only = opt.timing_only;
-            detail::context_guard guard(kctx);
+            (std::make_index_sequence<np>{});
             auto invoke = [&](core_memory& m) {
                 call_body(body, m, pf_views, std::index_sequence_for<P...>{}, detail::pack<P...>{},
                           detail::pack<I..., O...>{}, std::make_index_sequence<ni + sizeof...(O)>{},
                           detail::pack<S...>{}, std::index_sequence_for<S...>{}, hbm);
             };
-            executor_options xo;
-            xo.timing_only = opt.timing_only;
-            xo.notes = opt.timeline;
-            // The timing model turns charged work into time (sim::time_of on this chip).
-            struct cost_ctx {
-                const chip* hw;
-                const sim::cost_model* costs;
-            } const cc{&desc.hw, &opt.costs};
-            xo.seconds_of = [](const work& w, const void* c) {
-                const auto* k = static_cast<const cost_ctx*>(c);
-                return sim::time_of(w, *k->hw, *k->costs).total;
-            };
-            xo.seconds_ctx = &cc;
-            executor<decltype(invoke)> ex(desc, tables, maps.data(), ctx_ptr, hbm, mem, kctx, invoke, xo);
-            sim::options so;
-            so.timeline = opt.timeline;
-            so.per_step = opt.per_step > 0 || (opt.per_step < 0 && desc.steps() <= 65536);
-            so.costs = opt.costs;
-            so.steady_state = opt.steady_state;
-            sim::result r = sim::simulate(desc.hw, pinfo.cores, ex, so);
-            run_stats stats = ex.stats();
-            stats.body_dmas = kctx.body_dma_count;
-            stats.body_dma_bytes = kctx.body_dma_bytes;
-            return make_report(desc.hw, desc, pinfo, stats, std::move(r), std::vector<dma_note>(ex.notes()),
-                               opt.costs);
+            // Only this closure depends on the body; the run itself is compiled once (call/run.hpp).
+            const body_call call{[](void* obj, core_memory& m) { (*static_cast<decltype(invoke)*>(obj))(m); },
+                                 &invoke};
+            return detail::run_call(desc, tables, maps.data(), ctx_ptr, hbm, prefetch, call, opt);
         }
     }
 

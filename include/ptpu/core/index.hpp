@@ -12,6 +12,11 @@
 
 namespace ptpu {
 
+/// Largest rank of an array, a block or a grid that ptpu plans for (Block<...> checks it).
+inline constexpr std::size_t max_rank = 6;
+/// Most operands (prefetch + inputs + outputs) one call or pipeline may have.
+inline constexpr std::size_t max_operands = 16;
+
 /// pl.ds(start, size): elements [start, start + size) (S9).
 struct slice {
     index_t start = 0;

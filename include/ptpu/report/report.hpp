@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "ptpu/core/integers.hpp"
 #include "ptpu/hw/chip.hpp"
-#include "ptpu/runtime/executor.hpp"
-#include "ptpu/schedule/plan.hpp"
 #include "ptpu/sim/cost.hpp"
-#include "ptpu/sim/engine.hpp"
+#include "ptpu/sim/result.hpp"
+#include "ptpu/stream/op.hpp"
 
 namespace ptpu {
 
@@ -60,10 +60,19 @@ struct report {
     std::vector<std::string> operand_names;  ///< "in0", "out0", … (exporters name DMAs with them)
 };
 
-/// Builds a report from a simulation of an executed plan.
-inline report make_report(const chip& hw, const call_desc& desc, const plan_info& info,
-                          const run_stats& stats, sim::result&& r, std::vector<dma_note>&& notes,
-                          const sim::cost_model& costs) {
+/// What a front end tells the report about the kernel, besides the model's result and the
+/// runners' account (run_stats): the report needs nothing of the front end's own types.
+struct kernel_facts {
+    int cores = 1;             ///< TensorCores the kernel ran on
+    index_t vmem_bytes = 0;    ///< VMEM one core allocates (check 24's sum)
+    index_t smem_bytes = 0;    ///< SMEM one core allocates
+    int n_in = 0;              ///< operands: inputs first,
+    int n_ops = 0;             ///< then outputs
+};
+
+/// Builds a report from the model's result on chip `hw`, the runners' account and the facts.
+inline report make_report(const chip& hw, const kernel_facts& info, const run_stats& stats, sim::result&& r,
+                          std::vector<dma_note>&& notes, const sim::cost_model& costs) {
     report rep;
     rep.chip = hw.name;
     rep.cores = info.cores;
@@ -110,9 +119,9 @@ inline report make_report(const chip& hw, const call_desc& desc, const plan_info
     rep.steps = std::move(r.steps);
     rep.timeline = std::move(r.timeline);
     rep.notes = std::move(notes);
-    for (int i = 0; i < desc.n_ops(); ++i)
-        rep.operand_names.push_back(i < desc.n_in ? "in" + std::to_string(i)
-                                                  : "out" + std::to_string(i - desc.n_in));
+    for (int i = 0; i < info.n_ops; ++i)
+        rep.operand_names.push_back(i < info.n_in ? "in" + std::to_string(i)
+                                                  : "out" + std::to_string(i - info.n_in));
     return rep;
 }
 

@@ -24,36 +24,36 @@ inline void require_timeline(const report& r, const char* where) {
                     "run the call with run_options{.timeline = true}: Call{{.timeline = true}}(body, ...)");
 }
 
-inline const char* kind_name(event_kind k) {
+inline const char* kind_name(stream::copy_kind k) {
     switch (k) {
-        case event_kind::fetch:
+        case stream::copy_kind::fetch:
             return "fetch";
-        case event_kind::sync_in:
+        case stream::copy_kind::sync_in:
             return "sync_in";
-        case event_kind::restore:
+        case stream::copy_kind::restore:
             return "restore";
-        case event_kind::write:
+        case stream::copy_kind::write:
             return "write";
-        case event_kind::write_sync:
+        case stream::copy_kind::write_sync:
             return "write_sync";
-        case event_kind::sync_out:
+        case stream::copy_kind::sync_out:
             return "sync_out";
-        case event_kind::body:
+        case stream::copy_kind::body:
             return "sync_copy";
         default:
             return "dma";
     }
 }
 
-inline bool inbound(event_kind k) {
-    return k == event_kind::fetch || k == event_kind::sync_in || k == event_kind::restore;
+inline bool inbound(stream::copy_kind k) {
+    return k == stream::copy_kind::fetch || k == stream::copy_kind::sync_in || k == stream::copy_kind::restore;
 }
 
 /// "in0 fetch (2, 0) slot 1" for a pipeline DMA, "sync_copy (body)" for a body's own.
 inline std::string dma_name(const report& r, std::uint32_t label) {
     if (label >= r.notes.size()) return "dma";
     const dma_note& n = r.notes[label];
-    if (n.kind == event_kind::body) return "sync_copy (body, step " + std::to_string(n.block_step) + ")";
+    if (n.kind == stream::copy_kind::body) return "sync_copy (body, step " + std::to_string(n.block_step) + ")";
     std::string s = (n.op < r.operand_names.size() ? r.operand_names[n.op] : "op" + std::to_string(n.op));
     s += " ";
     s += kind_name(n.kind);

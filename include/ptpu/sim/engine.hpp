@@ -24,36 +24,21 @@
 #include "ptpu/hw/chip.hpp"
 #include "ptpu/hw/presets.hpp"
 #include "ptpu/sim/cost.hpp"
+#include "ptpu/sim/result.hpp"
+#include "ptpu/stream/op.hpp"
 
 namespace ptpu::sim {
 
-enum class op_kind : std::uint8_t { overhead, dma_start, dma_wait, compute };
-
-/// One operation of a core stream.
-struct op {
-    op_kind kind = op_kind::overhead;
-    std::uint32_t dma = 0;    ///< dma_start/dma_wait: the DMA's id, unique among a core's live DMAs
-    double seconds = 0;       ///< overhead/compute: busy time of the core stream
-    std::int64_t bytes = 0;   ///< dma_start: bytes moved (0: latency only)
-    bool far = true;          ///< dma_start: one end is HBM (shares HBM); false: VMEM->VMEM
-    std::uint32_t label = 0;  ///< opaque, passed back in the timeline
-    std::uint32_t step = 0;   ///< opaque grid step number, passed back (per-step breakdown)
-};
+// The op vocabulary is the stream's (stream/op.hpp): runners write it, the model reads it.
+using stream::op;
+using stream::op_kind;
+using stream::batch;
 
 /// Anything that hands out the ops of each core in order; `next` returns false at a stream's end.
 /// simulate() asks for a core's next op only once the core has reached it in simulated time.
 template <class S>
 concept op_source = requires(S& s, int core, op& out) {
     { s.next(core, out) } -> std::convertible_to<bool>;
-};
-
-/// A batch of a core's ops (batch_source).
-struct batch {
-    std::span<const op> ops;  ///< empty: the stream has ended
-    /// The same ops as the core's previous batch, with DMA ids advanced by that batch's number
-    /// of dma_starts and step values by one. When asked for lazily, `ops` may then be stale.
-    bool repeat = false;
-    bool whole_step = false;  ///< the ops are exactly those of one step value
 };
 
 /// A source that hands out a core's ops a batch at a time (the executor: one grid step's ops);
@@ -63,72 +48,6 @@ struct batch {
 template <class S>
 concept batch_source = requires(S& s, int core, bool lazy) {
     { s.next_batch(core, lazy) } -> std::convertible_to<batch>;
-};
-
-struct options {
-    bool timeline = false;  ///< record result::timeline
-    bool per_step = false;  ///< record result::steps
-    /// Fast-forward a stream that has settled into a repeating pattern (docs/model.md, "Steady
-    /// state"): once a core's state at a step boundary equals (to 1e-12 relative) its state one
-    /// period of up to 64 steps earlier, and the ops of the following steps repeat that period's
-    /// ops, whole periods advance by the period's time without simulating their events. Used only
-    /// while one core runs, and without timeline or per-step rows.
-    bool steady_state = true;
-    /// The estimates beside the chip preset: the engine reads the on-chip DMA bandwidth from it;
-    /// a source turning work into compute ops should use the same model with time_of.
-    cost_model costs = default_costs;
-};
-
-/// One interval of the timeline. Stream spans: overhead, issue (kind dma_start), compute, wait
-/// (kind dma_wait, only when the core really blocked). DMA spans (track dma, kind dma_start): from
-/// the end of the issue (start of the latency) to completion.
-struct span {
-    int core = 0;
-    enum class track : std::uint8_t { stream, dma } track = track::stream;
-    op_kind kind = op_kind::overhead;
-    std::uint32_t label = 0;
-    std::uint32_t step = 0;
-    std::uint32_t dma = 0;
-    double begin = 0;
-    double end = 0;
-    std::int64_t bytes = 0;  ///< DMA spans: bytes moved
-    bool far = true;         ///< DMA spans: over HBM
-};
-
-/// Time of one core in one grid step: a row per (core, step value), in order of first appearance.
-struct step_times {
-    int core = 0;
-    std::uint32_t step = 0;
-    double begin = 0;  ///< start of the first op carrying this step value
-    double end = 0;    ///< end of the last one (for a wait: when the core unblocked)
-    // Busy and blocked time of the ops carrying this step value. When a stream interleaves step
-    // values, rows overlap in time and end - begin exceeds their sum.
-    double overhead = 0;
-    double issue = 0;
-    double compute = 0;
-    double wait = 0;
-};
-
-struct result {
-    int cores = 0;
-    /// Kernel time on the device: the last core stream end or DMA completion, whichever is later.
-    double device_time = 0;
-    /// End of each core's stream: its last op. Dangling DMAs are not waited for, so that
-    /// core_time = busy_overhead + busy_issue + busy_compute + wait_dma holds for every core.
-    std::array<double, 2> core_time{};
-    std::array<double, 2> busy_overhead{};
-    std::array<double, 2> busy_issue{};  ///< dma_issue_s per DMA start
-    std::array<double, 2> busy_compute{};
-    std::array<double, 2> wait_dma{};  ///< blocked in waits: exposed DMA time
-    std::int64_t hbm_bytes = 0;        ///< bytes of far DMAs
-    std::int64_t onchip_bytes = 0;     ///< bytes of VMEM->VMEM DMAs
-    double hbm_busy_time = 0;          ///< time with at least one far transfer moving bytes
-    std::int64_t dma_count = 0;
-    std::int64_t dangling_dmas = 0;  ///< started but never waited (a semaphore leak, 39)
-    std::int64_t op_count = 0;       ///< ops pulled from the source
-    std::int64_t steady_ops = 0;     ///< of which fast-forwarded (options::steady_state)
-    std::vector<span> timeline;      ///< when options::timeline
-    std::vector<step_times> steps;   ///< when options::per_step, in stream order per core
 };
 
 namespace detail {

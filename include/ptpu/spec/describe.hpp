@@ -1,6 +1,7 @@
-// Defines call_desc, the constexpr value describing a whole pallas_call (operands, grid,
-// semantics, chip, budgets), built from the option types, and the per-operand index-map adaptor
-// the planner evaluates (S7, S46). Validation of a description lives in spec/validate.hpp.
+// Defines call_desc, the constexpr value describing a whole pallas_call (a pipeline_desc plus
+// chip, budgets, scratch, scalar prefetch, aliases), built from the option types, and the
+// per-operand index-map adaptor the planner evaluates (S7, S46). Validation of a description
+// lives in spec/validate.hpp.
 #pragma once
 
 #include <array>
@@ -14,52 +15,12 @@
 #include "ptpu/core/index.hpp"
 #include "ptpu/spec/block.hpp"
 #include "ptpu/spec/call.hpp"
+#include "ptpu/spec/pipeline.hpp"
 
 namespace ptpu {
 
-/// Most operands (prefetch + inputs + outputs) one call may have.
-inline constexpr std::size_t max_operands = 16;
 /// Most scratch buffers one call may have.
 inline constexpr std::size_t max_scratch = 16;
-
-enum class operand_role : std::uint8_t { input, output };
-
-/// Type-level problems found while describing an operand (reported through validation).
-enum class map_issue : std::uint8_t { none, arity, not_tuple, wrong_rank };
-
-/// One input or output operand of a call, as data.
-struct operand_desc {
-    operand_role role = operand_role::input;
-    space_kind space = space_kind::vmem;
-    dtype type = dtype::f32;
-    int rank = 0;
-    std::array<index_t, max_rank> shape{};
-    bool full_block = false;  ///< BlockSpec<Full>: block_shape=None
-    int block_rank = 0;
-    std::array<block_dim, max_rank> block{};
-    int buffer_count = 2;
-    bool explicit_mode = false;
-    bool lookahead = false;
-    bool revisit_any = false;
-    bool zero_map = false;  ///< index_map=None (literal zeros)
-    map_issue issue = map_issue::none;
-    int map_returned = 0;  ///< how many entries the index map returned (check 2)
-    int alias_of = -1;     ///< outputs: the input index whose HBM buffer it reuses (S50)
-
-    [[nodiscard]] constexpr index_t itemsize_bytes() const { return itemsize(type); }
-    [[nodiscard]] constexpr bool windowed() const { return !access(space).windowless; }
-    [[nodiscard]] constexpr index_t array_elems() const {
-        index_t n = 1;
-        for (int i = 0; i < rank; ++i) n *= shape[static_cast<std::size_t>(i)];
-        return n;
-    }
-    /// Elements of one window slot (the block, squeezed dims counting 1).
-    [[nodiscard]] constexpr index_t block_elems() const {
-        index_t n = 1;
-        for (int i = 0; i < block_rank; ++i) n *= block[static_cast<std::size_t>(i)].size;
-        return n;
-    }
-};
 
 struct scratch_desc {
     space_kind space = space_kind::vmem;
@@ -73,38 +34,23 @@ struct scratch_desc {
     }
 };
 
-/// The whole call as data: what the validator checks and the planner schedules.
-struct call_desc {
-    int grid_rank = 0;
-    std::array<index_t, max_rank> grid{};
-    bool has_semantics = false;
-    int semantics_rank = 0;
-    std::array<dim_semantics, max_rank> semantics{};
+/// The whole call as data: its pipeline (the grid, the operands and their windows) plus what
+/// only a pallas_call has: the chip it is checked against and timed on, the VMEM limit, scratch
+/// buffers, scalar-prefetch operands and input/output aliases. What the validator checks and the
+/// planner schedules.
+struct call_desc : pipeline_desc {
     chip hw{};
     index_t vmem_limit = 0;
     int n_prefetch = 0;
     index_t prefetch_bytes = 0;
-    int n_in = 0;
-    int n_out = 0;
-    std::array<operand_desc, max_operands> ops{};  ///< inputs then outputs (S46)
+    std::array<index_t, max_operands> prefetch_each{};  ///< bytes of each scalar-prefetch operand
     int n_scratch = 0;
     std::array<scratch_desc, max_scratch> scratch{};
     int n_alias = 0;
     std::array<std::pair<int, int>, max_operands> aliases{};
     int duplicate_option = -1;  ///< an option kind given twice (check 10)
     bool unknown_option = false;
-
-    [[nodiscard]] constexpr int n_ops() const { return n_in + n_out; }
-    [[nodiscard]] constexpr index_t steps() const {
-        index_t n = 1;
-        for (int i = 0; i < grid_rank; ++i) n *= grid[static_cast<std::size_t>(i)];
-        return n;
-    }
 };
-
-/// What the planner calls to get a block index: the operand's index map at a grid point.
-/// `ctx` carries the scalar-prefetch refs when there are any (run-time plans only).
-using block_fn = index_tuple<max_rank> (*)(const index_t* grid_point, const void* ctx);
 
 namespace detail {
 

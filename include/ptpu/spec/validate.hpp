@@ -88,6 +88,20 @@ namespace ptpu {
     X(r19_revisit,                                                                                           \
       "ptpu[19] pallas_call: revisit_any is not supported with double buffering; use Buffered<1> with "      \
       "revisit_any")                                                                                         \
+    X(r27_buffers,                                                                                           \
+      "ptpu[27] emit_pipeline: buffer_count must be at least 1; use Buffered<1> or more")                   \
+    X(r27_out_buffers,                                                                                       \
+      "ptpu[27] emit_pipeline: buffer count > 2 is not supported for outputs; use Buffered<1> or "          \
+      "Buffered<2> for outputs (inputs may take more)")                                                      \
+    X(r27_out_lookahead,                                                                                     \
+      "ptpu[27] emit_pipeline: output buffering does not support lookahead; use Buffered<k, true> on "      \
+      "inputs only")                                                                                         \
+    X(q1,                                                                                                    \
+      "ptpu[Q1] emit_pipeline: Buffered<1, true> never fetches block 0 (upstream hangs or reads the wrong "  \
+      "block); use Buffered<2, true> or drop the lookahead")                                                 \
+    X(buf1,                                                                                                  \
+      "ptpu[BUF1] pipeline: more window buffers than ptpu supports (max_buffers = 8 per operand); use at "   \
+      "most 8")                                                                                              \
     X(r20,                                                                                                   \
       "ptpu[20] pallas_call: the length of the grid does not match the length of the dimension semantics; "  \
       "give one Semantics value per grid dim")                                                               \
@@ -187,10 +201,28 @@ constexpr diag check_tiling(const operand_desc& o, int op) {
 
 }  // namespace detail
 
-/// Checks of a whole pallas_call that need no schedule, in the order Pallas reports them.
-constexpr diag validate(const call_desc& c) {
+/// What a front end lets its pipelines do: the rules that differ between pallas_call and
+/// emit_pipeline are read from here, so each stays one rule with one id and one message.
+struct capabilities {
+    int max_in_buffers = 2;   ///< pallas_call: 2 (check 19); emit_pipeline: any (S30), ptpu's max_buffers
+    int max_out_buffers = 2;  ///< both: 2 (S31)
+    bool lookahead = false;   ///< Buffered<k, true> on inputs (S32; pallas_call rejects it, 19)
+    bool bounded_slice = false;  ///< BoundedSlice blocks (pallas_call rejects them, 18)
+    /// The TPU lowering's window checks of a top-level call (13–19: block rank, tiling, element
+    /// mixing, one or two buffers, revisit_any single-buffered); emit_pipeline has none of them
+    /// (S52) and reports buffer counts with check 27.
+    bool top_level = true;
+};
+
+/// pallas_call's pipeline (§1.11): buffers 1–2, no lookahead, no BoundedSlice, the lowering's checks.
+inline constexpr capabilities pallas_call_caps{};
+/// emit_pipeline's (§1.12): inputs any count ≥ 1, outputs ≤ 2, lookahead on inputs, BoundedSlice.
+inline constexpr capabilities emit_pipeline_caps{static_cast<int>(max_buffers), 2, true, true, false};
+
+/// The checks of one pipeline that need no schedule, in the order Pallas reports them: the grid
+/// (25), the semantics (20, S44), then each operand (7, 1–3, 13, 14, 15, 18, 19 or 27, Q1, BUF1).
+constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& caps) {
     using detail::fail;
-    if (c.duplicate_option >= 0 || c.unknown_option) return fail(rule::r10, -1, -1, c.duplicate_option);
     for (int i = 0; i < c.grid_rank; ++i)
         if (c.grid[static_cast<std::size_t>(i)] <= 0)
             return fail(rule::r25, -1, i, c.grid[static_cast<std::size_t>(i)]);
@@ -206,6 +238,7 @@ constexpr diag validate(const call_desc& c) {
     }
     for (int i = 0; i < c.n_ops(); ++i) {
         const operand_desc& o = c.ops[static_cast<std::size_t>(i)];
+        const bool output = o.role == operand_role::output;
         for (int d = 0; d < o.block_rank; ++d)
             if (o.block[static_cast<std::size_t>(d)].kind == dim_kind::invalid)
                 return fail(rule::reported, i, d);
@@ -213,7 +246,7 @@ constexpr diag validate(const call_desc& c) {
         if (o.issue == map_issue::arity) return fail(rule::r2_arity, i, -1, c.grid_rank);
         if (o.issue == map_issue::not_tuple) return fail(rule::r3, i);
         if (o.issue == map_issue::wrong_rank) return fail(rule::r2, i, -1, o.map_returned, o.block_rank);
-        if (o.rank < 1) return fail(rule::r13, i);
+        if (caps.top_level && o.rank < 1) return fail(rule::r13, i);
         if (access(o.space).windowless) {
             for (int d = 0; d < o.rank; ++d) {
                 const auto& bd = o.block[static_cast<std::size_t>(d)];
@@ -230,17 +263,36 @@ constexpr diag validate(const call_desc& c) {
             elements += bd.kind == dim_kind::element;
             non_squeezed += bd.kind != dim_kind::squeezed;
         }
-        if (elements != 0 && elements != non_squeezed) return fail(rule::r18_element, i);
-        if (o.lookahead) return fail(rule::r19_lookahead, i);
-        if (o.buffer_count != 1 && o.buffer_count != 2) return fail(rule::r19_buffers, i, -1, o.buffer_count);
-        if (o.revisit_any && o.buffer_count != 1 && o.role == operand_role::output)
-            return fail(rule::r19_revisit, i, -1, o.buffer_count);
+        if (caps.top_level && elements != 0 && elements != non_squeezed) return fail(rule::r18_element, i);
+        const int max_bc = output ? caps.max_out_buffers : caps.max_in_buffers;
+        if (caps.top_level) {
+            if (o.lookahead) return fail(rule::r19_lookahead, i);
+            if (o.buffer_count < 1 || o.buffer_count > max_bc)
+                return fail(rule::r19_buffers, i, -1, o.buffer_count);
+            if (o.revisit_any && o.buffer_count != 1 && output)
+                return fail(rule::r19_revisit, i, -1, o.buffer_count);
+        } else {
+            if (o.buffer_count < 1) return fail(rule::r27_buffers, i, -1, o.buffer_count);
+            if (output && o.buffer_count > max_bc) return fail(rule::r27_out_buffers, i, -1, o.buffer_count);
+            if (o.buffer_count > max_bc) return fail(rule::buf1, i, -1, o.buffer_count, max_bc);
+            if (o.lookahead && (output || !caps.lookahead)) return fail(rule::r27_out_lookahead, i);
+            if (o.lookahead && o.buffer_count == 1) return fail(rule::q1, i);  // Q1 [M]
+        }
         const bool smem_trivial = o.space == space_kind::smem && o.full_block && o.zero_map;
-        if (!smem_trivial) {
+        if (caps.top_level && !smem_trivial) {
             const diag t = detail::check_tiling(o, i);
             if (!t.ok()) return t;
         }
     }
+    return {};
+}
+
+/// Checks of a whole pallas_call that need no schedule, in the order Pallas reports them: the
+/// options (10), its pipeline with pallas_call's capabilities, the aliases (11).
+constexpr diag validate(const call_desc& c) {
+    using detail::fail;
+    if (c.duplicate_option >= 0 || c.unknown_option) return fail(rule::r10, -1, -1, c.duplicate_option);
+    if (const diag p = validate_pipeline(c, pallas_call_caps); !p.ok()) return p;
     bool out_taken[max_operands] = {};
     for (int k = 0; k < c.n_alias; ++k) {
         const auto [in, out] = c.aliases[static_cast<std::size_t>(k)];

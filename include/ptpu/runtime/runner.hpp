@@ -1,7 +1,10 @@
-// Defines the executor: it walks a call's schedule core by core (core_schedule), moves real bytes
-// for every DMA, runs the kernel body on its windows, and hands the timing model (sim/) the ops
-// of each core stream as they happen: it IS the op source simulate() pulls from. It knows nothing
-// of time except the ops it emits (architecture.md: one-way arrows).
+// Defines the runner: one pipeline on one core. It walks the core's schedule (basic_schedule),
+// moves real bytes for every DMA, runs the kernel body on its windows, and writes the ops of the
+// core stream into its batch as they happen (stream/op.hpp): it IS the op source the timing
+// model pulls from, yet it includes nothing of the model and knows nothing of time except the
+// conversions its caller hands it (architecture.md: one-way arrows). It is not a template: the
+// body is called through a function pointer, so the runner is compiled once per translation
+// unit, not once per kernel body.
 #pragma once
 
 #include <algorithm>
@@ -12,113 +15,57 @@
 #include <span>
 #include <vector>
 
+#include "ptpu/runtime/arena.hpp"
 #include "ptpu/runtime/context.hpp"
 #include "ptpu/runtime/dma.hpp"
 #include "ptpu/schedule/plan.hpp"
-#include "ptpu/sim/engine.hpp"
-#include "ptpu/spec/describe.hpp"
-#include "ptpu/spec/validate.hpp"
+#include "ptpu/spec/pipeline.hpp"
+#include "ptpu/stream/op.hpp"
 
 namespace ptpu {
 
-/// What the executor did, counted as it ran (tests compare it with the plan).
-struct run_stats {
-    index_t steps = 0;                    ///< bodies run, all cores
-    std::array<index_t, 2> core_steps{};  ///< bodies run per core
-    index_t dma_in = 0;                   ///< HBM → window copies (fetch, sync_in, restore)
-    index_t dma_out = 0;                  ///< window → HBM copies (write, write_sync, sync_out)
-    index_t bytes_in = 0;
-    index_t bytes_out = 0;
-    std::array<index_t, max_operands> op_dmas{};  ///< per operand (inputs then outputs)
-    std::array<index_t, max_operands> op_bytes{};
-    index_t body_dmas = 0;  ///< DMAs issued by bodies (sync_copy)
-    index_t body_dma_bytes = 0;
-    work total_work{};  ///< everything the bodies charged
-};
-
-/// What a timeline label points to: the pipeline DMA (or body DMA) behind a sim op.
-struct dma_note {
-    event_kind kind = event_kind::fetch;  ///< body DMAs use event_kind::body
-    std::uint8_t core = 0;
-    std::uint8_t op = 0;
-    std::uint8_t slot = 0;
-    std::uint32_t block_step = 0;
-    coords block{};  ///< the block index moved (pipeline DMAs)
-};
-
-/// One core's memories (S6): its windows (slots), scratch and SMEM copy of the prefetch operands.
-struct core_memory {
-    std::byte* arena = nullptr;
-    std::array<std::array<std::byte*, 2>, max_operands> slots{};
-    std::array<std::byte*, max_scratch> scratch{};
-    std::array<std::byte*, max_operands> prefetch{};
-    std::array<int, max_operands> cur{};  ///< the slot the body sees (S20)
-};
-
-namespace detail {
-/// Borrows the thread's cached per-core arenas for one call (or private ones when a call is
-/// already running on this thread).
-class arena_lease {
-public:
-    arena_lease() : owner_(!busy()) {
-        if (owner_) busy() = true;
-    }
-    ~arena_lease() {
-        if (owner_) busy() = false;
-    }
-    arena_lease(const arena_lease&) = delete;
-    arena_lease& operator=(const arena_lease&) = delete;
-
-    std::byte* get(int core, std::size_t bytes) {
-        std::vector<std::byte>& v =
-            owner_ ? cache()[static_cast<std::size_t>(core)] : own_[static_cast<std::size_t>(core)];
-        if (v.size() < bytes) v.resize(bytes);
-        return v.data();
-    }
-
-private:
-    static bool& busy() {
-        thread_local bool b = false;
-        return b;
-    }
-    static std::array<std::vector<std::byte>, 2>& cache() {
-        thread_local std::array<std::vector<std::byte>, 2> c;
-        return c;
-    }
-    bool owner_;
-    std::array<std::vector<std::byte>, 2> own_;
-};
-
-}  // namespace detail
-
-struct executor_options {
+struct runner_options {
     bool timing_only = false;  ///< skip vector data movement and floating-point work
     bool notes = false;        ///< keep a dma_note per DMA for the timeline (labels index it)
     /// How long a body's work takes: the timing model's conversion, handed in by the caller so
-    /// that the executor itself knows nothing of time (architecture.md).
+    /// that the runner itself knows nothing of time (architecture.md).
     double (*seconds_of)(const work&, const void* ctx) = nullptr;
     const void* seconds_ctx = nullptr;
+    /// The control overhead of one grid step (the chip's, tpu-model.md §2), for the step's op.
+    double step_overhead_s = 0;
+    std::uint8_t pipeline = 0;  ///< the pipeline id its notes carry
 };
 
-/// The executor of one call. `Invoke` is a callable `void(core_memory&)` that runs the body on
-/// the current windows of that core.
-template <class Invoke>
-class executor {
+/// How a runner runs the body on its core's current windows: a plain function and the object it
+/// calls (the front end's closure over the body), so that no runner code depends on the body.
+struct body_call {
+    void (*fn)(void* obj, core_memory& mem) = nullptr;
+    void* obj = nullptr;
+    void operator()(core_memory& m) const { fn(obj, m); }
+};
+
+/// One pipeline on one core: the schedule's events become data movement, body runs and ops.
+class runner {
 public:
-    executor(const call_desc& desc, const plan_tables& tables, const block_fn* maps, const void* ctx,
-             const std::array<void*, max_operands>& hbm, std::array<core_memory, 2>& mem,
-             kernel_context& kctx, Invoke invoke, const executor_options& opt)
+    /// Core `core` of the pipeline `desc` analyzed as `tables` (change bits from pass 1); `maps`
+    /// and `ctx` give block indices (for copies and labels); `hbm[i]` is operand i's array; the
+    /// windows live in `mem`; the body reads `kctx`; `notes`, when options().notes, collects
+    /// what each DMA label means (shared by the runners of one call, so labels stay unique).
+    runner(const pipeline_desc& desc, const plan_tables& tables, int core, const block_fn* maps, const void* ctx,
+           const std::array<void*, max_operands>& hbm, core_memory& mem, kernel_context& kctx, body_call body,
+           const runner_options& opt, std::vector<dma_note>* notes)
         : desc_(desc),
           tables_(tables),
+          core_(core),
           maps_(maps),
           ctx_(ctx),
           hbm_(hbm),
           mem_(mem),
           kctx_(kctx),
-          invoke_(invoke),
+          body_(body),
           opt_(opt),
-          sched_{core_schedule(tables, 0), core_schedule(tables, tables.info.cores > 1 ? 1 : 0)} {
-        if (tables.info.cores < 2) sched_[1] = core_schedule(tables, 0), done1_ = true;
+          notes_(notes),
+          sched_(tables, core) {
         for (int i = 0; i < desc.n_ops(); ++i) {
             const auto u = static_cast<std::size_t>(i);
             // Timing-only runs still move SMEM windows: scalar code reads them.
@@ -139,77 +86,92 @@ public:
             repeat_on_ = repeat_on_ && !move_[static_cast<std::size_t>(i)] &&
                          uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
     }
+    runner(const runner&) = delete;
+    runner& operator=(const runner&) = delete;
 
-    /// sim::batch_source: the ops of `core`'s next grid step (running what the schedule says on
-    /// the way: DMAs, the body); no ops once its stream has ended. With `lazy`, a step that
-    /// repeats the last one (see "Repeated steps" below) is made without rewriting its ops: the
-    /// batch says so and its ops are those of an earlier step.
-    sim::batch next_batch(int core, bool lazy = false) {
-        const auto c = static_cast<std::size_t>(core);
-        out_ = &batch_[c];
-        meta_out_ = &meta_[c];
-        if (core == 1 && done1_) return {};
-        const int same = repeat(core);
+    /// The ops of the core's next grid step (running what the schedule says on the way: DMAs,
+    /// the body); no ops once its stream has ended. With `lazy`, a step that repeats the last
+    /// one (see "Repeated steps" below) is made without rewriting its ops: the batch says so and
+    /// its ops are those of an earlier step.
+    stream::batch next_batch(bool lazy = false) {
+        const int same = repeat();
         if (same == 1 && lazy) {
-            ++stale_[c];
-            return {{out_->data(), n_batch_[c]}, true, true};
+            ++stale_;
+            return {{ops_.data(), n_batch_}, true, true};
         }
         if (same >= 0) {
-            patch(core, stale_[c] + 1);
-            stale_[c] = 0;
-            if (same == 1) return {{out_->data(), n_batch_[c]}, true, true};
-            finish_body(core);
-            return {{out_->data(), n_batch_[c]}, false, true};
+            patch(stale_ + 1);
+            stale_ = 0;
+            if (same == 1) return {{ops_.data(), n_batch_}, true, true};
+            finish_body();
+            return {{ops_.data(), n_batch_}, false, true};
         }
-        if (stale_[c] > 0) {  // the DMA tables must know the steps made without their ops
-            patch(core, stale_[c]);
-            stale_[c] = 0;
+        if (stale_ > 0) {  // the DMA tables must know the steps made without their ops
+            patch(stale_);
+            stale_ = 0;
         }
         n_out_ = 0;
         events_.clear();
-        flush(core);
+        flush();
         const run_stats before = stats_;
-        if (!sched_[c].next_step(events_)) return {};
+        if (!sched_.next_step(events_)) return {};
         for (std::size_t k = 0; k < events_.size(); ++k) handle(events_[k]);
-        n_batch_[c] = n_out_;
-        remember(core, before);
-        return {{out_->data(), n_out_}, false, true};
+        n_batch_ = n_out_;
+        remember(before);
+        return {{ops_.data(), n_out_}, false, true};
     }
 
+    /// What the runner did so far.
     [[nodiscard]] run_stats stats() const {
-        flush(0);
-        flush(1);
+        flush();
         run_stats s = stats_;
         s.total_work += times(last_work_, last_work_n_);
         return s;
     }
-    [[nodiscard]] const std::vector<dma_note>& notes() const { return notes_; }
 
 private:
     index_tuple<max_rank> block_of(int op, index_t step) const {
         const auto p = detail::grid_point(desc_, step);
         return maps_[op](p.data(), ctx_);
     }
-    // Labels index notes_ (0 when notes are off). A DMA's wait carries its start's label, so
-    // the timeline can name both.
+    static stream::copy_kind copy_of(event_kind k) {
+        switch (k) {
+            case event_kind::sync_in:
+                return stream::copy_kind::sync_in;
+            case event_kind::restore:
+                return stream::copy_kind::restore;
+            case event_kind::write:
+                return stream::copy_kind::write;
+            case event_kind::write_sync:
+                return stream::copy_kind::write_sync;
+            case event_kind::sync_out:
+                return stream::copy_kind::sync_out;
+            case event_kind::body:
+                return stream::copy_kind::body;
+            default:
+                return stream::copy_kind::fetch;
+        }
+    }
+    // Labels index the shared notes (0 when notes are off). A DMA's wait carries its start's
+    // label, so the timeline can name both.
     std::uint32_t note(const event& e, event_kind k) {
-        if (!opt_.notes) return 0;
-        dma_note n{k, e.core, e.op, e.slot, e.block_step, {}};
+        if (!opt_.notes || notes_ == nullptr) return 0;
+        dma_note n{copy_of(k), e.core, e.op, e.slot, opt_.pipeline, e.block_step, {}};
         if (k != event_kind::body) {
             const auto b = block_of(e.op, e.block_step);
             n.block.rank = desc_.ops[e.op].rank;
             for (int d = 0; d < n.block.rank; ++d) n.block.v[d] = b.v[d].start;
+        } else {
+            n.op = 0;
         }
-        notes_.push_back(n);
-        return static_cast<std::uint32_t>(notes_.size() - 1);
+        notes_->push_back(n);
+        return static_cast<std::uint32_t>(notes_->size() - 1);
     }
-    std::uint32_t label_of(int core, std::uint32_t id) const {
-        const auto& v = labels_[static_cast<std::size_t>(core)];
-        return id < v.size() ? v[id] : 0;
-    }
+    std::uint32_t label_of(std::uint32_t id) const { return id < labels_.size() ? labels_[id] : 0; }
+
     // ---- Repeated steps ------------------------------------------------------------------------
     // A timing-only run that moves no data spends most of its time making the same ops step after
-    // step. Once a core has made two consecutive steps of the same shape (core_schedule::shape)
+    // step. Once the core has made two consecutive steps of the same shape (basic_schedule::shape)
     // with no DMA of the body, a third of that shape is made from the last one's ops: the same
     // ops with DMA ids advanced by its number of starts (the DMAs it waits on are those of the
     // step before, which had the same shape), window slots advanced as the schedule's counters,
@@ -222,6 +184,10 @@ private:
         std::uint8_t slot = 0;
         bool start = false;  // a DMA start (else a wait, or no DMA)
     };
+    struct window_move {
+        std::uint8_t op = 0;
+        std::uint8_t by = 0;  // slots the window advances per step (mod its buffer count)
+    };
     struct repeat_state {
         std::uint64_t shape = 0;  // of the last step made
         int same = 0;             // steps in a row with that shape
@@ -230,16 +196,15 @@ private:
         std::size_t body_at = 0;  // index of the body's compute op
         run_stats dmas{};         // what its DMAs added to stats_
         index_t unsummed = 0;     // repeats whose DMAs are not yet in stats_ (flush())
-        // The windows (S20) a step of this shape moves on: slot 0 <-> 1 of double-buffered
-        // operands whose counter advances an odd number of times per step; inputs' before the
-        // body (their wait), outputs' after it (their write).
-        int n_flip_in = 0, n_flip_out = 0;
-        std::uint8_t flip_in[max_operands]{}, flip_out[max_operands]{};
+        // The windows (S20) a step of this shape moves on: inputs' before the body (their wait),
+        // outputs' after it (their write), each by its counter's move modulo its buffer count.
+        int n_move_in = 0, n_move_out = 0;
+        window_move move_in[max_operands]{}, move_out[max_operands]{};
     };
 
     // Adds the DMAs of the repeated steps not yet counted to stats_.
-    void flush(int core) const {
-        repeat_state& r = rep_[static_cast<std::size_t>(core)];
+    void flush() const {
+        repeat_state& r = rep_;
         if (r.unsummed == 0) return;
         const index_t m = r.unsummed;
         r.unsummed = 0;
@@ -255,9 +220,9 @@ private:
     }
 
     // Records the step just made as the pattern of the next.
-    void remember(int core, const run_stats& before) {
-        repeat_state& r = rep_[static_cast<std::size_t>(core)];
-        const std::uint64_t shape = sched_[static_cast<std::size_t>(core)].last_shape();
+    void remember(const run_stats& before) {
+        repeat_state& r = rep_;
+        const std::uint64_t shape = sched_.last_shape();
         r.same = (shape != 0 && shape == r.shape) ? r.same + 1 : 1;
         r.shape = shape;
         r.usable = false;
@@ -265,7 +230,7 @@ private:
         r.starts = 0;
         int computes = 0;
         for (std::size_t k = 0; k < n_out_; ++k) {
-            const op_meta& m = (*meta_out_)[k];
+            const op_meta& m = meta_[k];
             r.starts += m.start ? 1u : 0u;
             if (m.kind == event_kind::body) {
                 r.body_at = k;
@@ -273,16 +238,19 @@ private:
             }
         }
         r.usable = computes == 1;
-        const core_schedule& sch = sched_[static_cast<std::size_t>(core)];
-        const core_schedule::step_delta& d = sch.last_delta();
-        r.n_flip_in = r.n_flip_out = 0;
-        for (int k = 0; k < sch.n_windowed(); ++k) {
-            const int op = sch.windowed(k);
-            if (tables_.info.ops[static_cast<std::size_t>(op)].buffers != 2) continue;
-            if (op < desc_.n_in && d.win[op] % 2 != 0)
-                r.flip_in[r.n_flip_in++] = static_cast<std::uint8_t>(op);
-            if (op >= desc_.n_in && d.cout[op] % 2 != 0)
-                r.flip_out[r.n_flip_out++] = static_cast<std::uint8_t>(op);
+        const core_schedule::step_delta& d = sched_.last_delta();
+        r.n_move_in = r.n_move_out = 0;
+        for (int k = 0; k < sched_.n_windowed(); ++k) {
+            const int op = sched_.windowed(k);
+            const index_t bc = tables_.info.ops[static_cast<std::size_t>(op)].buffers;
+            if (bc < 2) continue;
+            const index_t by = (op < desc_.n_in ? d.win[op] : d.cout[op]) % bc;
+            if (by == 0) continue;
+            const window_move mv{static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(by)};
+            if (op < desc_.n_in)
+                r.move_in[r.n_move_in++] = mv;
+            else
+                r.move_out[r.n_move_out++] = mv;
         }
         r.dmas = stats_;
         r.dmas.dma_in -= before.dma_in;
@@ -296,56 +264,55 @@ private:
         }
     }
 
+    void move_window(const window_move& mv) {
+        const int bc = tables_.info.ops[mv.op].buffers;
+        mem_.cur[mv.op] = (mem_.cur[mv.op] + mv.by) % bc;
+    }
+
     // Makes the core's next step from its last one when it may (see above): -1 when it may not
     // (nothing done); else the step is made, its body run, and 1 when the body charged the same
     // time and issued no DMA (the step repeats the last one exactly), 0 otherwise (finish_body()
     // then writes the body's ops).
-    int repeat(int core) {
-        const auto c = static_cast<std::size_t>(core);
-        repeat_state& r = rep_[c];
-        core_schedule& sch = sched_[c];
-        if (!r.usable || r.same < 2 || sch.shape() != r.shape) return -1;
-        const index_t g = sch.next_global_step();
-        sch.skip_step();
-        next_id_[c] += r.starts;
+    int repeat() {
+        repeat_state& r = rep_;
+        if (!r.usable || r.same < 2 || sched_.shape() != r.shape) return -1;
+        const index_t g = sched_.next_global_step();
+        sched_.skip_step();
+        next_id_ += r.starts;
         ++r.unsummed;
-        core_memory& mem = mem_[c];
-        for (int k = 0; k < r.n_flip_in; ++k) mem.cur[r.flip_in[k]] ^= 1;
+        for (int k = 0; k < r.n_move_in; ++k) move_window(r.move_in[k]);
         body_event_ = event{event_kind::body,
-                            static_cast<std::uint8_t>(core),
+                            static_cast<std::uint8_t>(core_),
                             0,
                             0,
                             static_cast<std::uint32_t>(g),
-                            static_cast<std::uint32_t>(g)};
+                            static_cast<std::uint32_t>(g),
+                            opt_.pipeline};
         invoke_body(body_event_);
-        for (int k = 0; k < r.n_flip_out; ++k) mem.cur[r.flip_out[k]] ^= 1;
+        for (int k = 0; k < r.n_move_out; ++k) move_window(r.move_out[k]);
         if (!kctx_.body_dma_log.empty()) return 0;
         const double t = seconds(kctx_.body_work);
-        return t == (*out_)[r.body_at].seconds ? 1 : 0;
+        return t == ops_[r.body_at].seconds ? 1 : 0;
     }
 
     // Brings the batch's ops (those of the step m steps back, all with the same shape) to the
     // step just made: DMA ids advance by m times the step's starts, slots as the schedule's
     // counters, and the DMA tables learn the latest DMAs.
-    void patch(int core, index_t m) {
-        const auto c = static_cast<std::size_t>(core);
-        const repeat_state& r = rep_[c];
-        const core_schedule& sch = sched_[c];
-        const core_schedule::step_delta& d = sch.last_delta();
-        const auto g = static_cast<std::uint32_t>(sch.next_global_step() - 1);
+    void patch(index_t m) {
+        const repeat_state& r = rep_;
+        const core_schedule::step_delta& d = sched_.last_delta();
+        const auto g = static_cast<std::uint32_t>(sched_.next_global_step() - 1);
         const auto k = static_cast<std::uint32_t>(m * r.starts);
-        std::vector<sim::op>& ops = *out_;
-        std::vector<op_meta>& meta = *meta_out_;
-        const std::size_t n = n_batch_[c];
+        const std::size_t n = n_batch_;
         auto advance = [&](op_meta& mt, index_t per_step) {
             const index_t bc = tables_.info.ops[mt.op].buffers;
             mt.slot = static_cast<std::uint8_t>(bc > 1 ? (mt.slot + m * per_step) % bc : 0);
         };
         for (std::size_t j = 0; j < n; ++j) {
-            sim::op& o = ops[j];
-            op_meta& mt = meta[j];
+            stream::op& o = ops_[j];
+            op_meta& mt = meta_[j];
             o.step = g;
-            if (o.kind != sim::op_kind::dma_start && o.kind != sim::op_kind::dma_wait) continue;
+            if (o.kind != stream::op_kind::dma_start && o.kind != stream::op_kind::dma_wait) continue;
             o.dma += k;
             if (!mt.start) {
                 if (mt.kind == event_kind::wait_in)
@@ -357,7 +324,7 @@ private:
             switch (mt.kind) {
                 case event_kind::fetch:
                     advance(mt, d.cin[mt.op]);
-                    in_flight_in_[c][mt.op][mt.slot] = o.dma;
+                    in_flight_in_[mt.op][mt.slot] = o.dma;
                     break;
                 case event_kind::restore:
                     advance(mt, d.cout[mt.op]);  // restores into the slot the next write uses
@@ -365,7 +332,7 @@ private:
                 case event_kind::write:
                 case event_kind::write_sync:
                     advance(mt, d.cout[mt.op]);
-                    if (mt.kind == event_kind::write) in_flight_out_[c][mt.op][mt.slot] = o.dma;
+                    if (mt.kind == event_kind::write) in_flight_out_[mt.op][mt.slot] = o.dma;
                     break;
                 default:
                     break;
@@ -374,57 +341,55 @@ private:
     }
 
     // The body of a step made by repeat() charged another time or issued DMAs: its ops.
-    void finish_body(int core) {
-        const auto c = static_cast<std::size_t>(core);
-        repeat_state& r = rep_[c];
+    void finish_body() {
+        repeat_state& r = rep_;
         if (kctx_.body_dma_log.empty()) {
-            (*out_)[r.body_at].seconds = last_seconds_;  // seconds() ran in repeat()
+            ops_[r.body_at].seconds = last_seconds_;  // seconds() ran in repeat()
             return;
         }
-        splice(core, body_event_, n_batch_[c]);
+        splice(body_event_, n_batch_);
     }
 
     // The body of a repeated step issued DMAs: its ops replace the single compute op, and the
     // starts after it (the writes) take the ids after the body's.
-    void splice(int core, const event& body, std::size_t n) {
-        const auto c = static_cast<std::size_t>(core);
-        repeat_state& r = rep_[c];
-        std::vector<sim::op> tail(out_->begin() + static_cast<std::ptrdiff_t>(r.body_at + 1),
-                                  out_->begin() + static_cast<std::ptrdiff_t>(n));
-        std::vector<op_meta> tail_meta(meta_out_->begin() + static_cast<std::ptrdiff_t>(r.body_at + 1),
-                                       meta_out_->begin() + static_cast<std::ptrdiff_t>(n));
+    void splice(const event& body, std::size_t n) {
+        repeat_state& r = rep_;
+        std::vector<stream::op> tail(ops_.begin() + static_cast<std::ptrdiff_t>(r.body_at + 1),
+                                     ops_.begin() + static_cast<std::ptrdiff_t>(n));
+        std::vector<op_meta> tail_meta(meta_.begin() + static_cast<std::ptrdiff_t>(r.body_at + 1),
+                                       meta_.begin() + static_cast<std::ptrdiff_t>(n));
         // The ids advanced above assumed no body DMA: the tail's starts move up by the body's.
-        next_id_[c] -= static_cast<std::uint32_t>(
+        next_id_ -= static_cast<std::uint32_t>(
             std::count_if(tail_meta.begin(), tail_meta.end(), [](const op_meta& m) { return m.start; }));
         n_out_ = r.body_at;
         emit_body(body);
         for (std::size_t j = 0; j < tail.size(); ++j) {
-            sim::op o = tail[j];
+            stream::op o = tail[j];
             const op_meta& m = tail_meta[j];
             if (m.start) {
-                o.dma = next_id_[c]++;
-                if (m.kind == event_kind::write) in_flight_out_[c][m.op][m.slot] = o.dma;
-            } else if (o.kind == sim::op_kind::dma_wait && m.kind != event_kind::wait_out) {
-                o.dma = next_id_[c] - 1;  // a blocking copy waits on its own start, just made
+                o.dma = next_id_++;
+                if (m.kind == event_kind::write) in_flight_out_[m.op][m.slot] = o.dma;
+            } else if (o.kind == stream::op_kind::dma_wait && m.kind != event_kind::wait_out) {
+                o.dma = next_id_ - 1;  // a blocking copy waits on its own start, just made
             }
             cur_meta_ = m;
             emit(o.kind, o.dma, o.seconds, o.bytes, o.far, o.label, o.step);
         }
-        n_batch_[c] = n_out_;
+        n_batch_ = n_out_;
         r.usable = false;  // the next step is made in full
         r.same = 0;
     }
 
     // The ops are written field by field into the batch (a whole op built aside and copied in
     // stalls on store forwarding, which made this the hot spot of timing-only runs).
-    void emit(sim::op_kind kind, std::uint32_t dma, double seconds, index_t bytes, bool far,
+    void emit(stream::op_kind kind, std::uint32_t dma, double seconds, index_t bytes, bool far,
               std::uint32_t label, std::uint32_t step) {
-        if (n_out_ == out_->size()) {
-            out_->resize(2 * n_out_ + 16);
-            meta_out_->resize(out_->size());
+        if (n_out_ == ops_.size()) {
+            ops_.resize(2 * n_out_ + 16);
+            meta_.resize(ops_.size());
         }
-        (*meta_out_)[n_out_] = cur_meta_;
-        sim::op& o = (*out_)[n_out_++];
+        meta_[n_out_] = cur_meta_;
+        stream::op& o = ops_[n_out_++];
         o.kind = kind;
         o.dma = dma;
         o.seconds = seconds;
@@ -435,16 +400,16 @@ private:
     }
     // A pipeline DMA starts: returns its id.
     std::uint32_t dma_start(const event& e, index_t bytes) {
-        const std::uint32_t id = next_id_[e.core]++;
+        const std::uint32_t id = next_id_++;
         const std::uint32_t label = note(e, e.kind);
-        if (opt_.notes) labels_[e.core].push_back(label);
+        if (opt_.notes) labels_.push_back(label);
         cur_meta_.start = true;
-        emit(sim::op_kind::dma_start, id, 0, bytes, true, label, e.step);
+        emit(stream::op_kind::dma_start, id, 0, bytes, true, label, e.step);
         cur_meta_.start = false;
         return id;
     }
-    void wait(int core, std::uint32_t id, std::uint32_t step) {
-        emit(sim::op_kind::dma_wait, id, 0, 0, true, label_of(core, id), step);
+    void wait(std::uint32_t id, std::uint32_t step) {
+        emit(stream::op_kind::dma_wait, id, 0, 0, true, label_of(id), step);
     }
     void count(const event& e, index_t bytes, bool in) {
         const auto op = static_cast<std::size_t>(e.op);
@@ -462,7 +427,7 @@ private:
         if (move_[op] || bytes < 0) {
             const auto b = block_of(e.op, e.block_step);
             const operand_desc& o = desc_.ops[op];
-            std::byte* slot = mem_[e.core].slots[op][e.slot];
+            std::byte* slot = mem_.slots[op][e.slot];
             bytes = !move_[op] ? region_of(o, b).elems() * itemsize(o.type)
                     : in       ? copy_block_in(hbm_[op], slot, o, b)
                                : copy_block_out(hbm_[op], slot, o, b);
@@ -471,86 +436,81 @@ private:
         return bytes;
     }
 
-    // One schedule event: does its work and appends its op(s), if it has a cost, to `out`.
+    // One schedule event: does its work and appends its op(s), if it has a cost, to the batch.
     void handle(const event& e) {
         const auto op = static_cast<std::size_t>(e.op);
         cur_meta_ = op_meta{e.kind, e.op, e.slot, false};
         switch (e.kind) {
             case event_kind::step:
                 // The context is set when the body runs.
-                emit(sim::op_kind::overhead, 0, desc_.hw.step_overhead_s, 0, true, 0, e.step);
+                emit(stream::op_kind::overhead, 0, opt_.step_overhead_s, 0, true, 0, e.step);
                 return;
             case event_kind::fetch:
-                in_flight_in_[e.core][op][e.slot] = dma_start(e, move(e, true));
+                in_flight_in_[op][e.slot] = dma_start(e, move(e, true));
                 return;
             case event_kind::sync_in:
             case event_kind::restore:
-                wait(e.core, dma_start(e, move(e, true)), e.step);
+                wait(dma_start(e, move(e, true)), e.step);
                 return;
             case event_kind::wait_in:
-                mem_[e.core].cur[op] = e.slot;
-                wait(e.core, in_flight_in_[e.core][op][e.slot], e.step);
+                mem_.cur[op] = e.slot;
+                wait(in_flight_in_[op][e.slot], e.step);
                 return;
             case event_kind::body:
-                run_body(e);
+                invoke_body(e);
+                emit_body(e);
                 return;
             case event_kind::write:
             case event_kind::write_sync:
             case event_kind::sync_out: {
                 const std::uint32_t id = dma_start(e, move(e, false));
                 if (e.kind == event_kind::write)
-                    in_flight_out_[e.core][op][e.slot] = id;
+                    in_flight_out_[op][e.slot] = id;
                 else
-                    wait(e.core, id, e.step);  // S29: a blocking copy
+                    wait(id, e.step);  // S29: a blocking copy
                 // S20: the body's output window is slot(copy_out); copy_out advances it.
                 if (e.kind != event_kind::sync_out)
-                    mem_[e.core].cur[op] = (e.slot + 1) % std::max(1, tables_.info.ops[op].buffers);
+                    mem_.cur[op] = (e.slot + 1) % std::max(1, tables_.info.ops[op].buffers);
                 return;
             }
             case event_kind::wait_out:
-                wait(e.core, in_flight_out_[e.core][op][e.slot], e.step);
+                wait(in_flight_out_[op][e.slot], e.step);
                 return;
         }
     }
 
-    void run_body(const event& e) {
-        invoke_body(e);
-        emit_body(e);
-    }
     void invoke_body(const event& e) {
         ++stats_.steps;
         ++stats_.core_steps[e.core];
         kctx_.core = e.core;
         kctx_.step = e.step;
         // The grid point: one step on from the core's last one (an odometer, S13), or divided out.
-        auto& p = point_[e.core];
-        if (e.step == last_step_[e.core] + 1) {
+        if (e.step == last_step_ + 1) {
             for (int i = desc_.grid_rank - 1; i >= 0; --i) {
                 const auto u = static_cast<std::size_t>(i);
-                if (++p[u] < desc_.grid[u]) break;
-                p[u] = 0;
+                if (++point_[u] < desc_.grid[u]) break;
+                point_[u] = 0;
             }
         } else {
             index_t rest = e.step;
             for (int i = desc_.grid_rank - 1; i >= 0; --i) {
                 const auto u = static_cast<std::size_t>(i);
-                p[u] = rest % desc_.grid[u];
+                point_[u] = rest % desc_.grid[u];
                 rest /= desc_.grid[u];
             }
         }
-        last_step_[e.core] = e.step;
+        last_step_ = e.step;
         // Element by element: a whole-array copy right after the odometer's stores would stall
         // on store forwarding.
         for (int i = 0; i < desc_.grid_rank; ++i)
-            kctx_.point[static_cast<std::size_t>(i)] = p[static_cast<std::size_t>(i)];
+            kctx_.point[static_cast<std::size_t>(i)] = point_[static_cast<std::size_t>(i)];
         kctx_.body_work = work{};
         kctx_.body_dma_log.clear();
-        invoke_(mem_[e.core]);
+        body_(mem_);
     }
     // How long work w takes. Bodies usually charge the same work every step: the last conversion
-    // is reused.
-    // The total is kept as (last work, times charged in a row) and added up when the work
-    // changes (stats()), not step by step.
+    // is reused. The total is kept as (last work, times charged in a row) and added up when the
+    // work changes (stats()), not step by step.
     double seconds(const work& w) {
         if (!(w == last_work_)) {
             stats_.total_work += times(last_work_, last_work_n_);
@@ -571,54 +531,52 @@ private:
     void emit_body(const event& e) {
         cur_meta_ = op_meta{event_kind::body, 0, 0, false};
         for (const body_dma_record& r : kctx_.body_dma_log) {
-            emit(sim::op_kind::compute, 0, seconds(r.before), 0, true, 0, e.step);
-            const std::uint32_t id = next_id_[e.core]++;
+            emit(stream::op_kind::compute, 0, seconds(r.before), 0, true, 0, e.step);
+            const std::uint32_t id = next_id_++;
             const std::uint32_t label = note(e, event_kind::body);
-            if (opt_.notes) labels_[e.core].push_back(label);
+            if (opt_.notes) labels_.push_back(label);
             cur_meta_.start = true;
-            emit(sim::op_kind::dma_start, id, 0, r.bytes, r.far, label, e.step);
+            emit(stream::op_kind::dma_start, id, 0, r.bytes, r.far, label, e.step);
             cur_meta_.start = false;
-            wait(e.core, id, e.step);
+            wait(id, e.step);
         }
-        emit(sim::op_kind::compute, 0, seconds(kctx_.body_work), 0, true, 0, e.step);
+        emit(stream::op_kind::compute, 0, seconds(kctx_.body_work), 0, true, 0, e.step);
     }
 
-    const call_desc& desc_;
+    const pipeline_desc& desc_;
     const plan_tables& tables_;
+    int core_;
     const block_fn* maps_;
     const void* ctx_;
     std::array<void*, max_operands> hbm_;
-    std::array<core_memory, 2>& mem_;
+    core_memory& mem_;
     kernel_context& kctx_;
-    Invoke invoke_;
-    executor_options opt_;
-    std::array<core_schedule, 2> sched_;
-    bool done1_ = false;
+    body_call body_;
+    runner_options opt_;
+    std::vector<dma_note>* notes_;
+    core_schedule sched_;
     std::array<bool, max_operands> move_{};
     std::array<index_t, max_operands> uniform_bytes_{};
     work last_work_{};
     index_t last_work_n_ = 0;  // times last_work_ was charged since it was last added to the total
     double last_seconds_ = 0;
-    std::array<std::vector<sim::op>, 2> batch_{};  // per core: the ops of its current step
-    std::vector<sim::op>* out_ = nullptr;          // the batch being made
-    std::size_t n_out_ = 0;                        // and its size
-    std::array<std::size_t, 2> n_batch_{};         // per core: the size of its last batch
-    std::array<std::vector<op_meta>, 2> meta_{};   // per core: what made each op of its batch
-    std::vector<op_meta>* meta_out_ = nullptr;
+    std::vector<stream::op> ops_;  // the ops of the current step (the batch)
+    std::size_t n_out_ = 0;        // the size of the batch being made
+    std::size_t n_batch_ = 0;      // the size of the last batch
+    std::vector<op_meta> meta_;    // what made each op of the batch
     op_meta cur_meta_{};
-    mutable std::array<repeat_state, 2> rep_{};
-    std::array<index_t, 2> stale_{};  // per core: steps made since its batch's ops were written
+    mutable repeat_state rep_{};
+    index_t stale_ = 0;  // steps made since the batch's ops were written
     event body_event_{};
-    std::array<std::array<index_t, max_rank>, 2> point_{};  // per core: its last body's grid point
-    std::array<index_t, 2> last_step_{-2, -2};              // and step
-    bool repeat_on_ = false;                                // timing-only, no operand moves data, no notes
+    std::array<index_t, max_rank> point_{};  // the last body's grid point
+    index_t last_step_ = -2;                 // and step
+    bool repeat_on_ = false;                 // timing-only, no operand moves data, no notes
     step_events events_{};
-    std::array<std::uint32_t, 2> next_id_{};
-    std::uint32_t in_flight_in_[2][max_operands][2]{};
-    std::uint32_t in_flight_out_[2][max_operands][2]{};
+    std::uint32_t next_id_ = 0;
+    std::uint32_t in_flight_in_[max_operands][max_buffers]{};
+    std::uint32_t in_flight_out_[max_operands][max_buffers]{};
     mutable run_stats stats_{};  // (stats() adds what flush() has not)
-    std::vector<dma_note> notes_;
-    std::array<std::vector<std::uint32_t>, 2> labels_{};  ///< per core: DMA id → label (notes on)
+    std::vector<std::uint32_t> labels_;  // DMA id → label (notes on)
 };
 
 }  // namespace ptpu

@@ -1,0 +1,44 @@
+// Defines how pallas_call binds the caller's arguments to its operands: host_array, host_view
+// or a contiguous range of the dtype, checked against the operand's Array (ARG1).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <type_traits>
+
+#include "ptpu/core/error.hpp"
+#include "ptpu/runtime/host_array.hpp"
+
+namespace ptpu::detail {
+
+// ---- Operand binding ----------------------------------------------------------------------------
+
+/// Stands for an input predict() has no data for (timing only: VMEM data is never read).
+struct absent_input {};
+
+template <class A, class X>
+auto to_view(X& x) {
+    using T = typename A::value_type;
+    using U = std::remove_cvref_t<X>;
+    if constexpr (std::is_same_v<U, absent_input>) {
+        host_view<const T> v{nullptr, static_cast<int>(A::rank), {}};
+        for (std::size_t d = 0; d < A::rank; ++d) v.shape[d] = A::shape[d];
+        return v;
+    } else if constexpr (std::is_same_v<U, host_array<A>>)
+        return x.view();
+    else if constexpr (std::is_same_v<U, host_view<T>> || std::is_same_v<U, host_view<const T>>) {
+        check(x.size() == A::size && x.rank == static_cast<int>(A::rank), "ARG1", "pallas_call",
+              "a host_view's shape does not match its Array type", "pass a view of the Array's shape");
+        for (std::size_t d = 0; d < A::rank; ++d)
+            check(x.shape[d] == A::shape[d], "ARG1", "pallas_call",
+                  "a host_view's shape does not match its Array type", "pass a view of the Array's shape");
+        return host_view<const T>{x.data, x.rank, x.shape};
+    } else if constexpr (requires { std::span<const T>(x); })
+        return view_as<A>(std::span<const T>(x));
+    else
+        static_assert(sizeof(X) == 0,
+                      "ptpu[ARG1] pallas_call: an operand must be a host_array<Array>, a host_view, "
+                      "or a contiguous range (std::vector, std::span) of the Array's dtype");
+}
+
+}  // namespace ptpu::detail

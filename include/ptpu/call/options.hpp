@@ -1,0 +1,194 @@
+// Defines how pallas_call reads its option pack (Grid, In, Out, Scratch, Semantics, Chip,
+// VmemLimit, ScalarPrefetch, Alias, in any order) into a call_desc, the refs its body receives
+// (block shapes static, OP1), and run_options, how one call runs.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+
+#include "ptpu/core/dtype.hpp"
+#include "ptpu/hw/presets.hpp"
+#include "ptpu/runtime/ref.hpp"
+#include "ptpu/schedule/scan.hpp"
+#include "ptpu/sim/cost.hpp"
+#include "ptpu/spec/call.hpp"
+#include "ptpu/spec/describe.hpp"
+
+namespace ptpu {
+
+/// How a call runs: on real data or timing only, and what the report records.
+struct run_options {
+    /// Skip vector data movement and floating-point work (ops/ still charge it): the same
+    /// schedule, scalar and SMEM work and predicted time, much faster. Outputs are not computed.
+    bool timing_only = false;
+    bool timeline = false;  ///< record the timeline (for the trace and SVG exporters)
+    int per_step = -1;      ///< record the per-step breakdown: 1 yes, 0 no, -1 when ≤ 65536 steps
+    /// Let the timing model fast-forward steady periods (sim::options::steady_state; off while a
+    /// timeline or per-step breakdown is recorded). Off: every op simulated one by one.
+    bool steady_state = true;
+    sim::cost_model costs = sim::default_costs;
+};
+
+namespace detail {
+
+// ---- Reading the option pack ------------------------------------------------------------------
+
+template <option_kind K, class Default, class... Opts>
+using option_t = pick_t<is_kind<K>::template test, Default, Opts...>;
+
+template <class T>
+struct array_pack_ctx;
+template <class... A>
+struct array_pack_ctx<pack<A...>> {
+    // Index maps receive the scalar-prefetch refs read-only (S46, S51).
+    using type = std::conditional_t<sizeof...(A) == 0, void,
+                                    std::tuple<ref<const typename A::value_type, smem, A::rank>...>>;
+};
+
+/// The rank of the ref a body gets for operand Arg (squeezed dims removed, S11; no window: the
+/// whole array).
+template <class Arg>
+constexpr std::size_t kernel_rank() {
+    using Spec = typename Arg::spec;
+    if constexpr (Spec::shape::full || windowless_space<typename Spec::memory>)
+        return Arg::array::rank;
+    else {
+        std::size_t n = 0;
+        for (const auto& d : Spec::shape::dims) n += d.kind != dim_kind::squeezed;
+        return n;
+    }
+}
+
+/// The static extents of that ref: the block shape without its squeezed dims (the whole array
+/// when there is no window); a bounded_slice dim, whose size the index map picks, is dyn.
+template <class Arg>
+constexpr std::array<index_t, kernel_rank<Arg>()> kernel_extents() {
+    using Spec = typename Arg::spec;
+    std::array<index_t, kernel_rank<Arg>()> e{};
+    if constexpr (Spec::shape::full || windowless_space<typename Spec::memory>) {
+        for (std::size_t d = 0; d < e.size(); ++d) e[d] = Arg::array::shape[d];
+    } else {
+        std::size_t j = 0;
+        for (const auto& d : Spec::shape::dims)
+            if (d.kind != dim_kind::squeezed) e[j++] = d.kind == dim_kind::bounded_slice ? dyn : d.size;
+    }
+    return e;
+}
+
+/// The ref a body gets for operand Arg: its block shape is static (ops check shapes against it
+/// at compile time, OP1).
+template <class Arg>
+using kernel_ref_t = ref<typename Arg::array::value_type, typename Arg::spec::memory, kernel_rank<Arg>(),
+                         extents_from_t<kernel_extents<Arg>()>>;
+
+template <class... Opts>
+struct call_traits {
+    using grid = option_t<option_kind::grid, Grid<>, Opts...>;
+    using ins = typename args_of<option_t<option_kind::in, In<>, Opts...>>::type;
+    using outs = typename args_of<option_t<option_kind::out, Out<>, Opts...>>::type;
+    using prefetch = typename args_of<option_t<option_kind::prefetch, ScalarPrefetch<>, Opts...>>::type;
+    using scratch = collect_t<option_kind::scratch, Opts...>;
+    using aliases = collect_t<option_kind::alias, Opts...>;
+    using semantics = option_t<option_kind::semantics, void, Opts...>;
+    static constexpr chip hw = option_t<option_kind::chip, Chip<tpu::default_chip>, Opts...>::value;
+    static constexpr index_t vmem_limit =
+        option_t<option_kind::vmem_limit, VmemLimit<hw.vmem_limit_bytes>, Opts...>::value;
+    using ctx = typename array_pack_ctx<prefetch>::type;
+    static constexpr std::size_t G = grid::rank;
+    static constexpr int n_in = static_cast<int>(ins::size);
+    static constexpr int n_out = static_cast<int>(outs::size);
+
+    template <class... A>
+    static constexpr void describe_ops(call_desc& c, [[maybe_unused]] operand_role role, int first,
+                                       pack<A...>) {
+        int k = first;
+        ((c.ops[static_cast<std::size_t>(k++)] =
+              describe_operand<typename A::array, typename A::spec, G, ctx>(role)),
+         ...);
+    }
+    template <class... S>
+    static constexpr void describe_scratch_all([[maybe_unused]] call_desc& c, pack<S...>) {
+        int k = 0;
+        ((c.scratch[static_cast<std::size_t>(k++)] = detail::describe_scratch<S>()), ...);
+    }
+    template <class... A>
+    static constexpr void describe_aliases([[maybe_unused]] call_desc& c, pack<A...>) {
+        int k = 0;
+        ((c.aliases[static_cast<std::size_t>(k++)] = {A::in, A::out}), ...);
+    }
+    template <class... A>
+    static constexpr index_t prefetch_bytes(pack<A...>) {
+        return (index_t{0} + ... + (A::size * itemsize(dtype_of<typename A::value_type>)));
+    }
+
+    template <class... A>
+    static constexpr void prefetch_sizes([[maybe_unused]] call_desc& c, pack<A...>) {
+        int k = 0;
+        ((c.prefetch_each[static_cast<std::size_t>(k++)] = A::size * itemsize(dtype_of<typename A::value_type>)),
+         ...);
+    }
+
+    static constexpr call_desc describe() {
+        call_desc c;
+        c.grid_rank = static_cast<int>(G);
+        for (std::size_t i = 0; i < G; ++i) c.grid[i] = grid::dims[i];
+        if constexpr (!std::is_void_v<semantics>) {
+            c.has_semantics = true;
+            c.semantics_rank = static_cast<int>(semantics::rank);
+            for (std::size_t i = 0; i < semantics::rank && i < max_rank; ++i)
+                c.semantics[i] = semantics::values[i];
+        }
+        c.hw = hw;
+        c.vmem_limit = vmem_limit;
+        c.n_prefetch = static_cast<int>(prefetch::size);
+        c.prefetch_bytes = prefetch_bytes(prefetch{});
+        prefetch_sizes(c, prefetch{});
+        c.cores = hw.pallas_cores();
+        c.n_in = n_in;
+        c.n_out = n_out;
+        describe_ops(c, operand_role::input, 0, ins{});
+        describe_ops(c, operand_role::output, n_in, outs{});
+        c.n_scratch = static_cast<int>(scratch::size);
+        describe_scratch_all(c, scratch{});
+        c.n_alias = static_cast<int>(aliases::size);
+        describe_aliases(c, aliases{});
+        for (int k = 0; k < c.n_alias; ++k) {
+            const auto [in, out] = c.aliases[static_cast<std::size_t>(k)];
+            if (out >= 0 && out < n_out) c.ops[static_cast<std::size_t>(n_in + out)].alias_of = in;
+        }
+        constexpr option_kind once[] = {option_kind::grid,      option_kind::in,   option_kind::out,
+                                        option_kind::semantics, option_kind::chip, option_kind::vmem_limit,
+                                        option_kind::prefetch};
+        for (option_kind k : once) {
+            int n = 0;
+            ((n += kind_of<Opts> == k), ...);
+            if (n > 1) c.duplicate_option = static_cast<int>(k);
+        }
+        c.unknown_option = ((kind_of<Opts> == option_kind::unknown) || ...);
+        return c;
+    }
+
+    template <class... A>
+    static constexpr std::array<block_fn, max_operands> maps_of(pack<A...>) {
+        return {&eval_map<typename A::spec, G, ctx>...};
+    }
+    template <class... I, class... O>
+    static constexpr std::array<block_fn, max_operands> all_maps(pack<I...>, pack<O...>) {
+        return maps_of(pack<I..., O...>{});
+    }
+    static constexpr std::array<block_fn, max_operands> maps() { return all_maps(ins{}, outs{}); }
+    template <class... A>
+    static constexpr std::array<scan_fn, max_operands> scans_of(pack<A...>) {
+        return {&scan_operand<typename A::spec, G, ctx>...};
+    }
+    template <class... I, class... O>
+    static constexpr std::array<scan_fn, max_operands> all_scans(pack<I...>, pack<O...>) {
+        return scans_of(pack<I..., O...>{});
+    }
+};
+
+}  // namespace detail
+
+}  // namespace ptpu

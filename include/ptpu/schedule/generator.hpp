@@ -1,0 +1,367 @@
+// Defines the per-core schedule generator: one pipeline on one core, one grid step at a time,
+// with any buffer count (S28–S31), the lookahead fetch policy (S32) and the change bits it needs
+// either read from the planner's pass 1 (table_changes) or computed as it goes from the index
+// maps (map_changes: for a pipeline whose maps can only be evaluated while it runs).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "ptpu/core/index.hpp"
+#include "ptpu/schedule/analyze.hpp"
+#include "ptpu/schedule/event.hpp"
+#include "ptpu/schedule/geometry.hpp"
+#include "ptpu/schedule/info.hpp"
+#include "ptpu/spec/pipeline.hpp"
+
+namespace ptpu {
+
+/// A bounded list of events: one step's (see basic_schedule::next_step).
+struct step_events {
+    /// The most one call of next_step appends. Per input: its sync copy, the prologue's fetches
+    /// (at most max_buffers - 1), the step's fetches (a lookahead fill refills up to
+    /// max_buffers slots) and its wait; per output: restore, write, wait, and the epilogue's
+    /// wait and sync copy; and the step's marker and body.
+    static constexpr std::size_t capacity = max_operands * (2 * max_buffers + 6) + 2;
+    event v[capacity]{};
+    std::size_t n = 0;
+    constexpr void push_back(const event& e) { v[n++] = e; }
+    constexpr void clear() { n = 0; }
+    [[nodiscard]] constexpr std::size_t size() const { return n; }
+    constexpr const event& operator[](std::size_t i) const { return v[i]; }
+};
+
+/// Change bits read from the planner's pass 1 (plan_tables::chg): free to query anywhere.
+class table_changes {
+public:
+    constexpr table_changes() = default;
+    constexpr explicit table_changes(const plan_tables& t) {
+        for (int i = 0; i < t.n_ops; ++i) chg_[i] = t.chg.data() + i * t.steps;
+    }
+    /// Whether operand op's block at global step g differs from step g-1's, or g starts a core.
+    constexpr bool operator()(int op, index_t g) const { return chg_[op][g] != 0; }
+    constexpr void forget_before(index_t /*g*/) {}
+    [[nodiscard]] constexpr const std::uint8_t* row(int op) const { return chg_[op]; }
+
+private:
+    const std::uint8_t* chg_[max_operands]{};
+};
+
+/// Change bits computed as the schedule goes: each operand's index map is evaluated once per
+/// step of the core's range [begin, end) of the pipeline's grid, only as far ahead as the
+/// schedule asks (g + bc - 1, or a lookahead fill's next distinct block), and bits behind the
+/// current step are dropped. For pipelines planned while they run (an inner pipeline whose maps
+/// read the outer step), where a whole-grid table before step 0 would cost too much.
+class map_changes {
+public:
+    constexpr map_changes(const pipeline_desc& p, const block_fn* maps, const void* ctx, index_t begin, index_t end)
+        : p_(&p), maps_(maps), ctx_(ctx), begin_(begin), end_(end) {
+        for (auto& l : lanes_) l.base = begin;
+    }
+    constexpr bool operator()(int op, index_t g) {
+        lane& l = lanes_[op];
+        while (l.front < g && l.front + 1 < end_) advance(op, l);
+        return g >= l.base && g <= l.front && l.bits[static_cast<std::size_t>(g - l.base)] != 0;
+    }
+    /// The schedule will not ask about steps before g again.
+    constexpr void forget_before(index_t g) {
+        for (lane& l : lanes_) {
+            const index_t drop = std::min(g, l.front + 1) - l.base;
+            if (drop < 256 || 2 * drop < static_cast<index_t>(l.bits.size())) continue;
+            l.bits.erase(l.bits.begin(), l.bits.begin() + static_cast<std::ptrdiff_t>(drop));
+            l.base += drop;
+        }
+    }
+    /// Index map evaluations so far (tests: each step's map is evaluated once).
+    [[nodiscard]] constexpr index_t evaluations() const { return evaluations_; }
+
+private:
+    struct lane {
+        std::vector<std::uint8_t> bits;  // bits[s - base] for steps base..front
+        index_t base = 0;
+        index_t front = -1;
+        index_tuple<max_rank> prev{};
+        index_t point[max_rank]{};  // grid point of step front
+    };
+    constexpr void advance(int op, lane& l) {
+        const index_t s = l.front + 1;
+        if (s == begin_) {
+            const auto p = detail::grid_point(*p_, s);
+            for (std::size_t d = 0; d < max_rank; ++d) l.point[d] = p[d];
+        } else {
+            for (int d = p_->grid_rank - 1; d >= 0; --d) {  // S13: the odometer, last axis fastest
+                if (++l.point[d] < p_->grid[static_cast<std::size_t>(d)]) break;
+                l.point[d] = 0;
+            }
+        }
+        const index_tuple<max_rank> b = maps_[op](l.point, ctx_);
+        ++evaluations_;
+        l.bits.push_back(s == begin_ || b != l.prev ? 1 : 0);
+        l.prev = b;
+        l.front = s;
+    }
+    const pipeline_desc* p_;
+    const block_fn* maps_;
+    const void* ctx_;
+    index_t begin_, end_;
+    lane lanes_[max_operands]{};
+    index_t evaluations_ = 0;
+};
+
+/// The schedule of one pipeline on one core as a generator, one grid step at a time:
+/// next_step() appends the events the core issues for its next step (S21–S32, S40), the first
+/// step's preceded by the trivially-windowed inputs' sync copies and the prologue, the last
+/// followed by the epilogue; next() hands them out one by one. plan() drains it at compile time;
+/// a runner pulls it lazily, so a run never holds more than one step of events. `Changes` gives
+/// the change bits (table_changes or map_changes).
+template <class Changes = table_changes>
+class basic_schedule {
+public:
+    /// Core `core`'s schedule of the pipeline analyzed as `info` (n_in inputs, then outputs, n_ops
+    /// in all); its events carry pipeline id `pipeline`.
+    constexpr basic_schedule(const plan_info& info, int n_in, int n_ops, int core, Changes changes,
+                             std::uint8_t pipeline = 0)
+        : n_in_(n_in), n_ops_(n_ops), core_(core), pipeline_(pipeline), ch_(static_cast<Changes&&>(changes)) {
+        begin_ = info.core_begin[static_cast<std::size_t>(core)];
+        end_ = info.core_end[static_cast<std::size_t>(core)];
+        n_ = end_ - begin_;
+        for (int i = 0; i < n_ops; ++i) {
+            const operand_plan& p = info.ops[static_cast<std::size_t>(i)];
+            bc_[i] = p.buffers;
+            trivial_[i] = p.trivial;
+            revisit_any_[i] = (info.revisit_any_mask >> i) & 1u;
+            lookahead_[i] = i < n_in && p.lookahead;
+            has_lookahead_ = has_lookahead_ || lookahead_[i];
+            depth_ = std::max(depth_, p.buffers);
+            if (!p.windowed || p.trivial) continue;
+            if (i < n_in)
+                pin_[n_pin_++] = i;
+            else
+                pout_[n_pout_++] = i;
+        }
+        done_ = n_ <= 0;  // S21: nothing at all without steps
+    }
+    /// Core `core`'s schedule of a call analyzed by analyze(), its change bits from pass 1.
+    constexpr basic_schedule(const plan_tables& t, int core)
+        requires std::is_same_v<Changes, table_changes>
+        : basic_schedule(t.info, t.n_in, t.n_ops, core, table_changes(t)) {}
+
+    /// How each counter of window slots moved in the last step next_step() or skip_step() made:
+    /// fetches (cin), input window advances (win), writes (cout) and write waits (wout).
+    struct step_delta {
+        index_t cin[max_operands]{}, win[max_operands]{}, cout[max_operands]{}, wout[max_operands]{};
+    };
+
+    /// The shape of the next step: one bit per condition the schedule tests in it, so that two
+    /// steps of equal shape issue the same events (kinds, operands, order), only their step
+    /// numbers and slots differing. 0 (a shape no step has) for the first step and the last
+    /// max(2, bc) - 1, whose prologue, epilogue and fetch guards (S23.1) no other step repeats,
+    /// for a pipeline with lookahead inputs (a fill depends on how far ahead earlier fills got),
+    /// and once the pipeline has ended.
+    [[nodiscard]] constexpr std::uint64_t shape() {
+        if (done_ || s_ == 0 || s_ > n_ - depth_ || s_ == n_ - 1 || has_lookahead_) return 0;
+        // Away from those steps, every condition make_step() tests is changed(op, g) or
+        // changed(op, g + 1) of a windowed operand, and changed(i, g + bc - 1) of an input with
+        // bc > 2, combined with facts fixed for the operand (its buffer count, revisit_any).
+        const index_t g = begin_ + s_;
+        std::uint64_t bits = 1;
+        for (int k = 0; k < n_windowed(); ++k) {
+            const int op = windowed(k);
+            bits = bits << 2 | std::uint64_t{changed(op, g)} << 1 | std::uint64_t{changed(op, g + 1)};
+            if (op < n_in_ && bc_[op] > 2) bits = bits << 1 | std::uint64_t{changed(op, g + bc_[op] - 1)};
+        }
+        return bits;
+    }
+    /// The shape of the last step made (0 before the first).
+    [[nodiscard]] constexpr std::uint64_t last_shape() const { return last_shape_; }
+    [[nodiscard]] constexpr const step_delta& last_delta() const { return delta_; }
+    /// The global grid step the next step runs (begin + steps made).
+    [[nodiscard]] constexpr index_t next_global_step() const { return begin_ + s_; }
+    /// The windowed operands, inputs then outputs (their count: n_windowed()).
+    [[nodiscard]] constexpr int n_windowed() const { return n_pin_ + n_pout_; }
+    [[nodiscard]] constexpr int windowed(int k) const { return k < n_pin_ ? pin_[k] : pout_[k - n_pin_]; }
+    [[nodiscard]] constexpr const Changes& changes() const { return ch_; }
+
+    /// Makes the next step without listing its events, when its shape equals the last step's
+    /// (shape() == last_shape() != 0): its counters move as the last step's did.
+    constexpr void skip_step() {
+        for (int i = 0; i < n_ops_; ++i) {
+            cin_[i] += delta_.cin[i];
+            win_[i] += delta_.win[i];
+            cout_[i] += delta_.cout[i];
+            wout_[i] += delta_.wout[i];
+        }
+        ++s_;
+    }
+
+    /// Appends the events of the core's next grid step to `out` (anything with push_back(event));
+    /// false, appending nothing, once the pipeline has ended.
+    template <class Out>
+    constexpr bool next_step(Out& out) {
+        if (done_) return false;
+        // The shape and counter moves serve the runner's repeated steps (run time only; a
+        // static plan's compile time does without them).
+        if (std::is_constant_evaluated()) {
+            make_step(out);
+            return true;
+        }
+        last_shape_ = shape();
+        step_delta before{};
+        for (int i = 0; i < n_ops_; ++i) {
+            before.cin[i] = cin_[i];
+            before.win[i] = win_[i];
+            before.cout[i] = cout_[i];
+            before.wout[i] = wout_[i];
+        }
+        make_step(out);
+        for (int i = 0; i < n_ops_; ++i) {
+            delta_.cin[i] = cin_[i] - before.cin[i];
+            delta_.win[i] = win_[i] - before.win[i];
+            delta_.cout[i] = cout_[i] - before.cout[i];
+            delta_.wout[i] = wout_[i] - before.wout[i];
+        }
+        return true;
+    }
+
+    /// The next event, in issue order; false once the pipeline has ended.
+    constexpr bool next(event& e) {
+        if (pos_ == buf_.size()) {
+            buf_.clear();
+            pos_ = 0;
+            if (!next_step(buf_)) return false;
+        }
+        e = buf_[pos_++];
+        return true;
+    }
+
+private:
+    [[nodiscard]] constexpr bool changed(int op, index_t g) { return ch_(op, g); }
+    template <class Out>
+    constexpr void put(Out& out, event_kind k, int op, index_t slot, index_t step, index_t block_step) const {
+        out.push_back(event{k, static_cast<std::uint8_t>(core_), static_cast<std::uint8_t>(op),
+                            static_cast<std::uint8_t>(slot), static_cast<std::uint32_t>(step),
+                            static_cast<std::uint32_t>(block_step), pipeline_});
+    }
+
+    // S32: fetch the next distinct blocks after nf into the slots the window has released, at most
+    // `max` of them (lookahead_fill).
+    template <class Out>
+    constexpr void fill(Out& out, int i, index_t g, index_t max) {
+        const int bc = bc_[i];
+        const index_t limit = std::min(win_[i] + bc, cin_[i] + max);
+        for (index_t q = nf_[i] + 1; cin_[i] < limit && q < n_; ++q) {
+            if (changed(i, begin_ + q)) put(out, event_kind::fetch, i, cin_[i]++ % bc, g, begin_ + q);
+            nf_[i] = q;
+        }
+    }
+
+    template <class Out>
+    constexpr void make_step(Out& out) {
+        const index_t s = s_;
+        const index_t g = begin_ + s;
+        ch_.forget_before(g);
+        if (s == 0) {
+            for (int i = 0; i < n_in_; ++i)  // S22.2: trivially-windowed inputs, once, before the prologue
+                if (trivial_[i]) put(out, event_kind::sync_in, i, 0, begin_, begin_);
+            for (index_t t = 0; t + 1 < depth_; ++t)  // S22.3, clamped to t < n (Q2 [M])
+                for (int k = 0; k < n_pin_; ++k) {
+                    const int i = pin_[k];
+                    const int bc = bc_[i];
+                    if (t + 1 >= bc || t >= n_) continue;
+                    if (lookahead_[i]) {  // S32: block 0, then one fill of one fetch per t
+                        if (t == 0) {
+                            nf_[i] = 0;
+                            put(out, event_kind::fetch, i, cin_[i]++ % bc, begin_, begin_);
+                        } else {
+                            fill(out, i, begin_, 1);
+                        }
+                    } else if (t == 0 || changed(i, begin_ + t)) {
+                        put(out, event_kind::fetch, i, cin_[i]++ % bc, begin_, begin_ + t);
+                    }
+                }
+        }
+        const bool last = s == n_ - 1;
+        put(out, event_kind::step, 0, 0, g, g);
+        for (int k = 0; k < n_pin_; ++k) {  // S23.1: bc >= 2 fetches step g+bc-1's block when it changes
+            const int i = pin_[k];
+            const int bc = bc_[i];
+            if (lookahead_[i]) {
+                fill(out, i, g, index_t{1} << 40);
+            } else if (bc >= 2) {
+                if (s <= n_ - bc && changed(i, g + bc - 1))
+                    put(out, event_kind::fetch, i, cin_[i]++ % bc, g, g + bc - 1);
+            } else if (s == 0 || changed(i, g)) {
+                ++cin_[i];
+                put(out, event_kind::fetch, i, 0, g, g);
+            }
+        }
+        for (int k = 0; k < n_pin_; ++k) {  // S23.2
+            const int i = pin_[k];
+            if (s == 0 || changed(i, g)) put(out, event_kind::wait_in, i, win_[i] % bc_[i], g, g);
+        }
+        for (int k = 0; k < n_pout_; ++k) {  // S40 [M]: revisit_any outputs get their block back on a change
+            const int o = pout_[k];
+            if (revisit_any_[o] && (s == 0 || changed(o, g)))
+                put(out, event_kind::restore, o, cout_[o] % bc_[o], g, g);
+        }
+        put(out, event_kind::body, 0, 0, g, g);
+        for (int k = 0; k < n_pout_; ++k) {  // S23.4: at the last step of each output run
+            const int o = pout_[k];
+            if (last || changed(o, g + 1)) {
+                const int bc = bc_[o];
+                put(out, bc == 1 ? event_kind::write_sync : event_kind::write, o, cout_[o]++ % bc, g, g);
+            }
+        }
+        for (int k = 0; k < n_pout_; ++k) {  // S23.5: the previous run's write, issued at step g-1
+            const int o = pout_[k];
+            const int bc = bc_[o];
+            if (bc > 1 && s > 0 && changed(o, g))
+                put(out, event_kind::wait_out, o, wout_[o]++ % bc, g, g - 1);
+        }
+        for (int k = 0; k < n_pin_; ++k) {  // S23.6 advance: an input's window moves on when the next step changes it
+            const int i = pin_[k];
+            if (last || changed(i, g + 1)) ++win_[i];
+        }
+        ++s_;
+        if (last) {
+            for (int k = 0; k < n_pout_; ++k) {  // S24
+                const int o = pout_[k];
+                const int bc = bc_[o];
+                if (bc > 1) put(out, event_kind::wait_out, o, wout_[o]++ % bc, end_ - 1, end_ - 1);
+            }
+            for (int o = n_in_; o < n_ops_; ++o)
+                if (trivial_[o]) put(out, event_kind::sync_out, o, 0, end_ - 1, end_ - 1);
+            done_ = true;
+        }
+    }
+
+    int n_in_ = 0, n_ops_ = 0;
+    int core_;
+    std::uint8_t pipeline_ = 0;
+    Changes ch_;
+    index_t begin_ = 0, end_ = 0, n_ = 0;
+    int depth_ = 2;  // S = max(2, max bc)
+    int n_pin_ = 0, n_pout_ = 0;
+    int pin_[max_operands]{}, pout_[max_operands]{};
+    int bc_[max_operands]{};
+    bool trivial_[max_operands]{};
+    bool revisit_any_[max_operands]{};
+    bool lookahead_[max_operands]{};
+    bool has_lookahead_ = false;
+    index_t nf_[max_operands]{};  // S32: the last step a lookahead fill considered (local)
+    index_t cin_[max_operands]{}, win_[max_operands]{}, cout_[max_operands]{}, wout_[max_operands]{};
+    index_t s_ = 0;
+    bool done_ = true;
+    step_events buf_{};  // next()'s current step
+    std::size_t pos_ = 0;
+    std::uint64_t last_shape_ = 0;
+    step_delta delta_{};
+};
+
+/// A call's per-core schedule, its change bits from the planner's pass 1.
+using core_schedule = basic_schedule<table_changes>;
+
+}  // namespace ptpu

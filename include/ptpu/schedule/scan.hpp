@@ -1,0 +1,237 @@
+// Defines pass 1 of the planner: the walk of the grid that evaluates every index map once per
+// step, checks each block index (4, 5, S34) and output revisits (S39, MC1), and records where
+// each operand's block changes. Index maps are inlined into the walk (scan_operand) or called
+// through a block_fn.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "ptpu/core/index.hpp"
+#include "ptpu/schedule/geometry.hpp"
+#include "ptpu/schedule/info.hpp"
+#include "ptpu/spec/describe.hpp"
+#include "ptpu/spec/pipeline.hpp"
+#include "ptpu/spec/validate.hpp"
+
+namespace ptpu {
+
+namespace detail {
+
+struct run {
+    index_tuple<max_rank> block;
+    int op;
+    int core;
+    index_t first;
+    index_t last;
+    friend constexpr bool operator<(const run& a, const run& b) {
+        if (a.op != b.op) return a.op < b.op;
+        if (a.block != b.block) return a.block < b.block;
+        return a.first < b.first;
+    }
+};
+
+// Pass 1 of analyze() for one operand: visit(s, b) sees its block index b at every grid step s in
+// order, checks it and records the change bits and output runs.
+// (Hot loops use built-in arrays and raw pointers: g++ evaluates them several times faster than
+// std::array / std::vector operator[] at compile time.)
+struct operand_scan {
+    const pipeline_desc& c;
+    const operand_desc& o;
+    plan_info& info;
+    std::uint8_t* ch;  // this operand's change bits
+    std::vector<run>& runs;
+    int i;
+    index_t n_steps;
+    bool track_runs;
+    bool all_zero = true;
+    bool constant = true;
+    index_tuple<max_rank> first{};
+    index_tuple<max_rank> prev{};
+    // Revisit bookkeeping (S39, MC1): which run last wrote each block, in a table indexed by the
+    // block's linear id when the block grid is small enough, else in a list sorted afterwards.
+    index_t id_stride[max_rank]{};
+    index_t n_ids = 1;
+    bool use_table = false;
+    std::vector<index_t> writer_store;
+    index_t* writer = nullptr;  // 0: unwritten; else 2*first_step + core + 1
+    bool windowed;
+    // in_bounds(o, d, e) is 0 <= e.start < limit[d] when limit[d] >= 0 (no division per step).
+    index_t limit[max_rank]{};
+
+    constexpr operand_scan(const pipeline_desc& call, int op, plan_info& pi, std::uint8_t* bits,
+                           std::vector<run>& r)
+        : c(call),
+          o(call.ops[static_cast<std::size_t>(op)]),
+          info(pi),
+          ch(bits),
+          runs(r),
+          i(op),
+          n_steps(call.steps()),
+          track_runs(o.role == operand_role::output && o.windowed()),
+          windowed(o.windowed()) {
+        for (int d = 0; d < o.rank; ++d) {
+            const block_dim& bd = o.block[static_cast<std::size_t>(d)];
+            const index_t dim = o.shape[static_cast<std::size_t>(d)];
+            limit[d] = bd.kind == dim_kind::blocked    ? cdiv(dim, bd.size)
+                       : bd.kind == dim_kind::squeezed ? dim
+                       : bd.kind == dim_kind::element  ? dim + bd.pad_lo + bd.pad_hi - bd.size + 1
+                       : bd.kind == dim_kind::invalid  ? 0
+                                                       : -1;  // bounded_slice: the slice's own size too
+        }
+        if (track_runs)
+            for (int d = o.rank - 1; d >= 0; --d) {
+                const block_dim& bd = o.block[static_cast<std::size_t>(d)];
+                const index_t dim = o.shape[static_cast<std::size_t>(d)];
+                const index_t n = bd.kind == dim_kind::blocked   ? cdiv(dim, bd.size)
+                                  : bd.kind == dim_kind::element ? dim + bd.pad_lo + bd.pad_hi - bd.size + 1
+                                                                 : dim;
+                id_stride[d] = n_ids;
+                n_ids = n_ids > (index_t{1} << 22) ? n_ids : n_ids * std::max<index_t>(n, 1);
+            }
+        use_table = track_runs && n_ids <= (index_t{1} << 22);
+        writer_store.assign(use_table ? static_cast<std::size_t>(n_ids) : 0, 0);
+        writer = writer_store.data();
+    }
+
+    [[nodiscard]] constexpr bool core_start(index_t s) const {
+        return s == info.core_begin[0] || (info.cores > 1 && s == info.core_begin[1]);
+    }
+    // The block index as the planner keeps it: `rank` entries, the rest {0, -1} (eval_map).
+    [[nodiscard]] constexpr index_tuple<max_rank> padded(const index_entry* b) const {
+        index_tuple<max_rank> t{};
+        for (int d = 0; d < o.rank; ++d) t.v[d] = b[d];
+        return t;
+    }
+    [[nodiscard]] constexpr bool same(const index_entry* a, const index_entry* b) const {
+        for (int d = 0; d < o.rank; ++d)
+            if (!(a[d] == b[d])) return false;
+        return true;
+    }
+
+    // Step s's block index, its first o.rank entries. False when a rule is broken (info.problem
+    // says which).
+    template <std::size_t R>
+    [[gnu::always_inline]] constexpr bool visit(index_t s, const index_tuple<R>& t) {
+        const index_entry* b = t.v;
+        const bool differs = s == 0 || !same(b, prev.v);
+        if (differs && constant && s > 0) constant = same(b, first.v);
+        if (differs) {
+            for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
+                const bool want_slice = o.block[d].kind == dim_kind::bounded_slice;
+                if (want_slice != b[d].is_slice()) {
+                    info.problem = fail(want_slice ? rule::r4 : rule::r5, i, static_cast<int>(d));
+                    return false;
+                }
+                all_zero = all_zero && b[d].start == 0;
+                const index_t lim = limit[d];
+                const bool inside = lim >= 0 ? b[d].start >= 0 && b[d].start < lim : in_bounds(o, d, b[d]);
+                if (windowed && !inside) {
+                    diag p = fail(rule::s34, i, static_cast<int>(d), s);
+                    p.block = padded(b);
+                    p.at[0] = iteration_of(c, s);
+                    p.d = o.rank;
+                    info.problem = p;
+                    return false;
+                }
+            }
+            // The whole tuple (R is the rank, or max_rank padded with {0, -1}), field by field: the
+            // map has just stored it field by field, and wider loads would stall on store forwarding.
+            for (std::size_t d = 0; d < R && d < max_rank; ++d) prev.v[d].start = b[d].start;
+            for (std::size_t d = 0; d < R && d < max_rank; ++d) prev.v[d].size = b[d].size;
+            if (s == 0) first = prev;
+        }
+        const bool starts = differs || core_start(s);
+        ch[s] = starts ? 1 : 0;
+        if (track_runs && starts && !record_run(s, prev)) return false;
+        return true;
+    }
+
+    [[gnu::always_inline]] constexpr bool record_run(index_t s, const index_tuple<max_rank>& b) {
+        const int core = (info.cores > 1 && s >= info.core_begin[1]) ? 1 : 0;
+        if (!use_table) {
+            runs.push_back({b, i, core, s, s});
+            return true;
+        }
+        index_t id = 0;
+        for (int d = 0; d < o.rank; ++d) id += b.v[d].start * id_stride[d];
+        const index_t w = writer[id];
+        if (w == 0) {
+            writer[id] = 2 * s + core + 1;
+            return true;
+        }
+        return revisit(s, b, id, w, core);
+    }
+
+    // A block written again (S39, MC1): fine only for a revisit_any output on the same core.
+    constexpr bool revisit(index_t s, const index_tuple<max_rank>& b, index_t id, index_t w, int core) {
+        if (!(o.revisit_any && (w - 1) % 2 == core)) {
+            const index_t first_step = (w - 1) / 2;
+            const int first_core = static_cast<int>((w - 1) % 2);
+            index_t last_step = first_step;
+            while (last_step + 1 < n_steps && ch[last_step + 1] == 0) ++last_step;
+            diag p = fail(first_core == core ? rule::s39 : rule::mc1, i);
+            p.block = b;
+            p.d = o.rank;
+            p.a = first_core;
+            p.b = last_step;
+            p.c = core;
+            p.at[0] = iteration_of(c, first_step);
+            p.at[1] = iteration_of(c, last_step);
+            p.at[2] = iteration_of(c, s);
+            info.problem = p;
+            return false;
+        }
+        writer[id] = 2 * s + core + 1;
+        return true;
+    }
+};
+
+/// Walks the grid row-major, last axis fastest (S13), handing `scan` the block index `eval(point)`
+/// of every step. One loop for both ways of evaluating a map: through a block_fn, and inlined
+/// (scan_operand below).
+template <class Eval>
+constexpr bool scan_steps(const pipeline_desc& c, operand_scan& scan, Eval&& eval) {
+    index_t point[max_rank]{};
+    index_t grid[max_rank]{};
+    for (int d = 0; d < c.grid_rank; ++d) grid[d] = c.grid[static_cast<std::size_t>(d)];
+    const index_t n_steps = c.steps();
+    for (index_t s = 0; s < n_steps; ++s) {
+        if (s > 0)
+            for (int d = c.grid_rank - 1; d >= 0; --d) {
+                if (++point[d] < grid[d]) break;
+                point[d] = 0;
+            }
+        if (!scan.visit(s, eval(static_cast<const index_t*>(point)))) return false;
+    }
+    return true;
+}
+
+}  // namespace detail
+
+/// Pass 1 of analyze for one operand with its index map inlined (several times faster at run
+/// time than calling it through a block_fn): `&scan_operand<Spec, G, Ctx>` for eval_map's
+/// arguments.
+using scan_fn = bool (*)(const pipeline_desc&, const void* ctx, detail::operand_scan&);
+template <class Spec, std::size_t G, class Ctx>
+constexpr bool scan_operand(const pipeline_desc& c, const void* ctx, detail::operand_scan& scan) {
+    using Map = std::remove_cvref_t<decltype(Spec::index_map)>;
+    if constexpr (std::is_same_v<Map, zero_map_t>) {
+        return detail::scan_steps(c, scan, [](const index_t*) { return index_tuple<max_rank>{}; });
+    } else if constexpr (detail::is_index_tuple<
+                             std::remove_cvref_t<typename detail::map_call_t<Spec, G, Ctx>::result>>) {
+        // The map's own index_tuple<rank>, not padded (its size is the rank: validate() ran first).
+        return detail::scan_steps(c, scan, [ctx](const index_t* p) {
+            return detail::map_call_t<Spec, G, Ctx>::call(Spec::index_map, p, ctx);
+        });
+    } else {  // a malformed map: analyze() stops before pass 1
+        return detail::scan_steps(c, scan,
+                                  [ctx](const index_t* p) { return detail::eval_map<Spec, G, Ctx>(p, ctx); });
+    }
+}
+
+}  // namespace ptpu

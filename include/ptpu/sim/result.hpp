@@ -1,0 +1,83 @@
+// Defines what the timing model is asked for (sim::options) and what it answers (sim::result:
+// device and per-core times split by kind, traffic, the timeline's spans and per-step rows). The
+// report and the exporters read these; only sim/engine.hpp computes them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "ptpu/sim/cost.hpp"
+#include "ptpu/stream/op.hpp"
+
+namespace ptpu::sim {
+
+using stream::op_kind;
+
+struct options {
+    bool timeline = false;  ///< record result::timeline
+    bool per_step = false;  ///< record result::steps
+    /// Fast-forward a stream that has settled into a repeating pattern (docs/model.md, "Steady
+    /// state"): once a core's state at a step boundary equals (to 1e-12 relative) its state one
+    /// period of up to 64 steps earlier, and the ops of the following steps repeat that period's
+    /// ops, whole periods advance by the period's time without simulating their events. Used only
+    /// while one core runs, and without timeline or per-step rows.
+    bool steady_state = true;
+    /// The estimates beside the chip preset: the engine reads the on-chip DMA bandwidth from it;
+    /// a source turning work into compute ops should use the same model with time_of.
+    cost_model costs = default_costs;
+};
+
+/// One interval of the timeline. Stream spans: overhead, issue (kind dma_start), compute, wait
+/// (kind dma_wait, only when the core really blocked). DMA spans (track dma, kind dma_start): from
+/// the end of the issue (start of the latency) to completion.
+struct span {
+    int core = 0;
+    enum class track : std::uint8_t { stream, dma } track = track::stream;
+    op_kind kind = op_kind::overhead;
+    std::uint32_t label = 0;
+    std::uint32_t step = 0;
+    std::uint32_t dma = 0;
+    double begin = 0;
+    double end = 0;
+    std::int64_t bytes = 0;  ///< DMA spans: bytes moved
+    bool far = true;         ///< DMA spans: over HBM
+};
+
+/// Time of one core in one grid step: a row per (core, step value), in order of first appearance.
+struct step_times {
+    int core = 0;
+    std::uint32_t step = 0;
+    double begin = 0;  ///< start of the first op carrying this step value
+    double end = 0;    ///< end of the last one (for a wait: when the core unblocked)
+    // Busy and blocked time of the ops carrying this step value. When a stream interleaves step
+    // values, rows overlap in time and end - begin exceeds their sum.
+    double overhead = 0;
+    double issue = 0;
+    double compute = 0;
+    double wait = 0;
+};
+
+struct result {
+    int cores = 0;
+    /// Kernel time on the device: the last core stream end or DMA completion, whichever is later.
+    double device_time = 0;
+    /// End of each core's stream: its last op. Dangling DMAs are not waited for, so that
+    /// core_time = busy_overhead + busy_issue + busy_compute + wait_dma holds for every core.
+    std::array<double, 2> core_time{};
+    std::array<double, 2> busy_overhead{};
+    std::array<double, 2> busy_issue{};  ///< dma_issue_s per DMA start
+    std::array<double, 2> busy_compute{};
+    std::array<double, 2> wait_dma{};  ///< blocked in waits: exposed DMA time
+    std::int64_t hbm_bytes = 0;        ///< bytes of far DMAs
+    std::int64_t onchip_bytes = 0;     ///< bytes of VMEM->VMEM DMAs
+    double hbm_busy_time = 0;          ///< time with at least one far transfer moving bytes
+    std::int64_t dma_count = 0;
+    std::int64_t dangling_dmas = 0;  ///< started but never waited (a semaphore leak, 39)
+    std::int64_t op_count = 0;       ///< ops pulled from the source
+    std::int64_t steady_ops = 0;     ///< of which fast-forwarded (options::steady_state)
+    std::vector<span> timeline;      ///< when options::timeline
+    std::vector<step_times> steps;   ///< when options::per_step, in stream order per core
+};
+
+}  // namespace ptpu::sim

@@ -1,0 +1,90 @@
+// Defines pipeline_desc, one pipeline as a value: its grid and dimension semantics, its operands
+// (inputs then outputs) with their block specs, buffer counts and lookahead flags, and how many
+// TensorCores its parallel dims may be split over. Both front ends describe pipelines this way:
+// pallas_call (the pipeline at a kernel's entry, spec/describe.hpp adds what only a call has)
+// and, later, emit_pipeline (a pipeline inside a body). Which buffer counts, lookahead and block
+// kinds a pipeline may use depends on the front end: see capabilities in spec/validate.hpp.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "ptpu/core/dtype.hpp"
+#include "ptpu/core/index.hpp"
+#include "ptpu/memory/space.hpp"
+#include "ptpu/spec/block.hpp"
+#include "ptpu/spec/call.hpp"
+
+namespace ptpu {
+
+/// Most window slots per operand ptpu supports. emit_pipeline takes any buffer count >= 1 for
+/// inputs (S30); VMEM runs out long before 8 slots of a useful block (check 24), and a bound
+/// keeps every per-slot table fixed-size (rule BUF1 beyond it).
+inline constexpr std::size_t max_buffers = 8;
+
+enum class operand_role : std::uint8_t { input, output };
+
+/// Type-level problems found while describing an operand (reported through validation).
+enum class map_issue : std::uint8_t { none, arity, not_tuple, wrong_rank };
+
+/// One input or output operand of a call, as data.
+struct operand_desc {
+    operand_role role = operand_role::input;
+    space_kind space = space_kind::vmem;
+    dtype type = dtype::f32;
+    int rank = 0;
+    std::array<index_t, max_rank> shape{};
+    bool full_block = false;  ///< BlockSpec<Full>: block_shape=None
+    int block_rank = 0;
+    std::array<block_dim, max_rank> block{};
+    int buffer_count = 2;
+    bool explicit_mode = false;
+    bool lookahead = false;
+    bool revisit_any = false;
+    bool zero_map = false;  ///< index_map=None (literal zeros)
+    map_issue issue = map_issue::none;
+    int map_returned = 0;  ///< how many entries the index map returned (check 2)
+    int alias_of = -1;     ///< outputs: the input index whose HBM buffer it reuses (S50)
+
+    [[nodiscard]] constexpr index_t itemsize_bytes() const { return itemsize(type); }
+    [[nodiscard]] constexpr bool windowed() const { return !access(space).windowless; }
+    [[nodiscard]] constexpr index_t array_elems() const {
+        index_t n = 1;
+        for (int i = 0; i < rank; ++i) n *= shape[static_cast<std::size_t>(i)];
+        return n;
+    }
+    /// Elements of one window slot (the block, squeezed dims counting 1).
+    [[nodiscard]] constexpr index_t block_elems() const {
+        index_t n = 1;
+        for (int i = 0; i < block_rank; ++i) n *= block[static_cast<std::size_t>(i)].size;
+        return n;
+    }
+};
+
+/// One pipeline as data: what the rules check and the schedule generator runs.
+struct pipeline_desc {
+    int grid_rank = 0;
+    std::array<index_t, max_rank> grid{};
+    bool has_semantics = false;
+    int semantics_rank = 0;
+    std::array<dim_semantics, max_rank> semantics{};
+    int n_in = 0;
+    int n_out = 0;
+    std::array<operand_desc, max_operands> ops{};  ///< inputs then outputs (S46)
+    /// TensorCores the parallel dims are split over (pallas_call: the chip's, S44; 1: no split).
+    int cores = 1;
+
+    [[nodiscard]] constexpr int n_ops() const { return n_in + n_out; }
+    [[nodiscard]] constexpr index_t steps() const {
+        index_t n = 1;
+        for (int i = 0; i < grid_rank; ++i) n *= grid[static_cast<std::size_t>(i)];
+        return n;
+    }
+};
+
+/// What the planner calls to get a block index: the operand's index map at a grid point.
+/// `ctx` carries the scalar-prefetch refs when there are any (run-time plans only).
+using block_fn = index_tuple<max_rank> (*)(const index_t* grid_point, const void* ctx);
+
+}  // namespace ptpu

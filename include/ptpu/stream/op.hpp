@@ -1,0 +1,109 @@
+// Defines the op stream: the small vocabulary between whoever runs a kernel (runtime/ writes
+// ops) and whoever times it (sim/ reads them), plus the runner's account of what it did and
+// what each op's label refers to (report/ reads both). It knows nothing of pallas_call, of
+// schedules or of the timing engine, so that each of those can change without the others.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "ptpu/core/index.hpp"
+#include "ptpu/core/integers.hpp"
+#include "ptpu/core/work.hpp"
+
+namespace ptpu::stream {
+
+/// What one op of a core stream does. DMA ops name a DMA by an id unique among the core's live
+/// DMAs. (Semaphore signal and wait, issue 9, will join as kinds of their own that name a
+/// semaphore in `dma`'s place.)
+enum class op_kind : std::uint8_t { overhead, dma_start, dma_wait, compute };
+
+/// One operation of a core stream.
+struct op {
+    op_kind kind = op_kind::overhead;
+    std::uint32_t dma = 0;    ///< dma_start/dma_wait: the DMA's id, unique among a core's live DMAs
+    double seconds = 0;       ///< overhead/compute: busy time of the core stream
+    std::int64_t bytes = 0;   ///< dma_start: bytes moved (0: latency only)
+    bool far = true;          ///< dma_start: one end is HBM (shares HBM); false: VMEM->VMEM
+    std::uint32_t label = 0;  ///< opaque, passed back in the timeline (an index into the notes)
+    std::uint32_t step = 0;   ///< opaque grid step number, passed back (per-step breakdown)
+};
+
+/// A batch of a core's ops (what a batch source hands out: one grid step's ops).
+struct batch {
+    std::span<const op> ops;  ///< empty: the stream has ended
+    /// The same ops as the core's previous batch, with DMA ids advanced by that batch's number
+    /// of dma_starts and step values by one. When asked for lazily, `ops` may then be stale.
+    bool repeat = false;
+    bool whole_step = false;  ///< the ops are exactly those of one step value
+};
+
+/// What a DMA label refers to: which copy of which pipeline moved what.
+enum class copy_kind : std::uint8_t {
+    fetch,       ///< pipeline: HBM → window slot, async (S23.1)
+    sync_in,     ///< pipeline: trivially windowed input, before the prologue (S22.2)
+    restore,     ///< pipeline: revisit_any output block brought back (S40)
+    write,       ///< pipeline: window slot → HBM, async (S23.4)
+    write_sync,  ///< pipeline: window slot → HBM, blocking (S29)
+    sync_out,    ///< pipeline: trivially windowed output, after the epilogue (S24)
+    body,        ///< issued by the kernel body itself (sync_copy)
+};
+
+/// Block coordinates as a timeline label shows them.
+struct coords {
+    int rank = 0;
+    index_t v[max_rank]{};
+    friend constexpr bool operator==(const coords&, const coords&) = default;
+};
+
+/// What a timeline label points to: the pipeline DMA (or body DMA) behind an op.
+struct dma_note {
+    copy_kind kind = copy_kind::fetch;
+    std::uint8_t core = 0;
+    std::uint8_t op = 0;  ///< operand (inputs then outputs); 0 for body DMAs
+    std::uint8_t slot = 0;
+    std::uint8_t pipeline = 0;  ///< which pipeline of the kernel (0: the pallas_call's)
+    std::uint32_t block_step = 0;
+    coords block{};  ///< the block index moved (pipeline DMAs)
+};
+
+/// What a runner did, counted as it ran (tests compare it with the plan).
+struct run_stats {
+    index_t steps = 0;                    ///< bodies run, all cores
+    std::array<index_t, 2> core_steps{};  ///< bodies run per core
+    index_t dma_in = 0;                   ///< HBM → window copies (fetch, sync_in, restore)
+    index_t dma_out = 0;                  ///< window → HBM copies (write, write_sync, sync_out)
+    index_t bytes_in = 0;
+    index_t bytes_out = 0;
+    std::array<index_t, max_operands> op_dmas{};  ///< per operand (inputs then outputs)
+    std::array<index_t, max_operands> op_bytes{};
+    index_t body_dmas = 0;  ///< DMAs issued by bodies (sync_copy)
+    index_t body_dma_bytes = 0;
+    work total_work{};  ///< everything the bodies charged
+
+    run_stats& operator+=(const run_stats& o) {
+        steps += o.steps;
+        for (std::size_t c = 0; c < 2; ++c) core_steps[c] += o.core_steps[c];
+        dma_in += o.dma_in;
+        dma_out += o.dma_out;
+        bytes_in += o.bytes_in;
+        bytes_out += o.bytes_out;
+        for (std::size_t i = 0; i < max_operands; ++i) {
+            op_dmas[i] += o.op_dmas[i];
+            op_bytes[i] += o.op_bytes[i];
+        }
+        body_dmas += o.body_dmas;
+        body_dma_bytes += o.body_dma_bytes;
+        total_work += o.total_work;
+        return *this;
+    }
+};
+
+}  // namespace ptpu::stream
+
+namespace ptpu {
+using stream::dma_note;
+using stream::run_stats;
+}  // namespace ptpu
