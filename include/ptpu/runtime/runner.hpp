@@ -121,6 +121,9 @@ public:
         return {{ops_.data(), n_out_}, false, true};
     }
 
+    /// Steps made from the last one's ops (timing-only "Repeated steps" below).
+    [[nodiscard]] index_t repeated_steps() const { return repeated_; }
+
     /// What the runner did so far.
     [[nodiscard]] run_stats stats() const {
         flush();
@@ -278,6 +281,7 @@ private:
         if (!r.usable || r.same < 2 || sched_.shape() != r.shape) return -1;
         const index_t g = sched_.next_global_step();
         sched_.skip_step();
+        ++repeated_;
         next_id_ += r.starts;
         ++r.unsummed;
         for (int k = 0; k < r.n_move_in; ++k) move_window(r.move_in[k]);
@@ -573,6 +577,7 @@ private:
     bool repeat_on_ = false;                 // timing-only, no operand moves data, no notes
     step_events events_{};
     std::uint32_t next_id_ = 0;
+    index_t repeated_ = 0;
     std::uint32_t in_flight_in_[max_operands][max_buffers]{};
     std::uint32_t in_flight_out_[max_operands][max_buffers]{};
     mutable run_stats stats_{};  // (stats() adds what flush() has not)
