@@ -20,7 +20,10 @@ measure() {  # prints the median CPU seconds of compiling with the given -D flag
 printf '%-34s %8s\n' "translation unit" "seconds"
 base=$(measure -DPTPU_BASELINE=1)
 printf '%-34s %8s\n' "headers only (no pallas_call)" "$base"
-printf '%-34s %8s\n' "headers + executor, 16 steps" "$(measure -DPTPU_STEPS=16 -DPTPU_EXEC=1)"
+printf '%-34s %8s\n' "headers + runner, 16 steps" "$(measure -DPTPU_STEPS=16 -DPTPU_EXEC=1)"
+for k in 2 5; do
+    printf '%-34s %8s\n' "$k kernels, one translation unit" "$(measure -DPTPU_STEPS=16 -DPTPU_EXEC=1 -DPTPU_KERNELS=$k)"
+done
 for steps in 256 1024 4096; do
     printf '%-34s %8s\n' "plan, $steps steps" "$(measure -DPTPU_STEPS=$steps)"
 done
@@ -28,5 +31,5 @@ for steps in 1024 4096; do
     printf '%-34s %8s\n' "plan + event list, $steps steps" "$(measure -DPTPU_STEPS=$steps -DPTPU_EVENTS=1)"
 done
 for steps in 1024 4096; do
-    printf '%-34s %8s\n' "plan + executor, $steps steps" "$(measure -DPTPU_STEPS=$steps -DPTPU_EXEC=1)"
+    printf '%-34s %8s\n' "plan + runner, $steps steps" "$(measure -DPTPU_STEPS=$steps -DPTPU_EXEC=1)"
 done

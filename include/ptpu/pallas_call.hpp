@@ -279,8 +279,7 @@ private:
             // before any byte moves.
             static constexpr std::array<scan_fn, max_operands> scans =
                 traits::all_scans(typename traits::ins{}, typename traits::outs{});
-            const plan_tables tables = analyze(desc, maps.data(), ctx_ptr, scans.data());
-            raise(tables.info.problem);
+            const plan_tables tables = detail::plan_call(desc, maps.data(), ctx_ptr, scans.data());
             std::array<const void*, max_operands> prefetch{};
             [&]<std::size_t... K>(std::index_sequence<K...>) {
                 ((prefetch[K] = static_cast<const void*>(std::get<K>(pf_views).data)), ...);

@@ -37,6 +37,15 @@ inline void alias_hbm(const call_desc& desc, std::array<void*, max_operands>& hb
     }
 }
 
+/// The run-time plan of a call: the same planner as at compile time, its checks raised as
+/// ptpu::error before any byte moves (S51). (A template for the same reason as run_call.)
+template <int = 0>
+plan_tables plan_call(const call_desc& desc, const block_fn* maps, const void* ctx, const scan_fn* scans) {
+    plan_tables tables = analyze(desc, maps, ctx, scans);
+    raise(tables.info.problem);
+    return tables;
+}
+
 /// The timing model's view of a call's runners: core c's stream is runner c's.
 struct core_streams {
     std::array<runner*, 2> r{};
@@ -45,8 +54,10 @@ struct core_streams {
 
 /// Runs call `desc` (analyzed as `tables`; block indices from `maps` with `ctx`) on the HBM arrays
 /// `hbm`, with the scalar-prefetch data `prefetch`, calling `body` for each grid step, and
-/// predicts its time on the call's chip.
-inline report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps, const void* ctx,
+/// predicts its time on the call's chip. (A template only so that it is compiled where a call
+/// runs, once per translation unit, or once per program with PTPU_SEPARATE_RUNTIME.)
+template <int = 0>
+report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps, const void* ctx,
                        const std::array<void*, max_operands>& hbm, const std::array<const void*, max_operands>& prefetch,
                        body_call body, const run_options& opt) {
     const plan_info& pinfo = tables.info;
@@ -101,5 +112,20 @@ inline report run_call(const call_desc& desc, const plan_tables& tables, const b
     const kernel_facts facts{pinfo.cores, pinfo.vmem_bytes, pinfo.smem_bytes, desc.n_in, desc.n_ops()};
     return make_report(desc.hw, facts, stats, std::move(r), std::move(notes), opt.costs);
 }
+
+// PTPU_SEPARATE_RUNTIME: run_call (runners, the model, the report) is compiled once, in the
+// translation unit that defines PTPU_RUNTIME_IMPLEMENTATION; kernel translation units compile only
+// their bodies and calls.
+#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
+extern template plan_tables plan_call<0>(const call_desc&, const block_fn*, const void*, const scan_fn*);
+extern template report run_call<0>(const call_desc&, const plan_tables&, const block_fn*, const void*,
+                                   const std::array<void*, max_operands>&,
+                                   const std::array<const void*, max_operands>&, body_call, const run_options&);
+#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+template plan_tables plan_call<0>(const call_desc&, const block_fn*, const void*, const scan_fn*);
+template report run_call<0>(const call_desc&, const plan_tables&, const block_fn*, const void*,
+                            const std::array<void*, max_operands>&, const std::array<const void*, max_operands>&,
+                            body_call, const run_options&);
+#endif
 
 }  // namespace ptpu::detail

@@ -45,13 +45,16 @@ struct body_call {
 };
 
 /// One pipeline on one core: the schedule's events become data movement, body runs and ops.
-class runner {
+/// (A template only so that it is compiled where a pipeline runs, not wherever this header is
+/// included: use it as `runner`.)
+template <int = 0>
+class basic_runner {
 public:
     /// Core `core` of the pipeline `desc` analyzed as `tables` (change bits from pass 1); `maps`
     /// and `ctx` give block indices (for copies and labels); `hbm[i]` is operand i's array; the
     /// windows live in `mem`; the body reads `kctx`; `notes`, when options().notes, collects
     /// what each DMA label means (shared by the runners of one call, so labels stay unique).
-    runner(const pipeline_desc& desc, const plan_tables& tables, int core, const block_fn* maps, const void* ctx,
+    basic_runner(const pipeline_desc& desc, const plan_tables& tables, int core, const block_fn* maps, const void* ctx,
            const std::array<void*, max_operands>& hbm, core_memory& mem, kernel_context& kctx, body_call body,
            const runner_options& opt, std::vector<dma_note>* notes)
         : desc_(desc),
@@ -86,8 +89,8 @@ public:
             repeat_on_ = repeat_on_ && !move_[static_cast<std::size_t>(i)] &&
                          uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
     }
-    runner(const runner&) = delete;
-    runner& operator=(const runner&) = delete;
+    basic_runner(const basic_runner&) = delete;
+    basic_runner& operator=(const basic_runner&) = delete;
 
     /// The ops of the core's next grid step (running what the schedule says on the way: DMAs,
     /// the body); no ops once its stream has ended. With `lazy`, a step that repeats the last
@@ -583,5 +586,7 @@ private:
     mutable run_stats stats_{};  // (stats() adds what flush() has not)
     std::vector<std::uint32_t> labels_;  // DMA id → label (notes on)
 };
+
+using runner = basic_runner<>;
 
 }  // namespace ptpu

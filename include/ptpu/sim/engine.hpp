@@ -25,6 +25,7 @@
 #include "ptpu/hw/presets.hpp"
 #include "ptpu/sim/cost.hpp"
 #include "ptpu/sim/result.hpp"
+#include "ptpu/sim/steady.hpp"
 #include "ptpu/stream/op.hpp"
 
 namespace ptpu::sim {
@@ -53,8 +54,6 @@ concept batch_source = requires(S& s, int core, bool lazy) {
 namespace detail {
 
 inline constexpr double never = std::numeric_limits<double>::infinity();
-
-enum class dma_phase : std::uint8_t { latency, transfer, done };
 
 // A DMA from its start until its wait (or, for a dangling one, its completion).
 struct live_dma {
@@ -572,35 +571,6 @@ private:
     // differs or the stream ends; the ops pulled since the last whole period are then simulated
     // as usual.
 
-    static constexpr int max_period = 64;
-    static constexpr std::int64_t ring_size = 2 * max_period + 1;  // two periods: verified cycles
-
-    struct dma_snap {
-        std::uint32_t id = 0;   // relative to the core's count of starts (mod 2^32)
-        std::uint64_t seq = 0;  // relative to the next start's
-        std::int64_t bytes = 0;
-        double left = 0;  // latency: ready - t; transfer: bytes left; done: 0
-        dma_phase phase = dma_phase::done;
-        std::uint8_t channel = 0;
-    };
-    // The totals of one core a period adds.
-    struct tally {
-        std::int64_t ops = 0, dmas = 0, hbm_bytes = 0, onchip_bytes = 0, idle = 0;
-        double overhead = 0, issue = 0, compute = 0, wait = 0, hbm_busy = 0;
-    };
-    struct boundary {
-        double t = 0;
-        double last_done = 0;
-        double v = 0;  // the HBM channel's virtual byte count at t (the byte tolerance's scale)
-        std::uint32_t starts = 0;
-        std::uint32_t step = 0;
-        std::uint64_t key = 0;   // the discrete part of the state, hashed: a quick reject
-        std::uint64_t hash = 0;  // of the batch's ops (complete at the next boundary)
-        tally sum;
-        std::vector<dma_snap> snap;
-        std::vector<op> batch;  // the ops from this boundary to the next, normalized
-    };
-
     tally totals(int c) const {
         tally s;
         s.ops = res_.op_count;
@@ -614,24 +584,6 @@ private:
         s.wait = res_.wait_dma[c];
         s.hbm_busy = res_.hbm_busy_time;
         return s;
-    }
-
-    // An op with its DMA id relative to the core's count of starts at boundary b and its step
-    // relative to b's: equal for the same op one period later.
-    static op normalized(op o, const boundary& b) {
-        if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma -= b.starts;
-        o.step -= b.step;
-        return o;
-    }
-    static std::uint64_t mix(std::uint64_t h, const op& o) {
-        std::uint64_t x = static_cast<std::uint64_t>(o.kind) | std::uint64_t{o.far} << 8 |
-                          std::uint64_t{o.dma} << 16 | static_cast<std::uint64_t>(o.bytes) << 40;
-        x ^= std::bit_cast<std::uint64_t>(o.seconds) ^ (std::uint64_t{o.step} << 32 | o.label);
-        return (h ^ x) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-    }
-    static bool same_op(const op& a, const op& b) {
-        return a.kind == b.kind && a.dma == b.dma && a.seconds == b.seconds && a.bytes == b.bytes &&
-               a.far == b.far && a.label == b.label && a.step == b.step;
     }
 
     // Records boundary nb_ (core c about to run op o, the first of step o.step) and looks for a
@@ -697,34 +649,7 @@ private:
     }
 
     // Boundary n of the history (numbers before the first recorded one exist after a skip).
-    static std::size_t ring_pos(std::int64_t n) {
-        return static_cast<std::size_t>((n % ring_size + ring_size) % ring_size);
-    }
     boundary& at_boundary_index(std::int64_t n) { return ring_[ring_pos(n)]; }
-
-    static bool same_batch(const boundary& x, const boundary& y) {
-        if (x.hash != y.hash || x.batch.size() != y.batch.size()) return false;
-        for (std::size_t k = 0; k < x.batch.size(); ++k)
-            if (!same_op(x.batch[k], y.batch[k])) return false;
-        return true;
-    }
-
-    static bool same_state(const boundary& a, const boundary& b) {
-        if (a.snap.size() != b.snap.size()) return false;
-        const double tol_t = 1e-12 * std::max(std::abs(a.t), std::abs(b.t));
-        const double tol_v = 1e-12 * std::max(std::abs(a.v), std::abs(b.v));
-        for (std::size_t k = 0; k < a.snap.size(); ++k) {
-            const dma_snap& x = a.snap[k];
-            const dma_snap& y = b.snap[k];
-            if (x.id != y.id || x.seq != y.seq || x.bytes != y.bytes || x.phase != y.phase ||
-                x.channel != y.channel)
-                return false;
-            const double tol =
-                x.phase == dma_phase::latency ? tol_t : tol_v + 1e-12 * static_cast<double>(x.bytes);
-            if (std::abs(x.left - y.left) > tol) return false;
-        }
-        return true;
-    }
 
     // The period of p steps that ended at the last boundary becomes the cycle to match.
     void enter_fast(int c, int p, const op& first) {
@@ -1140,6 +1065,14 @@ result simulate_source(const chip& c, int cores, Ref& src, const options& opt) {
                     "simulate 1 core, or 2 on a dual-TensorCore chip");
     return detail::engine<Ref>(c, cores, src, opt).run();
 }
+
+// PTPU_SEPARATE_RUNTIME (docs: "Compile time"): the model is compiled once, in the translation
+// unit that defines PTPU_RUNTIME_IMPLEMENTATION, instead of in every one that simulates.
+#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
+extern template result simulate_source<source_ref>(const chip&, int, source_ref&, const options&);
+#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+template result simulate_source<source_ref>(const chip&, int, source_ref&, const options&);
+#endif
 
 /// Simulates `cores` TensorCore streams of chip `c`, pulling their ops from `src` (docs/model.md).
 /// Throws H1 for an invalid chip, C3 for an invalid cost model, SIM3 when `cores` is not in

@@ -1,0 +1,101 @@
+// Defines the vocabulary of the timing model's steady-state lane (docs/model.md §11): what it
+// records of a core at a step boundary (its live DMAs relative to its clock, the totals so far,
+// the normalized ops of the step that follows) and how two boundaries are compared. The lane's
+// control (when to record, enter, fast-forward and leave) lives in the engine it drives.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "ptpu/stream/op.hpp"
+
+namespace ptpu::sim::detail {
+
+using stream::op;
+using stream::op_kind;
+
+/// Where a DMA is: waiting out its latency, moving its bytes, or complete.
+enum class dma_phase : std::uint8_t { latency, transfer, done };
+
+
+inline constexpr int max_period = 64;
+inline constexpr std::int64_t ring_size = 2 * max_period + 1;  // two periods: verified cycles
+
+struct dma_snap {
+    std::uint32_t id = 0;   // relative to the core's count of starts (mod 2^32)
+    std::uint64_t seq = 0;  // relative to the next start's
+    std::int64_t bytes = 0;
+    double left = 0;  // latency: ready - t; transfer: bytes left; done: 0
+    dma_phase phase = dma_phase::done;
+    std::uint8_t channel = 0;
+};
+// The totals of one core a period adds.
+struct tally {
+    std::int64_t ops = 0, dmas = 0, hbm_bytes = 0, onchip_bytes = 0, idle = 0;
+    double overhead = 0, issue = 0, compute = 0, wait = 0, hbm_busy = 0;
+};
+struct boundary {
+    double t = 0;
+    double last_done = 0;
+    double v = 0;  // the HBM channel's virtual byte count at t (the byte tolerance's scale)
+    std::uint32_t starts = 0;
+    std::uint32_t step = 0;
+    std::uint64_t key = 0;   // the discrete part of the state, hashed: a quick reject
+    std::uint64_t hash = 0;  // of the batch's ops (complete at the next boundary)
+    tally sum;
+    std::vector<dma_snap> snap;
+    std::vector<op> batch;  // the ops from this boundary to the next, normalized
+};
+
+// An op with its DMA id relative to the core's count of starts at boundary b and its step
+// relative to b's: equal for the same op one period later.
+inline op normalized(op o, const boundary& b) {
+    if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma -= b.starts;
+    o.step -= b.step;
+    return o;
+}
+inline std::uint64_t mix(std::uint64_t h, const op& o) {
+    std::uint64_t x = static_cast<std::uint64_t>(o.kind) | std::uint64_t{o.far} << 8 |
+                      std::uint64_t{o.dma} << 16 | static_cast<std::uint64_t>(o.bytes) << 40;
+    x ^= std::bit_cast<std::uint64_t>(o.seconds) ^ (std::uint64_t{o.step} << 32 | o.label);
+    return (h ^ x) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+}
+inline bool same_op(const op& a, const op& b) {
+    return a.kind == b.kind && a.dma == b.dma && a.seconds == b.seconds && a.bytes == b.bytes &&
+           a.far == b.far && a.label == b.label && a.step == b.step;
+}
+
+// Boundary n of the history (numbers before the first recorded one exist after a skip).
+inline std::size_t ring_pos(std::int64_t n) {
+    return static_cast<std::size_t>((n % ring_size + ring_size) % ring_size);
+}
+inline bool same_batch(const boundary& x, const boundary& y) {
+    if (x.hash != y.hash || x.batch.size() != y.batch.size()) return false;
+    for (std::size_t k = 0; k < x.batch.size(); ++k)
+        if (!same_op(x.batch[k], y.batch[k])) return false;
+    return true;
+}
+
+inline bool same_state(const boundary& a, const boundary& b) {
+    if (a.snap.size() != b.snap.size()) return false;
+    const double tol_t = 1e-12 * std::max(std::abs(a.t), std::abs(b.t));
+    const double tol_v = 1e-12 * std::max(std::abs(a.v), std::abs(b.v));
+    for (std::size_t k = 0; k < a.snap.size(); ++k) {
+        const dma_snap& x = a.snap[k];
+        const dma_snap& y = b.snap[k];
+        if (x.id != y.id || x.seq != y.seq || x.bytes != y.bytes || x.phase != y.phase ||
+            x.channel != y.channel)
+            return false;
+        const double tol =
+            x.phase == dma_phase::latency ? tol_t : tol_v + 1e-12 * static_cast<double>(x.bytes);
+        if (std::abs(x.left - y.left) > tol) return false;
+    }
+    return true;
+}
+
+
+}  // namespace ptpu::sim::detail
