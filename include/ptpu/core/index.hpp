@@ -12,6 +12,10 @@
 
 namespace ptpu {
 
+/// Largest rank of an array, a block or a grid that ptpu plans for (index tuples, descriptions and
+/// the runtime's per-dim arrays are sized by it).
+inline constexpr std::size_t max_rank = 6;
+
 /// pl.ds(start, size): elements [start, start + size) (S9).
 struct slice {
     index_t start = 0;

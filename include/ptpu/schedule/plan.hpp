@@ -13,6 +13,7 @@
 
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/hw/tiling.hpp"
 #include "ptpu/spec/describe.hpp"
 #include "ptpu/spec/validate.hpp"
 

@@ -14,9 +14,6 @@
 
 namespace ptpu {
 
-/// Largest rank of an array, a block or a grid that ptpu plans for.
-inline constexpr std::size_t max_rank = 6;
-
 /// `invalid` marks a dim whose type already failed check 7 (its static_assert is the message).
 enum class dim_kind : std::uint8_t { blocked, squeezed, element, bounded_slice, invalid };
 
