@@ -347,10 +347,10 @@ struct dtype_row {
 };
 // The tiling of each dtype is the chip's: tests/hw/tiling_test.cpp.
 constexpr dtype_row table[] = {
-    {dtype::f32, 4, 32, "f32", true},   {dtype::bf16, 2, 16, "bf16", true},
-    {dtype::f16, 2, 16, "f16", true},   {dtype::i32, 4, 32, "i32", false},
-    {dtype::i16, 2, 16, "i16", false},  {dtype::i8, 1, 8, "i8", false},
-    {dtype::u8, 1, 8, "u8", false},     {dtype::boolean, 1, 8, "bool", false},
+    {dtype::f32, 4, 32, "f32", true},  {dtype::bf16, 2, 16, "bf16", true},
+    {dtype::f16, 2, 16, "f16", true},  {dtype::i32, 4, 32, "i32", false},
+    {dtype::i16, 2, 16, "i16", false}, {dtype::i8, 1, 8, "i8", false},
+    {dtype::u8, 1, 8, "u8", false},    {dtype::boolean, 1, 8, "bool", false},
 };
 
 constexpr bool table_matches() {

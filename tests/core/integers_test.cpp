@@ -16,7 +16,8 @@ static_assert(idx(c<1>, 2) == index_tuple<2>{{index_entry{1, -1}, index_entry{2,
 static_assert(idx(3, ds(4, 2))[1].is_slice() && !idx(3, ds(4, 2))[0].is_slice());
 static_assert(ds(3, 4) == slice{3, 4} && ds(5) == slice{0, 5});
 static_assert(bounded<8>(c<8>).value() == 8);
-static_assert(static_bound<C<4>>() == 4 && static_bound<bounded<16>>() == 16 && static_bound<index_t>() == -1);
+static_assert(static_bound<C<4>>() == 4 && static_bound<bounded<16>>() == 16 &&
+              static_bound<index_t>() == -1);
 static_assert(value_of(c<4>) == 4 && value_of(bounded<16>(10)) == 10 && value_of(index_t{7}) == 7);
 // In-process negative tests (V1, V2 as constraints): these spellings do not compile.
 static_assert(!std::is_constructible_v<bounded<8>, C<9>>);

@@ -21,10 +21,10 @@ struct tiling_row {
 };
 // Written out from tpu-model.md §1 "Tiling"; bool tiles as its int32 memref.
 constexpr tiling_row table[] = {
-    {dtype::f32, "f32", 8, 8, 8, 8, 8},       {dtype::bf16, "bf16", 8, 8, 8, 16, 16},
-    {dtype::f16, "f16", 8, 8, 8, 16, 16},     {dtype::i32, "i32", 8, 8, 8, 8, 8},
-    {dtype::i16, "i16", 8, 8, 8, 16, 16},     {dtype::i8, "i8", 32, 32, 32, 32, 32},
-    {dtype::u8, "u8", 32, 32, 32, 32, 32},    {dtype::boolean, "bool", 8, 8, 8, 8, 8},
+    {dtype::f32, "f32", 8, 8, 8, 8, 8},    {dtype::bf16, "bf16", 8, 8, 8, 16, 16},
+    {dtype::f16, "f16", 8, 8, 8, 16, 16},  {dtype::i32, "i32", 8, 8, 8, 8, 8},
+    {dtype::i16, "i16", 8, 8, 8, 16, 16},  {dtype::i8, "i8", 32, 32, 32, 32, 32},
+    {dtype::u8, "u8", 32, 32, 32, 32, 32}, {dtype::boolean, "bool", 8, 8, 8, 8, 8},
 };
 
 constexpr bool table_matches() {

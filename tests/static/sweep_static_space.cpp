@@ -46,10 +46,9 @@ static_assert(std::is_same_v<at_t<11, configs>, config<block<16, 128>, value_t<2
 static_assert(at_t<2, configs>::hw.generation == 7 && at_t<2, configs>::buffers == 1);
 
 // Joined products: the points of each, in order; a one-value axis is a fixed setting.
-constexpr auto joined = sweep::join(sweep::product(sweep::types<block<8, 128>>, sweep::values<1, 2>,
-                                                   sweep::values<tpu::v5e>),
-                                    sweep::product(sweep::types<block<16, 128>>, sweep::values<2>,
-                                                   sweep::values<tpu::v6e, tpu::v5p>));
+constexpr auto joined = sweep::join(
+    sweep::product(sweep::types<block<8, 128>>, sweep::values<1, 2>, sweep::values<tpu::v5e>),
+    sweep::product(sweep::types<block<16, 128>>, sweep::values<2>, sweep::values<tpu::v6e, tpu::v5p>));
 static_assert(sweep::size(joined) == 4);
 using joined_configs = decltype(sweep::configurations<config>(joined));
 static_assert(std::is_same_v<at_t<1, joined_configs>, config<block<8, 128>, value_t<2>, value_t<tpu::v5e>>>);

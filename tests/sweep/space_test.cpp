@@ -83,8 +83,9 @@ TEST(SweepSpace, RankedSortsByKeyAndKeepsTiesInOrder) {
     EXPECT_EQ(order, "ebdca");  // b before d: equal times keep their order
     // Ranking a filtered space: the accepted points by a key, here the block size descending.
     const auto s = make_space();
-    const auto top = sweep::ranked(s.where([](int, int bc, const chip* c) { return bc == 2 && c == &tpu::v6e; }),
-                                   [](const auto& p) { return -std::get<0>(p); });
+    const auto top =
+        sweep::ranked(s.where([](int, int bc, const chip* c) { return bc == 2 && c == &tpu::v6e; }),
+                      [](const auto& p) { return -std::get<0>(p); });
     ASSERT_EQ(top.size(), 3u);
     EXPECT_EQ(std::get<0>(top[0]), 768);
     EXPECT_EQ(std::get<0>(top[2]), 128);

@@ -9,14 +9,13 @@
 
 #include <cstddef>
 #include <functional>
-#include <tuple>
-#include <utility>
-#include <vector>
-
 #include <range/v3/algorithm/stable_sort.hpp>
 #include <range/v3/range/conversion.hpp>
 #include <range/v3/view/cartesian_product.hpp>
 #include <range/v3/view/filter.hpp>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 namespace ptpu::sweep {
 
@@ -41,7 +40,8 @@ public:
     /// The points for which pred(values...) is true, lazily, in the same order.
     template <class Pred>
     [[nodiscard]] auto where(Pred pred) const {
-        return points() | ranges::views::filter([pred](const auto& point) { return std::apply(pred, point); });
+        return points() |
+               ranges::views::filter([pred](const auto& point) { return std::apply(pred, point); });
     }
 
     /// The values of axis I.

@@ -8,8 +8,6 @@
 // spaces too large for that, sweep/space.hpp holds run-time spaces of values.
 #pragma once
 
-#include <cstddef>
-
 #include <boost/hana/cartesian_product.hpp>
 #include <boost/hana/flatten.hpp>
 #include <boost/hana/for_each.hpp>
@@ -18,6 +16,7 @@
 #include <boost/hana/tuple.hpp>
 #include <boost/hana/type.hpp>
 #include <boost/hana/unpack.hpp>
+#include <cstddef>
 
 namespace ptpu::sweep {
 
