@@ -57,5 +57,6 @@ function(ptpu_header_self_containment target)
         list(APPEND sources ${src})
     endforeach()
     add_library(${target} OBJECT ${sources})
-    target_link_libraries(${target} PRIVATE ptpu::ptpu ptpu_warnings)
+    # ptpu::sweep: the sweep/ headers need Hana and range-v3 (the others do not: cmake/layers.txt).
+    target_link_libraries(${target} PRIVATE ptpu::sweep ptpu_warnings)
 endfunction()

@@ -1,8 +1,11 @@
 // ptpu's demo: one fused-MLP kernel (the calibration example of tpu-model.md §2), written once,
 // checked at compile time, run on real data, and predicted under several pipelining
 // configurations and chips, ranked by predicted device time. Writes a Perfetto trace and an SVG
-// timeline of the fastest configuration.
+// timeline of the fastest configuration. The configurations are generated from a compile-time
+// space (sweep/static_space.hpp) and ranked with sweep/space.hpp.
 #include <ptpu/ptpu.hpp>
+#include <ptpu/sweep/space.hpp>
+#include <ptpu/sweep/static_space.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -25,18 +28,21 @@ constexpr auto mlp = [](auto x, auto wg, auto wu, auto wd, auto o) {
     store(o, program_id(1) == 0 ? y : load(o) + y);
 };
 
+// The index maps over the (row block i, H block j) grid: x and y by rows, the weights by H.
+// (Named rather than written inside Mlp: g++ 12 mis-instantiates lambdas in an alias template
+// whose arguments are dependent, as in mlp_config below.)
+constexpr auto by_row = [](auto i, auto) { return idx(i, 0); };
+constexpr auto by_h_col = [](auto, auto j) { return idx(0, j); };
+constexpr auto by_h_row = [](auto, auto j) { return idx(j, 0); };
+
 // One configuration: H block size, weight buffer count, chip.
 template <index_t BH, int BC, chip C, index_t TT = T, index_t HH = H>
-using Mlp = pallas_call<
-    Grid<TT / bt, HH / BH>, Semantics<parallel, arbitrary>, Chip<C>,
-    In<Arg<Array<float, TT, E>, BlockSpec<Block<bt, E>, [](auto i, auto) { return idx(i, 0); }>>,
-       Arg<Array<float, E, HH>,
-           BlockSpec<Block<E, BH>, [](auto, auto j) { return idx(0, j); }, Buffered<BC>>>,
-       Arg<Array<float, E, HH>,
-           BlockSpec<Block<E, BH>, [](auto, auto j) { return idx(0, j); }, Buffered<BC>>>,
-       Arg<Array<float, HH, E>,
-           BlockSpec<Block<BH, E>, [](auto, auto j) { return idx(j, 0); }, Buffered<BC>>>>,
-    Out<Arg<Array<float, TT, E>, BlockSpec<Block<bt, E>, [](auto i, auto) { return idx(i, 0); }>>>>;
+using Mlp = pallas_call<Grid<TT / bt, HH / BH>, Semantics<parallel, arbitrary>, Chip<C>,
+                        In<Arg<Array<float, TT, E>, BlockSpec<Block<bt, E>, by_row>>,
+                           Arg<Array<float, E, HH>, BlockSpec<Block<E, BH>, by_h_col, Buffered<BC>>>,
+                           Arg<Array<float, E, HH>, BlockSpec<Block<E, BH>, by_h_col, Buffered<BC>>>,
+                           Arg<Array<float, HH, E>, BlockSpec<Block<BH, E>, by_h_row, Buffered<BC>>>>,
+                        Out<Arg<Array<float, TT, E>, BlockSpec<Block<bt, E>, by_row>>>>;
 
 // The schedule is a constant: each weight block is fetched once per step, x and y once per row.
 static_assert(Mlp<384, 2, tpu::v5e>::dma_count(1) == 36 && Mlp<384, 2, tpu::v5e>::dma_count(0) == 2);
@@ -44,15 +50,39 @@ static_assert(Mlp<384, 2, tpu::v5e>::dma_count(1) == 36 && Mlp<384, 2, tpu::v5e>
 // 3.5 MB of weight windows exceed v5e's 16 MiB scoped limit); on v6e (32 MiB) it fits.
 static_assert(Mlp<768, 2, tpu::v6e>::info.vmem_bytes > 16 * (1 << 20));
 
+// One point of the comparison, from the axes' types: H block size, weight buffer count, chip.
+// The partial specialization deduces the values (g++ 12 crashes on `Chip::value`, a class-type
+// value, as a dependent template argument).
+template <class BlockH, class Buffers, class Chip>
+struct mlp_config;
+template <index_t BH, int BC, chip C>
+struct mlp_config<sweep::value_t<BH>, sweep::value_t<BC>, sweep::value_t<C>> {
+    using call = Mlp<BH, BC, C>;
+    static std::string name() {
+        const chip& c = C;
+        // TPU generations are called v4 ... v6e, then 7x (its preset is named v7x).
+        const std::string label = std::string(c.name) == "v7x" ? "7x" : c.name;
+        std::string n = label + std::string(5 - label.size(), ' ') + "block_h " + std::to_string(BH) +
+                        "  Buffered<" + std::to_string(BC) + ">";
+        if (c.pallas_cores() > 1) n += " (" + std::to_string(c.pallas_cores()) + " cores)";
+        return n;
+    }
+};
+
+// The configurations compared: on v5e the measured one (block_h 384, Buffered<2>) and its
+// neighbours (smaller blocks; single buffering, which lets block_h 768 fit 16 MiB), on v6e the
+// larger block its 32 MiB allow, and the measured one on v5p and 7x.
+constexpr auto configurations = sweep::join(
+    sweep::product(sweep::values<index_t{128}, index_t{384}>, sweep::values<2>, sweep::values<tpu::v5e>),
+    sweep::product(sweep::values<index_t{384}, index_t{768}>, sweep::values<1>, sweep::values<tpu::v5e>),
+    sweep::product(sweep::values<index_t{384}, index_t{768}>, sweep::values<2>, sweep::values<tpu::v6e>),
+    sweep::product(sweep::values<index_t{384}>, sweep::values<2>, sweep::values<tpu::v5p, tpu::v7x>));
+static_assert(sweep::size(configurations) == 8);
+
 struct row {
     std::string name;
     report r;
 };
-
-template <class K>
-row predict(const std::string& name) {
-    return {name, K{{.timeline = true}}.predict(mlp)};
-}
 
 int main() {
     std::cout << "ptpu demo\n\nChip presets (per TensorCore; tpu-model.md):\n";
@@ -101,17 +131,12 @@ int main() {
     }
 
     // 2. The full problem (H = 6912) under several configurations, predicted without data.
-    std::vector<row> rows;
-    rows.push_back(predict<Mlp<128, 2, tpu::v5e>>("v5e  block_h 128  Buffered<2>"));
-    rows.push_back(predict<Mlp<384, 2, tpu::v5e>>("v5e  block_h 384  Buffered<2>"));
-    rows.push_back(predict<Mlp<384, 1, tpu::v5e>>("v5e  block_h 384  Buffered<1>"));
-    rows.push_back(predict<Mlp<768, 1, tpu::v5e>>("v5e  block_h 768  Buffered<1>"));
-    rows.push_back(predict<Mlp<384, 2, tpu::v6e>>("v6e  block_h 384  Buffered<2>"));
-    rows.push_back(predict<Mlp<768, 2, tpu::v6e>>("v6e  block_h 768  Buffered<2>"));
-    rows.push_back(predict<Mlp<384, 2, tpu::v5p>>("v5p  block_h 384  Buffered<2> (2 cores)"));
-    rows.push_back(predict<Mlp<384, 2, tpu::v7x>>("7x   block_h 384  Buffered<2>"));
-    std::sort(rows.begin(), rows.end(),
-              [](const row& a, const row& b) { return a.r.device_time < b.r.device_time; });
+    std::vector<row> predicted;
+    sweep::for_each<mlp_config>(configurations, [&](auto config) {
+        using K = typename decltype(config)::type;
+        predicted.push_back({K::name(), typename K::call{{.timeline = true}}.predict(mlp)});
+    });
+    const std::vector<row> rows = sweep::ranked(predicted, [](const row& x) { return x.r.device_time; });
 
     std::cout
         << "\nFused MLP (E=1152, H=6912, T=256, f32), ranked by predicted device time\n"

@@ -344,30 +344,24 @@ struct dtype_row {
     int bits;
     std::string_view name;
     bool floating;
-    int tile_v4, tile_v5, tile_v6, tile_v7;  // sublane tiling per generation
 };
-// Written out from tpu-model.md §1 "Tiling"; bool tiles as its int32 memref.
+// The tiling of each dtype is the chip's: tests/hw/tiling_test.cpp.
 constexpr dtype_row table[] = {
-    {dtype::f32, 4, 32, "f32", true, 8, 8, 8, 8},   {dtype::bf16, 2, 16, "bf16", true, 8, 8, 8, 16},
-    {dtype::f16, 2, 16, "f16", true, 8, 8, 8, 16},  {dtype::i32, 4, 32, "i32", false, 8, 8, 8, 8},
-    {dtype::i16, 2, 16, "i16", false, 8, 8, 8, 16}, {dtype::i8, 1, 8, "i8", false, 32, 32, 32, 32},
-    {dtype::u8, 1, 8, "u8", false, 32, 32, 32, 32}, {dtype::boolean, 1, 8, "bool", false, 8, 8, 8, 8},
+    {dtype::f32, 4, 32, "f32", true},  {dtype::bf16, 2, 16, "bf16", true},
+    {dtype::f16, 2, 16, "f16", true},  {dtype::i32, 4, 32, "i32", false},
+    {dtype::i16, 2, 16, "i16", false}, {dtype::i8, 1, 8, "i8", false},
+    {dtype::u8, 1, 8, "u8", false},    {dtype::boolean, 1, 8, "bool", false},
 };
 
 constexpr bool table_matches() {
     for (const dtype_row& r : table) {
         if (ptpu::itemsize(r.d) != r.itemsize || ptpu::bitwidth(r.d) != r.bits || ptpu::name(r.d) != r.name ||
-            ptpu::is_floating(r.d) != r.floating || ptpu::sublane_tiling(r.d, 4) != r.tile_v4 ||
-            ptpu::sublane_tiling(r.d, 5) != r.tile_v5 || ptpu::sublane_tiling(r.d, 6) != r.tile_v6 ||
-            ptpu::sublane_tiling(r.d, 7) != r.tile_v7)
+            ptpu::is_floating(r.d) != r.floating)
             return false;
     }
     return true;
 }
 static_assert(table_matches());
-static_assert(ptpu::lane_tiling() == 128);
-static_assert(ptpu::memref_dtype(dtype::boolean) == dtype::i32);
-static_assert(ptpu::memref_dtype(dtype::bf16) == dtype::bf16);
 static_assert(sizeof(dtype) == 1);
 
 TEST(Dtype, PropertyTable) {
@@ -378,12 +372,7 @@ TEST(Dtype, PropertyTable) {
         EXPECT_EQ(ptpu::bitwidth(r.d), r.bits);
         EXPECT_EQ(ptpu::name(r.d), r.name);
         EXPECT_EQ(ptpu::is_floating(r.d), r.floating);
-        EXPECT_EQ(ptpu::sublane_tiling(r.d, 4), r.tile_v4);
-        EXPECT_EQ(ptpu::sublane_tiling(r.d, 5), r.tile_v5);
-        EXPECT_EQ(ptpu::sublane_tiling(r.d, 6), r.tile_v6);
-        EXPECT_EQ(ptpu::sublane_tiling(r.d, 7), r.tile_v7);
     }
-    EXPECT_EQ(ptpu::lane_tiling(), 128);
 }
 
 TEST(Dtype, ItemsizeMatchesStorage) {

@@ -1,4 +1,5 @@
-# Script run by ctest: install ptpu into a fresh prefix, build a consumer project against it.
+# Script run by ctest: install ptpu into a fresh prefix, build a consumer project against it
+# (ptpu::ptpu alone, then the sweep component) and run both programs.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${PTPU_BINARY_DIR} --prefix ${prefix}
@@ -9,3 +10,4 @@ execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR
                 COMMAND_ERROR_IS_FATAL ANY)
 execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build COMMAND_ERROR_IS_FATAL ANY)
 execute_process(COMMAND ${WORK_DIR}/build/consumer COMMAND_ERROR_IS_FATAL ANY)
+execute_process(COMMAND ${WORK_DIR}/build/consumer_sweep COMMAND_ERROR_IS_FATAL ANY)

@@ -265,31 +265,4 @@ constexpr bool is_floating(dtype d) {
     return d == dtype::f32 || d == dtype::bf16 || d == dtype::f16;
 }
 
-/// The dtype a Pallas TPU kernel's memref holds: bool refs are stored as int32 ([src] Pallas
-/// Mosaic lowering.py, BOOL_MEMREF_TYPE), so a bool block takes 4 bytes per element in VMEM and
-/// tiles like i32. Every other dtype is stored as itself.
-constexpr dtype memref_dtype(dtype d) {
-    return d == dtype::boolean ? dtype::i32 : d;
-}
-
-/// Lane (minor-most) tile of every dtype: 128 lanes ([src] tpu_info.py).
-constexpr int lane_tiling() {
-    return 128;
-}
-
-/// Second-minor (sublane) tile of the memory layout for `d` on TPU generation `generation`
-/// (tpu-model.md §1 "Tiling", [src] tpu_info.infer_tiling and Pallas details.rst): 8 for 32-bit
-/// types, 8 for 16-bit types before generation 7 and 16 from 7 on, 32 for 8-bit types. bool tiles
-/// as its memref type i32 (memref_dtype), so 8. Generations before 4 are not modelled.
-constexpr int sublane_tiling(dtype d, int generation) {
-    switch (bitwidth(memref_dtype(d))) {
-        case 32:
-            return 8;
-        case 16:
-            return generation >= 7 ? 16 : 8;
-        default:
-            return 32;
-    }
-}
-
 }  // namespace ptpu

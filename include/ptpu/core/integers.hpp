@@ -1,5 +1,5 @@
 // Defines ptpu's integer vocabulary: static integers C<V>, bounded<Max> (a run-time value with a
-// static maximum, Pallas's BoundedSlice size), and the extent concepts shapes are built from.
+// static maximum, Pallas's BoundedSlice size), and value_of / static_bound to read any of them.
 #pragma once
 
 #include <concepts>

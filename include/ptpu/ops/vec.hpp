@@ -45,6 +45,7 @@
 #include "ptpu/core/index.hpp"
 #include "ptpu/core/integers.hpp"
 #include "ptpu/core/work.hpp"
+#include "ptpu/hw/tiling.hpp"  // vreg_lanes, rows_per_vreg
 #include "ptpu/runtime/context.hpp"
 
 namespace ptpu {
@@ -89,16 +90,6 @@ template <class S>
 concept scalar_value = std::is_arithmetic_v<S> || std::same_as<S, bf16> || std::same_as<S, f16>;
 
 // ---- vregs: the unit every vector op is charged in -------------------------------------------
-
-/// Lanes of one vreg (tpu-model.md §1: 8 sublanes × 128 lanes × 32 bit on every generation).
-inline constexpr index_t vreg_lanes = 128;
-
-/// Rows of a block one vreg holds: 8 sublanes of 32-bit words, 16-bit types packed two per word
-/// (16 rows), 8-bit types four per word (32 rows). Masks count as their memref type i32
-/// (memref_dtype): a mask register covers an 8×128 tile.
-constexpr index_t rows_per_vreg(dtype d) {
-    return 8 * 32 / bitwidth(memref_dtype(d));
-}
 
 /// Vregs a (rows, cols) block of `d` occupies: every vector op is padded to whole vregs, so a 1×1
 /// add costs as much as an 8×128 one (tpu-model.md §1, Tiling).

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "ptpu/core/error.hpp"
+#include "ptpu/core/index.hpp"
 #include "ptpu/core/work.hpp"
 #include "ptpu/hw/chip.hpp"
 #include "ptpu/memory/space.hpp"
-#include "ptpu/spec/block.hpp"
 
 namespace ptpu {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ptpu/core/error.hpp"
-#include "ptpu/spec/block.hpp"
+#include "ptpu/core/index.hpp"
 
 namespace ptpu {
 

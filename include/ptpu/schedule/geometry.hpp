@@ -8,6 +8,7 @@
 
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/hw/tiling.hpp"
 #include "ptpu/spec/pipeline.hpp"
 #include "ptpu/spec/validate.hpp"
 

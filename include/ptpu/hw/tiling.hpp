@@ -1,0 +1,60 @@
+// Defines how a TPU lays data out: the memref dtype of an element type, the (sublane, lane) tile
+// of VMEM memory by dtype and generation, and the rows of a block one vreg holds.
+//
+// These are facts of the chip, not of the dtype (architecture.md: only hw/ names a generation),
+// so they live here rather than in core/dtype.hpp; the planner pads VMEM windows with them
+// (S48) and ops/ charge vector work in vregs with them.
+#pragma once
+
+#include <cstdint>
+
+#include "ptpu/core/dtype.hpp"
+#include "ptpu/core/integers.hpp"
+#include "ptpu/hw/chip.hpp"
+
+namespace ptpu {
+
+/// The dtype a Pallas TPU kernel's memref holds: bool refs are stored as int32 ([src] Pallas
+/// Mosaic lowering.py, BOOL_MEMREF_TYPE), so a bool block takes 4 bytes per element in VMEM and
+/// tiles like i32. Every other dtype is stored as itself.
+constexpr dtype memref_dtype(dtype d) {
+    return d == dtype::boolean ? dtype::i32 : d;
+}
+
+/// Lane (minor-most) tile of every dtype: 128 lanes ([src] tpu_info.py).
+constexpr int lane_tiling() {
+    return 128;
+}
+
+/// Second-minor (sublane) tile of the memory layout for `d` on TPU generation `generation`
+/// (tpu-model.md §1 "Tiling", [src] tpu_info.infer_tiling and Pallas details.rst): 8 for 32-bit
+/// types, 8 for 16-bit types before generation 7 and 16 from 7 on, 32 for 8-bit types. bool tiles
+/// as its memref type i32 (memref_dtype), so 8. Generations before 4 are not modelled (H1).
+constexpr int sublane_tiling(dtype d, int generation) {
+    switch (bitwidth(memref_dtype(d))) {
+        case 32:
+            return 8;
+        case 16:
+            return generation >= 7 ? 16 : 8;
+        default:
+            return 32;
+    }
+}
+
+/// The sublane tile of `d` on chip `c` (its generation decides, see above).
+constexpr int sublane_tiling(dtype d, const chip& c) {
+    return sublane_tiling(d, c.generation);
+}
+
+/// Lanes of one vreg (tpu-model.md §1: 8 sublanes × 128 lanes × 32 bit on every generation;
+/// H1 rejects a chip whose sublanes/lanes differ).
+inline constexpr index_t vreg_lanes = 128;
+
+/// Rows of a block one vreg holds: 8 sublanes of 32-bit words, 16-bit types packed two per word
+/// (16 rows), 8-bit types four per word (32 rows). Masks count as their memref type i32
+/// (memref_dtype): a mask register covers an 8×128 tile.
+constexpr index_t rows_per_vreg(dtype d) {
+    return 8 * 32 / bitwidth(memref_dtype(d));
+}
+
+}  // namespace ptpu

@@ -1,0 +1,2 @@
+#pragma once
+#include <guarded/allowed/x.hpp>

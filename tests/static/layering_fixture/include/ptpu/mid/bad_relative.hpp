@@ -1,0 +1,2 @@
+#pragma once
+#include "../base/ok_b.hpp"

@@ -1,0 +1,2 @@
+#pragma once
+#include <ptpu/base/ok_b.hpp>

@@ -1,0 +1,3 @@
+#pragma once
+#include "ptpu/top/ok_top.hpp"
+#include "ptpu/base/ok_b.hpp"

@@ -1,0 +1,3 @@
+#pragma once
+#include <guarded/allowed/x.hpp>
+#include <other/free.hpp>

@@ -1,0 +1,2 @@
+#pragma once
+#include "ptpu/mid/no_such.hpp"

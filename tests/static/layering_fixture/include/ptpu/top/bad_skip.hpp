@@ -1,0 +1,3 @@
+#pragma once
+#include "ptpu/mid/ok_mid.hpp"
+#include <ptpu/base/ok_b.hpp>
