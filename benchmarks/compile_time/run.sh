@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Compile time of static plans (issue 3): g++ -O2 on one TU with a 256/1024/4096-step plan,
-# against the same TU without a pallas_call (the cost of the headers alone). Prints the median of
+# Compile time (issues 3, 8): g++ -O2 on one TU with a 256/1024/4096-step plan, with 1, 2 or 5
+# kernels run (with and without PTPU_SEPARATE_RUNTIME), against the same TU without a
+# pallas_call (the cost of the headers alone). Prints the median of
 # RUNS user+system CPU seconds per configuration (CPU time, not wall: these machines are shared).
 # Usage: benchmarks/compile_time/run.sh [RUNS]   (from the repository root)
 set -euo pipefail
@@ -20,10 +21,15 @@ measure() {  # prints the median CPU seconds of compiling with the given -D flag
 printf '%-34s %8s\n' "translation unit" "seconds"
 base=$(measure -DPTPU_BASELINE=1)
 printf '%-34s %8s\n' "headers only (no pallas_call)" "$base"
-printf '%-34s %8s\n' "headers + runner, 16 steps" "$(measure -DPTPU_STEPS=16 -DPTPU_EXEC=1)"
-for k in 2 5; do
-    printf '%-34s %8s\n' "$k kernels, one translation unit" "$(measure -DPTPU_STEPS=16 -DPTPU_EXEC=1 -DPTPU_KERNELS=$k)"
+for k in 1 2 5; do
+    printf '%-34s %8s\n' "$k kernel(s) run, 16 steps" "$(measure -DPTPU_STEPS=16 -DPTPU_EXEC=1 -DPTPU_KERNELS=$k)"
 done
+# PTPU_SEPARATE_RUNTIME: the shared machinery compiled once elsewhere (ptpu::runtime).
+for k in 1 2 5; do
+    printf '%-34s %8s\n' "$k kernel(s), separate runtime" \
+        "$(measure -DPTPU_STEPS=16 -DPTPU_EXEC=1 -DPTPU_KERNELS=$k -DPTPU_SEPARATE_RUNTIME)"
+done
+printf '%-34s %8s\n' "the runtime's own TU (once)" "$(measure -DPTPU_BASELINE=1 -DPTPU_RUNTIME_IMPLEMENTATION)"
 for steps in 256 1024 4096; do
     printf '%-34s %8s\n' "plan, $steps steps" "$(measure -DPTPU_STEPS=$steps)"
 done
