@@ -8,10 +8,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "ptpu/core/dtype.hpp"
+#include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
 #include "ptpu/spec/describe.hpp"
 #include "ptpu/spec/validate.hpp"
@@ -99,7 +101,8 @@ constexpr coords iteration_of(const call_desc& c, index_t s) {
 
 /// Bytes one window slot occupies: VMEM windows are laid out in (sublane, 128) tiles, so the two
 /// minor dims round up [M] (Mosaic's allocation; S48's footprint formula for aligned blocks).
-/// SMEM is never padded (pallas-semantics.md §3).
+/// SMEM is never padded (pallas-semantics.md §3). A bool slot holds its memref type, int32
+/// (memref_dtype): 4 bytes per element.
 constexpr index_t slot_bytes(const operand_desc& o, int generation) {
     const auto n = static_cast<std::size_t>(o.block_rank);
     index_t elems = 1;
@@ -113,7 +116,7 @@ constexpr index_t slot_bytes(const operand_desc& o, int generation) {
         }
         elems *= s;
     }
-    return elems * itemsize(o.type);
+    return elems * itemsize(memref_dtype(o.type));
 }
 
 /// Whether block index entry e of dim d is in bounds: at least one element of the block lies in
@@ -327,6 +330,18 @@ constexpr bool scan_steps(const call_desc& c, operand_scan& scan, Eval&& eval) {
 
 }  // namespace detail
 
+namespace detail {
+// An error an index map raised while reading scalar-prefetch refs (R2 for an index out of
+// range), again with the operand and the grid iteration it was evaluated at.
+[[noreturn, gnu::cold, gnu::noinline]] inline void rethrow_from_map(const error& e, const call_desc& c,
+                                                                    int op, const index_t* p) {
+    std::string at = "(";
+    for (int d = 0; d < c.grid_rank; ++d) at += (d ? ", " : "") + std::to_string(p[d]);
+    throw error(std::string(e.what()) + " (in the index map of " + (op < c.n_in ? "input " : "output ") +
+                std::to_string(op < c.n_in ? op : op - c.n_in) + " at iteration " + at + "))");
+}
+}  // namespace detail
+
 /// Pass 1 of analyze for one operand with its index map inlined (several times faster at run
 /// time than calling it through a block_fn): `&scan_operand<Spec, G, Ctx>` for eval_map's
 /// arguments.
@@ -339,8 +354,16 @@ constexpr bool scan_operand(const call_desc& c, const void* ctx, detail::operand
     } else if constexpr (detail::is_index_tuple<
                              std::remove_cvref_t<typename detail::map_call_t<Spec, G, Ctx>::result>>) {
         // The map's own index_tuple<rank>, not padded (its size is the rank: validate() ran first).
-        return detail::scan_steps(c, scan, [ctx](const index_t* p) {
-            return detail::map_call_t<Spec, G, Ctx>::call(Spec::index_map, p, ctx);
+        return detail::scan_steps(c, scan, [ctx, &c, &scan](const index_t* p) {
+            if constexpr (std::is_void_v<Ctx>) {
+                return detail::map_call_t<Spec, G, Ctx>::call(Spec::index_map, p, ctx);
+            } else {  // the map reads prefetch refs: say where a bad read happened (R2)
+                try {
+                    return detail::map_call_t<Spec, G, Ctx>::call(Spec::index_map, p, ctx);
+                } catch (const error& e) {
+                    detail::rethrow_from_map(e, c, scan.i, p);
+                }
+            }
         });
     } else {  // a malformed map: analyze() stops before pass 1
         return detail::scan_steps(c, scan,
@@ -411,7 +434,11 @@ constexpr plan_tables analyze(const call_desc& c, const block_fn* maps, const vo
         const bool ok = scans != nullptr
                             ? scans[i](c, ctx, scan)
                             : detail::scan_steps(c, scan, [&](const index_t* p) { return maps[i](p, ctx); });
-        if (!ok) return tables;
+        if (!ok) {
+            // MC1 with index maps reading scalar-prefetch values: those values may be the cause.
+            if (ctx != nullptr && info.problem.code == rule::mc1) info.problem.code = rule::mc1_prefetch;
+            return tables;
+        }
         const bool all_zero = scan.all_zero;
         const bool constant = scan.constant;
         // Check 18 after the index map's own checks (4, 5), in Pallas's order: BoundedSlice blocks
@@ -456,7 +483,7 @@ constexpr plan_tables analyze(const call_desc& c, const block_fn* maps, const vo
         const auto& b = runs[k];
         if (a.op != b.op || a.block != b.block) continue;
         if (a.core == b.core && c.ops[static_cast<std::size_t>(a.op)].revisit_any) continue;
-        diag p = fail(a.core == b.core ? rule::s39 : rule::mc1, a.op);
+        diag p = fail(a.core == b.core ? rule::s39 : ctx != nullptr ? rule::mc1_prefetch : rule::mc1, a.op);
         p.block = a.block;
         p.d = c.ops[static_cast<std::size_t>(a.op)].rank;
         p.a = a.core;
@@ -487,7 +514,7 @@ constexpr plan_tables analyze(const call_desc& c, const block_fn* maps, const vo
         index_t scratch_vmem = 0;
         for (int k = 0; k < c.n_scratch; ++k) {
             const scratch_desc& s = c.scratch[static_cast<std::size_t>(k)];
-            const index_t bytes = s.elems() * itemsize(s.type);
+            const index_t bytes = s.elems() * itemsize(memref_dtype(s.type));  // bool: as int32
             if (s.space == space_kind::vmem) scratch_vmem += bytes;
             if (s.space == space_kind::smem) smem += bytes;
         }
