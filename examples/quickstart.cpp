@@ -1,8 +1,8 @@
-// The README's first example, verbatim: a double-buffered add, checked at compile time, run on
-// real data, timed on a v5e.
 #include <ptpu/ptpu.hpp>
 
+#include <algorithm>
 #include <iostream>
+#include <numeric>
 
 using namespace ptpu;
 
@@ -14,13 +14,12 @@ static_assert(Add::dma_count() == 12);                     // the schedule is a 
 static_assert(Add::info.vmem_bytes == 6 * 256 * 512 * 4);  // 3 operands x 2 slots
 
 int main() {
-    host_array<X> x, y;
-    for (std::size_t i = 0; i < x.size(); ++i) x.vector()[i] = y.vector()[i] = static_cast<float>(i);
+    host_array<X> x, y;                   // zero-initialized, row-major
+    std::iota(x.begin(), x.end(), 0.0f);  // x(i, j) = 512 i + j
+    std::ranges::fill(y, 1.0f);
 
     auto [z, report] = Add{}([](auto a, auto b, auto c) { store(c, load(a) + load(b)); }, x, y);
 
     std::cout << report;  // predicted time, where it went, roofline
-    for (std::size_t i = 0; i < z.size(); ++i)
-        if (z.vector()[i] != 2.0f * static_cast<float>(i)) return 1;
-    return 0;
+    return std::ranges::equal(z, x, [](float s, float a) { return s == a + 1.0f; }) ? 0 : 1;
 }

@@ -199,7 +199,7 @@ private:
     template <class Body, class PfTuple, std::size_t... K>
     static report predict_impl(Body& body, const run_options& opt, PfTuple prefetch,
                                std::index_sequence<K...>) {
-        const std::array<detail::absent_input, sizeof...(K) + 1> absent{};
+        [[maybe_unused]] const std::array<detail::absent_input, sizeof...(K) + 1> absent{};
         auto args = std::tuple_cat(prefetch, std::tuple<const detail::absent_input&>(absent[K])...);
         return execute(body, args, std::array<void*, max_operands>{}, opt, typename traits::prefetch{},
                        typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
@@ -213,23 +213,40 @@ private:
     template <class Tuple, class... O, std::size_t... K>
     static void bind_outputs(Tuple& outputs, std::array<void*, max_operands>& ptrs, detail::pack<O...>,
                              std::index_sequence<K...>) {
-        auto one = [&]<class A>(std::type_identity<A>, auto& x, std::size_t k) {
+        auto one = [&]<class A, class E>(std::type_identity<A>, std::type_identity<E>, auto& x,
+                                         std::size_t k) {
             using T = typename A::value_type;
             using U = std::remove_cvref_t<decltype(x)>;
-            if constexpr (std::is_same_v<U, host_array<A>>)
+            // A buffer held by value in the tuple would be written and dropped (views are fine).
+            if constexpr (!detail::is_view<U> && !std::is_lvalue_reference_v<E>)
+                static_assert(sizeof(U) == 0,
+                              "ptpu[ARG1] pallas_call::into: an owning output buffer is passed by "
+                              "value, so the results would be lost; pass it by reference: std::tie(z)");
+            else if constexpr (std::is_same_v<U, host_array<A>>)
                 ptrs[k] = x.data();
+            else if constexpr (detail::is_host_array<U>)
+                static_assert(sizeof(U) == 0,
+                              "ptpu[ARG1] pallas_call::into: a host_array of another Array type; pass one "
+                              "of the Out Array type, or z.span() to reinterpret its elements");
             else if constexpr (std::is_same_v<U, host_view<T>>) {
                 bool ok = x.rank == static_cast<int>(A::rank);
                 for (std::size_t d = 0; ok && d < A::rank; ++d) ok = x.shape[d] == A::shape[d];
-                check(ok, "ARG1", "pallas_call::into", "an output view's shape differs from its Out Array",
-                      "pass a view of the Out Array's shape");
+                if (!ok)
+                    throw error("ARG1", detail::operand_where("pallas_call::into", "output", k),
+                                "the view's shape differs from its Out Array",
+                                "pass a view of the Out Array's shape");
                 ptrs[k] = x.data;
-            } else
+            } else if constexpr (requires { std::span<T>(x); })
+                ptrs[k] = view_as<A>(std::span<T>(x), "output", k, "pallas_call::into").data;
+            else
                 static_assert(sizeof(U) == 0,
-                              "ptpu[ARG1] pallas_call::into: an output must be a "
-                              "host_array<Array>& or a writable host_view");
+                              "ptpu[ARG1] pallas_call::into: an output must be a host_array<Array>&, a "
+                              "writable host_view, or a writable contiguous range of the dtype "
+                              "(std::vector<T>&, std::span<T>)");
         };
-        (one(std::type_identity<typename O::array>{}, std::get<K>(outputs), K), ...);
+        (one(std::type_identity<typename O::array>{}, std::type_identity<std::tuple_element_t<K, Tuple>>{},
+             std::get<K>(outputs), K),
+         ...);
     }
 
     template <class Body, class ArgTuple, class... P, class... I, class... O, class... S>
@@ -240,11 +257,11 @@ private:
         constexpr std::size_t ni = sizeof...(I);
         // Inputs as HBM views.
         auto in_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
-            return std::tuple{detail::to_view<typename I::array>(std::get<np + K>(args))...};
+            return std::tuple{detail::to_view<typename I::array>(std::get<np + K>(args), "input", K)...};
         }
         (std::make_index_sequence<ni>{});
         auto pf_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
-            return std::tuple{detail::to_view<P>(std::get<K>(args))...};
+            return std::tuple{detail::to_view<P>(std::get<K>(args), "scalar-prefetch", K)...};
         }
         (std::make_index_sequence<np>{});
         // HBM base pointers per operand; an aliased output starts as a copy of its input and the
@@ -266,7 +283,8 @@ private:
                     // The planner's view of the prefetch values (read-only SMEM refs).
                     return [&]<std::size_t... K>(std::index_sequence<K...>) {
                         return std::tuple{ref<const typename P::value_type, smem, P::rank>(
-                            std::get<K>(pf_views).data, shape_of<P>())...};
+                                              std::get<K>(pf_views).data, shape_of<P>())
+                                              .labelled(label(detail::ref_label::kind::prefetch, K))...};
                     }
                     (std::index_sequence_for<P...>{});
                 } else {
@@ -297,6 +315,9 @@ private:
         }
     }
 
+    static constexpr detail::ref_label label(detail::ref_label::kind what, std::size_t k) {
+        return {what, static_cast<std::uint8_t>(k)};
+    }
     template <class A>
     static constexpr std::array<index_t, A::rank> shape_of() {
         std::array<index_t, A::rank> s{};
@@ -309,16 +330,20 @@ private:
         using R = detail::kernel_ref_t<Arg>;
         using T = typename Arg::array::value_type;
         constexpr std::size_t rank = R::rank;
+        constexpr auto n_in = static_cast<std::size_t>(desc.n_in);
+        constexpr detail::ref_label who = K < n_in ? label(detail::ref_label::kind::input, K)
+                                                   : label(detail::ref_label::kind::output, K - n_in);
         std::array<index_t, rank> shape{};
         if constexpr (windowless_space<typename Arg::spec::memory>) {
             for (std::size_t d = 0; d < rank; ++d) shape[d] = Arg::array::shape[d];
-            return R(static_cast<T*>(hbm[K]), shape);
+            return R(static_cast<T*>(hbm[K]), shape).labelled(who);
         } else {
             const operand_desc& o = desc.ops[K];
             std::size_t j = 0;
             for (std::size_t d = 0; d < static_cast<std::size_t>(o.block_rank); ++d)
                 if (o.block[d].kind != dim_kind::squeezed) shape[j++] = o.block[d].size;
-            return R(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape);
+            return R(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape)
+                .labelled(who);
         }
     }
 
@@ -342,10 +367,12 @@ private:
         static_assert(std::is_void_v<result>,
                       "ptpu[12] pallas_call: the kernel body should return void; write results to "
                       "the output refs");
-        body(prefetch_ref_t<P>(reinterpret_cast<typename P::value_type*>(m.prefetch[PK]), shape_of<P>())...,
+        body(prefetch_ref_t<P>(reinterpret_cast<typename P::value_type*>(m.prefetch[PK]), shape_of<P>())
+                 .labelled(label(detail::ref_label::kind::prefetch, PK))...,
              operand_ref<A, AK>(m, hbm)...,
              scratch_ref_t<S>(reinterpret_cast<typename scratch_ref_t<S>::value_type*>(m.scratch[SK]),
-                              shape_of<S>())...);
+                              shape_of<S>())
+                 .labelled(label(detail::ref_label::kind::scratch, SK))...);
     }
 };
 

@@ -37,6 +37,9 @@
 //! ko 34 11
 //! ko 35 ARG1
 //! ko 36 PRED1
+//! ko 37 24
+//! ko 38 16
+//! ko 39 ARG1
 #include <ptpu/ptpu.hpp>
 
 using namespace ptpu;
@@ -161,6 +164,18 @@ void run() {
 using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, smem>>>, Out<Arg<X, Blk>>>;
 void run() {
     (void)K{}.predict([](auto, auto) {});
+}
+#elif PTPU_KO == 37  // bool blocks take 4 bytes each in VMEM: 2 x 1 MiB over a 1.5 MiB limit
+using K = pallas_call<Grid<4>, VmemLimit<3 << 19>,
+                      In<Arg<Array<bool, 1024, 1024>, BlockSpec<Block<256, 1024>, row>>>>;
+#elif PTPU_KO == 38  // a rank-1 bool block of 64 (bool counts as 32-bit: at least 128)
+using V = Array<bool, 1024>;
+using K = pallas_call<Grid<16>, In<Arg<V, BlockSpec<Block<64>, [](auto i) { return idx(i); }>>>>;
+#elif PTPU_KO == 39  // into() with an owning output buffer held by value: the results would be lost
+using K = pallas_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>;
+void run() {
+    std::vector<float> z(32 * 128);
+    (void)K{}.into(std::tuple{z}, copy, host_array<X>{});
 }
 #endif
 

@@ -89,14 +89,22 @@ TEST(OpsDot, Bf16OperandsAreExactProductsInF32) {
     // preferred = bf16 rounds the f32 sum once: exact small-integer data makes it exact.
     const auto ai = cast<bf16>(cast<float>(iota<std::int32_t>(4, 300, 1) % 17 - 8));
     const auto bi = cast<bf16>(cast<float>(iota<std::int32_t>(300, 3, 0) % 13 - 6));
-    const auto f = dot(ai, bi), p = dot(ai, bi, {.preferred = dtype::bf16});
+    const auto f = dot(ai, bi), p = dot(ai, bi, {.preferred = preferred<bf16>});
     for (index_t i = 0; i < 4; ++i)
         for (index_t j = 0; j < 3; ++j) EXPECT_EQ(p(i, j), ref_bf16(f(i, j)));
     // 3 · 301 = 903 needs 10 significant bits: f32 keeps it, bf16 rounds to 904.
     const auto three = full<bf16>(1, 301, 3.0f), ones = full<bf16>(301, 1, 1.0f);
     EXPECT_EQ(dot(three, ones)(0, 0), 903.0f);
-    EXPECT_EQ(dot(three, ones, {.preferred = dtype::bf16})(0, 0), 904.0f);
+    EXPECT_EQ(dot(three, ones, {.preferred = preferred<bf16>})(0, 0), 904.0f);
+    // The same options as a template argument (static shapes) round alike.
+    EXPECT_EQ((dot<dot_options{.preferred = preferred<bf16>}>(three, ones)(0, 0)), 904.0f);
 }
+
+// The preferred element type is named by a type, like every other element type of the API: the
+// dtype enumerators do not make one.
+static_assert(preferred<bf16>.value == dtype::bf16 && dot_options{}.preferred == preferred<float>);
+static_assert(!std::is_constructible_v<preferred_type, dtype>);
+static_assert(!std::is_convertible_v<dtype, preferred_type>);
 
 TEST(OpsDot, TransposesContractTheOtherDims) {
     env e;
@@ -201,10 +209,11 @@ TEST(OpsDot, ShapeAndPreferredRules) {
     }
     EXPECT_EQ(e.w().mxu_passes_flops, 0);  // nothing charged for a failed dot
     EXPECT_EQ(dot(a, b, {.transpose_b = true}).shape(), (std::array<index_t, 2>{8, 8}));
-    EXPECT_EQ(rule_of([&] { (void)dot(a, b, {.transpose_a = true, .preferred = dtype::i32}); }), "OP2");
+    EXPECT_EQ(rule_of([&] { (void)dot(a, b, {.transpose_a = true, .preferred = preferred<std::int32_t>}); }),
+              "OP2");
     const vec<std::int8_t> q(iarr::Zero(2, 2));
-    EXPECT_EQ(rule_of([&] { (void)dot(q, q, {.preferred = dtype::bf16}); }), "OP2");
-    EXPECT_EQ(dot(q, q, {.preferred = dtype::i32}).shape(), (std::array<index_t, 2>{2, 2}));
+    EXPECT_EQ(rule_of([&] { (void)dot(q, q, {.preferred = preferred<bf16>}); }), "OP2");
+    EXPECT_EQ(dot(q, q, {.preferred = preferred<std::int32_t>}).shape(), (std::array<index_t, 2>{2, 2}));
 }
 
 }  // namespace

@@ -19,6 +19,19 @@ std::string rule_of(F&& fn) {
     }
     return "no error";
 }
+// The whole message of the ptpu::error fn throws ("no error" when it throws none).
+template <class F>
+std::string message_of(F&& fn) {
+    try {
+        fn();
+    } catch (const ptpu::error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+bool has(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
 
 using X = Array<float, 16, 128>;
 using Blk = BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>;
@@ -35,6 +48,82 @@ TEST(RuntimeErrors, OperandOfTheWrongSizeIsARG1) {
     EXPECT_EQ(rule_of([&] { (void)Copy{}.into(std::tuple{wrong}, copy_body, host_array<X>{}); }), "ARG1");
     // Nothing was written through the rejected view.
     for (float v : z.vector()) ASSERT_EQ(v, 0.0f);
+}
+
+// ARG1 names the operand: inputs and scalar-prefetch arrays by their index, into()'s outputs too.
+using Add2 = pallas_call<Grid<2>, In<Arg<X, Blk>, Arg<X, Blk>>, Out<Arg<X, Blk>>>;
+constexpr auto add_body = [](auto a, auto b, auto c) { store(c, load(a) + load(b)); };
+
+TEST(RuntimeErrors, ARG1NamesTheOperand) {
+    const host_array<X> x;
+    const std::vector<float> short_input(16 * 128 - 1);
+    std::string m = message_of([&] { (void)Add2{}(add_body, x, short_input); });
+    EXPECT_TRUE(has(m, "ptpu[ARG1] pallas_call input 1:")) << m;
+    m = message_of([&] { (void)Add2{}(add_body, short_input, x); });
+    EXPECT_TRUE(has(m, "ptpu[ARG1] pallas_call input 0:")) << m;
+    float raw[8 * 128] = {};
+    const host_view<const float> half{raw, 2, {8, 128}};
+    m = message_of([&] { (void)Add2{}(add_body, x, half); });
+    EXPECT_TRUE(has(m, "ptpu[ARG1] pallas_call input 1:")) << m;
+    std::vector<float> out(16 * 128 + 1);
+    m = message_of([&] { (void)Add2{}.into(std::tie(out), add_body, x, x); });
+    EXPECT_TRUE(has(m, "ptpu[ARG1] pallas_call::into output 0:")) << m;
+    m = message_of([&] {
+        (void)Add2{}.into(std::tuple{host_view<float>{raw, 2, {8, 128}}}, add_body, x, x);
+    });
+    EXPECT_TRUE(has(m, "ptpu[ARG1] pallas_call::into output 0:")) << m;
+    using Pf =
+        pallas_call<Grid<2>, ScalarPrefetch<Array<std::int32_t, 2>>,
+                    In<Arg<X, BlockSpec<Block<8, 128>, [](auto i, const auto& s) { return idx(s[i], 0); }>>>,
+                    Out<Arg<X, BlockSpec<Block<8, 128>, [](auto i, const auto&) { return idx(i, 0); }>>>>;
+    const std::vector<std::int32_t> three_indices = {0, 1, 0};
+    m = message_of([&] { (void)Pf{}([](auto, auto a, auto b) { store(b, load(a)); }, three_indices, x); });
+    EXPECT_TRUE(has(m, "ptpu[ARG1] pallas_call scalar-prefetch 0:")) << m;
+}
+
+// R2 names the ref: which operand of the call a body indexed out of range.
+TEST(RuntimeErrors, R2InABodyNamesTheOperand) {
+    const host_array<X> x;
+    std::string m = message_of([&] {
+        (void)Add2{}([](auto a, auto b, auto c) { store(c, load(a) + load(b, ds(4, 8), ds(0, 128))); }, x, x);
+    });
+    EXPECT_TRUE(has(m, "ptpu[R2] ref of input 1: slice ds(4, 8) is outside dim 0 of extent 8")) << m;
+    m = message_of([&] { (void)Add2{}([](auto, auto, auto c) { (void)c.at(8); }, x, x); });
+    EXPECT_TRUE(has(m, "ptpu[R2] ref of output 0: index 8")) << m;
+    using WithScratch =
+        pallas_call<Grid<2>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Scratch<smem, std::int32_t, 4>>;
+    m = message_of([&] {
+        (void)WithScratch{}(
+            [](auto a, auto b, auto s) {
+                store(b, load(a));
+                s[program_id(0) + 3] = 1;
+            },
+            x);
+    });
+    EXPECT_TRUE(has(m, "ptpu[R2] ref of scratch 0: index 4 is outside dim 0 of extent 4")) << m;
+    // A ref made outside a call has no operand to name.
+    std::vector<float> buf(8 * 128);
+    const vmem_ref<float, 2> r(buf.data(), {8, 128});
+    m = message_of([&] { (void)r(8, 0); });
+    EXPECT_TRUE(has(m, "ptpu[R2] ref: index 8")) << m;
+}
+
+// R2 in an index map reading scalar-prefetch values: the prefetch ref, the operand whose map read
+// it, and the grid iteration.
+TEST(RuntimeErrors, R2InAnIndexMapNamesTheOperandAndTheIteration) {
+    using Shifted =
+        pallas_call<Grid<2>, ScalarPrefetch<Array<std::int32_t, 2>>,
+                    In<Arg<X, BlockSpec<Block<8, 128>, [](auto i, const auto&) { return idx(i, 0); }>>,
+                       Arg<X, BlockSpec<Block<8, 128>,
+                                        [](auto i, const auto& s) {
+                                            return idx(s[i + 1], 0);  // reads s[2] at i = 1
+                                        }>>>,
+                    Out<Arg<X, BlockSpec<Block<8, 128>, [](auto i, const auto&) { return idx(i, 0); }>>>>;
+    const host_array<X> x;
+    const std::vector<std::int32_t> s = {0, 1};
+    const std::string m = message_of([&] { (void)Shifted{}([](auto, auto, auto, auto) {}, s, x, x); });
+    EXPECT_TRUE(has(m, "ptpu[R2] ref of scalar-prefetch 0: index 2 is outside dim 0 of extent 2")) << m;
+    EXPECT_TRUE(has(m, "(in the index map of input 1 at iteration (1))")) << m;
 }
 
 TEST(RuntimeErrors, RefIndexAndWindowOutOfRangeIsR2) {

@@ -5,7 +5,9 @@
 #include <ptpu/ptpu.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace ptpu;
@@ -316,6 +318,12 @@ TEST(PallasCallMegacore, DynamicOutputRaceIsMC1) {
         FAIL() << "expected ptpu::error";
     } catch (const ptpu::error& e) {
         EXPECT_EQ(e.rule(), "MC1");
+        // The map uses its parallel index; the race comes from the prefetched values, and the
+        // message says so.
+        const std::string m = e.what();
+        EXPECT_NE(m.find("reads scalar-prefetch values, so the prefetched values may have sent"),
+                  std::string::npos)
+            << m;
     }
     const std::vector<std::int32_t> distinct = {1, 0};
     auto [o, rep] =
@@ -324,6 +332,81 @@ TEST(PallasCallMegacore, DynamicOutputRaceIsMC1) {
     EXPECT_EQ(o(8, 5), 1.0f);
     EXPECT_EQ(rep.stats.core_steps[0], 1);
     EXPECT_EQ(rep.stats.core_steps[1], 1);
+}
+
+// A static index map planned at run time (too many steps for a compile-time plan) that ignores
+// its parallel dim: the race is the map's, and the message blames the map, not prefetched data.
+using BigRace =
+    pallas_call<Grid<2 * PTPU_MAX_STATIC_WORK>, Semantics<parallel>, Chip<tpu::v5p>,
+                Out<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>, [](auto) { return idx(0, 0); }>>>>;
+
+TEST(PallasCallMegacore, StaticMapRacePlannedAtRunTimeBlamesTheMap) {
+    static_assert(!BigRace::static_plan && !BigRace::dynamic);
+    try {
+        (void)BigRace{}.predict([](auto) {});
+        FAIL() << "expected ptpu::error";
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), "MC1");
+        const std::string m = e.what();
+        EXPECT_NE(m.find("(e.g. it ignores a parallel dimension split across the cores)"), std::string::npos)
+            << m;
+        EXPECT_EQ(m.find("scalar-prefetch"), std::string::npos) << m;
+    }
+}
+
+// ---- bool blocks: stored as int32 in VMEM (memref_dtype) ----------------------------------------
+
+// A (256, 1024) bool block takes 4 bytes per element in each of its two VMEM slots (check 24
+// counts it so; ptpu/compile_fail/pallas_call_checks.cpp ko 37 is the overflow it causes).
+using BoolX = Array<bool, 1024, 1024>;
+using BoolCopy =
+    pallas_call<Grid<4>, In<Arg<BoolX, BlockSpec<Block<256, 1024>, [](auto i) { return idx(i, 0); }>>>>;
+static_assert(BoolCopy::info.vmem_bytes == 2 * 256 * 1024 * 4);
+static_assert(BoolCopy::info.ops[0].slot_bytes == 256 * 1024 * 4);
+static_assert(BoolCopy::info.ops[0].block_bytes == 256 * 1024);  // the HBM copy: 1 byte each
+// VMEM scratch of bool counts alike: (8, 128) bools are 4 KiB.
+using BoolScratch =
+    pallas_call<Grid<4>, In<Arg<BoolX, BlockSpec<Block<256, 1024>, [](auto i) { return idx(i, 0); }>>>,
+                Scratch<vmem, bool, 8, 128>>;
+static_assert(BoolScratch::info.vmem_bytes == BoolCopy::info.vmem_bytes + 8 * 128 * 4);
+// Check 16 with bool's memref width (32 bits): a rank-1 bool block of 128 is fine (ko 38: 64 is
+// not), where 8-bit types need 512.
+using BoolRank1 =
+    pallas_call<Grid<8>, In<Arg<Array<bool, 1024>, BlockSpec<Block<128>, [](auto i) { return idx(i); }>>>>;
+static_assert(BoolRank1::valid && BoolRank1::info.ops[0].slot_bytes == 128 * 4);
+
+TEST(PallasCallBool, BlocksCountFourBytesPerElementInVmem) {
+    // The same facts, read at run time from the report of a call planned at compile time.
+    EXPECT_EQ(BoolCopy::info.vmem_bytes, 2 * 256 * 1024 * 4);
+    const report rep = BoolCopy{}.predict([](auto) {});
+    EXPECT_EQ(rep.core[0].vmem_high_water, 2 * 256 * 1024 * 4);
+}
+
+// ---- into(): outputs in memory the caller owns ----------------------------------------------
+
+TEST(PallasCallInto, WritesIntoAVectorOrASpan) {
+    const auto x = iota_array<A1X>();
+    std::vector<float> out(32 * 128, -1.0f);
+    (void)A1{}.into(
+        std::tie(out), [](auto a, auto b) { store(b, load(a) * 2.0f); }, x);
+    for (std::size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], 2.0f * static_cast<float>(i));
+    std::vector<float> big(2 * 32 * 128, -1.0f);
+    (void)A1{}.into(
+        std::tuple{std::span<float>(big).subspan(32 * 128)}, [](auto a, auto b) { store(b, load(a) + 1.0f); },
+        x);
+    EXPECT_EQ(big[32 * 128 - 1], -1.0f);  // before the span: untouched
+    for (std::size_t i = 0; i < 32 * 128; ++i) ASSERT_EQ(big[32 * 128 + i], static_cast<float>(i) + 1.0f);
+    // The wrong number of elements is ARG1, naming the output, before anything runs.
+    std::vector<float> small(32 * 128 - 1, -1.0f);
+    try {
+        (void)A1{}.into(
+            std::tie(small), [](auto a, auto b) { store(b, load(a)); }, x);
+        FAIL() << "expected ptpu::error";
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), "ARG1");
+        EXPECT_NE(std::string(e.what()).find("output 0"), std::string::npos) << e.what();
+    }
+    for (float v : small) ASSERT_EQ(v, -1.0f);
 }
 
 // ---- Seeds ------------------------------------------------------------------------------------

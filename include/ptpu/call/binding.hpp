@@ -16,8 +16,20 @@ namespace ptpu::detail {
 /// Stands for an input predict() has no data for (timing only: VMEM data is never read).
 struct absent_input {};
 
+template <class T>
+inline constexpr bool is_host_array = false;
+template <class B>
+inline constexpr bool is_host_array<host_array<B>> = true;
+template <class T>
+inline constexpr bool is_view = false;  // views may be held by value in into()'s tuple
+template <class T>
+inline constexpr bool is_view<host_view<T>> = true;
+template <class T, std::size_t N>
+inline constexpr bool is_view<std::span<T, N>> = true;
+
+/// Operand k of `role` ("input", "scalar-prefetch") as an HBM view; ARG1 messages name it.
 template <class A, class X>
-auto to_view(X& x) {
+auto to_view(X& x, const char* role, std::size_t k) {
     using T = typename A::value_type;
     using U = std::remove_cvref_t<X>;
     if constexpr (std::is_same_v<U, absent_input>) {
@@ -26,15 +38,20 @@ auto to_view(X& x) {
         return v;
     } else if constexpr (std::is_same_v<U, host_array<A>>)
         return x.view();
+    else if constexpr (is_host_array<U>)
+        static_assert(sizeof(X) == 0,
+                      "ptpu[ARG1] pallas_call: a host_array of another Array type; pass one of the "
+                      "operand's Array type, or x.span() to reinterpret its elements");
     else if constexpr (std::is_same_v<U, host_view<T>> || std::is_same_v<U, host_view<const T>>) {
-        check(x.size() == A::size && x.rank == static_cast<int>(A::rank), "ARG1", "pallas_call",
-              "a host_view's shape does not match its Array type", "pass a view of the Array's shape");
-        for (std::size_t d = 0; d < A::rank; ++d)
-            check(x.shape[d] == A::shape[d], "ARG1", "pallas_call",
-                  "a host_view's shape does not match its Array type", "pass a view of the Array's shape");
+        bool ok = x.rank == static_cast<int>(A::rank);
+        for (std::size_t d = 0; ok && d < A::rank; ++d) ok = x.shape[d] == A::shape[d];
+        if (!ok)
+            throw error("ARG1", operand_where("pallas_call", role, k),
+                        "a host_view's shape does not match its Array type",
+                        "pass a view of the Array's shape");
         return host_view<const T>{x.data, x.rank, x.shape};
     } else if constexpr (requires { std::span<const T>(x); })
-        return view_as<A>(std::span<const T>(x));
+        return view_as<A>(std::span<const T>(x), role, k);
     else
         static_assert(sizeof(X) == 0,
                       "ptpu[ARG1] pallas_call: an operand must be a host_array<Array>, a host_view, "

@@ -234,7 +234,8 @@ constexpr int bitwidth(dtype d) {
     return 0;  // not an enumerator
 }
 
-/// Bytes per element as the array stores it (bool: 1 byte, as in C++ and NumPy).
+/// Bytes per element as the array stores it (bool: 1 byte, as in C++ and NumPy). In a kernel's
+/// VMEM or SMEM a bool takes its memref type's 4 bytes: itemsize(memref_dtype(d)).
 constexpr std::int64_t itemsize(dtype d) {
     return bitwidth(d) / 8;
 }

@@ -11,9 +11,9 @@
 // - f16 operands are converted to f32 (exactly) and follow the f32 rules, as XLA does on TPU.
 // - bf16 operands: one pass whatever the precision; exact products summed in f32.
 // - int8 operands: summed in int32, charged to the MXU's int8 rate.
-// The result is a vec<float> (vec<int32_t> for int8); preferred = bf16 or f16 rounds its
-// values to that type once at the end (the MXU still accumulates in f32): cast<bf16>(r) then
-// gives a vec<bf16> exactly, for one cheap op as on a TPU.
+// The result is a vec<float> (vec<int32_t> for int8); preferred = preferred<bf16> or
+// preferred<f16> rounds its values to that type once at the end (the MXU still accumulates in
+// f32): cast<bf16>(r) then gives a vec<bf16> exactly, for one cheap op as on a TPU.
 //
 // Shapes (OP1): with no options or options given as a template argument (dot<opts>(a, b)) the
 // transposes are known at compile time, so static contracting dims are checked then and the
@@ -44,14 +44,28 @@ namespace ptpu {
 /// lax.Precision for f32 operands: default_ one bf16 pass, high bf16x3, highest ~f32 (6 passes).
 enum class precision : unsigned char { default_, high, highest };
 
+/// An element type named by its type, for dot_options::preferred: `preferred<bf16>`. Only a type
+/// makes one (no dtype enumerator); `value` is public so that dot_options stays a template argument.
+struct preferred_type {
+    dtype value;
+    template <element_type T>
+    consteval explicit preferred_type(std::type_identity<T>) : value(dtype_of<T>) {}
+    friend constexpr bool operator==(preferred_type, preferred_type) = default;
+};
+/// dot's preferred element type T (lax's preferred_element_type): float (the default), bf16 or
+/// f16 for floating operands, std::int32_t for int8 ones (OP2 otherwise).
+template <element_type T>
+inline constexpr preferred_type preferred{std::type_identity<T>{}};
+
 /// The options of dot, as lax.dot_general's: transpose_a / transpose_b contract a's dim 0 / b's
 /// dim 1 instead (a is stored (K, M) / b is stored (N, K)); preferred is the result element type
-/// (preferred_element_type: f32, or bf16/f16 to round the f32 accumulation once).
+/// (preferred_element_type: preferred<float>, or preferred<bf16> / preferred<f16> to round the
+/// f32 accumulation once), e.g. dot_options{.transpose_b = true, .preferred = preferred<bf16>}.
 struct dot_options {
     bool transpose_a = false;
     bool transpose_b = false;
     precision prec = precision::default_;
-    dtype preferred = dtype::f32;
+    preferred_type preferred = ptpu::preferred<float>;
 };
 
 namespace detail {
@@ -153,24 +167,24 @@ typename vec<dot_acc_t<T>>::array_type dot_values(const typename vec<T>::array_t
         out.matrix().noalias() = lhs * rhs;
     }
     if constexpr (!std::is_same_v<T, std::int8_t>) {
-        if (o.preferred == dtype::bf16) out = out.unaryExpr(round_fn<bf16>{});
-        if (o.preferred == dtype::f16) out = out.unaryExpr(round_fn<f16>{});
+        if (o.preferred.value == dtype::bf16) out = out.unaryExpr(round_fn<bf16>{});
+        if (o.preferred.value == dtype::f16) out = out.unaryExpr(round_fn<f16>{});
     }
     return out;
 }
 
 template <class T>
 void check_preferred(const dot_options& o) {
+    const dtype p = o.preferred.value;
     if constexpr (integer_element<T>) {
-        if (o.preferred != dtype::f32 && o.preferred != dtype::i32)
+        if (p != dtype::f32 && p != dtype::i32)
             throw error("OP2", "dot",
-                        text("preferred ", name(o.preferred),
-                             " with int8 operands: the MXU accumulates int8 in int32"),
-                        "leave preferred at its default or set dtype::i32");
+                        text("preferred ", name(p), " with int8 operands: the MXU accumulates int8 in int32"),
+                        "leave preferred at its default or set preferred<std::int32_t>");
     } else {
-        if (!is_floating(o.preferred))
-            throw error("OP2", "dot", text("preferred ", name(o.preferred), " with floating-point operands"),
-                        "use dtype::f32 (the default), bf16 or f16");
+        if (!is_floating(p))
+            throw error("OP2", "dot", text("preferred ", name(p), " with floating-point operands"),
+                        "use preferred<float> (the default), preferred<bf16> or preferred<f16>");
     }
 }
 

@@ -1,4 +1,5 @@
-// Defines the HBM side of a call: host_array<A> (owning, typed by an Array<T, dims...>) and
+// Defines the HBM side of a call: host_array<A> (owning, typed by an Array<T, dims...>; a
+// contiguous range of its elements, so range-for, <algorithm> and <ranges> take it) and
 // host_view<T> (non-owning, over user memory), both contiguous row-major.
 #pragma once
 
@@ -27,12 +28,22 @@ struct host_view {
     }
 };
 
-/// An owning array of Array type A (value-initialized), the form outputs are returned in.
+/// An owning array of Array type A (value-initialized), the form outputs are returned in. It is a
+/// contiguous range of its elements in row-major order: `for (float& v : x)`, std::fill(x.begin(),
+/// x.end(), 1.0f), std::ranges::iota(x, 0.0f), std::span<float>(x).
 template <class A>
 class host_array {
 public:
     using value_type = typename A::value_type;
     using array_type = A;
+    using size_type = std::size_t;
+    using difference_type = std::ptrdiff_t;
+    using reference = value_type&;
+    using const_reference = const value_type&;
+    using pointer = value_type*;
+    using const_pointer = const value_type*;
+    using iterator = value_type*;  // contiguous: ranges see a contiguous_range
+    using const_iterator = const value_type*;
     static constexpr std::size_t rank = A::rank;
 
     host_array() : data_(static_cast<std::size_t>(A::size)) {}
@@ -48,6 +59,13 @@ public:
     [[nodiscard]] value_type* data() { return data_.data(); }
     [[nodiscard]] const value_type* data() const { return data_.data(); }
     [[nodiscard]] std::size_t size() const { return data_.size(); }
+    [[nodiscard]] bool empty() const { return data_.empty(); }
+    [[nodiscard]] iterator begin() { return data_.data(); }
+    [[nodiscard]] iterator end() { return data_.data() + data_.size(); }
+    [[nodiscard]] const_iterator begin() const { return data_.data(); }
+    [[nodiscard]] const_iterator end() const { return data_.data() + data_.size(); }
+    [[nodiscard]] const_iterator cbegin() const { return begin(); }
+    [[nodiscard]] const_iterator cend() const { return end(); }
     [[nodiscard]] std::span<value_type> span() { return data_; }
     [[nodiscard]] std::span<const value_type> span() const { return data_; }
     [[nodiscard]] std::vector<value_type>& vector() { return data_; }
@@ -85,12 +103,23 @@ private:
     std::vector<value_type> data_;
 };
 
-/// A view of user memory as Array type A; throws ARG1 when the element count differs.
+namespace detail {
+// Where an operand of a call is, for ARG1 messages: e.g. "pallas_call input 1" (`role` null:
+// plain "operand"). Built only on the way to an error.
+[[gnu::cold]] inline std::string operand_where(const char* call, const char* role, std::size_t k) {
+    if (role == nullptr) return "operand";
+    return std::string(call) + " " + role + " " + std::to_string(k);
+}
+}  // namespace detail
+
+/// A view of user memory as Array type A; throws ARG1 when the element count differs. `role` and
+/// `k` name the operand in the message (pallas_call: "input", "output" or "scalar-prefetch").
 template <class A, class T>
-host_view<T> view_as(std::span<T> s) {
+host_view<T> view_as(std::span<T> s, const char* role = nullptr, std::size_t k = 0,
+                     const char* call = "pallas_call") {
     if (static_cast<index_t>(s.size()) != A::size)
         throw error(
-            "ARG1", "operand",
+            "ARG1", detail::operand_where(call, role, k),
             std::to_string(s.size()) + " elements given, the Array type has " + std::to_string(A::size),
             "pass a buffer of exactly the Array's size");
     host_view<T> v{s.data(), static_cast<int>(A::rank), {}};

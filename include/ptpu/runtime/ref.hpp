@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -22,6 +23,20 @@
 namespace ptpu {
 
 namespace detail {
+/// Which operand of a call a ref stands for (pallas_call labels the refs it hands out), so an
+/// out-of-range access names it (R2). Views taken with at() keep the label.
+struct ref_label {
+    enum class kind : std::uint8_t { none, prefetch, input, output, scratch };
+    kind what = kind::none;
+    std::uint8_t index = 0;
+};
+/// "ref" or e.g. "ref of input 1" (only built on the way to an error).
+[[gnu::cold]] inline std::string ref_where(ref_label l) {
+    constexpr const char* names[] = {"", "scalar-prefetch", "input", "output", "scratch"};
+    if (l.what == ref_label::kind::none) return "ref";
+    return std::string("ref of ") + names[static_cast<int>(l.what)] + " " + std::to_string(l.index);
+}
+
 // A ref converts implicitly where no static extent is gained (static -> dyn, or equal), and
 // explicitly, checked at run time, where one is (dyn -> static). Two different static extents
 // never convert: the conversion is declared implicit only to reach the static_assert (R1).
@@ -85,7 +100,7 @@ public:
     requires std::is_convertible_v<U (*)[], T (*)[]>
     constexpr explicit(!detail::extents_convert_implicitly<E, Extents>())
         ref(const ref<U, Space, Rank, E>& o)  // NOLINT(google-explicit-constructor): static -> dyn
-        : data_(o.data_), shape_(o.shape_), strides_(o.strides_) {
+        : data_(o.data_), shape_(o.shape_), strides_(o.strides_), label_(o.label_) {
         static_assert(detail::extents_compatible<E, Extents>(),
                       "ptpu[R1] ref: the static extents of the two refs differ; a ref converts only to "
                       "equal extents or to dyn ones");
@@ -105,6 +120,12 @@ public:
     }
     /// The raw pointer (for DMA engines and tests; bodies use the typed accessors).
     [[nodiscard]] constexpr T* data() const { return data_; }
+    /// The same ref, labelled as operand `l` of a call (pallas_call does this; R2 names it).
+    [[nodiscard]] constexpr ref labelled(detail::ref_label l) const {
+        ref r = *this;
+        r.label_ = l;
+        return r;
+    }
 
     /// `x[all]`: the whole ref as a 2-D Eigen array (leading dims collapsed into rows), for vector
     /// loads and stores (VMEM only: S3, S4, check 21).
@@ -153,7 +174,9 @@ public:
             s[d - 1] = shape_[d];
             st[d - 1] = strides_[d];
         }
-        return {data_ + i * strides_[0], s, st};
+        ref<T, Space, Rank - 1, typename detail::drop_first<Extents>::type> r{data_ + i * strides_[0], s, st};
+        r.label_ = label_;
+        return r;
     }
     /// Pallas `.at[ds, ...]`: a sub-ref of the same rank (any space: DMA sources/destinations).
     /// Its extents are the slices' sizes: static for ds(start, c<N>), dyn for ds(start, n).
@@ -168,7 +191,9 @@ public:
             p += sl[d].start * strides_[d];
             shape[d] = sl[d].size;
         }
-        return {p, shape, strides_};
+        ref<T, Space, Rank, extents<slice_extent<S>...>> r{p, shape, strides_};
+        r.label_ = label_;
+        return r;
     }
 
     /// A read-only ref of the same memory.
@@ -194,14 +219,14 @@ private:
     // Bounds checks run on every access: the message is only built on the way to the error.
     void check_window(const slice& s, std::size_t d) const {
         if (s.start >= 0 && s.size >= 0 && s.start + s.size <= shape_[d]) return;
-        throw error("R2", "ref",
+        throw error("R2", detail::ref_where(label_),
                     "slice ds(" + std::to_string(s.start) + ", " + std::to_string(s.size) +
                         ") is outside dim " + std::to_string(d) + " of extent " + std::to_string(shape_[d]),
                     "keep ds(start, size) within the ref");
     }
     void check_index(index_t i, std::size_t d) const {
         if (i >= 0 && i < shape_[d]) return;
-        throw error("R2", "ref",
+        throw error("R2", detail::ref_where(label_),
                     "index " + std::to_string(i) + " is outside dim " + std::to_string(d) + " of extent " +
                         std::to_string(shape_[d]),
                     "keep indices within the ref");
@@ -233,6 +258,7 @@ private:
     T* data_ = nullptr;
     std::array<index_t, Rank> shape_{};
     std::array<index_t, Rank> strides_{};
+    detail::ref_label label_{};
 
     template <class, class, std::size_t, class>
     friend class ref;

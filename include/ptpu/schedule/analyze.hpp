@@ -12,6 +12,7 @@
 
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/hw/tiling.hpp"
 #include "ptpu/schedule/geometry.hpp"
 #include "ptpu/schedule/info.hpp"
 #include "ptpu/schedule/scan.hpp"
@@ -78,7 +79,11 @@ constexpr void scan_pipeline(const pipeline_desc& c, const capabilities& caps, i
         operand_scan scan(c, i, info, chg + i * n_steps, runs);
         const bool ok = scans != nullptr ? scans[i](c, ctx, scan)
                                          : scan_steps(c, scan, [&](const index_t* p) { return maps[i](p, ctx); });
-        if (!ok) return;
+        if (!ok) {
+            // MC1 with index maps reading scalar-prefetch values: those values may be the cause.
+            if (ctx != nullptr && info.problem.code == rule::mc1) info.problem.code = rule::mc1_prefetch;
+            return;
+        }
         const bool all_zero = scan.all_zero;
         const bool constant = scan.constant;
         // Check 18 after the index map's own checks (4, 5), in Pallas's order: BoundedSlice blocks
@@ -125,7 +130,7 @@ constexpr void scan_pipeline(const pipeline_desc& c, const capabilities& caps, i
         const auto& b = runs[k];
         if (a.op != b.op || a.block != b.block) continue;
         if (a.core == b.core && c.ops[static_cast<std::size_t>(a.op)].revisit_any) continue;
-        diag p = fail(a.core == b.core ? rule::s39 : rule::mc1, a.op);
+        diag p = fail(a.core == b.core ? rule::s39 : ctx != nullptr ? rule::mc1_prefetch : rule::mc1, a.op);
         p.block = a.block;
         p.d = c.ops[static_cast<std::size_t>(a.op)].rank;
         p.a = a.core;
@@ -195,7 +200,7 @@ constexpr memory_layout layout_of(const call_desc& c, const plan_info& info) {
         for (int k = 0; k < c.n_scratch; ++k) {
             const scratch_desc& s = c.scratch[static_cast<std::size_t>(k)];
             if (s.space != space) continue;
-            const index_t bytes = s.elems() * itemsize(s.type);
+            const index_t bytes = s.elems() * itemsize(memref_dtype(s.type));  // bool: as int32
             m.scratch_at[static_cast<std::size_t>(k)] = take(bytes);
             if (space == space_kind::vmem) m.scratch_vmem += bytes;
             if (space == space_kind::smem) m.smem_bytes += bytes;

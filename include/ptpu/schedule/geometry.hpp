@@ -42,7 +42,8 @@ constexpr coords iteration_of(const pipeline_desc& c, index_t s) {
 
 /// Bytes one window slot occupies: VMEM windows are laid out in (sublane, 128) tiles, so the two
 /// minor dims round up [M] (Mosaic's allocation; S48's footprint formula for aligned blocks).
-/// SMEM is never padded (pallas-semantics.md §3).
+/// SMEM is never padded (pallas-semantics.md §3). A bool slot holds its memref type, int32
+/// (memref_dtype): 4 bytes per element.
 constexpr index_t slot_bytes(const operand_desc& o, int generation) {
     const auto n = static_cast<std::size_t>(o.block_rank);
     index_t elems = 1;
@@ -56,7 +57,7 @@ constexpr index_t slot_bytes(const operand_desc& o, int generation) {
         }
         elems *= s;
     }
-    return elems * itemsize(o.type);
+    return elems * itemsize(memref_dtype(o.type));
 }
 
 /// Whether block index entry e of dim d is in bounds: at least one element of the block lies in

@@ -8,9 +8,11 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
 #include "ptpu/schedule/geometry.hpp"
 #include "ptpu/schedule/info.hpp"
@@ -213,6 +215,18 @@ constexpr bool scan_steps(const pipeline_desc& c, operand_scan& scan, Eval&& eva
 
 }  // namespace detail
 
+namespace detail {
+// An error an index map raised while reading scalar-prefetch refs (R2 for an index out of
+// range), again with the operand and the grid iteration it was evaluated at.
+[[noreturn, gnu::cold, gnu::noinline]] inline void rethrow_from_map(const error& e, const pipeline_desc& c,
+                                                                    int op, const index_t* p) {
+    std::string at = "(";
+    for (int d = 0; d < c.grid_rank; ++d) at += (d ? ", " : "") + std::to_string(p[d]);
+    throw error(std::string(e.what()) + " (in the index map of " + (op < c.n_in ? "input " : "output ") +
+                std::to_string(op < c.n_in ? op : op - c.n_in) + " at iteration " + at + "))");
+}
+}  // namespace detail
+
 /// Pass 1 of analyze for one operand with its index map inlined (several times faster at run
 /// time than calling it through a block_fn): `&scan_operand<Spec, G, Ctx>` for eval_map's
 /// arguments.
@@ -225,8 +239,16 @@ constexpr bool scan_operand(const pipeline_desc& c, const void* ctx, detail::ope
     } else if constexpr (detail::is_index_tuple<
                              std::remove_cvref_t<typename detail::map_call_t<Spec, G, Ctx>::result>>) {
         // The map's own index_tuple<rank>, not padded (its size is the rank: validate() ran first).
-        return detail::scan_steps(c, scan, [ctx](const index_t* p) {
-            return detail::map_call_t<Spec, G, Ctx>::call(Spec::index_map, p, ctx);
+        return detail::scan_steps(c, scan, [ctx, &c, &scan](const index_t* p) {
+            if constexpr (std::is_void_v<Ctx>) {
+                return detail::map_call_t<Spec, G, Ctx>::call(Spec::index_map, p, ctx);
+            } else {  // the map reads prefetch refs: say where a bad read happened (R2)
+                try {
+                    return detail::map_call_t<Spec, G, Ctx>::call(Spec::index_map, p, ctx);
+                } catch (const error& e) {
+                    detail::rethrow_from_map(e, c, scan.i, p);
+                }
+            }
         });
     } else {  // a malformed map: analyze() stops before pass 1
         return detail::scan_steps(c, scan,

@@ -12,7 +12,9 @@
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/hw/tiling.hpp"
 #include "ptpu/spec/describe.hpp"
+#include "ptpu/spec/pipeline.hpp"
 
 namespace ptpu {
 
@@ -33,8 +35,17 @@ namespace ptpu {
     "steps), or use Buffered<1> with revisit_any"
 #define PTPU_RULE_TEXT_MC1                                                                                   \
     "ptpu[MC1] pallas_call: megacore output race: two TensorCores write the same output block, because the " \
-    "output's index map ignores a parallel dimension split across the cores; include every parallel grid "   \
-    "index in the output's index map, or mark that dim arbitrary"
+    "output's index map gives grid points of both cores that block (e.g. it ignores a parallel dimension "   \
+    "split across the cores); include every parallel grid index in the output's index map, or mark that "    \
+    "dim arbitrary"
+// The same race in a call whose index maps read scalar-prefetch values (planned at run time): the
+// shared block may come from those values rather than from the map's form.
+#define PTPU_RULE_TEXT_MC1_PREFETCH                                                                          \
+    "ptpu[MC1] pallas_call: megacore output race: two TensorCores write the same output block; the "         \
+    "output's index map reads scalar-prefetch values, so the prefetched values may have sent grid points "   \
+    "of both cores to that block, or the map ignores a parallel dimension split across the cores; make the " \
+    "prefetched values give each core's grid points their own output blocks, include every parallel grid "   \
+    "index in the map, or mark that dim arbitrary"
 #define PTPU_CALL_RULES(X)                                                                                   \
     X(r1,                                                                                                    \
       "ptpu[1] BlockSpec: block shape and array must have the same number of dimensions; give one block "    \
@@ -69,7 +80,7 @@ namespace ptpu {
       "the array dims (TPU tiling); pick (8k, 128m) blocks or the full extent")                              \
     X(r16,                                                                                                   \
       "ptpu[16] pallas_call: a rank-1 block must equal the array, be a multiple of 1024, or be a power of "  \
-      "two >= 128*(32/bitwidth); pick such a size")                                                          \
+      "two >= 128*(32/bitwidth) (bool counts as 32-bit); pick such a size")                                  \
     X(r17,                                                                                                   \
       "ptpu[17] pallas_call: non-trivial windowing is not supported for a grid-free call (Grid<>); use "     \
       "whole-array blocks with zero index maps, or give a grid")                                             \
@@ -116,7 +127,8 @@ namespace ptpu {
     X(s44,                                                                                                   \
       "ptpu[S44] pallas_call: parallel dimensions must form a prefix of the grid; reorder the grid so "      \
       "parallel axes come first")                                                                            \
-    X(mc1, PTPU_RULE_TEXT_MC1)
+    X(mc1, PTPU_RULE_TEXT_MC1)                                                                               \
+    X(mc1_prefetch, PTPU_RULE_TEXT_MC1_PREFETCH)
 
 #define PTPU_RULE_ENUMERATOR(name, text) name,
 /// The rules a call can break (`reported`: a type-level static_assert already gave the message).
@@ -185,7 +197,7 @@ constexpr diag check_tiling(const operand_desc& o, int op) {
     if (n == 1) {
         const index_t bs = o.block[0].size;
         const index_t as = o.shape[0];
-        const index_t lanes_needed = 128 * (32 / bitwidth(o.type));
+        const index_t lanes_needed = 128 * (32 / bitwidth(memref_dtype(o.type)));  // bool: as i32
         if (!(bs == as || bs % 1024 == 0 || (is_pow2(bs) && bs >= lanes_needed)))
             return fail(rule::r16, op, 0, bs, as);
         return {};
@@ -320,7 +332,8 @@ constexpr diag validate(const call_desc& c) {
     switch (d.code) {
         case rule::s34:
         case rule::s39:
-        case rule::mc1: {
+        case rule::mc1:
+        case rule::mc1_prefetch: {
             auto tuple = [](auto get, int n) {
                 std::string t = "(";
                 for (int i = 0; i < n; ++i) t += (i ? ", " : "") + get(i);

@@ -1,0 +1,49 @@
+# cmake -DREADME=<README.md> -DROOT=<source dir> -P check_readme_snippets.cmake
+#
+# Docs are code (style.md): every ```cpp block of the README must follow a line naming its file,
+# "`examples/<name>.cpp`:", and equal that file byte for byte, so what the README shows is what
+# ctest compiles and runs (label example). Fails when a block has no file, when the text differs,
+# or when the README has no such block at all (never passes vacuously).
+if(NOT README OR NOT ROOT)
+    message(FATAL_ERROR "usage: cmake -DREADME=<README.md> -DROOT=<source dir> -P ${CMAKE_CURRENT_LIST_FILE}")
+endif()
+file(READ "${README}" text)
+
+set(fence "```cpp\n")
+set(close "\n```\n")
+string(REGEX MATCHALL "```cpp\n" blocks "${text}")
+list(LENGTH blocks n_blocks)
+string(REGEX MATCHALL "`examples/[A-Za-z0-9_]+\\.cpp`:\n\n```cpp\n" markers "${text}")
+list(LENGTH markers n_markers)
+if(n_blocks EQUAL 0)
+    message(FATAL_ERROR "${README}: no ```cpp block; this check would pass vacuously")
+endif()
+if(NOT n_blocks EQUAL n_markers)
+    message(FATAL_ERROR "${README}: ${n_blocks} ```cpp blocks but ${n_markers} of them follow a "
+                        "\"`examples/<name>.cpp`:\" line; put each snippet in an example file and name it")
+endif()
+
+set(rest "${text}")
+foreach(marker IN LISTS markers)
+    string(REGEX MATCH "examples/[A-Za-z0-9_]+\\.cpp" file "${marker}")
+    string(FIND "${rest}" "${marker}" at)
+    string(LENGTH "${marker}" marker_len)
+    math(EXPR body_at "${at} + ${marker_len}")
+    string(SUBSTRING "${rest}" ${body_at} -1 rest)
+    string(FIND "${rest}" "${close}" end)
+    if(end EQUAL -1)
+        message(FATAL_ERROR "${README}: the ```cpp block of ${file} is not closed")
+    endif()
+    math(EXPR snippet_len "${end} + 1")  # keep the last line's newline
+    string(SUBSTRING "${rest}" 0 ${snippet_len} snippet)
+    if(NOT EXISTS "${ROOT}/${file}")
+        message(FATAL_ERROR "${README}: names ${file}, which does not exist")
+    endif()
+    file(READ "${ROOT}/${file}" source)
+    if(NOT snippet STREQUAL source)
+        message(FATAL_ERROR "${README}: the snippet shown for ${file} differs from the file; make them "
+                            "identical (the file is what ctest builds)")
+    endif()
+    message(STATUS "${file}: the README shows it exactly")
+endforeach()
+message(STATUS "readme snippets: ${n_markers} checked")
