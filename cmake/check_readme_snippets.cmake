@@ -1,8 +1,9 @@
 # cmake -DREADME=<README.md> -DROOT=<source dir> -P check_readme_snippets.cmake
 #
 # Docs are code (style.md): every ```cpp block of the README must follow a line naming its file,
-# "`examples/<name>.cpp`:", and equal that file byte for byte, so what the README shows is what
-# ctest compiles and runs (label example). Fails when a block has no file, when the text differs,
+# "`examples/<name>.cpp`:", and equal that file byte for byte, or follow
+# "`examples/<name>.cpp`, excerpt:" and appear in that file verbatim (whole lines), so what the
+# README shows is what ctest compiles and runs (label example). Fails when a block has no file, when the text differs,
 # or when the README has no such block at all (never passes vacuously).
 if(NOT README OR NOT ROOT)
     message(FATAL_ERROR "usage: cmake -DREADME=<README.md> -DROOT=<source dir> -P ${CMAKE_CURRENT_LIST_FILE}")
@@ -13,7 +14,7 @@ set(fence "```cpp\n")
 set(close "\n```\n")
 string(REGEX MATCHALL "```cpp\n" blocks "${text}")
 list(LENGTH blocks n_blocks)
-string(REGEX MATCHALL "`examples/[A-Za-z0-9_]+\\.cpp`:\n\n```cpp\n" markers "${text}")
+string(REGEX MATCHALL "`examples/[A-Za-z0-9_]+\\.cpp`(, excerpt)?:\n\n```cpp\n" markers "${text}")
 list(LENGTH markers n_markers)
 if(n_blocks EQUAL 0)
     message(FATAL_ERROR "${README}: no ```cpp block; this check would pass vacuously")
@@ -40,6 +41,15 @@ foreach(marker IN LISTS markers)
         message(FATAL_ERROR "${README}: names ${file}, which does not exist")
     endif()
     file(READ "${ROOT}/${file}" source)
+    if(marker MATCHES ", excerpt:")
+        string(FIND "\n${source}" "\n${snippet}" found)
+        if(found EQUAL -1)
+            message(FATAL_ERROR "${README}: the excerpt shown for ${file} is not in the file; copy it "
+                                "from the file (whole lines)")
+        endif()
+        message(STATUS "${file}: the README shows an excerpt of it exactly")
+        continue()
+    endif()
     if(NOT snippet STREQUAL source)
         message(FATAL_ERROR "${README}: the snippet shown for ${file} differs from the file; make them "
                             "identical (the file is what ctest builds)")
