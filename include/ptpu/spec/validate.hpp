@@ -287,7 +287,8 @@ constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& cap
             if (o.buffer_count < 1) return fail(rule::r27_buffers, i, -1, o.buffer_count);
             if (output && o.buffer_count > max_bc) return fail(rule::r27_out_buffers, i, -1, o.buffer_count);
             if (o.buffer_count > max_bc) return fail(rule::buf1, i, -1, o.buffer_count, max_bc);
-            if (o.lookahead && (output || !caps.lookahead)) return fail(rule::r27_out_lookahead, i);
+            if (o.lookahead && output) return fail(rule::r27_out_lookahead, i);
+            if (o.lookahead && !caps.lookahead) return fail(rule::r19_lookahead, i);
             if (o.lookahead && o.buffer_count == 1) return fail(rule::q1, i);  // Q1 [M]
         }
         const bool smem_trivial = o.space == space_kind::smem && o.full_block && o.zero_map;
