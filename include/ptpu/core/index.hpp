@@ -17,6 +17,14 @@ inline constexpr std::size_t max_rank = 6;
 /// Most operands (prefetch + inputs + outputs) one call or pipeline may have.
 inline constexpr std::size_t max_operands = 16;
 
+/// A grid iteration (program ids) or a block index's starts, as diagnostics and timeline labels
+/// print them.
+struct coords {
+    int rank = 0;
+    index_t v[max_rank]{};
+    friend constexpr bool operator==(const coords&, const coords&) = default;
+};
+
 /// pl.ds(start, size): elements [start, start + size) (S9).
 struct slice {
     index_t start = 0;

@@ -135,13 +135,6 @@ namespace ptpu {
 enum class rule : std::uint8_t { ok, reported, PTPU_CALL_RULES(PTPU_RULE_ENUMERATOR) };
 #undef PTPU_RULE_ENUMERATOR
 
-/// A grid iteration (program ids) or a block index, as diagnostics print it.
-struct coords {
-    int rank = 0;
-    index_t v[max_rank]{};
-    friend constexpr bool operator==(const coords&, const coords&) = default;
-};
-
 /// The first problem found in a call, with the values the message needs.
 struct diag {
     rule code = rule::ok;

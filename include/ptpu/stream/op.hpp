@@ -51,12 +51,6 @@ enum class copy_kind : std::uint8_t {
     body,        ///< issued by the kernel body itself (sync_copy)
 };
 
-/// Block coordinates as a timeline label shows them.
-struct coords {
-    int rank = 0;
-    index_t v[max_rank]{};
-    friend constexpr bool operator==(const coords&, const coords&) = default;
-};
 
 /// What a timeline label points to: the pipeline DMA (or body DMA) behind an op.
 struct dma_note {
