@@ -38,9 +38,10 @@ inline void alias_hbm(const call_desc& desc, std::array<void*, max_operands>& hb
 }
 
 /// The run-time plan of a call: the same planner as at compile time, its checks raised as
-/// ptpu::error before any byte moves (S51). (A template for the same reason as run_call.)
+/// ptpu::error before any byte moves (S51). (A template for the same reason as run_call; never
+/// inlined, so that each kernel's call site does not get a copy of the planner.)
 template <int = 0>
-plan_tables plan_call(const call_desc& desc, const block_fn* maps, const void* ctx, const scan_fn* scans) {
+[[gnu::noinline]] plan_tables plan_call(const call_desc& desc, const block_fn* maps, const void* ctx, const scan_fn* scans) {
     plan_tables tables = analyze(desc, maps, ctx, scans);
     raise(tables.info.problem);
     return tables;
@@ -55,9 +56,10 @@ struct core_streams {
 /// Runs call `desc` (analyzed as `tables`; block indices from `maps` with `ctx`) on the HBM arrays
 /// `hbm`, with the scalar-prefetch data `prefetch`, calling `body` for each grid step, and
 /// predicts its time on the call's chip. (A template only so that it is compiled where a call
-/// runs, once per translation unit, or once per program with PTPU_SEPARATE_RUNTIME.)
+/// runs, once per translation unit, or once per program with PTPU_SEPARATE_RUNTIME; never inlined,
+/// so that each kernel's call site does not get a copy of the machinery.)
 template <int = 0>
-report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps, const void* ctx,
+[[gnu::noinline]] report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps, const void* ctx,
                        const std::array<void*, max_operands>& hbm, const std::array<const void*, max_operands>& prefetch,
                        body_call body, const run_options& opt) {
     const plan_info& pinfo = tables.info;
