@@ -130,6 +130,7 @@ public:
         n_ = end_ - begin_;
         for (int i = 0; i < n_ops; ++i) {
             const operand_plan& p = info.ops[static_cast<std::size_t>(i)];
+            if constexpr (std::is_same_v<Changes, table_changes>) rows_[i] = ch_.row(i);
             bc_[i] = p.buffers;
             trivial_[i] = p.trivial;
             revisit_any_[i] = (info.revisit_any_mask >> i) & 1u;
@@ -238,7 +239,14 @@ public:
     }
 
 private:
-    [[nodiscard]] constexpr bool changed(int op, index_t g) { return ch_(op, g); }
+    // (Pass 1's table is read directly: a static plan makes these calls at compile time, where
+    // every call level costs.)
+    [[nodiscard]] constexpr bool changed(int op, index_t g) {
+        if constexpr (std::is_same_v<Changes, table_changes>)
+            return rows_[op][g] != 0;
+        else
+            return ch_(op, g);
+    }
     template <class Out>
     constexpr void put(Out& out, event_kind k, int op, index_t slot, index_t step, index_t block_step) const {
         out.push_back(event{k, static_cast<std::uint8_t>(core_), static_cast<std::uint8_t>(op),
@@ -262,7 +270,7 @@ private:
     constexpr void make_step(Out& out) {
         const index_t s = s_;
         const index_t g = begin_ + s;
-        ch_.forget_before(g);
+        if constexpr (!std::is_same_v<Changes, table_changes>) ch_.forget_before(g);
         if (s == 0) {
             for (int i = 0; i < n_in_; ++i)  // S22.2: trivially-windowed inputs, once, before the prologue
                 if (trivial_[i]) put(out, event_kind::sync_in, i, 0, begin_, begin_);
@@ -342,6 +350,7 @@ private:
     int core_;
     std::uint8_t pipeline_ = 0;
     Changes ch_;
+    const std::uint8_t* rows_[max_operands]{};  // table_changes: each operand's change bits
     index_t begin_ = 0, end_ = 0, n_ = 0;
     int depth_ = 2;  // S = max(2, max bc)
     int n_pin_ = 0, n_pout_ = 0;
