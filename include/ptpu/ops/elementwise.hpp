@@ -446,6 +446,123 @@ A unary_values(const A& x) {
 template <class X>
 inline constexpr bool reusable = !std::is_reference_v<X> && !std::is_const_v<X>;
 
+/// A vec's values as a read-only Eigen map (in place: a view of VMEM, or its own array).
+template <class C>
+using cmap = Eigen::Map<const Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0,
+                        Eigen::OuterStride<>>;
+template <class V>
+cmap<typename V::compute_type> values_of(const V& v, const char* where) {
+    const block_view<typename V::compute_type> p = vec_access::read(v, where);
+    return {p.data, v.rows(), v.cols(), Eigen::OuterStride<>(p.stride)};
+}
+
+// The forms of a pending op (block_values): a ⊕ b, a ⊕ k, k ⊕ a, op(a).
+enum class form : unsigned char { binary, scalar_right, scalar_left, unary };
+
+/// Evaluates a pending elementwise op into `out` (one function per op, compute type and form,
+/// whatever the static shapes). Contiguous planes are one flat loop; others go row by row.
+template <class Op, class C, form F>
+void pending_eval(C* out, index_t os, index_t rows, index_t cols, const pending_args<C>& p) {
+    const bool flat = os == cols && p.a.stride == cols && (F != form::binary || p.b.stride == cols);
+    const auto run = [&](auto&& o, const auto& a, const auto& b, const auto& k) {
+        if constexpr (F == form::binary)
+            o = Op{}(a, b);
+        else if constexpr (F == form::scalar_right)
+            o = Op{}(a, k);
+        else if constexpr (F == form::scalar_left)
+            o = Op{}(k, a);
+        else
+            o = Op{}(a);
+    };
+    if (flat) {
+        using A1 = Eigen::Array<C, Eigen::Dynamic, 1>;
+        const index_t n = rows * cols;
+        const Eigen::Map<const A1> b(F == form::binary ? p.b.data : p.a.data, n);
+        run(Eigen::Map<A1>(out, n), Eigen::Map<const A1>(p.a.data, n), b, A1::Constant(n, p.k));
+    } else {
+        using A2 = Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+        const cmap<C> b(F == form::binary ? p.b.data : p.a.data, rows, cols,
+                        Eigen::OuterStride<>(F == form::binary ? p.b.stride : p.a.stride));
+        run(Eigen::Map<A2, 0, Eigen::OuterStride<>>(out, rows, cols, Eigen::OuterStride<>(os)),
+            cmap<C>(p.a.data, rows, cols, Eigen::OuterStride<>(p.a.stride)), b, A2::Constant(rows, cols, p.k));
+    }
+}
+
+/// An operand of a pending op: a view (read in place; an rvalue's registration is dropped, the
+/// result makes its own) or an rvalue's own array (taken: `own`). False when it is neither.
+template <class X>
+bool pending_operand(std::remove_reference_t<X>& x, block_view<typename std::remove_cvref_t<X>::compute_type>& out,
+                     bool& taken, typename std::remove_cvref_t<X>::array_type& own) {
+    auto& st = vec_access::storage(x);
+    if (st.is_view()) {
+        out = st.read("elementwise op");
+        taken = false;
+        return true;
+    }
+    if constexpr (reusable<X>) {
+        if (st.is_owned() && own.size() == 0) {
+            own = std::move(st.array("elementwise op"));
+            out = {own.data(), own.cols()};
+            taken = true;
+            return true;
+        }
+    }
+    return false;
+}
+/// An rvalue operand that is itself a pending op is evaluated into its own array first, which
+/// the result may then take over (an op chain needs one temporary, not one per op).
+template <class X>
+void settle(std::remove_reference_t<X>& x) {
+    if constexpr (reusable<X>) {
+        auto& st = vec_access::storage(x);
+        if (st.is_pending()) (void)st.array("elementwise op");
+    }
+}
+
+/// The rvalue operands of a pending op give up what it took from them.
+template <class X>
+void consumed(std::remove_reference_t<X>& x) {
+    if constexpr (reusable<X>) {
+        vec_access::storage(x).release();
+        vec_access::forget(x);
+    }
+}
+
+/// A pending op of result type out_t over x (and y), when the running body can hold one
+/// (see block_values): every operand a view or an rvalue's array (one at most), shapes equal
+/// to the result's, at least one view. Otherwise false and nothing taken.
+/// X and Y are the operands' forwarding types (an rvalue's array may be taken).
+template <class Op, form F, class X, class Y, class Out>
+bool make_pending(Out& result, std::remove_reference_t<X>& x, std::remove_reference_t<Y>* y,
+                  typename Out::compute_type k, shape2 s) {
+    using C = typename Out::compute_type;
+    kernel_context* ctx = current_context();
+    if (ctx == nullptr || x.shape() != s) return false;
+    auto& sx = vec_access::storage(x);
+    if constexpr (F == form::binary) {
+        if (y->shape() != s) return false;
+        auto& sy = vec_access::storage(*y);
+        const bool views = sx.is_view() || sy.is_view();
+        const bool x_ok = sx.is_view() || (reusable<X> && sx.is_owned());
+        const bool y_ok = sy.is_view() || (reusable<Y> && sy.is_owned());
+        if (!views || !x_ok || !y_ok) return false;
+    } else {
+        if (!(sx.is_view() || (reusable<X> && sx.is_owned()))) return false;
+    }
+    pending_args<C> args;
+    args.k = k;
+    typename Out::array_type own;
+    bool x_own = false, y_own = false;
+    pending_operand<X>(x, args.a, x_own, own);
+    if constexpr (F == form::binary) pending_operand<Y>(*y, args.b, y_own, own);
+    result = vec_access::make<Out>(
+        block_values<C>::pending(&pending_eval<Op, C, F>, args, x_own, y_own, std::move(own), s[0], s[1], *ctx),
+        s[0], s[1]);
+    consumed<X>(x);
+    if constexpr (F == form::binary) consumed<Y>(*y);
+    return true;
+}
+
 // The static shape checks (OP1): one static_assert per mistake, whose instantiation line shows
 // the shapes; the op then returns an empty value of a dynamic shape, so nothing else fails.
 template <class Op, index_t AR, index_t AC, index_t BR, index_t BC>
@@ -501,20 +618,28 @@ auto apply_binary(X&& a, Y&& b) {
     if (timing_only()) return out_t(shape_only, s[0], s[1]);
     a.require_data(Op::name);
     b.require_data(Op::name);
+    settle<X>(a);
+    settle<Y>(b);
+    if constexpr (std::is_same_v<R, T>) {
+        out_t result;
+        if (make_pending<Op, form::binary, X, Y>(result, a, &b, {}, s)) return result;
+    }
+    // An rvalue operand of the result's shape that owns its values holds the result.
+    const bool a_owns = vec_access::storage(a).is_owned(), b_owns = vec_access::storage(b).is_owned();
     if constexpr (std::is_same_v<R, T> && reusable<X> && fits<VX, out_t::static_rows, out_t::static_cols>) {
-        if (a.shape() == s) {
-            assign_binary<Op>(a.array(), a.array(), b.array(), s);
+        if (a.shape() == s && a_owns) {
+            assign_binary<Op>(a.array(), values_of(a, Op::name), values_of(b, Op::name), s);
             return out_t(std::move(a));
         }
     }
     if constexpr (std::is_same_v<R, T> && reusable<Y> && fits<VY, out_t::static_rows, out_t::static_cols>) {
-        if (b.shape() == s) {
-            assign_binary<Op>(b.array(), a.array(), b.array(), s);
+        if (b.shape() == s && b_owns) {
+            assign_binary<Op>(b.array(), values_of(a, Op::name), values_of(b, Op::name), s);
             return out_t(std::move(b));
         }
     }
-    typename out_t::array_type out;
-    assign_binary<Op>(out, a.array(), b.array(), s);
+    auto out = array_cache<compute_t<R>>::take(s[0], s[1]);
+    assign_binary<Op>(out, values_of(a, Op::name), values_of(b, Op::name), s);
     return out_t(std::move(out));
 }
 
@@ -527,14 +652,22 @@ auto apply_scalar(X&& a, C c) {
     charge_vpu(Op::cost, a.vreg_count());
     if (timing_only()) return out_t(shape_only, a.rows(), a.cols());
     a.require_data(Op::name);
-    if constexpr (std::is_same_v<R, T> && reusable<X>) {
-        assign_scalar<Op, ScalarLeft>(a.array(), a.array(), c);
-        return out_t(std::move(a));
-    } else {
-        typename out_t::array_type out;
-        assign_scalar<Op, ScalarLeft>(out, a.array(), c);
-        return out_t(std::move(out));
+    settle<X>(a);
+    if constexpr (std::is_same_v<R, T>) {
+        out_t result;
+        if (make_pending<Op, ScalarLeft ? form::scalar_left : form::scalar_right, X, X>(result, a, &a, c,
+                                                                                    a.shape()))
+            return result;
     }
+    if constexpr (std::is_same_v<R, T> && reusable<X>) {
+        if (vec_access::storage(a).is_owned()) {
+            assign_scalar<Op, ScalarLeft>(a.array(), values_of(a, Op::name), c);
+            return out_t(std::move(a));
+        }
+    }
+    auto out = array_cache<compute_t<R>>::take(a.rows(), a.cols());
+    assign_scalar<Op, ScalarLeft>(out, values_of(a, Op::name), c);
+    return out_t(std::move(out));
 }
 
 // The vec type of a binary op's operands (one of them may be a scalar) and its result: the
@@ -614,7 +747,9 @@ V& compound(V& a, const B& b) {
                 return a;
             }
             b.require_data(Op::name);
-            assign_binary<Op>(a.array(), a.array(), b.array(), s);  // cwise: aliasing is safe
+            // a takes its own copy first when it reads VMEM in place; cwise: aliasing is safe.
+            auto& out = a.array();
+            assign_binary<Op>(out, values_of(a, Op::name), values_of(b, Op::name), s);
         }
     } else if constexpr (!scalar_ok<T, B>()) {
     } else if constexpr (!domain_ok<Op::domain, T>()) {
@@ -624,7 +759,8 @@ V& compound(V& a, const B& b) {
             a = V(shape_only, a.rows(), a.cols());
             return a;
         }
-        assign_scalar<Op, false>(a.array(), a.array(), scalar_as<T>(b));
+        auto& out = a.array();
+        assign_scalar<Op, false>(out, values_of(a, Op::name), scalar_as<T>(b));
     }
     return a;
 }
@@ -639,12 +775,20 @@ std::remove_cvref_t<X> unary(X&& a) {
         charge_vpu(Op::cost, a.vreg_count());
         if (timing_only()) return V(shape_only, a.rows(), a.cols());
         a.require_data(Op::name);
-        if constexpr (reusable<X>) {
-            unary_in_place<Op>(a.array());
-            return V(std::move(a));
-        } else {
-            return V(unary_values<Op>(a.array()));
+        settle<X>(a);
+        {
+            V result;
+            if (make_pending<Op, form::unary, X, X>(result, a, &a, {}, a.shape())) return result;
         }
+        if constexpr (reusable<X>) {
+            if (vec_access::storage(a).is_owned()) {
+                unary_in_place<Op>(a.array());
+                return V(std::move(a));
+            }
+        }
+        auto out = array_cache<typename V::compute_type>::take(a.rows(), a.cols());
+        out = Op{}(values_of(a, Op::name));
+        return V(std::move(out));
     }
 }
 
@@ -917,7 +1061,7 @@ struct cast_fn {
 
 /// The values of a vec<T> converted to U (one function per pair of dtypes).
 template <class T, class U>
-typename vec<U>::array_type cast_values(const typename vec<T>::array_type& x) {
+typename vec<U>::array_type cast_values(const cmap<compute_t<T>>& x) {
     using A = typename vec<U>::array_type;
     if constexpr (std::is_same_v<T, U>)
         return A(rounded<T>(x));
@@ -936,7 +1080,7 @@ template <element_type U, class T, index_t Rows, index_t Cols>
     if constexpr (!std::is_same_v<T, U>) detail::charge_vpu(vpu_class::cheap, v.vreg_count());
     if (timing_only()) return out_t(shape_only, v.rows(), v.cols());
     v.require_data("cast");
-    return out_t(detail::cast_values<T, U>(v.array()));
+    return out_t(detail::cast_values<T, U>(detail::values_of(v, "cast")));
 }
 
 }  // namespace ptpu

@@ -1,0 +1,34 @@
+// Compile-fail cases for R3: the Eigen views of a ref that computed without charging TPU work
+// (x[all], x.mat(), the window x(ds, ds)) do not compile; the charged ops and the named escape
+// hatch (uncharged_array / uncharged_matrix) do (the ok twin).
+//! ko 1 R3
+//! ko 2 R3
+//! ko 3 R3
+//! ko 4 R3
+//! ko 5 R3
+#include <ptpu/ptpu.hpp>
+
+using namespace ptpu;
+
+[[maybe_unused]] void body(vmem_ref<float, 2> x, vmem_ref<const float, 2> in,
+                           ref<float, vmem, 2, extents<8, 128>> s) {
+#if !defined(PTPU_KO)
+    // The ok twin: the charged spellings, then the escape hatch named for what it skips.
+    store(x, load(in) + dot(load(in), load(in), {.transpose_b = true}));
+    store(s, load(s, ds(0, c<8>), ds(0, c<128>)) * 2.0f);
+    x.uncharged_array() = in.uncharged_array() + 1.0f;
+    x.uncharged_matrix().noalias() = in.uncharged_matrix() * in.uncharged_matrix().transpose();
+#elif PTPU_KO == 1
+    (void)x[all];  // R3: an uncharged Eigen view; load(x) / store(x, v)
+#elif PTPU_KO == 2
+    (void)in[all];  // R3, on a read-only ref too
+#elif PTPU_KO == 3
+    (void)x.mat();  // R3: dot(load(a), load(b))
+#elif PTPU_KO == 4
+    (void)x(ds(0, 8), ds(0, 128));  // R3: load(x, ds(..), ds(..))
+#elif PTPU_KO == 5
+    (void)s(ds(0, c<8>), ds(0, c<128>));  // R3, with static window sizes
+#endif
+}
+
+int main() {}
