@@ -188,6 +188,74 @@ TEST(OpsCopyOnWrite, ViewsOfAnEarlierStepAreOP4) {
     EXPECT_EQ(rule_of([&] { (void)vec<float>(v); }), "OP4");
 }
 
+// acc + dot(a, b) with acc a view: one GEMM accumulating into acc where it is stored.
+TEST(OpsCopyOnWrite, AccumulatedProductsMatchTheirReference) {
+    std::vector<float> am(64 * 128), bm(128 * 32), accm(64 * 32), om(64 * 32, 0.0f);
+    for (std::size_t i = 0; i < am.size(); ++i) am[i] = std::sin(0.3f * static_cast<float>(i));
+    for (std::size_t i = 0; i < bm.size(); ++i) bm[i] = std::cos(0.7f * static_cast<float>(i));
+    for (std::size_t i = 0; i < accm.size(); ++i) accm[i] = static_cast<float>(i % 11) - 5.0f;
+    const std::vector<float> acc0 = accm;
+    const vmem_ref<float, 2> a(am.data(), {64, 128}), b(bm.data(), {128, 32}), acc(accm.data(), {64, 32}),
+        o(om.data(), {64, 32});
+    const auto want = [&](index_t i, index_t j, float start) {
+        double s = start;
+        for (index_t k = 0; k < 128; ++k)
+            s += double(ref_bf16(am[static_cast<std::size_t>(i * 128 + k)])) *
+                 double(ref_bf16(bm[static_cast<std::size_t>(k * 32 + j)]));
+        return s;
+    };
+    work fused, eager;
+    {
+        env e;
+        store(acc, load(acc) + dot(load(a), load(b)));  // accumulates in place
+        fused = e.w();
+    }
+    for (index_t i = 0; i < 64; ++i)
+        for (index_t j = 0; j < 32; ++j)
+            ASSERT_NEAR(accm[static_cast<std::size_t>(i * 32 + j)], want(i, j, acc0[static_cast<std::size_t>(i * 32 + j)]),
+                        1e-4);
+    {
+        env e;
+        const auto d = dot(load(a), load(b));  // an lvalue: read on its own
+        const auto s = vec<float>(load(o).array()) + d;
+        (void)s(0, 0);
+        eager = e.w();
+        EXPECT_NEAR(d(5, 7), want(5, 7, 0.0f), 1e-4);
+        // Stored where it is not accumulated: the GEMM writes o directly.
+        store(o, dot(load(a), load(b)));
+        EXPECT_NEAR(om[5 * 32 + 7], want(5, 7, 0.0f), 1e-4);
+        // Stored, then the destination overwritten: the value stays.
+        auto p = load(o) + dot(load(a), load(b));
+        store(o, p);
+        store(o, zeros_like(o));
+        EXPECT_NEAR(p(5, 7), 2 * want(5, 7, 0.0f), 2e-4);
+        EXPECT_EQ(om[5 * 32 + 7], 0.0f);
+    }
+    EXPECT_EQ(fused.mxu_passes_flops, eager.mxu_passes_flops);
+    EXPECT_EQ(fused.vreg_cheap, eager.vreg_cheap);
+    EXPECT_EQ(fused.vector_loads, eager.vector_loads);
+    EXPECT_EQ(fused.vector_stores, eager.vector_stores + 8);  // the store of (64, 32): 8 vregs
+}
+
+TEST(OpsCopyOnWrite, AccumulatorOverlappingTheDestinationShifted) {
+    env e;
+    std::vector<float> xm(24 * 128), wm(128 * 128);
+    for (std::size_t i = 0; i < xm.size(); ++i) xm[i] = static_cast<float>(i % 13) - 6.0f;
+    for (std::size_t i = 0; i < wm.size(); ++i) wm[i] = static_cast<float>(i % 5) - 2.0f;
+    const std::vector<float> x0 = xm;
+    const vmem_ref<float, 2> x(xm.data(), {24, 128}), w(wm.data(), {128, 128});
+    // rows [0, 16) = rows [8, 24) + rows [0, 16) · w: the accumulator is a shifted window of the
+    // destination (small integers: exact).
+    store(x, ds(0, 16), ds(0, 128), load(x, ds(8, 16), ds(0, 128)) + dot(load(x, ds(0, 16), ds(0, 128)), load(w)));
+    for (index_t i = 0; i < 16; i += 3)
+        for (index_t j = 0; j < 128; j += 7) {
+            double s = x0[static_cast<std::size_t>((i + 8) * 128 + j)];
+            for (index_t k = 0; k < 128; ++k)
+                s += double(x0[static_cast<std::size_t>(i * 128 + k)]) * double(wm[static_cast<std::size_t>(k * 128 + j)]);
+            ASSERT_EQ(xm[static_cast<std::size_t>(i * 128 + j)], static_cast<float>(s)) << i << "," << j;
+        }
+}
+
 TEST(OpsDotFast, RoundingMatchesTheBf16ConversionBitForBit) {
     // Every class of input: ties both ways, carries into the exponent, the largest finite
     // values (round to infinity), subnormals, infinities, and NaNs with payloads only in the

@@ -391,6 +391,41 @@ const A& expand(const A& a, shape2 s, A& tmp) {
     return tmp;
 }
 
+/// A vec's values as a read-only Eigen map (in place: a view of VMEM, or its own array).
+template <class C>
+using cmap = Eigen::Map<const Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0,
+                        Eigen::OuterStride<>>;
+template <class V>
+cmap<typename V::compute_type> values_of(const V& v, const char* where) {
+    const block_view<typename V::compute_type> p = vec_access::read(v, where);
+    return {p.data, v.rows(), v.cols(), Eigen::OuterStride<>(p.stride)};
+}
+template <class M>
+block_view<typename M::Scalar> plane_of(const M& m) {
+    return {m.data(), m.outerStride()};
+}
+
+// The forms of an elementwise op on planes: a ⊕ b, a ⊕ k, k ⊕ a, op(a).
+enum class form : unsigned char { binary, scalar_right, scalar_left, unary };
+
+/// out = op(args) over rows × cols planes (row stride os for out): the one Eigen assignment of
+/// each op, compute type and form, whatever the static shapes, shared by eager ops and pending
+/// ones (block_values). out may be an operand exactly (elementwise: safe), never a shifted one.
+template <class Op, class C, form F>
+void pending_eval(C* out, index_t os, index_t rows, index_t cols, const pending_args<C>& p) {
+    using A2 = Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Eigen::Map<A2, 0, Eigen::OuterStride<>> o(out, rows, cols, Eigen::OuterStride<>(os));
+    const cmap<C> a(p.a.data, rows, cols, Eigen::OuterStride<>(p.a.stride));
+    if constexpr (F == form::binary)
+        o = Op{}(a, cmap<C>(p.b.data, rows, cols, Eigen::OuterStride<>(p.b.stride)));
+    else if constexpr (F == form::scalar_right)
+        o = Op{}(a, A2::Constant(rows, cols, p.k));
+    else if constexpr (F == form::scalar_left)
+        o = Op{}(A2::Constant(rows, cols, p.k), a);
+    else
+        o = Op{}(a);
+}
+
 /// out = a ⊕ b over the broadcast shape `s`. Broadcast operands are read in place, row by row
 /// (a (1, n) row is reused, an (m, 1) column becomes a constant row), so no temporary is
 /// allocated: a fresh 1 MiB temporary per op costs more in page faults than the op itself.
@@ -399,7 +434,13 @@ const A& expand(const A& a, shape2 s, A& tmp) {
 template <class Op, class Out, class A>
 void assign_binary(Out& out, const A& a, const A& b, shape2 s) {
     if (a.rows() == s[0] && a.cols() == s[1] && b.rows() == s[0] && b.cols() == s[1]) {
-        out = Op{}(a, b);
+        if constexpr (std::is_same_v<typename Out::Scalar, typename A::Scalar>) {
+            out.resize(s[0], s[1]);
+            pending_eval<Op, typename A::Scalar, form::binary>(out.data(), out.cols(), s[0], s[1],
+                                                               {plane_of(a), plane_of(b), {}});
+        } else {
+            out = Op{}(a, b);  // comparisons: a mask from values
+        }
         return;
     }
     using row_t = Eigen::Array<typename A::Scalar, 1, Eigen::Dynamic>;
@@ -426,67 +467,28 @@ void assign_binary(Out& out, const A& a, const A& b, shape2 s) {
 /// out = x ⊕ c (or c ⊕ x); `out` may be `x`.
 template <class Op, bool ScalarLeft, class Out, class A, class S>
 void assign_scalar(Out& out, const A& x, S c) {
-    const auto k = A::Constant(x.rows(), x.cols(), c);
-    if constexpr (ScalarLeft)
-        out = Op{}(k, x);
-    else
-        out = Op{}(x, k);
+    if constexpr (std::is_same_v<typename Out::Scalar, typename A::Scalar>) {
+        out.resize(x.rows(), x.cols());
+        pending_eval<Op, typename A::Scalar, ScalarLeft ? form::scalar_left : form::scalar_right>(
+            out.data(), out.cols(), x.rows(), x.cols(), {plane_of(x), {}, c});
+    } else {
+        const auto k = A::Constant(x.rows(), x.cols(), c);
+        if constexpr (ScalarLeft)
+            out = Op{}(k, x);
+        else
+            out = Op{}(x, k);
+    }
 }
-/// x = op(x), and a new array op(x).
+/// x = op(x), in place.
 template <class Op, class A>
 void unary_in_place(A& x) {
-    x = Op{}(x);
-}
-template <class Op, class A>
-A unary_values(const A& x) {
-    return A(Op{}(x));
+    pending_eval<Op, typename A::Scalar, form::unary>(x.data(), x.cols(), x.rows(), x.cols(),
+                                                      {{x.data(), x.cols()}, {}, {}});
 }
 
 // An rvalue vec operand whose storage the result may take over (no allocation in op chains).
 template <class X>
 inline constexpr bool reusable = !std::is_reference_v<X> && !std::is_const_v<X>;
-
-/// A vec's values as a read-only Eigen map (in place: a view of VMEM, or its own array).
-template <class C>
-using cmap = Eigen::Map<const Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0,
-                        Eigen::OuterStride<>>;
-template <class V>
-cmap<typename V::compute_type> values_of(const V& v, const char* where) {
-    const block_view<typename V::compute_type> p = vec_access::read(v, where);
-    return {p.data, v.rows(), v.cols(), Eigen::OuterStride<>(p.stride)};
-}
-
-// The forms of a pending op (block_values): a ⊕ b, a ⊕ k, k ⊕ a, op(a).
-enum class form : unsigned char { binary, scalar_right, scalar_left, unary };
-
-/// Evaluates a pending elementwise op into `out` (one function per op, compute type and form,
-/// whatever the static shapes). Contiguous planes are one flat loop; others go row by row.
-template <class Op, class C, form F>
-void pending_eval(C* out, index_t os, index_t rows, index_t cols, const pending_args<C>& p) {
-    const bool flat = os == cols && p.a.stride == cols && (F != form::binary || p.b.stride == cols);
-    const auto run = [&](auto&& o, const auto& a, const auto& b, const auto& k) {
-        if constexpr (F == form::binary)
-            o = Op{}(a, b);
-        else if constexpr (F == form::scalar_right)
-            o = Op{}(a, k);
-        else if constexpr (F == form::scalar_left)
-            o = Op{}(k, a);
-        else
-            o = Op{}(a);
-    };
-    if (flat) {
-        using A1 = Eigen::Array<C, Eigen::Dynamic, 1>;
-        const index_t n = rows * cols;
-        const Eigen::Map<const A1> b(F == form::binary ? p.b.data : p.a.data, n);
-        run(Eigen::Map<A1>(out, n), Eigen::Map<const A1>(p.a.data, n), b, A1::Constant(n, p.k));
-    } else {
-        using A2 = Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-        const cmap<C> b(F == form::binary ? p.b.data : p.a.data, rows, cols,
-                        Eigen::OuterStride<>(F == form::binary ? p.b.stride : p.a.stride));
-        run(Eigen::Map<A2, 0, Eigen::OuterStride<>>(out, rows, cols, Eigen::OuterStride<>(os)),
-            cmap<C>(p.a.data, rows, cols, Eigen::OuterStride<>(p.a.stride)), b, A2::Constant(rows, cols, p.k));
-    }
-}
 
 /// An operand of a pending op: a view (read in place; an rvalue's registration is dropped, the
 /// result makes its own) or an rvalue's own array (taken: `own`). False when it is neither.
@@ -516,6 +518,28 @@ void settle(std::remove_reference_t<X>& x) {
     if constexpr (reusable<X>) {
         auto& st = vec_access::storage(x);
         if (st.is_pending()) (void)st.array("elementwise op");
+    }
+}
+
+/// view + product (either order): when `p` is an rvalue pending product with no accumulator and
+/// `acc` a view, both of the result's shape, the result is the product accumulating into acc.
+template <class P, class A, class Out>
+bool accumulate_product(Out& result, std::remove_reference_t<P>& p, std::remove_reference_t<A>& acc, shape2 s) {
+    if constexpr (reusable<P>) {
+        auto& sp = vec_access::storage(p);
+        auto& sa = vec_access::storage(acc);
+        if (!sp.is_bare_product() || !sa.is_view() || p.shape() != s || acc.shape() != s) return false;
+        const auto view = sa.read("a + b");
+        result = vec_access::make<Out>(
+            std::remove_cvref_t<decltype(sp)>::accumulate(std::move(sp), view), s[0], s[1]);
+        vec_access::forget(p);
+        if constexpr (reusable<A>) {
+            sa.release();
+            vec_access::forget(acc);
+        }
+        return true;
+    } else {
+        return false;
     }
 }
 
@@ -618,6 +642,11 @@ auto apply_binary(X&& a, Y&& b) {
     if (timing_only()) return out_t(shape_only, s[0], s[1]);
     a.require_data(Op::name);
     b.require_data(Op::name);
+    if constexpr (std::is_same_v<Op, op_add> && std::is_same_v<T, float>) {
+        // acc + dot(x, y) with acc a view: the product accumulates into acc (block_values).
+        out_t result;
+        if (accumulate_product<X, Y>(result, a, b, s) || accumulate_product<Y, X>(result, b, a, s)) return result;
+    }
     settle<X>(a);
     settle<Y>(b);
     if constexpr (std::is_same_v<R, T>) {
@@ -786,8 +815,10 @@ std::remove_cvref_t<X> unary(X&& a) {
                 return V(std::move(a));
             }
         }
-        auto out = array_cache<typename V::compute_type>::take(a.rows(), a.cols());
-        out = Op{}(values_of(a, Op::name));
+        using C = typename V::compute_type;
+        auto out = array_cache<C>::take(a.rows(), a.cols());
+        pending_eval<Op, C, form::unary>(out.data(), out.cols(), a.rows(), a.cols(),
+                                         {vec_access::read(a, Op::name), {}, {}});
         return V(std::move(out));
     }
 }

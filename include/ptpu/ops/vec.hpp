@@ -225,6 +225,11 @@ struct pending_args {
 /// operands exactly (same data and stride: elementwise, so safe), never a partial overlap.
 template <class C>
 using pending_fn = void (*)(C* out, index_t os, index_t rows, index_t cols, const pending_args<C>& args);
+/// Evaluates a pending product lhs (m × k) · rhs (k × n), both contiguous, into the plane out
+/// (row stride os): out = product, or out += product when `accumulate` (ops/dot.hpp's GEMM).
+template <class C>
+using product_fn = void (*)(C* out, index_t os, index_t m, index_t n, index_t k, const C* lhs, const C* rhs,
+                            bool accumulate);
 
 [[noreturn]] inline void stale_vec(const char* where) {
     throw error("OP4", where,
@@ -242,7 +247,9 @@ using pending_fn = void (*)(C* out, index_t os, index_t rows, index_t cols, cons
 ///   was loaded with; copying or moving the vec keeps the view;
 /// - pending: an elementwise op whose operands are views (or one array it owns), evaluated when
 ///   its values are first read, or straight into the ref it is stored to, which saves the
-///   temporary and its copy (store(c, load(a) + load(b)) is one pass, as a hand-written loop).
+///   temporary and its copy (store(c, load(a) + load(b)) is one pass, as a hand-written loop);
+///   or a product (dot) of two operands it owns, plus optionally an accumulator view (acc +
+///   dot(a, b)), evaluated as one GEMM accumulating into the destination.
 /// Views and pending values belong to the body step that made them: read in a later one they
 /// are OP4, as their memory may have been refilled; when the call ends, the last step's are
 /// copied (its memory is intact then).
@@ -305,9 +312,36 @@ public:
         return v;
     }
 
+    /// A pending product lhs · rhs (m × n, depth k) of the running body.
+    static block_values product(product_fn<C> fn, array_type lhs, array_type rhs, index_t m, index_t n,
+                                index_t k, kernel_context& ctx) {
+        block_values v;
+        v.st_ = state::pending;
+        v.pfn_ = fn;
+        v.own_ = std::move(lhs);
+        v.own2_ = std::move(rhs);
+        v.depth_ = k;
+        v.rows_ = m;
+        v.cols_ = n;
+        v.bind(ctx);
+        return v;
+    }
+    /// acc + p for a pending product p without an accumulator (an rvalue: taken) and a view acc
+    /// of p's shape: the product accumulates into acc's values.
+    static block_values accumulate(block_values&& p, const block_view<C>& acc) {
+        block_values v(std::move(p));
+        v.args_.a = acc;
+        v.enlist(acc);
+        return v;
+    }
+
     [[nodiscard]] bool is_owned() const { return st_ == state::owned; }
     [[nodiscard]] bool is_view() const { return st_ == state::view; }
     [[nodiscard]] bool is_pending() const { return st_ == state::pending; }
+    /// A pending product without an accumulator yet.
+    [[nodiscard]] bool is_bare_product() const {
+        return st_ == state::pending && pfn_ != nullptr && args_.a.data == nullptr;
+    }
     [[nodiscard]] index_t rows() const { return st_ == state::owned ? own_.rows() : rows_; }
     [[nodiscard]] index_t cols() const { return st_ == state::owned ? own_.cols() : cols_; }
 
@@ -359,12 +393,12 @@ public:
             copy_plane(dst, ds, own_.data(), own_.cols(), r, c);
             return;
         }
-        fn_(dst, ds, r, c, operands());
+        evaluate_into(dst, ds);
         // dst now holds exactly these values: read them there from now on.
         kernel_context* ctx = ctx_;
         unlist();
-        array_cache<C>::give(own_);
-        own_ = array_type();
+        drop_arrays();
+        pfn_ = nullptr;
         st_ = state::view;
         args_ = {};
         args_.a = {dst, ds};
@@ -375,10 +409,10 @@ public:
     /// Empties these values (a moved-from or consumed operand): unregistered, storage cached.
     void release() {
         unlist();
-        array_cache<C>::give(own_);
-        own_ = array_type();
+        drop_arrays();
         st_ = state::owned;
         a_own_ = b_own_ = false;
+        pfn_ = nullptr;
     }
 
     void detach() const override {
@@ -395,8 +429,7 @@ public:
     }
     void expire() const override {
         unlist();
-        array_cache<C>::give(own_);
-        own_ = array_type();
+        drop_arrays();
         st_ = state::expired;
     }
 
@@ -437,25 +470,49 @@ private:
         if (b_own_) p.b = {own_.data(), own_.cols()};
         return p;
     }
+    void drop_arrays() const {
+        array_cache<C>::give(own_);
+        own_ = array_type();
+        array_cache<C>::give(own2_);
+        own2_ = array_type();
+    }
+    // A pending op's values into the plane out: a product (accumulating into a copy of its
+    // accumulator, or in place when out is it), or an elementwise op.
+    void evaluate_into(C* out, index_t os) const {
+        if (pfn_ != nullptr) {
+            const bool acc = args_.a.data != nullptr;
+            if (acc) copy_plane(out, os, args_.a.data, args_.a.stride, rows_, cols_);
+            pfn_(out, os, rows_, cols_, depth_, own_.data(), own2_.data(), acc);
+        } else {
+            fn_(out, os, rows_, cols_, operands());
+        }
+    }
     // A pending op's values, computed into its own array (the rvalue operand's, in place, when
     // it has one).
     void materialize() const {
         if (st_ != state::pending) return;
-        const pending_args<C> p = operands();
-        if (a_own_ || b_own_) {
-            fn_(own_.data(), own_.cols(), rows_, cols_, p);
+        if (pfn_ == nullptr && (a_own_ || b_own_)) {
+            fn_(own_.data(), own_.cols(), rows_, cols_, operands());
         } else {
             array_type out = array_cache<C>::take(rows_, cols_);
-            fn_(out.data(), cols_, rows_, cols_, p);
+            evaluate_into(out.data(), cols_);
+            drop_arrays();
             own_ = std::move(out);
         }
         unlist();
         st_ = state::owned;
         a_own_ = b_own_ = false;
+        pfn_ = nullptr;
     }
     void copy_from(const block_values& o) {
         st_ = o.st_;
         fn_ = o.fn_;
+        pfn_ = o.pfn_;
+        depth_ = o.depth_;
+        if (o.own2_.size() > 0) {
+            own2_ = array_cache<C>::take(o.own2_.rows(), o.own2_.cols());
+            copy_plane(own2_.data(), own2_.cols(), o.own2_.data(), o.own2_.cols(), own2_.rows(), own2_.cols());
+        }
         args_ = o.args_;
         a_own_ = o.a_own_;
         b_own_ = o.b_own_;
@@ -471,13 +528,18 @@ private:
         }
         if (st_ == state::view || st_ == state::pending) {
             ctx_ = o.ctx_;
-            if (!a_own_) enlist(args_.a);
+            if (!a_own_ && args_.a.data != nullptr) enlist(args_.a);
             if (st_ == state::pending && args_.b.data != nullptr && !b_own_) enlist(args_.b);
         }
     }
     void take_from(block_values& o) noexcept {
         st_ = o.st_;
         fn_ = o.fn_;
+        pfn_ = o.pfn_;
+        depth_ = o.depth_;
+        own2_ = std::move(o.own2_);
+        o.own2_ = array_type();
+        o.pfn_ = nullptr;
         args_ = o.args_;
         a_own_ = o.a_own_;
         b_own_ = o.b_own_;
@@ -495,10 +557,13 @@ private:
     }
 
     // Mutable: evaluating, copying-on-write and expiring change the form, never the value.
-    mutable array_type own_;
+    mutable array_type own_;   // owned values, an elementwise op's owned operand, a product's lhs
+    mutable array_type own2_;  // a product's rhs
     mutable pending_args<C> args_{};
     mutable kernel_context* ctx_ = nullptr;
     pending_fn<C> fn_ = nullptr;
+    mutable product_fn<C> pfn_ = nullptr;
+    index_t depth_ = 0;  // a product's contracting dim
     index_t rows_ = 0, cols_ = 0;  // the shape of a view or pending value
     index_t step_ = 0;
     int core_ = 0;
