@@ -44,8 +44,12 @@ protected:
 
 /// The borrowers of one call, by the address ranges they read. Writes through ptpu (store,
 /// sync_copy, uncharged views) call before_write first; a borrower from an earlier body step or
-/// core is expired at the next registry operation of a later one, and all are expired with the
-/// call's context. A handful of entries at a time: linear scans.
+/// core is expired at the next registry operation of a later one; when the call's context goes
+/// the last step's borrowers take copies, older ones expire. What the executor must keep for
+/// this (its pipeline DMAs do not call before_write): it sets step and core before each body,
+/// moves no data into VMEM while a body runs (a DMA a body starts must call before_write), and
+/// destroys the context before the VMEM it handed out is freed or refilled. A handful of entries
+/// at a time: linear scans.
 class borrow_registry {
 public:
     borrow_registry() = default;

@@ -26,6 +26,81 @@ namespace detail {
 template <class>
 inline constexpr bool always_false_v = false;
 
+/// What x[all], x.mat() and x(ds, ds) give after their R3 error: it absorbs the Eigen
+/// expressions code written for them used (=, +=, arithmetic, setZero, noalias, (i, j)), so the
+/// error is the only message.
+struct removed_view {
+    template <class U>
+    removed_view& operator=(const U&) {
+        return *this;
+    }
+    template <class U>
+    removed_view& operator+=(const U&) {
+        return *this;
+    }
+    template <class U>
+    removed_view& operator-=(const U&) {
+        return *this;
+    }
+    template <class U>
+    removed_view& operator*=(const U&) {
+        return *this;
+    }
+    template <class U>
+    removed_view& operator/=(const U&) {
+        return *this;
+    }
+    removed_view& setZero() { return *this; }
+    removed_view& noalias() { return *this; }
+    template <class... I>
+    removed_view& operator()(I...) {
+        return *this;
+    }
+    removed_view operator-() const { return {}; }
+#define PTPU_REF_REMOVED_OP(op)                                                        \
+    friend removed_view operator op(const removed_view&, const removed_view&) {       \
+        return {};                                                                     \
+    }                                                                                  \
+    template <class U>                                                                 \
+    friend removed_view operator op(const removed_view&, const U&) {                   \
+        return {};                                                                     \
+    }                                                                                  \
+    template <class U>                                                                 \
+    friend removed_view operator op(const U&, const removed_view&) {                   \
+        return {};                                                                     \
+    }
+    PTPU_REF_REMOVED_OP(+)
+    PTPU_REF_REMOVED_OP(-)
+    PTPU_REF_REMOVED_OP(*)
+    PTPU_REF_REMOVED_OP(/)
+#undef PTPU_REF_REMOVED_OP
+};
+
+// One function per removed spelling, instantiated once whatever the ref: one message per TU.
+template <class A>
+removed_view removed_x_all() {
+    static_assert(always_false_v<A>,
+                  "ptpu[R3] x[all]: a raw Eigen view of a ref computes without charging TPU work; use "
+                  "load(x) and store(x, v) (charged), or x.uncharged_array() for work you charge yourself");
+    return {};
+}
+template <class A>
+removed_view removed_x_window() {
+    static_assert(always_false_v<A>,
+                  "ptpu[R3] x(ds, ds): a raw Eigen view of a window computes without charging TPU work; use "
+                  "load(x, ds(..), ds(..)) and store(x, ds(..), ds(..), v) (charged), or "
+                  "x.at(ds(..), ds(..)).uncharged_array()");
+    return {};
+}
+template <class A>
+removed_view removed_x_mat() {
+    static_assert(always_false_v<A>,
+                  "ptpu[R3] x.mat(): a raw Eigen matrix view of a ref computes products without charging "
+                  "MXU work; use dot(load(a), load(b)) (charged), or x.uncharged_matrix() for work you "
+                  "charge yourself");
+    return {};
+}
+
 // A ref converts implicitly where no static extent is gained (static -> dyn, or equal), and
 // explicitly, checked at run time, where one is (dyn -> static). Two different static extents
 // never convert: the conversion is declared implicit only to reach the static_assert (R1).
@@ -107,7 +182,9 @@ public:
         for (index_t e : shape_) n *= e;
         return n;
     }
-    /// The raw pointer (for DMA engines and tests; bodies use the typed accessors).
+    /// The raw pointer (for DMA engines and tests; bodies use the typed accessors). Writes
+    /// through it bypass copy-on-write loads: a DMA engine writing VMEM while a body runs calls
+    /// detail::before_write first (runtime/context.hpp).
     [[nodiscard]] constexpr T* data() const { return data_; }
 
     // The whole-ref Eigen views of earlier versions, `x[all]`, `x.mat()` and the window
@@ -115,26 +192,16 @@ public:
     // charged spellings are load(x) / store(x, v) (ops/load_store.hpp) and their windows, and
     // the uncharged views are named for what they skip, uncharged_array() / uncharged_matrix().
     template <class A = all_t>
-    requires std::is_same_v<A, all_t>
-    auto operator[](A) const {
-        static_assert(detail::always_false_v<A>,
-                      "ptpu[R3] x[all]: a raw Eigen view of a ref computes without charging TPU work; "
-                      "use load(x) and store(x, v) (charged), or x.uncharged_array() for work you charge "
-                      "yourself");
+    requires std::is_same_v<A, all_t> detail::removed_view operator[](A) const {
+        return detail::removed_x_all<A>();
     }
     template <any_slice A, any_slice B>
-    auto operator()(A, B) const {
-        static_assert(detail::always_false_v<A>,
-                      "ptpu[R3] x(ds, ds): a raw Eigen view of a window computes without charging TPU "
-                      "work; use load(x, ds(..), ds(..)) and store(x, ds(..), ds(..), v) (charged), or "
-                      "x.at(ds(..), ds(..)).uncharged_array()");
+    detail::removed_view operator()(A, B) const {
+        return detail::removed_x_window<slice>();
     }
     template <class A = void>
-    auto mat() const {
-        static_assert(detail::always_false_v<A>,
-                      "ptpu[R3] x.mat(): a raw Eigen matrix view of a ref computes products without "
-                      "charging MXU work; use dot(load(a), load(b)) (charged), or x.uncharged_matrix() "
-                      "for work you charge yourself");
+    detail::removed_view mat() const {
+        return detail::removed_x_mat<A>();
     }
 
     /// The escape hatch: the whole VMEM ref as a 2-D Eigen array (leading dims collapsed into
