@@ -19,7 +19,7 @@ int main() {
         [](auto x_any, auto y_blk, auto buf) {
             // Copy rows [8i, 8i+8) of the HBM array into VMEM, then compute on the VMEM copy.
             sync_copy(x_any.at(ds(program_id(0) * 8, 8), ds(0, 256)), buf);
-            y_blk[all] = buf[all] * 3.0f + 1.0f;
+            store(y_blk, load(buf) * 3.0f + 1.0f);
         },
         x);
 

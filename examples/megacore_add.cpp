@@ -21,7 +21,7 @@ int main() {
         x.vector()[i] = static_cast<float>(i % 4096);
         y.vector()[i] = 1.0f - static_cast<float>(i % 17);
     }
-    auto [z, rep] = Add{}([](auto a, auto b, auto c) { c[all] = a[all] + b[all]; }, x, y);
+    auto [z, rep] = Add{}([](auto a, auto b, auto c) { store(c, load(a) + load(b)); }, x, y);
     for (std::size_t i = 0; i < z.size(); ++i)
         if (z.vector()[i] != x.vector()[i] + y.vector()[i]) {
             std::cerr << "mismatch at " << i << "\n";

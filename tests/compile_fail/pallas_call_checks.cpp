@@ -47,7 +47,7 @@ using namespace ptpu;
 using X = Array<float, 32, 128>;
 constexpr auto row = [](auto i) { return idx(i, 0); };
 using Blk = BlockSpec<Block<8, 128>, row>;
-[[maybe_unused]] constexpr auto copy = [](auto a, auto b) { b[all] = a[all]; };
+[[maybe_unused]] constexpr auto copy = [](auto a, auto b) { store(b, load(a)); };
 
 #if !defined(PTPU_KO)
 using K = pallas_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>;
@@ -112,7 +112,7 @@ using K = pallas_call<Grid<4, 1>, Semantics<parallel>,
 #elif PTPU_KO == 22  // loading an ANY ref in the body
 using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Full, zero_map, any>>>, Out<Arg<X, Blk>>>;
 void run() {
-    (void)K{}([](auto a, auto b) { b[all] = a[all]; }, host_array<X>{});
+    (void)K{}([](auto a, auto b) { store(b, load(a)); }, host_array<X>{});
 }
 #elif PTPU_KO == 23  // a vector load from an SMEM window
 using K = pallas_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, smem>>>, Out<Arg<X, Blk>>>;

@@ -34,7 +34,9 @@ report run(double compute_s, bool timing_only_run = false) {
     k.options.timing_only = timing_only_run;
     auto [y, rep] = k(
         [compute_s](auto in, auto out) {
-            if (!timing_only()) out[all] = in[all];
+            // The copy's own vector work is deliberately left uncharged (the escape hatch):
+            // the known answers below have exactly compute_s of compute per step.
+            if (!timing_only()) out.uncharged_array() = in.uncharged_array();
             charge(work{.explicit_seconds = compute_s});
         },
         x);

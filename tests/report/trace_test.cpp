@@ -17,7 +17,7 @@ using Copy = pallas_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Chip<tpu::v
 
 report traced() {
     Copy k{{.timeline = true}};
-    auto [y, rep] = k([](auto a, auto b) { b[all] = a[all]; }, host_array<X>{});
+    auto [y, rep] = k([](auto a, auto b) { store(b, load(a)); }, host_array<X>{});
     return rep;
 }
 }  // namespace
@@ -52,7 +52,7 @@ TEST(ChromeTrace, LoadsWithTracksAndNamedEvents) {
 }
 
 TEST(ChromeTrace, WithoutTimelineIsREP1) {
-    auto [y, rep] = Copy{}([](auto a, auto b) { b[all] = a[all]; }, host_array<X>{});
+    auto [y, rep] = Copy{}([](auto a, auto b) { store(b, load(a)); }, host_array<X>{});
     try {
         (void)to_chrome_trace(rep);
         FAIL();

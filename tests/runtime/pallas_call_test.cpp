@@ -87,7 +87,7 @@ TEST(PallasCallA1, DoubleBufferedCopyEventOrder) {
 
 TEST(PallasCallA1, CopiesRealData) {
     const auto x = iota_array<A1X>();
-    auto [y, rep] = A1{}([](auto in, auto out) { out[all] = in[all]; }, x);
+    auto [y, rep] = A1{}([](auto in, auto out) { store(out, load(in)); }, x);
     EXPECT_EQ(y.vector(), x.vector());
     EXPECT_EQ(rep.stats.steps, 4);
     EXPECT_EQ(rep.stats.dma_in, 4);
@@ -137,8 +137,8 @@ TEST(PallasCallA2, MatmulIsExact) {
         }
     auto [z, rep] = K{}(
         [](auto xr, auto yr, auto o) {
-            if (program_id(2) == 0) o[all].setZero();
-            o.mat().noalias() += xr.mat() * yr.mat();
+            if (program_id(2) == 0) store(o, zeros_like(o));
+            store(o, load(o) + dot(load(xr), load(yr)));  // small integers: exact in bf16
         },
         x, y);
     for (index_t i = 0; i < 512; i += 37)
@@ -174,8 +174,8 @@ TEST(PallasCallA5, AccumulateOverTrailingAxisGivesEight) {
     std::fill(x.vector().begin(), x.vector().end(), 1.0f);
     auto [o, rep] = A5{}(
         [](auto xr, auto orf) {
-            when(program_id(2) == 0, [&] { orf[all].setZero(); });
-            orf[all] += xr[all];
+            when(program_id(2) == 0, [&] { store(orf, zeros_like(orf)); });
+            store(orf, load(orf) + load(xr));
         },
         x);
     for (float v : o.vector()) ASSERT_EQ(v, 8.0f);
@@ -199,8 +199,8 @@ TEST(PallasCallA7, SingleBufferedOutputAccumulates) {
     }
     EXPECT_EQ(sync_out_steps, (std::vector<std::uint32_t>{2, 5}));
     auto [o, rep] = A7{}([](auto orf) {
-        if (program_id(1) == 0) orf[all].setZero();
-        orf[all] += 1.0f;
+        if (program_id(1) == 0) store(orf, zeros_like(orf));
+        store(orf, load(orf) + 1.0f);
     });
     for (float v : o.vector()) ASSERT_EQ(v, 3.0f);
     EXPECT_EQ(rep.stats.dma_out, 2);
@@ -223,7 +223,7 @@ TEST(PallasCallA8, TrivialInputIsSyncCopiedOnceBeforeThePrologue) {
     static_assert(A8::info.vmem_bytes == 8 * 128 * 4 * (2 + 1 + 2));
     const auto x = iota_array<Array<float, 8, 512>>();
     const auto y = iota_array<Array<float, 8, 128>>(-1.0f);
-    auto [o, rep] = A8{}([](auto xr, auto yr, auto orf) { orf[all] = xr[all] + yr[all]; }, x, y);
+    auto [o, rep] = A8{}([](auto xr, auto yr, auto orf) { store(orf, load(xr) + load(yr)); }, x, y);
     for (index_t r = 0; r < 8; ++r)
         for (index_t c = 0; c < 512; ++c) ASSERT_EQ(o(r, c), x(r, c) + y(r, c % 128));
     EXPECT_EQ(rep.stats.op_dmas[1], 1);
@@ -244,7 +244,7 @@ host_array<Array<std::int32_t, 4, 4, 8, 128>> run_counter() {
         // The counter is per core (S6) and SMEM starts as garbage (S57): each core zeroes it on
         // its own first step (rows 0 and 2 with two cores).
         if (program_id(1) == 0 && program_id(0) % (4 / K::info.cores) == 0) counter(0) = 0;
-        orf[all] = counter(0);
+        store(orf, full_like(orf, counter(0)));
         counter(0) = counter(0) + 1;
     });
     (void)rep;
@@ -280,7 +280,7 @@ TEST(PallasCallA4, BlockGatherFetchesOncePerRun) {
                                                          {3, 3, 3, 3, 3, 3, 3, 7, 6, 6},
                                                          {0, 1, 2, 3, 4, 5, 0, 1, 2, 3}};
     for (const auto& seq : seqs) {
-        auto [out, rep] = A4{}([](auto, auto in, auto o) { o[all] = in[all]; }, seq, x);
+        auto [out, rep] = A4{}([](auto, auto in, auto o) { store(o, load(in)); }, seq, x);
         index_t runs = 0;
         for (std::size_t i = 0; i < seq.size(); ++i) {
             runs += i == 0 || seq[i] != seq[i - 1];
@@ -297,7 +297,7 @@ TEST(PallasCallA4, OutOfBoundsPrefetchedIndexIsS34) {
     const auto x = iota_array<A4X>();
     const std::vector<std::int32_t> bad = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};  // block 8 of 8 blocks
     try {
-        (void)A4{}([](auto, auto in, auto o) { o[all] = in[all]; }, bad, x);
+        (void)A4{}([](auto, auto in, auto o) { store(o, load(in)); }, bad, x);
         FAIL() << "expected ptpu::error";
     } catch (const ptpu::error& e) {
         EXPECT_EQ(e.rule(), "S34");
@@ -314,7 +314,7 @@ using Race =
 TEST(PallasCallMegacore, DynamicOutputRaceIsMC1) {
     const std::vector<std::int32_t> same = {1, 1};
     try {
-        (void)Race{}([](auto, auto o) { o[all] = 1.0f; }, same);
+        (void)Race{}([](auto, auto o) { store(o, full_like(o, 1.0f)); }, same);
         FAIL() << "expected ptpu::error";
     } catch (const ptpu::error& e) {
         EXPECT_EQ(e.rule(), "MC1");
@@ -327,7 +327,7 @@ TEST(PallasCallMegacore, DynamicOutputRaceIsMC1) {
     }
     const std::vector<std::int32_t> distinct = {1, 0};
     auto [o, rep] =
-        Race{}([](auto, auto orf) { orf[all] = static_cast<float>(program_id(0) + 1); }, distinct);
+        Race{}([](auto, auto orf) { store(orf, full_like(orf, program_id(0) + 1)); }, distinct);
     EXPECT_EQ(o(0, 0), 2.0f);
     EXPECT_EQ(o(8, 5), 1.0f);
     EXPECT_EQ(rep.stats.core_steps[0], 1);
@@ -423,7 +423,7 @@ TEST(PallasCallSeeds, AnyInputSlicedIntoScratchWithSyncCopy) {
     auto [o, rep] = AnySlice{}(
         [](auto xr, auto orf, auto scratch) {
             sync_copy(xr.at(ds(program_id(0) * 8, 8), ds(0, 128)), scratch);
-            orf[all] = scratch[all] * 2.0f;
+            store(orf, load(scratch) * 2.0f);
         },
         x);
     for (std::size_t i = 0; i < o.size(); ++i) ASSERT_EQ(o.vector()[i], 2.0f * x.vector()[i]);
@@ -454,7 +454,7 @@ TEST(PallasCallSeeds, MegacoreMatrixAdd) {
     static_assert(MegaAdd::info.cores == 2 && MegaAdd::dma_count() == 6);
     const auto x = iota_array<Array<float, 512, 512>>();
     const auto y = iota_array<Array<float, 512, 512>>(0.5f);
-    auto [z, rep] = MegaAdd{}([](auto a, auto b, auto c) { c[all] = a[all] + b[all]; }, x, y);
+    auto [z, rep] = MegaAdd{}([](auto a, auto b, auto c) { store(c, load(a) + load(b)); }, x, y);
     for (std::size_t i = 0; i < z.size(); i += 7) ASSERT_EQ(z.vector()[i], x.vector()[i] + y.vector()[i]);
     EXPECT_EQ(rep.stats.core_steps[0], 1);
     EXPECT_EQ(rep.stats.core_steps[1], 1);
@@ -480,7 +480,7 @@ using Edge = pallas_call<
 
 TEST(PallasCallEdges, PartialEdgeBlocksCopyOnlyTheInBoundsPart) {
     const auto x = iota_array<Array<float, 20, 200>>();
-    auto [y, rep] = Edge{}([](auto a, auto b) { b[all] = a[all] + 1.0f; }, x);
+    auto [y, rep] = Edge{}([](auto a, auto b) { store(b, load(a) + 1.0f); }, x);
     for (std::size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.vector()[i], x.vector()[i] + 1.0f);
     EXPECT_EQ(rep.stats.bytes_in, 20 * 200 * 4);
     EXPECT_EQ(rep.stats.bytes_out, 20 * 200 * 4);
@@ -494,7 +494,7 @@ using Aliased =
 
 TEST(PallasCallSeeds, AliasedOutputKeepsUnwrittenBlocks) {
     const auto x = iota_array<Array<float, 32, 128>>();
-    auto [y, rep] = Aliased{}([](auto a, auto b) { b[all] = -a[all]; }, x);
+    auto [y, rep] = Aliased{}([](auto a, auto b) { store(b, -load(a)); }, x);
     for (index_t r = 0; r < 32; ++r)
         for (index_t c = 0; c < 128; ++c) ASSERT_EQ(y(r, c), r < 16 ? -x(r, c) : x(r, c));
 }
@@ -512,16 +512,12 @@ TEST(PallasCallElement, HaloWindowsSeeTheirNeighbours) {
     // out row r of block i = x[r-1] + x[r] + x[r+1] where in bounds (window row w = r - 8i + 4).
     auto [y, rep] = Halo{}(
         [](auto win, auto out) {
-            const index_t i = program_id(0);
-            for (index_t r = 0; r < 8; ++r) {
-                const index_t row = 8 * i + r;
-                for (index_t c = 0; c < 128; ++c) {
-                    float s = win(r + 4, c);
-                    if (row > 0) s += win(r + 3, c);
-                    if (row < 31) s += win(r + 5, c);
-                    out[all](r, c) = s;
-                }
-            }
+            // Array row of each output element; rows outside the array are masked out.
+            const auto row = iota<std::int32_t>(c<8>, c<128>, 0) + static_cast<std::int32_t>(8 * program_id(0));
+            auto s = load(win, ds(4, c<8>), ds(0, c<128>));
+            s = s + where(row > 0, load(win, ds(3, c<8>), ds(0, c<128>)), 0.0f);
+            s = s + where(row < 31, load(win, ds(5, c<8>), ds(0, c<128>)), 0.0f);
+            store(out, s);
         },
         x);
     for (index_t r = 0; r < 32; ++r)
@@ -547,7 +543,7 @@ TEST(PallasCallRevisit, RevisitAnyRestoresTheBlock) {
     for (const event& e : Revisit::events)
         if (e.kind == event_kind::restore) restores.push_back(e.step);
     EXPECT_EQ(restores, (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5}));
-    auto [o, rep] = Revisit{}([](auto out) { out[all] += 1.0f; });  // outputs start at 0 in HBM
+    auto [o, rep] = Revisit{}([](auto out) { store(out, load(out) + 1.0f); });  // HBM outputs start at 0
     for (float v : o.vector()) ASSERT_EQ(v, 3.0f);                  // each block visited 3 times
     EXPECT_EQ(rep.stats.dma_in, 6);
     EXPECT_EQ(rep.stats.dma_out, 6);

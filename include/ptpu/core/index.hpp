@@ -1,6 +1,7 @@
 // Defines the index vocabulary index maps and refs speak: idx(...) block-index tuples whose
 // entries are integers or ds(start, size) slices (pl.ds, S9; ds(start, c<8>) has a static
-// size), and `all` (a whole-ref slice).
+// size), and `all` (the whole-ref index of Pallas's x[...]; ptpu spells that access load(x) /
+// store(x, v), and x[all] is the compile error R3 that says so).
 #pragma once
 
 #include <array>
@@ -61,7 +62,8 @@ constexpr static_slice<N> ds(C<N> /*size*/) {
 template <class S>
 concept any_slice = std::derived_from<std::remove_cvref_t<S>, slice>;
 
-/// The whole extent of every dimension of a ref: `x[all]`.
+/// The whole extent of every dimension of a ref, Pallas's `x[...]`. `x[all]` does not compile
+/// (R3: it was an uncharged Eigen view); write load(x) / store(x, v).
 struct all_t {
     explicit constexpr all_t() = default;
 };

@@ -33,8 +33,9 @@ template <element_type T, integer Rows, integer Cols, scalar_value S>
         detail::check_extents("full", r, c);
         detail::charge_vpu(vpu_class::cheap, vregs(r, c, dtype_of<T>));
         if (timing_only()) return out_t(shape_only, r, c);
-        return out_t(
-            typename out_t::array_type(out_t::array_type::Constant(r, c, detail::scalar_as<T>(value))));
+        auto a = detail::array_cache<compute_t<T>>::take(r, c);
+        a.setConstant(detail::scalar_as<T>(value));
+        return out_t(std::move(a));
     }
 }
 

@@ -14,6 +14,13 @@
 // The result is a vec<float> (vec<int32_t> for int8); preferred = preferred<bf16> or
 // preferred<f16> rounds its values to that type once at the end (the MXU still accumulates in
 // f32): cast<bf16>(r) then gives a vec<bf16> exactly, for one cheap op as on a TPU.
+// - acc + dot(a, b), acc a vec loaded from a ref (the accumulator of a blocked matmul): the
+//   products are summed into acc's values, as Mosaic folds that add into the matmul's
+//   accumulator, by one GEMM run where the sum is stored. Sums are in f32 in the GEMM's order
+//   (the same as rounding dot(a, b) first and adding it, when the GEMM's depth blocking covers
+//   K, as for 512 on the project's machines; otherwise they differ in the last bits).
+// - On the CPU the one-pass product rounds each operand once into cached buffers (O(n²) next to
+//   the O(n³) GEMM) and, inside a body, is pending until read or stored (ops/vec.hpp).
 //
 // Shapes (OP1): with no options or options given as a template argument (dot<opts>(a, b)) the
 // transposes are known at compile time, so static contracting dims are checked then and the
@@ -27,6 +34,7 @@
 
 #include <Eigen/Core>
 
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -131,18 +139,76 @@ struct exact_fn {  // onto T's grid (a bf16/f16 vec may carry f32 intermediates)
     compute_t<T> operator()(compute_t<T> x) const { return round_fn<T>{}(x); }
 };
 
-// The product's values. It takes the operands' arrays, not their vec types, so it is compiled
-// once per dtype whatever the static shapes (the GEMM is most of what ops cost to compile).
+/// A vec's values as a read-only Eigen map, in place.
+template <class C>
+using dot_map = Eigen::Map<const Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0,
+                           Eigen::OuterStride<>>;
+
+/// Rounds a rows × cols plane of floats to bf16 (RNE, kept as floats) into the contiguous `out`:
+/// float_to_bf16_bits (core/dtype.hpp) on whole rows, written so the compiler vectorises it (the
+/// per-element bf16 conversion was most of a blocked matmul's overhead). A NaN keeps its high
+/// half with the quiet bit set, as there.
+inline void round_plane_to_bf16(float* out, const float* in, index_t stride, index_t rows, index_t cols) {
+    for (index_t i = 0; i < rows; ++i) {
+        const float* src = in + i * stride;
+        float* dst = out + i * cols;
+        for (index_t j = 0; j < cols; ++j) {
+            const auto u = std::bit_cast<std::uint32_t>(src[j]);
+            const std::uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) & 0xFFFF'0000u;
+            const std::uint32_t quiet = (u & 0xFFFF'0000u) | 0x0040'0000u;
+            dst[j] = std::bit_cast<float>((u & 0x7FFF'FFFFu) > 0x7F80'0000u ? quiet : rounded);
+        }
+    }
+}
+
+/// The one-pass product's GEMM (block_values' product_fn): out (= or +=) lhs · rhs, lhs (m × k)
+/// and rhs (k × n) contiguous, out with row stride os.
+inline void bf16_pass_gemm(float* out, index_t os, index_t m, index_t n, index_t k, const float* lhs,
+                           const float* rhs, bool accumulate) {
+    using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Eigen::Map<M, 0, Eigen::OuterStride<>> o(out, m, n, Eigen::OuterStride<>(os));
+    const Eigen::Map<const M> l(lhs, m, k), r(rhs, k, n);
+    if (accumulate)
+        o.noalias() += l * r;
+    else
+        o.noalias() = l * r;
+}
+
+/// True when dot takes its one-pass fast path: f32 at DEFAULT precision or bf16, no transposes,
+/// an f32 result.
 template <class T>
-typename vec<dot_acc_t<T>>::array_type dot_values(const typename vec<T>::array_type& x,
-                                                  const typename vec<T>::array_type& y, const dot_options& o,
-                                                  index_t m, index_t n, index_t k) {
+bool one_pass_fast(const dot_options& o) {
+    constexpr bool bf16_grid = std::is_same_v<T, float> || std::is_same_v<T, bf16>;
+    return bf16_grid && !o.transpose_a && !o.transpose_b && o.preferred.value == dtype::f32 &&
+           (dtype_of<T> == dtype::bf16 || o.prec == precision::default_);
+}
+
+// The product's values. It takes the operands' planes, not their vec types, so it is compiled
+// once per dtype whatever the static shapes (the GEMM is most of what ops cost to compile).
+// a is (ar, ac) and b (br, bc) as stored; m, n, k are the product's dims after the transposes.
+template <class T>
+typename vec<dot_acc_t<T>>::array_type dot_values(const block_view<compute_t<T>>& pa, index_t ar, index_t ac,
+                                                  const block_view<compute_t<T>>& pb, index_t br, index_t bc,
+                                                  const dot_options& o, index_t m, index_t n, index_t k) {
     using R = typename vec<dot_acc_t<T>>::array_type;
-    R out(m, n);
+    using C = compute_t<T>;
+    const dot_map<C> x(pa.data, ar, ac, Eigen::OuterStride<>(pa.stride));
+    const dot_map<C> y(pb.data, br, bc, Eigen::OuterStride<>(pb.stride));
+    R out = array_cache<dot_acc_t<T>>::take(m, n);
     if constexpr (std::is_same_v<T, std::int8_t>) {
         const auto lhs = mxu_operand<mxu_int_matrix>(x, o.transpose_a, exact_fn<T>{});
         const auto rhs = mxu_operand<mxu_int_matrix>(y, o.transpose_b, exact_fn<T>{});
         out.matrix().noalias() = lhs * rhs;
+    } else if (one_pass_fast<T>(o)) {
+        // One bf16 pass, the common case: each operand rounded once into a cached buffer (for a
+        // bf16 vec that is also its rounding onto bf16), then one GEMM: O(n²) next to O(n³).
+        auto lhs = array_cache<float>::take(m, k);
+        auto rhs = array_cache<float>::take(k, n);
+        round_plane_to_bf16(lhs.data(), pa.data, pa.stride, m, k);
+        round_plane_to_bf16(rhs.data(), pb.data, pb.stride, k, n);
+        bf16_pass_gemm(out.data(), n, m, n, k, lhs.data(), rhs.data(), false);
+        array_cache<float>::give(lhs);
+        array_cache<float>::give(rhs);
     } else if (dtype_of<T> == dtype::bf16 || o.prec == precision::default_) {
         // One bf16 pass: bf16 inputs (or f32/f16 rounded to bf16), exact products, f32 sums.
         const auto hi_fn = [](float v) { return bf16_hi_fn{}(exact_fn<T>{}(v)); };
@@ -255,9 +321,23 @@ vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
         c->body_work.vector_stores += static_cast<double>(vregs(m, n, dtype_of<R>));
     }
     if (timing_only()) return vec<R>(shape_only, m, n);
-    a.require_data("dot");
-    b.require_data("dot");
-    return vec<R>(dot_values<A>(a.array(), b.array(), o, m, n, k));
+    const auto pa = vec_access::read(a, "dot");
+    const auto pb = vec_access::read(b, "dot");
+    if constexpr (std::is_same_v<R, float>) {
+        // In a body, the one-pass product is pending: its operands rounded to bf16 once, its GEMM
+        // run where it is stored, accumulating there for acc + dot(a, b) (elementwise.hpp), as
+        // Mosaic folds that add into the matmul's accumulator.
+        if (kernel_context* ctx = current_context(); ctx != nullptr && one_pass_fast<A>(o) && m > 0 && n > 0) {
+            auto lhs = array_cache<float>::take(m, k);
+            auto rhs = array_cache<float>::take(k, n);
+            round_plane_to_bf16(lhs.data(), pa.data, pa.stride, m, k);
+            round_plane_to_bf16(rhs.data(), pb.data, pb.stride, k, n);
+            return vec_access::make<vec<R>>(
+                block_values<float>::product(&bf16_pass_gemm, std::move(lhs), std::move(rhs), m, n, k, *ctx), m,
+                n);
+        }
+    }
+    return vec<R>(dot_values<A>(pa, a.rows(), a.cols(), pb, b.rows(), b.cols(), o, m, n, k));
 }
 
 }  // namespace detail

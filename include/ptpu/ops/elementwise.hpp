@@ -391,6 +391,41 @@ const A& expand(const A& a, shape2 s, A& tmp) {
     return tmp;
 }
 
+/// A vec's values as a read-only Eigen map (in place: a view of VMEM, or its own array).
+template <class C>
+using cmap = Eigen::Map<const Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, 0,
+                        Eigen::OuterStride<>>;
+template <class V>
+cmap<typename V::compute_type> values_of(const V& v, const char* where) {
+    const block_view<typename V::compute_type> p = vec_access::read(v, where);
+    return {p.data, v.rows(), v.cols(), Eigen::OuterStride<>(p.stride)};
+}
+template <class M>
+block_view<typename M::Scalar> plane_of(const M& m) {
+    return {m.data(), m.outerStride()};
+}
+
+// The forms of an elementwise op on planes: a ⊕ b, a ⊕ k, k ⊕ a, op(a).
+enum class form : unsigned char { binary, scalar_right, scalar_left, unary };
+
+/// out = op(args) over rows × cols planes (row stride os for out): the one Eigen assignment of
+/// each op, compute type and form, whatever the static shapes, shared by eager ops and pending
+/// ones (block_values). out may be an operand exactly (elementwise: safe), never a shifted one.
+template <class Op, class C, form F>
+void pending_eval(C* out, index_t os, index_t rows, index_t cols, const pending_args<C>& p) {
+    using A2 = Eigen::Array<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    Eigen::Map<A2, 0, Eigen::OuterStride<>> o(out, rows, cols, Eigen::OuterStride<>(os));
+    const cmap<C> a(p.a.data, rows, cols, Eigen::OuterStride<>(p.a.stride));
+    if constexpr (F == form::binary)
+        o = Op{}(a, cmap<C>(p.b.data, rows, cols, Eigen::OuterStride<>(p.b.stride)));
+    else if constexpr (F == form::scalar_right)
+        o = Op{}(a, A2::Constant(rows, cols, p.k));
+    else if constexpr (F == form::scalar_left)
+        o = Op{}(A2::Constant(rows, cols, p.k), a);
+    else
+        o = Op{}(a);
+}
+
 /// out = a ⊕ b over the broadcast shape `s`. Broadcast operands are read in place, row by row
 /// (a (1, n) row is reused, an (m, 1) column becomes a constant row), so no temporary is
 /// allocated: a fresh 1 MiB temporary per op costs more in page faults than the op itself.
@@ -399,7 +434,13 @@ const A& expand(const A& a, shape2 s, A& tmp) {
 template <class Op, class Out, class A>
 void assign_binary(Out& out, const A& a, const A& b, shape2 s) {
     if (a.rows() == s[0] && a.cols() == s[1] && b.rows() == s[0] && b.cols() == s[1]) {
-        out = Op{}(a, b);
+        if constexpr (std::is_same_v<typename Out::Scalar, typename A::Scalar>) {
+            out.resize(s[0], s[1]);
+            pending_eval<Op, typename A::Scalar, form::binary>(out.data(), out.cols(), s[0], s[1],
+                                                               {plane_of(a), plane_of(b), {}});
+        } else {
+            out = Op{}(a, b);  // comparisons: a mask from values
+        }
         return;
     }
     using row_t = Eigen::Array<typename A::Scalar, 1, Eigen::Dynamic>;
@@ -426,25 +467,125 @@ void assign_binary(Out& out, const A& a, const A& b, shape2 s) {
 /// out = x ⊕ c (or c ⊕ x); `out` may be `x`.
 template <class Op, bool ScalarLeft, class Out, class A, class S>
 void assign_scalar(Out& out, const A& x, S c) {
-    const auto k = A::Constant(x.rows(), x.cols(), c);
-    if constexpr (ScalarLeft)
-        out = Op{}(k, x);
-    else
-        out = Op{}(x, k);
+    if constexpr (std::is_same_v<typename Out::Scalar, typename A::Scalar>) {
+        out.resize(x.rows(), x.cols());
+        pending_eval<Op, typename A::Scalar, ScalarLeft ? form::scalar_left : form::scalar_right>(
+            out.data(), out.cols(), x.rows(), x.cols(), {plane_of(x), {}, c});
+    } else {
+        const auto k = A::Constant(x.rows(), x.cols(), c);
+        if constexpr (ScalarLeft)
+            out = Op{}(k, x);
+        else
+            out = Op{}(x, k);
+    }
 }
-/// x = op(x), and a new array op(x).
+/// x = op(x), in place.
 template <class Op, class A>
 void unary_in_place(A& x) {
-    x = Op{}(x);
-}
-template <class Op, class A>
-A unary_values(const A& x) {
-    return A(Op{}(x));
+    pending_eval<Op, typename A::Scalar, form::unary>(x.data(), x.cols(), x.rows(), x.cols(),
+                                                      {{x.data(), x.cols()}, {}, {}});
 }
 
 // An rvalue vec operand whose storage the result may take over (no allocation in op chains).
 template <class X>
 inline constexpr bool reusable = !std::is_reference_v<X> && !std::is_const_v<X>;
+
+/// An operand of a pending op: a view (read in place; an rvalue's registration is dropped, the
+/// result makes its own) or an rvalue's own array (taken: `own`). False when it is neither.
+template <class X>
+bool pending_operand(std::remove_reference_t<X>& x, block_view<typename std::remove_cvref_t<X>::compute_type>& out,
+                     bool& taken, typename std::remove_cvref_t<X>::array_type& own) {
+    auto& st = vec_access::storage(x);
+    if (st.is_view()) {
+        out = st.read("elementwise op");
+        taken = false;
+        return true;
+    }
+    if constexpr (reusable<X>) {
+        if (st.is_owned() && own.size() == 0) {
+            own = std::move(st.array("elementwise op"));
+            out = {own.data(), own.cols()};
+            taken = true;
+            return true;
+        }
+    }
+    return false;
+}
+/// An rvalue operand that is itself a pending op is evaluated into its own array first, which
+/// the result may then take over (an op chain needs one temporary, not one per op).
+template <class X>
+void settle(std::remove_reference_t<X>& x) {
+    if constexpr (reusable<X>) {
+        auto& st = vec_access::storage(x);
+        if (st.is_pending()) (void)st.array("elementwise op");
+    }
+}
+
+/// view + product (either order): when `p` is an rvalue pending product with no accumulator and
+/// `acc` a view, both of the result's shape, the result is the product accumulating into acc.
+template <class P, class A, class Out>
+bool accumulate_product(Out& result, std::remove_reference_t<P>& p, std::remove_reference_t<A>& acc, shape2 s) {
+    if constexpr (reusable<P>) {
+        auto& sp = vec_access::storage(p);
+        auto& sa = vec_access::storage(acc);
+        if (!sp.is_bare_product() || !sa.is_view() || p.shape() != s || acc.shape() != s) return false;
+        const auto view = sa.read("a + b");
+        result = vec_access::make<Out>(
+            std::remove_cvref_t<decltype(sp)>::accumulate(std::move(sp), view), s[0], s[1]);
+        vec_access::forget(p);
+        if constexpr (reusable<A>) {
+            sa.release();
+            vec_access::forget(acc);
+        }
+        return true;
+    } else {
+        return false;
+    }
+}
+
+/// The rvalue operands of a pending op give up what it took from them.
+template <class X>
+void consumed(std::remove_reference_t<X>& x) {
+    if constexpr (reusable<X>) {
+        vec_access::storage(x).release();
+        vec_access::forget(x);
+    }
+}
+
+/// A pending op of result type out_t over x (and y), when the running body can hold one
+/// (see block_values): every operand a view or an rvalue's array (one at most), shapes equal
+/// to the result's, at least one view. Otherwise false and nothing taken.
+/// X and Y are the operands' forwarding types (an rvalue's array may be taken).
+template <class Op, form F, class X, class Y, class Out>
+bool make_pending(Out& result, std::remove_reference_t<X>& x, std::remove_reference_t<Y>* y,
+                  typename Out::compute_type k, shape2 s) {
+    using C = typename Out::compute_type;
+    kernel_context* ctx = current_context();
+    if (ctx == nullptr || x.shape() != s) return false;
+    auto& sx = vec_access::storage(x);
+    if constexpr (F == form::binary) {
+        if (y->shape() != s) return false;
+        auto& sy = vec_access::storage(*y);
+        const bool views = sx.is_view() || sy.is_view();
+        const bool x_ok = sx.is_view() || (reusable<X> && sx.is_owned());
+        const bool y_ok = sy.is_view() || (reusable<Y> && sy.is_owned());
+        if (!views || !x_ok || !y_ok) return false;
+    } else {
+        if (!(sx.is_view() || (reusable<X> && sx.is_owned()))) return false;
+    }
+    pending_args<C> args;
+    args.k = k;
+    typename Out::array_type own;
+    bool x_own = false, y_own = false;
+    pending_operand<X>(x, args.a, x_own, own);
+    if constexpr (F == form::binary) pending_operand<Y>(*y, args.b, y_own, own);
+    result = vec_access::make<Out>(
+        block_values<C>::pending(&pending_eval<Op, C, F>, args, x_own, y_own, std::move(own), s[0], s[1], *ctx),
+        s[0], s[1]);
+    consumed<X>(x);
+    if constexpr (F == form::binary) consumed<Y>(*y);
+    return true;
+}
 
 // The static shape checks (OP1): one static_assert per mistake, whose instantiation line shows
 // the shapes; the op then returns an empty value of a dynamic shape, so nothing else fails.
@@ -501,20 +642,33 @@ auto apply_binary(X&& a, Y&& b) {
     if (timing_only()) return out_t(shape_only, s[0], s[1]);
     a.require_data(Op::name);
     b.require_data(Op::name);
+    if constexpr (std::is_same_v<Op, op_add> && std::is_same_v<T, float>) {
+        // acc + dot(x, y) with acc a view: the product accumulates into acc (block_values).
+        out_t result;
+        if (accumulate_product<X, Y>(result, a, b, s) || accumulate_product<Y, X>(result, b, a, s)) return result;
+    }
+    settle<X>(a);
+    settle<Y>(b);
+    if constexpr (std::is_same_v<R, T>) {
+        out_t result;
+        if (make_pending<Op, form::binary, X, Y>(result, a, &b, {}, s)) return result;
+    }
+    // An rvalue operand of the result's shape that owns its values holds the result.
+    const bool a_owns = vec_access::storage(a).is_owned(), b_owns = vec_access::storage(b).is_owned();
     if constexpr (std::is_same_v<R, T> && reusable<X> && fits<VX, out_t::static_rows, out_t::static_cols>) {
-        if (a.shape() == s) {
-            assign_binary<Op>(a.array(), a.array(), b.array(), s);
+        if (a.shape() == s && a_owns) {
+            assign_binary<Op>(a.array(), values_of(a, Op::name), values_of(b, Op::name), s);
             return out_t(std::move(a));
         }
     }
     if constexpr (std::is_same_v<R, T> && reusable<Y> && fits<VY, out_t::static_rows, out_t::static_cols>) {
-        if (b.shape() == s) {
-            assign_binary<Op>(b.array(), a.array(), b.array(), s);
+        if (b.shape() == s && b_owns) {
+            assign_binary<Op>(b.array(), values_of(a, Op::name), values_of(b, Op::name), s);
             return out_t(std::move(b));
         }
     }
-    typename out_t::array_type out;
-    assign_binary<Op>(out, a.array(), b.array(), s);
+    auto out = array_cache<compute_t<R>>::take(s[0], s[1]);
+    assign_binary<Op>(out, values_of(a, Op::name), values_of(b, Op::name), s);
     return out_t(std::move(out));
 }
 
@@ -527,14 +681,22 @@ auto apply_scalar(X&& a, C c) {
     charge_vpu(Op::cost, a.vreg_count());
     if (timing_only()) return out_t(shape_only, a.rows(), a.cols());
     a.require_data(Op::name);
-    if constexpr (std::is_same_v<R, T> && reusable<X>) {
-        assign_scalar<Op, ScalarLeft>(a.array(), a.array(), c);
-        return out_t(std::move(a));
-    } else {
-        typename out_t::array_type out;
-        assign_scalar<Op, ScalarLeft>(out, a.array(), c);
-        return out_t(std::move(out));
+    settle<X>(a);
+    if constexpr (std::is_same_v<R, T>) {
+        out_t result;
+        if (make_pending<Op, ScalarLeft ? form::scalar_left : form::scalar_right, X, X>(result, a, &a, c,
+                                                                                    a.shape()))
+            return result;
     }
+    if constexpr (std::is_same_v<R, T> && reusable<X>) {
+        if (vec_access::storage(a).is_owned()) {
+            assign_scalar<Op, ScalarLeft>(a.array(), values_of(a, Op::name), c);
+            return out_t(std::move(a));
+        }
+    }
+    auto out = array_cache<compute_t<R>>::take(a.rows(), a.cols());
+    assign_scalar<Op, ScalarLeft>(out, values_of(a, Op::name), c);
+    return out_t(std::move(out));
 }
 
 // The vec type of a binary op's operands (one of them may be a scalar) and its result: the
@@ -614,7 +776,9 @@ V& compound(V& a, const B& b) {
                 return a;
             }
             b.require_data(Op::name);
-            assign_binary<Op>(a.array(), a.array(), b.array(), s);  // cwise: aliasing is safe
+            // a takes its own copy first when it reads VMEM in place; cwise: aliasing is safe.
+            auto& out = a.array();
+            assign_binary<Op>(out, values_of(a, Op::name), values_of(b, Op::name), s);
         }
     } else if constexpr (!scalar_ok<T, B>()) {
     } else if constexpr (!domain_ok<Op::domain, T>()) {
@@ -624,7 +788,8 @@ V& compound(V& a, const B& b) {
             a = V(shape_only, a.rows(), a.cols());
             return a;
         }
-        assign_scalar<Op, false>(a.array(), a.array(), scalar_as<T>(b));
+        auto& out = a.array();
+        assign_scalar<Op, false>(out, values_of(a, Op::name), scalar_as<T>(b));
     }
     return a;
 }
@@ -639,12 +804,22 @@ std::remove_cvref_t<X> unary(X&& a) {
         charge_vpu(Op::cost, a.vreg_count());
         if (timing_only()) return V(shape_only, a.rows(), a.cols());
         a.require_data(Op::name);
-        if constexpr (reusable<X>) {
-            unary_in_place<Op>(a.array());
-            return V(std::move(a));
-        } else {
-            return V(unary_values<Op>(a.array()));
+        settle<X>(a);
+        {
+            V result;
+            if (make_pending<Op, form::unary, X, X>(result, a, &a, {}, a.shape())) return result;
         }
+        if constexpr (reusable<X>) {
+            if (vec_access::storage(a).is_owned()) {
+                unary_in_place<Op>(a.array());
+                return V(std::move(a));
+            }
+        }
+        using C = typename V::compute_type;
+        auto out = array_cache<C>::take(a.rows(), a.cols());
+        pending_eval<Op, C, form::unary>(out.data(), out.cols(), a.rows(), a.cols(),
+                                         {vec_access::read(a, Op::name), {}, {}});
+        return V(std::move(out));
     }
 }
 
@@ -917,7 +1092,7 @@ struct cast_fn {
 
 /// The values of a vec<T> converted to U (one function per pair of dtypes).
 template <class T, class U>
-typename vec<U>::array_type cast_values(const typename vec<T>::array_type& x) {
+typename vec<U>::array_type cast_values(const cmap<compute_t<T>>& x) {
     using A = typename vec<U>::array_type;
     if constexpr (std::is_same_v<T, U>)
         return A(rounded<T>(x));
@@ -936,7 +1111,7 @@ template <element_type U, class T, index_t Rows, index_t Cols>
     if constexpr (!std::is_same_v<T, U>) detail::charge_vpu(vpu_class::cheap, v.vreg_count());
     if (timing_only()) return out_t(shape_only, v.rows(), v.cols());
     v.require_data("cast");
-    return out_t(detail::cast_values<T, U>(v.array()));
+    return out_t(detail::cast_values<T, U>(detail::values_of(v, "cast")));
 }
 
 }  // namespace ptpu

@@ -8,6 +8,7 @@
 #include <concepts>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
@@ -45,6 +46,10 @@ constexpr index_t static_rows_2d() {
 /// The vec type a load of a ref with extents E and element type T gives.
 template <class T, class E>
 using loaded_t = vec<std::remove_const_t<T>, static_rows_2d<E>(), E::values[E::rank - 1]>;
+/// What load() of a ref in space S returns: loaded_t, or a dynamic vec when S takes no vector
+/// loads (the S3/S4/21 static_assert names the mistake; a dyn value keeps later ops quiet).
+template <class T, class S, class E>
+using load_result_t = std::conditional_t<vector_loadable<S>, loaded_t<T, E>, vec<std::remove_const_t<T>>>;
 
 template <index_t RR, index_t RC, index_t VR, index_t VC>
 constexpr bool static_store_ok() {
@@ -74,41 +79,60 @@ struct load_fn {
     compute_t<T> operator()(T x) const { return static_cast<compute_t<T>>(x); }
 };
 
-// The copies between a ref's memory (an Eigen map) and a vec's array: compiled once per dtype,
-// whatever the static shapes.
-template <class U, class Map>
-typename vec<U>::array_type load_values(const Map& m) {
-    using A = typename vec<U>::array_type;
-    if constexpr (std::is_same_v<U, compute_t<U>>)
-        return A(m);
-    else
-        return A(m.unaryExpr(load_fn<U>{}));
+// The copies between a ref's memory (a plane) and a vec's array, for dtypes a vec cannot read in
+// place (bf16, f16, narrow integers: converted on the way): compiled once per dtype, whatever
+// the static shapes.
+template <class U, class P>
+typename vec<U>::array_type load_values(const P& p) {
+    using C = compute_t<U>;
+    auto a = array_cache<C>::take(p.rows, p.cols);
+    C* out = a.data();
+    for (index_t i = 0; i < p.rows; ++i)
+        for (index_t j = 0; j < p.cols; ++j) out[i * p.cols + j] = load_fn<U>{}(p.data[i * p.stride + j]);
+    return a;
 }
-template <class T, class Map>
-void store_values(Map& m, const typename vec<T>::array_type& x) {
-    if constexpr (std::is_same_v<T, compute_t<T>>)
-        m = x;
-    else
-        m = x.unaryExpr(store_fn<T>{});
+template <class T, class P, class C>
+void store_values(const P& p, block_view<C> src, index_t rows, index_t cols) {
+    for (index_t i = 0; i < rows; ++i)
+        for (index_t j = 0; j < cols; ++j) p.data[i * p.stride + j] = store_fn<T>{}(src.data[i * src.stride + j]);
+}
+
+/// The first and one-past-the-last element of a plane (for the borrow registry).
+template <class P>
+std::pair<const void*, const void*> plane_range(const P& p) {
+    if (p.rows == 0 || p.cols == 0) return {p.data, p.data};
+    return {p.data, p.data + (p.rows - 1) * p.stride + p.cols};
 }
 
 }  // namespace detail
 
 /// Loads the whole VMEM ref `r` into a vec (x[...]), of the ref's static shape collapsed to 2-D
-/// (vec<T, 8, 128> from a ref with extents<8, 128>). Charges its vregs as vector loads.
+/// (vec<T, 8, 128> from a ref with extents<8, 128>). Charges its vregs as vector loads. Inside a
+/// body an f32/i32/bool vec reads the ref in place (copy-on-write: a later write to the ref
+/// through ptpu gives the vec its own copy first, so it keeps the loaded value; see
+/// detail::block_values); other dtypes are converted into the vec's compute type.
 template <class T, class S, std::size_t R, class E>
-requires(R >= 1) [[nodiscard]] detail::loaded_t<T, E> load(const ref<T, S, R, E>& r) {
+requires(R >= 1) [[nodiscard]] detail::load_result_t<T, S, E> load(const ref<T, S, R, E>& r) {
     using U = std::remove_const_t<T>;
-    using out_t = detail::loaded_t<T, E>;
+    using C = compute_t<U>;
+    using out_t = detail::load_result_t<T, S, E>;
     if constexpr (!vector_loadable<S>) {
         static_assert(rules::require_vector_load<S>());
         return {};
     } else {
-        const auto [rows, cols] = detail::shape_2d(r);
-        const auto m = r[all];  // checks the view collapses to 2-D (R1) in both modes
-        detail::charge_loads(vregs(rows, cols, dtype_of<U>));
-        if (timing_only()) return out_t(shape_only, rows, cols);
-        return out_t(detail::load_values<U>(m));
+        const auto p = r.plane();  // checks the view collapses to 2-D (R1) in both modes
+        detail::charge_loads(vregs(p.rows, p.cols, dtype_of<U>));
+        if (timing_only()) return out_t(shape_only, p.rows, p.cols);
+        if constexpr (std::is_same_v<U, C>) {
+            if (kernel_context* k = detail::current_context(); k != nullptr && p.rows > 0 && p.cols > 0)
+                return detail::vec_access::make<out_t>(
+                    detail::block_values<C>::view(p.data, p.stride, p.rows, p.cols, *k), p.rows, p.cols);
+            auto a = detail::array_cache<C>::take(p.rows, p.cols);
+            detail::copy_plane(a.data(), p.cols, p.data, p.stride, p.rows, p.cols);
+            return out_t(std::move(a));
+        } else {
+            return out_t(detail::load_values<U>(p));
+        }
     }
 }
 
@@ -117,7 +141,8 @@ requires(R >= 1) [[nodiscard]] detail::loaded_t<T, E> load(const ref<T, S, R, E>
 /// where the sizes are (ds(r, c<8>)), dynamic otherwise.
 template <class T, class S, std::size_t R, class E, class... Sl>
 requires(R >= 1 && sizeof...(Sl) == R && (any_slice<Sl> && ...))
-    [[nodiscard]] detail::loaded_t<T, extents<slice_extent<Sl>...>> load(const ref<T, S, R, E>& r, Sl... s) {
+    [[nodiscard]] detail::load_result_t<T, S, extents<slice_extent<Sl>...>> load(const ref<T, S, R, E>& r,
+                                                                                  Sl... s) {
     return load(r.at(s...));
 }
 
@@ -141,17 +166,26 @@ requires(R >= 1) void store(const ref<T, S, R, E>& r, const vec<U, VR, VC>& v) {
                       "first (ptpu never converts implicitly)");
     } else if constexpr (!detail::static_store_ok<rr, rc, VR, VC>()) {
     } else {
-        const auto [rows, cols] = detail::shape_2d(r);
-        if (!(rr != dyn && rc != dyn && VR != dyn && VC != dyn) && (rows != v.rows() || cols != v.cols()))
+        const auto p = r.plane();  // R1, as for load
+        if (!(rr != dyn && rc != dyn && VR != dyn && VC != dyn) && (p.rows != v.rows() || p.cols != v.cols()))
             throw error("OP1", "store",
                         detail::text("the vec has shape ", detail::shape_text(v.rows(), v.cols()),
-                                     " and the ref (collapsed to 2-D) ", detail::shape_text(rows, cols)),
+                                     " and the ref (collapsed to 2-D) ", detail::shape_text(p.rows, p.cols)),
                         "store a value of the ref's shape, or store into a window "
                         "store(x, ds(...), ..., v)");
-        auto m = r[all];  // R1, as for load
         detail::charge_stores(v.vreg_count());
         if (timing_only()) return;
-        detail::store_values<T>(m, v.array());
+        v.require_data("store");
+        const auto [lo, hi] = detail::plane_range(p);
+        using C = compute_t<T>;
+        auto& values = detail::vec_access::storage(v);
+        // Vecs still reading this memory take their copy first; v itself is written (a pending
+        // op evaluated) straight into it.
+        if (kernel_context* k = detail::current_context()) k->borrows.before_write(lo, hi, k->step, k->core, &values);
+        if constexpr (std::is_same_v<T, C>)
+            values.store_to(p.data, p.stride, "store");
+        else
+            detail::store_values<T>(p, values.read("store"), p.rows, p.cols);
     }
 }
 

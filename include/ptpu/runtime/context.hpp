@@ -1,10 +1,12 @@
 // Defines the kernel context a body reads while it runs: program_id / num_programs (global grid
-// indices, S15; check 22), the core running it, and the counters of DMAs the body issued itself.
+// indices, S15; check 22), the core running it, the counters of DMAs the body issued itself, and
+// the registry of vecs that read VMEM they do not own (copy-on-write loads, ops/vec.hpp).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ptpu/core/error.hpp"
@@ -23,7 +25,114 @@ struct body_dma_record {
     bool far = true;  ///< one end in HBM (shares HBM bandwidth)
 };
 
-/// What the executor tells a running body.
+namespace detail {
+
+/// A value that reads memory it does not own (a vec loaded from VMEM, ops/vec.hpp): before that
+/// memory is written through ptpu it takes a copy of its values (detach); when the memory may be
+/// reused (its body step or call is over) it drops them (expire), so a later read is an error.
+class borrower {
+public:
+    virtual void detach() const = 0;
+    virtual void expire() const = 0;
+
+protected:
+    borrower() = default;
+    borrower(const borrower&) = default;
+    borrower& operator=(const borrower&) = default;
+    ~borrower() = default;
+};
+
+/// The borrowers of one call, by the address ranges they read. Writes through ptpu (store,
+/// sync_copy, uncharged views) call before_write first; a borrower from an earlier body step or
+/// core is expired at the next registry operation of a later one; when the call's context goes
+/// the last step's borrowers take copies, older ones expire. What the runner must keep for
+/// this (its pipeline DMAs do not call before_write): it sets step and core before each body,
+/// moves no data into VMEM while a body runs (a DMA a body starts must call before_write), and
+/// destroys the context before the VMEM it handed out is freed or refilled. A handful of entries
+/// at a time: linear scans.
+class borrow_registry {
+public:
+    borrow_registry() = default;
+    borrow_registry(const borrow_registry&) = delete;
+    borrow_registry& operator=(const borrow_registry&) = delete;
+    ~borrow_registry() { expire_all(); }
+
+    void add(const borrower* who, const void* lo, const void* hi, index_t step, int core) {
+        sync(step, core);
+        entries_.push_back({who, addr(lo), addr(hi)});
+    }
+    void remove(const borrower* who) {
+        for (std::size_t i = 0; i < entries_.size();)
+            if (entries_[i].who == who) {
+                entries_[i] = entries_.back();
+                entries_.pop_back();
+            } else {
+                ++i;
+            }
+    }
+    /// `who` moved to `to`: its entries follow it.
+    void rebind(const borrower* who, const borrower* to) {
+        for (entry& e : entries_)
+            if (e.who == who) e.who = to;
+    }
+    /// [lo, hi) is about to be written: every borrower reading it but `except` takes its copy.
+    void before_write(const void* lo, const void* hi, index_t step, int core, const borrower* except = nullptr) {
+        sync(step, core);
+        const std::uintptr_t l = addr(lo), h = addr(hi);
+        for (std::size_t i = 0; i < entries_.size();) {
+            const entry e = entries_[i];
+            if (e.who != except && e.lo < h && l < e.hi) {
+                e.who->detach();  // removes its entries: look again from the start
+                remove(e.who);
+                i = 0;
+            } else {
+                ++i;
+            }
+        }
+    }
+    void expire_all() {
+        while (!entries_.empty()) {
+            const borrower* w = entries_.back().who;
+            w->expire();
+            remove(w);
+        }
+    }
+    /// The call is over: borrowers of its last body step (whose memory is intact) take copies,
+    /// older ones expire.
+    void close(index_t step, int core) {
+        if (step != step_ || core != core_) {
+            expire_all();
+            return;
+        }
+        while (!entries_.empty()) {
+            const borrower* w = entries_.back().who;
+            w->detach();
+            remove(w);
+        }
+    }
+    [[nodiscard]] std::size_t size() const { return entries_.size(); }
+
+private:
+    struct entry {
+        const borrower* who;
+        std::uintptr_t lo, hi;
+    };
+    static std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+    // Entries made in another body step read memory a DMA may have refilled since: expire them.
+    void sync(index_t step, int core) {
+        if (step == step_ && core == core_) return;
+        expire_all();
+        step_ = step;
+        core_ = core;
+    }
+    std::vector<entry> entries_;
+    index_t step_ = -1;
+    int core_ = -1;
+};
+
+}  // namespace detail
+
+/// What the runner tells a running body.
 struct kernel_context {
     int grid_rank = 0;
     std::array<index_t, max_rank> grid{};
@@ -36,6 +145,9 @@ struct kernel_context {
     bool timing_only = false;                   ///< ops skip floating-point work but still charge it
     work body_work{};                           ///< what the running body charged since its last DMA
     std::vector<body_dma_record> body_dma_log;  ///< the running body's own DMAs, in order
+    detail::borrow_registry borrows;            ///< vecs reading this call's VMEM (copy-on-write loads)
+
+    ~kernel_context() { borrows.close(step, core); }
 };
 
 namespace detail {
@@ -49,6 +161,10 @@ inline kernel_context& require_context(const char* where) {
         throw error("K1", where, "called outside a running kernel body",
                     "call it from the body passed to a pallas_call");
     return *c;
+}
+/// [lo, hi) is about to be written by the running body: vecs still reading it take a copy first.
+inline void before_write(const void* lo, const void* hi) {
+    if (kernel_context* c = current_context()) c->borrows.before_write(lo, hi, c->step, c->core);
 }
 inline void note_body_dma(space_kind src, space_kind dst, index_t bytes) {
     if (kernel_context* c = current_context()) {

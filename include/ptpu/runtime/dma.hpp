@@ -161,6 +161,10 @@ void sync_copy(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst) {
     check(src.data() != nullptr && dst.data() != nullptr, "PRED1", "sync_copy",
           "a copy into SMEM needs data, and this run has none (pallas_call::predict)",
           "run with run_options{.timing_only = true} and real inputs");
+    // Vecs loaded from the destination read it in place (copy-on-write): they copy it first.
+    index_t last = 0;
+    for (std::size_t d = 0; d < R; ++d) last += (dst.shape()[d] - 1) * dst.strides()[d];
+    detail::before_write(dst.data(), dst.data() + last + 1);
     for (;;) {
         index_t so = 0, d_o = 0;
         for (std::size_t d = 0; d + 1 < R; ++d) {

@@ -1,7 +1,7 @@
 // Defines ref<T, Space, Rank, Extents>, what a kernel body receives: a typed view whose memory
 // space decides what compiles (the accessibility table, via memory/rules.hpp): vmem refs give
-// vector access (as Eigen arrays), smem refs scalar access, any/hbm refs DMA only (S3, S4, check
-// 21). Extents (default: all dynamic) carries the shape where it is static: pallas_call hands
+// vector access (through the charged ops load / store; uncharged_array() is the named escape
+// hatch, R3), smem refs scalar access, any/hbm refs DMA only (S3, S4, check 21). Extents (default: all dynamic) carries the shape where it is static: pallas_call hands
 // bodies refs of their block shape, ref<float, vmem, 2, extents<8, 128>>, and ops check shapes
 // against it at compile time (OP1).
 #pragma once
@@ -19,6 +19,7 @@
 #include "ptpu/core/index.hpp"
 #include "ptpu/memory/rules.hpp"
 #include "ptpu/memory/space.hpp"
+#include "ptpu/runtime/context.hpp"
 
 namespace ptpu {
 
@@ -35,6 +36,84 @@ struct ref_label {
     constexpr const char* names[] = {"", "scalar-prefetch", "input", "output", "scratch"};
     if (l.what == ref_label::kind::none) return "ref";
     return std::string("ref of ") + names[static_cast<int>(l.what)] + " " + std::to_string(l.index);
+}
+
+template <class>
+inline constexpr bool always_false_v = false;
+
+/// What x[all], x.mat() and x(ds, ds) give after their R3 error: it absorbs the Eigen
+/// expressions code written for them used (=, +=, arithmetic, setZero, noalias, (i, j)), so the
+/// error is the only message.
+struct removed_view {
+    template <class U>
+    removed_view& operator=(const U&) {
+        return *this;
+    }
+    template <class U>
+    removed_view& operator+=(const U&) {
+        return *this;
+    }
+    template <class U>
+    removed_view& operator-=(const U&) {
+        return *this;
+    }
+    template <class U>
+    removed_view& operator*=(const U&) {
+        return *this;
+    }
+    template <class U>
+    removed_view& operator/=(const U&) {
+        return *this;
+    }
+    removed_view& setZero() { return *this; }
+    removed_view& noalias() { return *this; }
+    template <class... I>
+    removed_view& operator()(I...) {
+        return *this;
+    }
+    removed_view operator-() const { return {}; }
+#define PTPU_REF_REMOVED_OP(op)                                                        \
+    friend removed_view operator op(const removed_view&, const removed_view&) {       \
+        return {};                                                                     \
+    }                                                                                  \
+    template <class U>                                                                 \
+    friend removed_view operator op(const removed_view&, const U&) {                   \
+        return {};                                                                     \
+    }                                                                                  \
+    template <class U>                                                                 \
+    friend removed_view operator op(const U&, const removed_view&) {                   \
+        return {};                                                                     \
+    }
+    PTPU_REF_REMOVED_OP(+)
+    PTPU_REF_REMOVED_OP(-)
+    PTPU_REF_REMOVED_OP(*)
+    PTPU_REF_REMOVED_OP(/)
+#undef PTPU_REF_REMOVED_OP
+};
+
+// One function per removed spelling, instantiated once whatever the ref: one message per TU.
+template <class A>
+removed_view removed_x_all() {
+    static_assert(always_false_v<A>,
+                  "ptpu[R3] x[all]: a raw Eigen view of a ref computes without charging TPU work; use "
+                  "load(x) and store(x, v) (charged), or x.uncharged_array() for work you charge yourself");
+    return {};
+}
+template <class A>
+removed_view removed_x_window() {
+    static_assert(always_false_v<A>,
+                  "ptpu[R3] x(ds, ds): a raw Eigen view of a window computes without charging TPU work; use "
+                  "load(x, ds(..), ds(..)) and store(x, ds(..), ds(..), v) (charged), or "
+                  "x.at(ds(..), ds(..)).uncharged_array()");
+    return {};
+}
+template <class A>
+removed_view removed_x_mat() {
+    static_assert(always_false_v<A>,
+                  "ptpu[R3] x.mat(): a raw Eigen matrix view of a ref computes products without charging "
+                  "MXU work; use dot(load(a), load(b)) (charged), or x.uncharged_matrix() for work you "
+                  "charge yourself");
+    return {};
 }
 
 // A ref converts implicitly where no static extent is gained (static -> dyn, or equal), and
@@ -118,7 +197,9 @@ public:
         for (index_t e : shape_) n *= e;
         return n;
     }
-    /// The raw pointer (for DMA engines and tests; bodies use the typed accessors).
+    /// The raw pointer (for DMA engines and tests; bodies use the typed accessors). Writes
+    /// through it bypass copy-on-write loads: a DMA engine writing VMEM while a body runs calls
+    /// detail::before_write first (runtime/context.hpp).
     [[nodiscard]] constexpr T* data() const { return data_; }
     /// The same ref, labelled as operand `l` of a call (pallas_call does this; R2 names it).
     [[nodiscard]] constexpr ref labelled(detail::ref_label l) const {
@@ -127,25 +208,37 @@ public:
         return r;
     }
 
-    /// `x[all]`: the whole ref as a 2-D Eigen array (leading dims collapsed into rows), for vector
-    /// loads and stores (VMEM only: S3, S4, check 21).
-    [[nodiscard]] array_map operator[](all_t) const {
-        static_assert(rules::require_vector_load<Space>());
-        return as_2d<array_map>(0, rows(), 0, cols());
+    // The whole-ref Eigen views of earlier versions, `x[all]`, `x.mat()` and the window
+    // `x(ds, ds)`, computed on real data and charged no TPU work (R3). They do not compile: the
+    // charged spellings are load(x) / store(x, v) (ops/load_store.hpp) and their windows, and
+    // the uncharged views are named for what they skip, uncharged_array() / uncharged_matrix().
+    template <class A = all_t>
+    requires std::is_same_v<A, all_t> detail::removed_view operator[](A) const {
+        return detail::removed_x_all<A>();
     }
-    /// `x(ds(r, n), ds(c, m))`: a 2-D window of a rank-2 VMEM ref (Pallas `x[ds, ds]`; C++20 has
-    /// no multi-argument operator[]).
-    [[nodiscard]] array_map operator()(slice r, slice c) const {
-        static_assert(rules::require_vector_load<Space>());
-        static_assert(Rank == 2, "ptpu[R1] ref: x(ds, ds) needs a rank-2 ref; use at(i) first");
-        check_window(r, 0);
-        check_window(c, 1);
-        return as_2d<array_map>(r.start, r.size, c.start, c.size);
+    template <any_slice A, any_slice B>
+    detail::removed_view operator()(A, B) const {
+        return detail::removed_x_window<slice>();
     }
-    /// `x.mat()`: the whole ref as a 2-D Eigen matrix, for dot products (VMEM only).
-    [[nodiscard]] matrix_map mat() const {
+    template <class A = void>
+    detail::removed_view mat() const {
+        return detail::removed_x_mat<A>();
+    }
+
+    /// The escape hatch: the whole VMEM ref as a 2-D Eigen array (leading dims collapsed into
+    /// rows) that computes on real data and charges NOTHING: the timing model does not see what
+    /// is done through it. For code whose TPU work is charged explicitly (charge(work{...}),
+    /// charge_seconds) or deliberately left out (a pure-DMA test kernel). Prefer load / store.
+    /// VMEM only (S3, S4, 21); a writable view first gives vecs loaded from this memory their
+    /// own copy (copy-on-write loads, ops/vec.hpp).
+    [[nodiscard]] array_map uncharged_array() const {
         static_assert(rules::require_vector_load<Space>());
-        return as_2d<matrix_map>(0, rows(), 0, cols());
+        return uncharged_view<array_map>();
+    }
+    /// The same as an Eigen matrix (for products the MXU would run): charges nothing.
+    [[nodiscard]] matrix_map uncharged_matrix() const {
+        static_assert(rules::require_vector_load<Space>());
+        return uncharged_view<matrix_map>();
     }
 
     /// Scalar access: `s(i, j)` / `s[i]`. SMEM: load and store; VMEM: load only (S4).
@@ -199,23 +292,36 @@ public:
     /// A read-only ref of the same memory.
     [[nodiscard]] ref<const T, Space, Rank, Extents> as_const() const { return *this; }
 
+    /// The ref as a 2-D plane: data, rows (leading dims collapsed), cols and row stride; R1
+    /// when the leading dims are not contiguous. What ops read and write through (no Eigen).
+    struct plane_t {
+        T* data;
+        index_t rows, cols, stride;
+    };
+    [[nodiscard]] plane_t plane() const {
+        // Leading dims collapse into rows only when they are laid out contiguously.
+        for (std::size_t d = 0; d + 2 < Rank; ++d)
+            check(strides_[d] == strides_[d + 1] * shape_[d + 1], "R1", "ref",
+                  "the leading dims of this view are not contiguous",
+                  "index with at(i) down to rank 2 first");
+        return {data_, rows(), cols(), Rank >= 2 ? strides_[Rank - 2] : cols()};
+    }
+
 private:
+    template <class Map>
+    [[nodiscard]] Map uncharged_view() const {
+        const plane_t p = plane();
+        if constexpr (!std::is_const_v<T>)
+            if (p.rows > 0 && p.cols > 0)
+                detail::before_write(p.data, p.data + (p.rows - 1) * p.stride + p.cols);
+        return Map(p.data, p.rows, p.cols, Eigen::OuterStride<>(p.stride));
+    }
     [[nodiscard]] index_t rows() const {
         index_t r = 1;
         for (std::size_t d = 0; d + 1 < Rank; ++d) r *= shape_[d];
         return r;
     }
     [[nodiscard]] index_t cols() const { return Rank == 0 ? 1 : shape_[Rank - 1]; }
-    template <class Map>
-    [[nodiscard]] Map as_2d(index_t r0, index_t nr, index_t c0, index_t nc) const {
-        // Leading dims collapse into rows only when they are laid out contiguously.
-        for (std::size_t d = 0; d + 2 < Rank; ++d)
-            check(strides_[d] == strides_[d + 1] * shape_[d + 1], "R1", "ref",
-                  "the leading dims of this view are not contiguous",
-                  "index with at(i) down to rank 2 first");
-        const index_t row_stride = Rank >= 2 ? strides_[Rank - 2] : cols();
-        return Map(data_ + r0 * row_stride + c0, nr, nc, Eigen::OuterStride<>(row_stride));
-    }
     // Bounds checks run on every access: the message is only built on the way to the error.
     void check_window(const slice& s, std::size_t d) const {
         if (s.start >= 0 && s.size >= 0 && s.start + s.size <= shape_[d]) return;
