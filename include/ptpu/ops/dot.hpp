@@ -162,10 +162,12 @@ inline void round_plane_to_bf16(float* out, const float* in, index_t stride, ind
 }
 
 /// The one-pass product's GEMM (block_values' product_fn): out (= or +=) lhs · rhs, lhs (m × k)
-/// and rhs (k × n) contiguous, out with row stride os.
-inline void bf16_pass_gemm(float* out, index_t os, index_t m, index_t n, index_t k, const float* lhs,
-                           const float* rhs, bool accumulate) {
-    using M = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+/// and rhs (k × n) contiguous, out with row stride os. A template so that only translation units
+/// that call dot instantiate Eigen's GEMM (C is float).
+template <class C>
+void bf16_pass_gemm(C* out, index_t os, index_t m, index_t n, index_t k, const C* lhs, const C* rhs,
+                    bool accumulate) {
+    using M = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     Eigen::Map<M, 0, Eigen::OuterStride<>> o(out, m, n, Eigen::OuterStride<>(os));
     const Eigen::Map<const M> l(lhs, m, k), r(rhs, k, n);
     if (accumulate)
@@ -206,7 +208,7 @@ typename vec<dot_acc_t<T>>::array_type dot_values(const block_view<compute_t<T>>
         auto rhs = array_cache<float>::take(k, n);
         round_plane_to_bf16(lhs.data(), pa.data, pa.stride, m, k);
         round_plane_to_bf16(rhs.data(), pb.data, pb.stride, k, n);
-        bf16_pass_gemm(out.data(), n, m, n, k, lhs.data(), rhs.data(), false);
+        bf16_pass_gemm<float>(out.data(), n, m, n, k, lhs.data(), rhs.data(), false);
         array_cache<float>::give(lhs);
         array_cache<float>::give(rhs);
     } else if (dtype_of<T> == dtype::bf16 || o.prec == precision::default_) {
@@ -333,7 +335,7 @@ vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
             round_plane_to_bf16(lhs.data(), pa.data, pa.stride, m, k);
             round_plane_to_bf16(rhs.data(), pb.data, pb.stride, k, n);
             return vec_access::make<vec<R>>(
-                block_values<float>::product(&bf16_pass_gemm, std::move(lhs), std::move(rhs), m, n, k, *ctx), m,
+                block_values<float>::product(&bf16_pass_gemm<float>, std::move(lhs), std::move(rhs), m, n, k, *ctx), m,
                 n);
         }
     }
