@@ -239,7 +239,7 @@ constexpr bool scan_operand(const pipeline_desc& c, const void* ctx, detail::ope
     } else if constexpr (detail::is_index_tuple<
                              std::remove_cvref_t<typename detail::map_call_t<Spec, G, Ctx>::result>>) {
         // The map's own index_tuple<rank>, not padded (its size is the rank: validate() ran first).
-        return detail::scan_steps(c, scan, [ctx, &c, &scan](const index_t* p) {
+        return detail::scan_steps(c, scan, [&](const index_t* p) {
             if constexpr (std::is_void_v<Ctx>) {
                 return detail::map_call_t<Spec, G, Ctx>::call(Spec::index_map, p, ctx);
             } else {  // the map reads prefetch refs: say where a bad read happened (R2)
