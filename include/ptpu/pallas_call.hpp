@@ -264,15 +264,13 @@ private:
             return std::tuple{detail::to_view<P>(std::get<K>(args), "scalar-prefetch", K)...};
         }
         (std::make_index_sequence<np>{});
-        // HBM base pointers per operand; an aliased output starts as a copy of its input and the
-        // input then reads the output's buffer (S50).
+        // HBM base pointers per operand (S50's aliases are applied once the plan holds).
         std::array<void*, max_operands> hbm{};
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             ((hbm[K] = const_cast<void*>(static_cast<const void*>(std::get<K>(in_views).data))), ...);
         }
         (std::make_index_sequence<ni>{});
         for (std::size_t k = 0; k < sizeof...(O); ++k) hbm[ni + k] = out_ptrs[k];
-        detail::alias_hbm(desc, hbm);
 
         if constexpr (!valid) {
             return report{};  // compilation has already failed with the rule's message
@@ -298,6 +296,8 @@ private:
             static constexpr std::array<scan_fn, max_operands> scans =
                 traits::all_scans(typename traits::ins{}, typename traits::outs{});
             const plan_tables tables = detail::plan_call(desc, maps.data(), ctx_ptr, scans.data());
+            // Only once the plan holds: a rejected call leaves the caller's buffers untouched.
+            detail::alias_hbm(desc, hbm);
             std::array<const void*, max_operands> prefetch{};
             [&]<std::size_t... K>(std::index_sequence<K...>) {
                 ((prefetch[K] = static_cast<const void*>(std::get<K>(pf_views).data)), ...);

@@ -4,6 +4,7 @@
 
 #include <ptpu/ptpu.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -171,4 +172,30 @@ TEST(RuntimeErrors, UnwritableTracePathIsREP2) {
         std::get<1>(traced(copy_body, host_array<X>{}));  // (clang 14 cannot capture a binding)
     EXPECT_EQ(rule_of([&] { write_chrome_trace(rep, "/nonexistent-dir/trace.json"); }), "REP2");
     EXPECT_EQ(rule_of([&] { write_svg(rep, "/nonexistent-dir/t.svg"); }), "REP2");
+}
+
+namespace {
+// A call rejected at run time (here S34: a prefetched block index out of bounds) leaves the
+// caller's buffers as they were, aliased output included: S50's copy happens only once the plan
+// holds.
+using AX = Array<float, 16, 128>;
+using AliasedGather =
+    pallas_call<Grid<2>, ScalarPrefetch<Array<std::int32_t, 2>>, Alias<0, 0>,
+                In<Arg<AX, BlockSpec<Block<8, 128>, [](auto i, const auto& s) { return idx(s[i], 0); }>>>,
+                Out<Arg<AX, BlockSpec<Block<8, 128>, [](auto i, const auto&) { return idx(i, 0); }>>>>;
+}  // namespace
+
+TEST(RuntimeRules, RejectedCallLeavesAliasedOutputUntouched) {
+    host_array<AX> x, y;
+    std::fill(x.begin(), x.end(), 1.0f);
+    std::fill(y.begin(), y.end(), 7.0f);
+    const std::vector<std::int32_t> bad = {0, 5};  // block 5 of 2: S34
+    EXPECT_EQ(rule_of([&] {
+                  (void)AliasedGather{}.into(std::tie(y), [](auto, auto a, auto b) { store(b, load(a)); }, bad, x);
+              }),
+              "S34");
+    EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return v == 7.0f; }));
+    const std::vector<std::int32_t> good = {1, 0};
+    (void)AliasedGather{}.into(std::tie(y), [](auto, auto a, auto b) { store(b, load(a)); }, good, x);
+    EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return v == 1.0f; }));
 }
