@@ -11,8 +11,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <span>
 #include <vector>
 
 #include "ptpu/runtime/arena.hpp"

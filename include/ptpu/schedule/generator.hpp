@@ -34,7 +34,8 @@ struct step_events {
     constexpr const event& operator[](std::size_t i) const { return v[i]; }
 };
 
-/// Change bits read from the planner's pass 1 (plan_tables::chg): free to query anywhere.
+/// Change bits read from the planner's pass 1 (plan_tables::chg): free to query anywhere, nothing
+/// to forget (basic_schedule reads its rows directly).
 class table_changes {
 public:
     constexpr table_changes() = default;
@@ -43,7 +44,6 @@ public:
     }
     /// Whether operand op's block at global step g differs from step g-1's, or g starts a core.
     constexpr bool operator()(int op, index_t g) const { return chg_[op][g] != 0; }
-    constexpr void forget_before(index_t /*g*/) {}
     [[nodiscard]] constexpr const std::uint8_t* row(int op) const { return chg_[op]; }
 
 private:

@@ -1,8 +1,10 @@
-// Defines the validation of a whole call: the `diag` value (which rule failed, where, and the
-// values involved), the one message per rule, and validate(call_desc), the constexpr checks of
-// pallas-semantics.md §2 that need no schedule (1–3, 7, 10, 11, 13–20, 25, S44). Rules that need
-// the grid walked (4, 5, 14's index map, 17, 24, S34, S39, MC1) are checked by the planner with
-// the same diag. A static call reports a diag as one static_assert; a dynamic one as ptpu::error.
+// Defines the validation of pipelines and calls: the `diag` value (which rule failed, where, and
+// the values involved), the one message per rule, the front ends' capabilities, and the constexpr
+// checks of pallas-semantics.md §2 that need no schedule: validate_pipeline(pipeline_desc,
+// capabilities) (1–3, 7, 13–20, 25, 27, Q1, BUF1, S44) and validate(call_desc) (10, the pipeline
+// with pallas_call's capabilities, 11). Rules that need the grid walked (4, 5, 14's index map,
+// 17, 18, 24, S34, S39, MC1) are checked by the planner with the same diag. A static call reports
+// a diag as one static_assert; a dynamic one as ptpu::error.
 #pragma once
 
 #include <array>
