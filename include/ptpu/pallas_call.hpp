@@ -348,12 +348,13 @@ private:
     }
 
     // The refs a body gets for scalar-prefetch arrays (in SMEM) and scratch buffers (semaphores
-    // as int32 counters), with their whole static shape.
+    // as semaphore cells: semaphore_signal/wait/read), with their whole static shape.
     template <class P>
     using prefetch_ref_t = ref<typename P::value_type, smem, P::rank, extents_from_t<P::shape>>;
     template <class S>
-    using scratch_ref_t = ref<std::conditional_t<std::is_same_v<typename S::memory, semaphore>, std::int32_t,
-                                                 typename S::value_type>,
+    using scratch_ref_t = ref<std::conditional_t<std::is_same_v<typename S::value_type, std::int32_t> &&
+                                                     std::is_same_v<typename S::memory, semaphore>,
+                                                 regular_semaphore, typename S::value_type>,
                               typename S::memory, S::rank, extents_from_t<S::shape>>;
 
     template <class Body, class Mem, class PfViews, std::size_t... PK, class... P, class... A,

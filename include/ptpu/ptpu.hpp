@@ -21,6 +21,7 @@
 #include "ptpu/runtime/runner.hpp"
 #include "ptpu/runtime/host_array.hpp"
 #include "ptpu/runtime/ref.hpp"
+#include "ptpu/runtime/semaphore.hpp"
 #include "ptpu/schedule/plan.hpp"
 #include "ptpu/sim/cost.hpp"
 #include "ptpu/sim/engine.hpp"

@@ -29,6 +29,11 @@ struct run_options {
     /// timeline or per-step breakdown is recorded). Off: every op simulated one by one.
     bool steady_state = true;
     sim::cost_model costs = sim::default_costs;
+    /// Race detection for a body's async copies (like Pallas interpret mode's detect_races): a
+    /// read of a copy's destination, or a write of its source or destination, between its
+    /// start and the wait that takes it in is error DMA2 naming the ref and the step. Off, such
+    /// a read sees the destination's old contents (copies land at their wait).
+    bool detect_races = false;
 };
 
 namespace detail {

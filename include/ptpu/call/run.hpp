@@ -15,7 +15,9 @@
 #include "ptpu/report/report.hpp"
 #include "ptpu/runtime/arena.hpp"
 #include "ptpu/runtime/context.hpp"
+#include "ptpu/runtime/cores.hpp"
 #include "ptpu/runtime/runner.hpp"
+#include "ptpu/runtime/semaphore.hpp"
 #include "ptpu/schedule/plan.hpp"
 #include "ptpu/sim/cost.hpp"
 #include "ptpu/sim/engine.hpp"
@@ -47,11 +49,51 @@ template <int = 0>
     return tables;
 }
 
-/// The timing model's view of a call's runners: core c's stream is runner c's.
+/// The timing model's view of a call's runners: core c's stream is runner c's (run on the
+/// core's own thread when bodies may block on the other core's signals).
 struct core_streams {
     std::array<runner*, 2> r{};
-    stream::batch next_batch(int core, bool lazy) { return r[static_cast<std::size_t>(core)]->next_batch(lazy); }
+    core_turns* turns = nullptr;
+    stream::batch next_batch(int core, bool lazy) {
+        if (turns != nullptr) return turns->next_batch(core, lazy);
+        return r[static_cast<std::size_t>(core)]->next_batch(lazy);
+    }
 };
+
+/// Check 39 at kernel exit, per core: every async copy waited, every semaphore back at 0.
+inline void check_exit(const call_desc& desc, const kernel_context& k, const core_memory& mem) {
+    if (!k.pending.empty()) {
+        const pending_dma& d = k.pending.front();
+        throw error("39", "core " + std::to_string(k.core) + ": kernel exit",
+                    "an async copy from " + d.src_name + " to " + d.dst_name + " started at step " +
+                        std::to_string(d.step) + " was never waited (" + std::to_string(k.pending.size()) +
+                        " copies in all): on a TPU its semaphore is left raised and the kernel crashes",
+                    "wait on every copy you start (desc.wait()) before the last step ends");
+    }
+    for (int s = 0; s < desc.n_scratch; ++s) {
+        const scratch_desc& sd = desc.scratch[static_cast<std::size_t>(s)];
+        if (sd.space != space_kind::semaphore) continue;
+        const auto* cells = reinterpret_cast<const std::int32_t*>(mem.scratch[static_cast<std::size_t>(s)]);
+        for (index_t j = 0; j < sd.elems(); ++j)
+            if (cells[j] != 0)
+                throw error("39", "core " + std::to_string(k.core) + ": kernel exit",
+                            "semaphore scratch " + std::to_string(s) + "[" + std::to_string(j) + "] holds " +
+                                std::to_string(cells[j]) +
+                                ": semaphores must be 0 when the kernel ends (on a TPU leftover signals crash it)",
+                            "wait for everything signalled (and every copy started) before the last step ends");
+    }
+}
+
+/// The deadlock the timing model stopped at (sim::result::deadlock), as error 39.
+[[noreturn]] inline void raise_stall(const kernel_context& k, const sim::stall& d) {
+    const void* cell = semaphore_cell(k, d.sem);
+    throw error("39", "core " + std::to_string(d.core) + ", step " + std::to_string(d.step) + ": semaphore wait",
+                "waits for " + std::to_string(d.wanted) + " on " + semaphore_name(k, cell) + ", which holds " +
+                    std::to_string(d.available) +
+                    ", while every other core is blocked or done and nothing in flight can raise it: on a TPU "
+                    "the kernel hangs here",
+                "signal the semaphore before waiting on it, and wait for no more than is signalled");
+}
 
 /// Runs call `desc` (analyzed as `tables`; block indices from `maps` with `ctx`) on the HBM arrays
 /// `hbm`, with the scalar-prefetch data `prefetch`, calling `body` for each grid step, and
@@ -73,14 +115,31 @@ template <int = 0>
         place(mem[static_cast<std::size_t>(core)], lease.get(core, static_cast<std::size_t>(layout.arena_bytes)), desc,
               pinfo, layout, prefetch);
 
-    kernel_context kctx;
-    kctx.grid_rank = desc.grid_rank;
-    kctx.grid = desc.grid;
-    kctx.hw = &desc.hw;
-    kctx.timing_only = opt.timing_only;
-    context_guard guard(kctx);
+    bool semaphores = false;
+    for (int s = 0; s < desc.n_scratch; ++s)
+        semaphores = semaphores || desc.scratch[static_cast<std::size_t>(s)].space == space_kind::semaphore;
+    // One context per core: each core's body sees its own program ids, work and copies in flight.
+    std::array<kernel_context, 2> kctx;
+    for (int core = 0; core < pinfo.cores; ++core) {
+        kernel_context& k = kctx[static_cast<std::size_t>(core)];
+        k.grid_rank = desc.grid_rank;
+        k.grid = desc.grid;
+        k.hw = &desc.hw;
+        k.timing_only = opt.timing_only;
+        k.detect_races = opt.detect_races;
+        k.core = core;
+        k.cores = pinfo.cores;
+        for (int c = 0; c < pinfo.cores; ++c) k.arena[static_cast<std::size_t>(c)] = mem[static_cast<std::size_t>(c)].arena;
+        for (int s = 0; s < desc.n_scratch; ++s) {
+            const scratch_desc& sd = desc.scratch[static_cast<std::size_t>(s)];
+            if (sd.space != space_kind::semaphore) continue;
+            const std::byte* lo = mem[static_cast<std::size_t>(core)].scratch[static_cast<std::size_t>(s)];
+            k.semaphores.push_back({lo, lo + sd.elems() * 4, s});
+        }
+    }
     runner_options ro;
     ro.timing_only = opt.timing_only;
+    ro.semaphores = semaphores;
     ro.notes = opt.timeline;
     ro.step_overhead_s = desc.hw.step_overhead_s;
     // The timing model turns charged work into time (sim::time_of on this chip).
@@ -98,19 +157,38 @@ template <int = 0>
     core_streams streams;
     for (int core = 0; core < pinfo.cores; ++core) {
         const auto u = static_cast<std::size_t>(core);
-        runners[u] = std::make_unique<runner>(desc, tables, core, maps, ctx, hbm, mem[u], kctx, body, ro, &notes);
+        runners[u] = std::make_unique<runner>(desc, tables, core, maps, ctx, hbm, mem[u], kctx[u], body, ro, &notes);
         streams.r[u] = runners[u].get();
+    }
+    // A body on one core may wait for the other's signal: each core runs on a thread of its own,
+    // one at a time (runtime/cores.hpp). With one core an unmet wait is a deadlock at once.
+    std::unique_ptr<core_turns> turns;
+    if (semaphores && pinfo.cores > 1) {
+        turns = std::make_unique<core_turns>(streams.r, std::array<kernel_context*, 2>{&kctx[0], &kctx[1]}, pinfo.cores);
+        streams.turns = turns.get();
     }
     sim::options so;
     so.timeline = opt.timeline;
     so.per_step = opt.per_step > 0 || (opt.per_step < 0 && desc.steps() <= 65536);
     so.costs = opt.costs;
     so.steady_state = opt.steady_state;
+    so.semaphores = semaphores;
     sim::result r = sim::simulate(desc.hw, pinfo.cores, streams, so);
+    turns.reset();  // every core's thread has ended (a deadlocked one is unwound)
+    if (r.deadlock.core >= 0) raise_stall(kctx[static_cast<std::size_t>(r.deadlock.core)], r.deadlock);
     run_stats stats;
-    for (int core = 0; core < pinfo.cores; ++core) stats += runners[static_cast<std::size_t>(core)]->stats();
-    stats.body_dmas = kctx.body_dma_count;
-    stats.body_dma_bytes = kctx.body_dma_bytes;
+    for (int core = 0; core < pinfo.cores; ++core) {
+        const auto u = static_cast<std::size_t>(core);
+        check_exit(desc, kctx[u], mem[u]);
+        stats += runners[u]->stats();
+        stats.body_dmas += kctx[u].body_dma_count;
+        stats.body_dma_bytes += kctx[u].body_dma_bytes;
+        stats.sem_signals += kctx[u].sem_signals;
+        stats.sem_waits += kctx[u].sem_waits;
+    }
+    if (r.dangling_dmas > 0)  // a pipeline never leaves one; a stream that did is a leak (39)
+        throw error("39", "kernel exit", std::to_string(r.dangling_dmas) + " DMAs were started and never waited",
+                    "wait on every DMA started");
     const kernel_facts facts{pinfo.cores, pinfo.vmem_bytes, pinfo.smem_bytes, desc.n_in, desc.n_ops()};
     return make_report(desc.hw, facts, stats, std::move(r), std::move(notes), opt.costs);
 }

@@ -52,6 +52,10 @@ template <index_t First, index_t... Rest>
 struct drop_first<extents<First, Rest...>> {
     using type = extents<Rest...>;
 };
+template <>
+struct drop_first<extents<>> {  // (names the return type of a rank-0 ref's unusable at(i))
+    using type = extents<>;
+};
 
 template <class T>
 inline constexpr bool is_extents = false;

@@ -101,6 +101,20 @@ struct hbm : memory_space<space_kind::hbm> {};
 struct vmem : memory_space<space_kind::vmem> {};
 struct smem : memory_space<space_kind::smem> {};
 struct semaphore : memory_space<space_kind::semaphore> {};
+
+/// The cells of semaphore scratch (S60): Scratch<semaphore, dma_semaphore, 2> is Pallas's
+/// SemaphoreType.DMA((2,)), Scratch<semaphore, regular_semaphore> its SemaphoreType.REGULAR.
+/// A DMA semaphore counts the bytes of the DMAs that complete into it; a regular one counts
+/// signals. (Scratch<semaphore, std::int32_t, ...>, the older spelling, is a regular one.)
+struct dma_semaphore {
+    std::int32_t count;
+};
+struct regular_semaphore {
+    std::int32_t count;
+};
+template <class T>
+inline constexpr bool is_semaphore_cell =
+    std::is_same_v<std::remove_const_t<T>, dma_semaphore> || std::is_same_v<std::remove_const_t<T>, regular_semaphore>;
 struct vmem_shared : memory_space<space_kind::vmem_shared> {};
 struct cmem : memory_space<space_kind::cmem> {};
 

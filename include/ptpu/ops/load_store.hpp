@@ -121,6 +121,10 @@ requires(R >= 1) [[nodiscard]] detail::load_result_t<T, S, E> load(const ref<T, 
         return {};
     } else {
         const auto p = r.plane();  // checks the view collapses to 2-D (R1) in both modes
+        {
+            const auto [lo, hi] = detail::plane_range(p);
+            detail::check_dma_access(lo, hi, false, "load");  // DMA2, with detect_races
+        }
         detail::charge_loads(vregs(p.rows, p.cols, dtype_of<U>));
         if (timing_only()) return out_t(shape_only, p.rows, p.cols);
         if constexpr (std::is_same_v<U, C>) {
@@ -173,10 +177,11 @@ requires(R >= 1) void store(const ref<T, S, R, E>& r, const vec<U, VR, VC>& v) {
                                      " and the ref (collapsed to 2-D) ", detail::shape_text(p.rows, p.cols)),
                         "store a value of the ref's shape, or store into a window "
                         "store(x, ds(...), ..., v)");
+        const auto [lo, hi] = detail::plane_range(p);
+        detail::check_dma_access(lo, hi, true, "store");  // DMA2, with detect_races
         detail::charge_stores(v.vreg_count());
         if (timing_only()) return;
         v.require_data("store");
-        const auto [lo, hi] = detail::plane_range(p);
         using C = compute_t<T>;
         auto& values = detail::vec_access::storage(v);
         // Vecs still reading this memory take their copy first; v itself is written (a pending
@@ -215,6 +220,10 @@ requires(sizeof...(I) == R) [[nodiscard]] std::remove_const_t<T> sload(const ref
         return {};
     } else {
         const std::remove_const_t<T> v = r(i...);  // bounds first (R2): a failed op charges nothing
+        if (const kernel_context* k = detail::current_context(); k != nullptr && !k->pending.empty()) {
+            const T* at = &r(i...);
+            detail::check_dma_access(at, at + 1, false, "sload");
+        }
         detail::charge_scalar(1);
         if constexpr (S::kind == space_kind::vmem) detail::charge_loads(1);
         return v;
@@ -232,6 +241,10 @@ requires(sizeof...(I) == R && scalar_value<V>) void sstore(const ref<T, S, R, E>
                       "ptpu[OP3] sstore: the ref is read-only (ref<const T>); store into an "
                       "output or scratch ref");
     } else {
+        if (const kernel_context* k = detail::current_context(); k != nullptr && !k->pending.empty()) {
+            const T* at = &r(i...);
+            detail::check_dma_access(at, at + 1, true, "sstore");
+        }
         if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
             r(i...) = T(static_cast<float>(v));
         else

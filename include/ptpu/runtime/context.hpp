@@ -17,12 +17,48 @@
 
 namespace ptpu {
 
-/// A DMA a body issued itself (sync_copy), with the work the body charged before it: the timing
-/// model places it between the compute before and after.
-struct body_dma_record {
+/// What a body did that the timing model sees besides its compute, in order, each with the work
+/// the body charged before it (the model places it between the compute before and after).
+enum class body_op_kind : std::uint8_t {
+    sync_dma,   ///< sync_copy: a DMA started and waited at once
+    async_dma,  ///< async copy start: completes into semaphore `sem`
+    signal,     ///< semaphore_signal: `amount` onto semaphore `sem` of core `core`
+    wait,       ///< semaphore wait (semaphore_wait, an async copy's wait): `amount` from `sem`
+};
+struct body_op_record {
+    body_op_kind kind = body_op_kind::sync_dma;
+    bool far = true;       ///< DMAs: one end in HBM (shares HBM bandwidth)
+    bool dma_sem = false;  ///< waits: on a DMA semaphore
+    std::uint8_t core = 0;  ///< signals: the core signalled
+    std::uint32_t sem = 0;  ///< the semaphore's number in the op stream (>= 1)
     work before{};
+    index_t amount = 0;  ///< DMAs: bytes; signals and waits: the count
+};
+
+/// A DMA a body started (async copy) that its semaphore has not yet taken in: the data lands
+/// when a wait needs its bytes (the latest moment real hardware could have moved them, so a
+/// read of the destination before the wait sees the old contents, not the copy).
+struct pending_dma {
+    std::byte* dst = nullptr;
+    const std::byte* src = nullptr;
+    int rank = 0;
+    index_t item = 0;                          ///< bytes per element
+    std::array<index_t, max_rank> shape{};     ///< elements
+    std::array<index_t, max_rank> src_step{};  ///< strides, in bytes
+    std::array<index_t, max_rank> dst_step{};
     index_t bytes = 0;
-    bool far = true;  ///< one end in HBM (shares HBM bandwidth)
+    std::int32_t* sem = nullptr;  ///< the DMA semaphore it raises by `bytes`
+    const std::byte *src_lo = nullptr, *src_hi = nullptr, *dst_lo = nullptr, *dst_hi = nullptr;
+    std::string src_name, dst_name;  ///< the refs, for messages
+    index_t step = 0;                ///< the grid step that started it
+    bool move = true;                ///< moves data (timing-only runs skip vector data)
+};
+
+/// A semaphore scratch buffer of a core's arena (for names in messages: "scratch 2[1]").
+struct semaphore_range {
+    const std::byte* lo = nullptr;
+    const std::byte* hi = nullptr;
+    int scratch = 0;
 };
 
 namespace detail {
@@ -139,13 +175,28 @@ struct kernel_context {
     std::array<index_t, max_rank> point{};
     int core = 0;
     index_t step = 0;
-    index_t body_dma_count = 0;  ///< DMAs issued by bodies (sync_copy) on this call
+    index_t body_dma_count = 0;  ///< DMAs issued by bodies (sync_copy, async copies) on this call
     index_t body_dma_bytes = 0;
-    const chip* hw = nullptr;                   ///< the chip the call runs on (ops pad MXU work to its shape)
-    bool timing_only = false;                   ///< ops skip floating-point work but still charge it
-    work body_work{};                           ///< what the running body charged since its last DMA
-    std::vector<body_dma_record> body_dma_log;  ///< the running body's own DMAs, in order
-    detail::borrow_registry borrows;            ///< vecs reading this call's VMEM (copy-on-write loads)
+    index_t sem_signals = 0;
+    index_t sem_waits = 0;
+    const chip* hw = nullptr;                 ///< the chip the call runs on (ops pad MXU work to its shape)
+    bool timing_only = false;                 ///< ops skip floating-point work but still charge it
+    bool detect_races = false;                ///< report reads/writes of the memory of DMAs in flight (DMA2)
+    work body_work{};                         ///< what the running body charged since its last op
+    std::vector<body_op_record> body_ops;     ///< the running body's DMAs and semaphore ops, in order
+    std::vector<pending_dma> pending;         ///< async copies started, not yet taken in (this core)
+    int cores = 1;                            ///< cores of the call
+    std::array<std::byte*, 2> arena{};        ///< each core's arena (semaphores: numbers and peers)
+    std::vector<semaphore_range> semaphores;  ///< this core's semaphore scratch (offsets as in every core)
+    /// Set by whoever runs the cores: called when a semaphore wait cannot be met yet; returns
+    /// once this core may look again (the other core ran), or throws. None: a single core, and
+    /// an unmet wait is a deadlock.
+    void (*yield)(void* self) = nullptr;
+    void* yield_self = nullptr;
+    /// Set by the runner: writes the body's ops so far into its batch (before a yield).
+    void (*flush_ops)(void* self) = nullptr;
+    void* flush_self = nullptr;
+    detail::borrow_registry borrows;  ///< vecs reading this call's VMEM (copy-on-write loads)
 
     ~kernel_context() { borrows.close(step, core); }
 };
@@ -170,8 +221,42 @@ inline void note_body_dma(space_kind src, space_kind dst, index_t bytes) {
     if (kernel_context* c = current_context()) {
         ++c->body_dma_count;
         c->body_dma_bytes += bytes;
-        c->body_dma_log.push_back({c->body_work, bytes, access(src).far || access(dst).far});
+        body_op_record r;
+        r.far = access(src).far || access(dst).far;
+        r.before = c->body_work;
+        r.amount = bytes;
+        c->body_ops.push_back(r);
         c->body_work = work{};
+    }
+}
+/// Records a body op (async DMA start, signal, wait) after the work charged before it.
+inline void note_body_op(kernel_context& c, body_op_record r) {
+    r.before = c.body_work;
+    c.body_ops.push_back(r);
+    c.body_work = work{};
+}
+
+[[gnu::cold]] inline void raise_dma_race(const kernel_context& c, const pending_dma& d, bool write, bool at_dst,
+                                          const char* what) {
+    const std::string role = at_dst ? "the destination" : "the source";
+    throw error("DMA2", "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": " + what,
+                std::string(write ? "writes " : "reads ") + (at_dst ? d.dst_name : d.src_name) + ", " + role +
+                    " of an async copy from " + d.src_name + " to " + d.dst_name + " started at step " +
+                    std::to_string(d.step) + " and not yet waited (its contents are undefined until the wait)",
+                at_dst ? "wait on the copy (desc.wait()) before touching its destination"
+                       : "wait on the copy (desc.wait()) before writing its source");
+}
+/// Race detection (run_options::detect_races): [lo, hi) is about to be read or written by the
+/// body; a DMA still in flight whose destination (or, for a write, source) overlaps it is an
+/// error DMA2. Nothing to do when no async copy is in flight.
+inline void check_dma_access(const void* lo, const void* hi, bool write, const char* what) {
+    const kernel_context* c = current_context();
+    if (c == nullptr || c->pending.empty() || !c->detect_races) return;
+    const auto* l = static_cast<const std::byte*>(lo);
+    const auto* h = static_cast<const std::byte*>(hi);
+    for (const pending_dma& d : c->pending) {
+        if (d.dst_lo < h && l < d.dst_hi) raise_dma_race(*c, d, write, true, what);
+        if (write && d.src_lo < h && l < d.src_hi) raise_dma_race(*c, d, write, false, what);
     }
 }
 

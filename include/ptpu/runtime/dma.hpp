@@ -1,7 +1,8 @@
 // Defines the DMA engine's data movement: block copies between an HBM array and a window slot
 // (edge blocks clipped, S34; element offsets into the padded array, S8), and sync_copy between
-// refs in the body (S59). Copies are real and eager: a DMA's bytes land when it starts, which
-// the waits of a correct schedule make indistinguishable from real hardware.
+// refs in the body (S59). Pipeline copies are real and eager: a DMA's bytes land when it starts,
+// which the waits of a correct schedule make indistinguishable from real hardware. (A body's
+// async copies land at their wait instead: runtime/semaphore.hpp.)
 #pragma once
 
 #include <algorithm>
@@ -152,6 +153,15 @@ void sync_copy(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst) {
     const std::size_t run = static_cast<std::size_t>(R == 0 ? 1 : src.shape()[R - 1]) * sizeof(U);
     std::array<index_t, R> i{};
     const index_t total = src.size();
+    if (total > 0) {  // DMA2 (detect_races): neither end may be an async copy's memory in flight
+        index_t ls = 0, ld = 0;
+        for (std::size_t d = 0; d < R; ++d) {
+            ls += (src.shape()[d] - 1) * src.strides()[d];
+            ld += (dst.shape()[d] - 1) * dst.strides()[d];
+        }
+        detail::check_dma_access(src.data(), src.data() + ls + 1, false, "sync_copy");
+        detail::check_dma_access(dst.data(), dst.data() + ld + 1, true, "sync_copy");
+    }
     // Timing-only runs skip vector data movement but keep what scalar code reads (SMEM).
     const bool move = !timing_only() || S2::kind == space_kind::smem;
     if (total == 0 || !move) {

@@ -201,6 +201,8 @@ public:
     /// through it bypass copy-on-write loads: a DMA engine writing VMEM while a body runs calls
     /// detail::before_write first (runtime/context.hpp).
     [[nodiscard]] constexpr T* data() const { return data_; }
+    /// Which operand of the call this ref stands for (pallas_call's label), for messages.
+    [[nodiscard]] constexpr detail::ref_label label() const { return label_; }
     /// The same ref, labelled as operand `l` of a call (pallas_call does this; R2 names it).
     [[nodiscard]] constexpr ref labelled(detail::ref_label l) const {
         ref r = *this;
@@ -258,9 +260,9 @@ public:
     }
 
     /// Pallas `.at[...]`: the sub-ref at leading index i (rank drops by one; the other static
-    /// extents stay).
-    [[nodiscard]] ref<T, Space, Rank - 1, typename detail::drop_first<Extents>::type> at(index_t i) const
-        requires(Rank > 1) {
+    /// extents stay). Down to rank 0 for semaphores (one semaphore of an array, S60).
+    [[nodiscard]] ref<T, Space, (Rank > 0 ? Rank - 1 : 0), typename detail::drop_first<Extents>::type> at(
+        index_t i) const requires(Rank > 1 || (Rank == 1 && Space::kind == space_kind::semaphore)) {
         check_index(i, 0);
         std::array<index_t, Rank - 1> s{}, st{};
         for (std::size_t d = 1; d < Rank; ++d) {
@@ -268,6 +270,7 @@ public:
             st[d - 1] = strides_[d];
         }
         ref<T, Space, Rank - 1, typename detail::drop_first<Extents>::type> r{data_ + i * strides_[0], s, st};
+        // (Rank - 1 here: the function exists only for Rank >= 1.)
         r.label_ = label_;
         return r;
     }
@@ -311,9 +314,11 @@ private:
     template <class Map>
     [[nodiscard]] Map uncharged_view() const {
         const plane_t p = plane();
-        if constexpr (!std::is_const_v<T>)
-            if (p.rows > 0 && p.cols > 0)
-                detail::before_write(p.data, p.data + (p.rows - 1) * p.stride + p.cols);
+        if (p.rows > 0 && p.cols > 0) {
+            const T* hi = p.data + (p.rows - 1) * p.stride + p.cols;
+            detail::check_dma_access(p.data, hi, !std::is_const_v<T>, "uncharged view");  // DMA2
+            if constexpr (!std::is_const_v<T>) detail::before_write(p.data, hi);
+        }
         return Map(p.data, p.rows, p.cols, Eigen::OuterStride<>(p.stride));
     }
     [[nodiscard]] index_t rows() const {

@@ -32,6 +32,9 @@ struct runner_options {
     /// The control overhead of one grid step (the chip's, tpu-model.md §2), for the step's op.
     double step_overhead_s = 0;
     std::uint8_t pipeline = 0;  ///< the pipeline id its notes carry
+    /// The kernel has semaphores: bodies may block mid-step (runtime/semaphore.hpp), so steps
+    /// are never made from the last one's ops ("Repeated steps" below).
+    bool semaphores = false;
 };
 
 /// How a runner runs the body on its core's current windows: a plain function and the object it
@@ -82,7 +85,9 @@ public:
             }
             uniform_bytes_[u] = uniform ? o.block_elems() * itemsize(o.type) : -1;
         }
-        repeat_on_ = opt.timing_only && !opt.notes;
+        kctx_.flush_ops = [](void* self) { static_cast<basic_runner*>(self)->flush_body_ops(); };
+        kctx_.flush_self = this;
+        repeat_on_ = opt.timing_only && !opt.notes && !opt.semaphores;
         for (int i = 0; i < desc.n_ops(); ++i)
             repeat_on_ = repeat_on_ && !move_[static_cast<std::size_t>(i)] &&
                          uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
@@ -112,14 +117,32 @@ public:
             stale_ = 0;
         }
         n_out_ = 0;
+        first_ = 0;
         events_.clear();
         flush();
         const run_stats before = stats_;
         if (!sched_.next_step(events_)) return {};
-        for (std::size_t k = 0; k < events_.size(); ++k) handle(events_[k]);
+        // The step's control overhead comes first, also in a core's first step, whose prologue
+        // (S22) the schedule lists before the step: on a TPU the prologue is code of that step
+        // (so a kernel that issues the same DMAs from its body is timed the same).
+        std::size_t at = 0;
+        while (at < events_.size() && events_[at].kind != event_kind::step) ++at;
+        if (at < events_.size()) handle(events_[at]);
+        for (std::size_t k = 0; k < events_.size(); ++k)
+            if (k != at) handle(events_[k]);
         n_batch_ = n_out_;
         remember(before);
-        return {{ops_.data(), n_out_}, false, true};
+        const bool whole = first_ == 0;
+        return {{ops_.data() + first_, n_out_ - first_}, false, whole};
+    }
+
+    /// The ops written since the last batch (or partial one) while the body is blocked in a
+    /// semaphore wait: the step's batch so far, ending with the wait. The rest of the step comes
+    /// with the next batch.
+    stream::batch take_partial() {
+        const stream::batch b{{ops_.data() + first_, n_out_ - first_}, false, false};
+        first_ = n_out_;
+        return b;
     }
 
     /// Steps made from the last one's ops (timing-only "Repeated steps" below).
@@ -230,7 +253,7 @@ private:
         r.same = (shape != 0 && shape == r.shape) ? r.same + 1 : 1;
         r.shape = shape;
         r.usable = false;
-        if (!repeat_on_ || shape == 0 || !kctx_.body_dma_log.empty()) return;
+        if (!repeat_on_ || shape == 0 || body_ops_ > 0) return;
         r.starts = 0;
         int computes = 0;
         for (std::size_t k = 0; k < n_out_; ++k) {
@@ -295,7 +318,7 @@ private:
                             opt_.pipeline};
         invoke_body(body_event_);
         for (int k = 0; k < r.n_move_out; ++k) move_window(r.move_out[k]);
-        if (!kctx_.body_dma_log.empty()) return 0;
+        if (!kctx_.body_ops.empty()) return 0;
         const double t = seconds(kctx_.body_work);
         return t == ops_[r.body_at].seconds ? 1 : 0;
     }
@@ -348,7 +371,7 @@ private:
     // The body of a step made by repeat() charged another time or issued DMAs: its ops.
     void finish_body() {
         repeat_state& r = rep_;
-        if (kctx_.body_dma_log.empty()) {
+        if (kctx_.body_ops.empty()) {
             ops_[r.body_at].seconds = last_seconds_;  // seconds() ran in repeat()
             return;
         }
@@ -396,10 +419,13 @@ private:
         meta_[n_out_] = cur_meta_;
         stream::op& o = ops_[n_out_++];
         o.kind = kind;
+        o.core = 0;
+        o.dma_sem = false;
         o.dma = dma;
         o.seconds = seconds;
         o.bytes = bytes;
         o.far = far;
+        o.sem = 0;
         o.label = label;
         o.step = step;
     }
@@ -510,7 +536,10 @@ private:
         for (int i = 0; i < desc_.grid_rank; ++i)
             kctx_.point[static_cast<std::size_t>(i)] = point_[static_cast<std::size_t>(i)];
         kctx_.body_work = work{};
-        kctx_.body_dma_log.clear();
+        kctx_.body_ops.clear();
+        body_ops_ = 0;
+        body_step_ = e.step;
+        const detail::context_guard guard(kctx_);
         body_(mem_);
     }
     // How long work w takes. Bodies usually charge the same work every step: the last conversion
@@ -532,19 +561,55 @@ private:
                     w.vreg_medium * k,      w.vreg_expensive * k, w.vector_loads * k,
                     w.vector_stores * k,    w.scalar_ops * k,     w.explicit_seconds * k};
     }
-    // The body's ops: compute up to each of its own DMAs, the DMA (start + wait), the rest.
-    void emit_body(const event& e) {
+    // The body's ops so far: compute up to each of its own DMAs and semaphore ops, then the op
+    // (a sync_copy is a start and its wait). Called when the body ends (emit_body) and when it
+    // blocks in a semaphore wait (kernel_context::flush_ops).
+    void flush_body_ops() {
+        const std::uint32_t step = static_cast<std::uint32_t>(body_step_);
         cur_meta_ = op_meta{event_kind::body, 0, 0, false};
-        for (const body_dma_record& r : kctx_.body_dma_log) {
-            emit(stream::op_kind::compute, 0, seconds(r.before), 0, true, 0, e.step);
-            const std::uint32_t id = next_id_++;
-            const std::uint32_t label = note(e, event_kind::body);
-            if (opt_.notes) labels_.push_back(label);
-            cur_meta_.start = true;
-            emit(stream::op_kind::dma_start, id, 0, r.bytes, r.far, label, e.step);
-            cur_meta_.start = false;
-            wait(id, e.step);
+        for (const body_op_record& r : kctx_.body_ops) {
+            ++body_ops_;
+            emit(stream::op_kind::compute, 0, seconds(r.before), 0, true, 0, step);
+            switch (r.kind) {
+                case body_op_kind::sync_dma:
+                case body_op_kind::async_dma: {
+                    const bool async = r.kind == body_op_kind::async_dma;
+                    const std::uint32_t id = next_id_++;
+                    const std::uint32_t label = body_note(async ? stream::copy_kind::body_async : stream::copy_kind::body);
+                    if (opt_.notes) labels_.push_back(label);
+                    cur_meta_.start = true;
+                    emit(stream::op_kind::dma_start, id, 0, r.amount, r.far, label, step);
+                    cur_meta_.start = false;
+                    if (async)
+                        ops_[n_out_ - 1].sem = r.sem;  // waited through its semaphore
+                    else
+                        wait(id, step);
+                    break;
+                }
+                case body_op_kind::signal:
+                case body_op_kind::wait: {
+                    const bool sig = r.kind == body_op_kind::signal;
+                    emit(sig ? stream::op_kind::sem_signal : stream::op_kind::sem_wait, 0, 0, r.amount, true, 0, step);
+                    stream::op& o = ops_[n_out_ - 1];
+                    o.sem = r.sem;
+                    o.core = r.core;
+                    o.dma_sem = r.dma_sem;
+                    break;
+                }
+            }
         }
+        kctx_.body_ops.clear();
+    }
+    std::uint32_t body_note(stream::copy_kind k) {
+        if (!opt_.notes || notes_ == nullptr) return 0;
+        dma_note n{k, static_cast<std::uint8_t>(core_), 0, 0, opt_.pipeline, static_cast<std::uint32_t>(body_step_), {}};
+        notes_->push_back(n);
+        return static_cast<std::uint32_t>(notes_->size() - 1);
+    }
+    // The body's ops: those it recorded, then the compute after the last of them.
+    void emit_body(const event& e) {
+        flush_body_ops();
+        cur_meta_ = op_meta{event_kind::body, 0, 0, false};
         emit(stream::op_kind::compute, 0, seconds(kctx_.body_work), 0, true, 0, e.step);
     }
 
@@ -568,6 +633,9 @@ private:
     std::vector<stream::op> ops_;  // the ops of the current step (the batch)
     std::size_t n_out_ = 0;        // the size of the batch being made
     std::size_t n_batch_ = 0;      // the size of the last batch
+    std::size_t first_ = 0;        // the batch's first op not yet handed out (take_partial)
+    index_t body_ops_ = 0;         // ops the running body has recorded (none: it may repeat)
+    index_t body_step_ = 0;        // the running body's grid step
     std::vector<op_meta> meta_;    // what made each op of the batch
     op_meta cur_meta_{};
     mutable repeat_state rep_{};

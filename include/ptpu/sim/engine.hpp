@@ -65,6 +65,7 @@ struct live_dma {
     std::uint32_t id = 0;
     std::uint32_t label = 0;
     std::uint32_t step = 0;
+    std::uint32_t sem = 0;  // the semaphore it completes into (0: waited by id)
     std::uint8_t core = 0;
     std::uint8_t channel = 0;  // 0: HBM; 1 + core: that core's on-chip path
     dma_phase phase = dma_phase::latency;
@@ -290,7 +291,7 @@ public:
         channels_[2].set_bandwidth(onchip);
         res_.cores = cores;
         for (int k = 0; k < 2; ++k) state_[k] = k < cores ? core_state::ready : core_state::done;
-        ff_on_ = opt.steady_state && !opt.timeline && !opt.per_step;
+        ff_on_ = opt.steady_state && !opt.timeline && !opt.per_step && !opt.semaphores;
         if (ff_on_) {
             ring_.resize(ring_size);
             spare_.resize(ring_size);
@@ -324,6 +325,17 @@ public:
                 break;
             }
         }
+        for (int k = 0; k < cores_; ++k)
+            if (state_[k] == core_state::blocked) {  // on a semaphore: DMA waits always end
+                stall& d = res_.deadlock;
+                d.core = k;
+                d.sem = wait_sem_[k];
+                d.wanted = wait_want_[k];
+                d.available = sem_value(k, wait_sem_[k]);
+                d.step = wait_step_[k];
+                d.label = wait_label_[k];
+                break;
+            }
         res_.device_time = last_done_;
         for (int k = 0; k < cores_; ++k) {
             res_.core_time[k] = t_[k];
@@ -385,7 +397,8 @@ private:
         const int other = 1 - c;
         const bool other_ready = other < cores_ && state_[other] == core_state::ready;
         const double t_other = other_ready ? t_[other] : never;
-        const double horizon = t_other + chip_.dma_issue_s + chip_.dma_latency_s;
+        // With semaphores, strict time order: a signal must not reach a core behind its time.
+        const double horizon = opt_.semaphores ? t_other : t_other + chip_.dma_issue_s + chip_.dma_latency_s;
         // The fast lane needs this core alone on the chip: the other stream ended and none of
         // its DMAs still moves.
         const bool steady =
@@ -441,14 +454,21 @@ private:
                 case op_kind::dma_wait:
                     wait_dma(c, o);
                     break;
+                case op_kind::sem_signal:
+                    signal(c, o);
+                    break;
+                case op_kind::sem_wait:
+                    wait_sem(c, o);
+                    break;
                 default:
                     throw error(
                         "SIM2", "simulate",
                         "an op has an unknown op_kind (" + std::to_string(static_cast<int>(o.kind)) + ")",
-                        "use overhead, dma_start, dma_wait or compute");
+                        "use overhead, dma_start, dma_wait, compute, sem_signal or sem_wait");
             }
             if (row) row->end = t;
-            if (opt_.timeline && (o.kind != op_kind::dma_wait || t > begin))
+            if (opt_.timeline && ((o.kind != op_kind::dma_wait && o.kind != op_kind::sem_wait) || t > begin) &&
+                o.kind != op_kind::sem_signal)
                 res_.timeline.push_back(
                     {c, span::track::stream, o.kind, o.label, o.step, o.dma, begin, t, 0, true});
         }
@@ -475,13 +495,88 @@ private:
         return &res_.steps[static_cast<std::size_t>(r)];
     }
 
+    // ---- Semaphores (S60): per core, counted in the op's units (bytes for DMA semaphores) ----
+
+    void check_sem(int c, const op& o) const {
+        if (!opt_.semaphores)
+            throw error("SIM2", "simulate",
+                        "core " + std::to_string(c) + " has a semaphore op but options::semaphores is off",
+                        "set sim::options::semaphores for streams with semaphores");
+        if (o.sem == 0 || o.sem >= stream::max_semaphores)
+            throw error("SIM2", "simulate",
+                        "core " + std::to_string(c) + " names semaphore " + std::to_string(o.sem) +
+                            ", outside 1 .. " + std::to_string(stream::max_semaphores - 1),
+                        "number semaphores from 1");
+    }
+    std::int64_t& sem_at(int c, std::uint32_t sem) {
+        auto& v = sem_val_[static_cast<std::size_t>(c)];
+        if (v.size() <= sem) v.resize(static_cast<std::size_t>(sem) + 1, 0);
+        return v[sem];
+    }
+    std::int64_t sem_value(int c, std::uint32_t sem) const {
+        const auto& v = sem_val_[static_cast<std::size_t>(c)];
+        return sem < v.size() ? v[sem] : 0;
+    }
+    void signal(int c, const op& o) {
+        check_sem(c, o);
+        if (o.core >= cores_ || o.bytes < 0)
+            throw error("SIM2", "simulate",
+                        "core " + std::to_string(c) + " signals core " + std::to_string(o.core) + " by " +
+                            std::to_string(o.bytes),
+                        "signal a simulated core by a non-negative amount");
+        raise(o.core, o.sem, o.bytes, t_[c]);
+    }
+    // Semaphore `sem` of core k goes up by n at time t: a wait it satisfies ends then.
+    void raise(int k, std::uint32_t sem, std::int64_t n, double t) {
+        std::int64_t& v = sem_at(k, sem);
+        v += n;
+        if (state_[k] != core_state::blocked || wait_slot_[k] >= 0 || wait_sem_[k] != sem || v < wait_want_[k])
+            return;
+        v -= wait_want_[k];
+        const double begin = t_[k];
+        const double end = std::max(begin, t);
+        t_[k] = end;
+        state_[k] = core_state::ready;
+        const bool dma = wait_is_dma_[k];
+        (dma ? res_.wait_dma : res_.wait_sem)[k] += end - begin;
+        if (opt_.per_step) {
+            step_times& row = res_.steps[static_cast<std::size_t>(row_[k])];
+            (dma ? row.wait : row.sem_wait) += end - begin;
+            row.end = end;
+        }
+        if (opt_.timeline && end > begin)
+            res_.timeline.push_back(
+                {k, span::track::stream, op_kind::sem_wait, wait_label_[k], wait_step_[k], sem, begin, end, 0, dma});
+    }
+    void wait_sem(int c, const op& o) {
+        check_sem(c, o);
+        if (o.bytes < 0)
+            throw error("SIM2", "simulate",
+                        "core " + std::to_string(c) + " waits for a negative amount (" + std::to_string(o.bytes) +
+                            ") on semaphore " + std::to_string(o.sem),
+                        "wait for a non-negative amount");
+        std::int64_t& v = sem_at(c, o.sem);
+        if (v >= o.bytes) {
+            v -= o.bytes;
+            return;
+        }
+        state_[c] = core_state::blocked;
+        wait_slot_[c] = -1;
+        wait_sem_[c] = o.sem;
+        wait_want_[c] = o.bytes;
+        wait_is_dma_[c] = o.dma_sem;
+        wait_label_[c] = o.label;
+        wait_step_[c] = o.step;
+    }
+
     void start_dma(int c, const op& o) {
         if (o.bytes < 0)
             throw error("SIM2", "simulate",
                         "DMA " + std::to_string(o.dma) + " of core " + std::to_string(c) +
                             " moves a negative number of bytes (" + std::to_string(o.bytes) + ")",
                         "use bytes >= 0");
-        if (live_[c].find(o.dma) >= 0)
+        if (o.sem != 0) check_sem(c, o);
+        if (o.sem == 0 && live_[c].find(o.dma) >= 0)
             throw error("SIM1", "simulate",
                         "core " + std::to_string(c) + " starts DMA " + std::to_string(o.dma) +
                             " again while it is in flight (not yet waited); its semaphore would "
@@ -510,11 +605,12 @@ private:
         d.id = o.dma;
         d.label = o.label;
         d.step = o.step;
+        d.sem = o.sem;
         d.core = static_cast<std::uint8_t>(c);
         d.channel = static_cast<std::uint8_t>(o.far ? 0 : 1 + c);
         d.phase = dma_phase::latency;
         d.orphan = false;
-        live_[c].push(o.dma, s);
+        if (o.sem == 0) live_[c].push(o.dma, s);
         pending_[c].push(s);
         if (ev_slot_ < 0 || before(d.ready, d, ev_t_, at(ev_slot_))) {
             ev_t_ = d.ready;
@@ -942,7 +1038,12 @@ private:
             res_.timeline.push_back({d.core, span::track::dma, op_kind::dma_start, d.label, d.step, d.id,
                                      d.begin, t, d.bytes, d.channel == 0});
         const int c = d.core;
-        if (d.orphan) {
+        if (d.sem != 0) {  // waited through its semaphore, which it raises by its bytes
+            const std::uint32_t sem = d.sem;
+            const std::int64_t bytes = d.bytes;
+            free_.push_back(s);
+            raise(c, sem, bytes, t);
+        } else if (d.orphan) {
             free_.push_back(s);
             --orphans_;
         } else if (state_[c] == core_state::blocked && wait_slot_[c] == s) {
@@ -977,7 +1078,11 @@ private:
     std::array<channel, 3> channels_;    // HBM, on-chip of core 0, on-chip of core 1
     std::array<double, 2> t_{};          // when each core's next op starts (or it ended)
     std::array<core_state, 2> state_{};
-    std::array<int, 2> wait_slot_{-1, -1};  // the DMA a blocked core waits on
+    std::array<int, 2> wait_slot_{-1, -1};  // the DMA a blocked core waits on (-1: a semaphore)
+    std::array<std::uint32_t, 2> wait_sem_{};       // or the semaphore
+    std::array<std::int64_t, 2> wait_want_{};       // and the amount
+    std::array<bool, 2> wait_is_dma_{};             // a DMA semaphore: the stall is exposed DMA
+    std::array<std::vector<std::int64_t>, 2> sem_val_;  // semaphore values per core
     std::array<std::uint32_t, 2> wait_label_{};
     std::array<std::uint32_t, 2> wait_step_{};
     std::array<int, 2> row_{-1, -1};               // current per-step row of each core

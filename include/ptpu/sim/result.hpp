@@ -26,10 +26,15 @@ struct options {
     /// The estimates beside the chip preset: the engine reads the on-chip DMA bandwidth from it;
     /// a source turning work into compute ops should use the same model with time_of.
     cost_model costs = default_costs;
+    /// The streams use semaphores (sem_signal / sem_wait ops, DMAs completing into a semaphore).
+    /// Cores are then simulated in strict time order (a signal must not reach a core that has
+    /// not yet reached the signal's time) and the fast lane is off; a stream with semaphore ops
+    /// and this off is rejected (SIM2).
+    bool semaphores = false;
 };
 
 /// One interval of the timeline. Stream spans: overhead, issue (kind dma_start), compute, wait
-/// (kind dma_wait, only when the core really blocked). DMA spans (track dma, kind dma_start): from
+/// (kind dma_wait or sem_wait, only when the core really blocked). DMA spans (track dma, kind dma_start): from
 /// the end of the issue (start of the latency) to completion.
 struct span {
     int core = 0;
@@ -55,7 +60,19 @@ struct step_times {
     double overhead = 0;
     double issue = 0;
     double compute = 0;
-    double wait = 0;
+    double wait = 0;      ///< blocked on DMAs (DMA waits, DMA-semaphore waits)
+    double sem_wait = 0;  ///< blocked on regular semaphores (signals of the other core)
+};
+
+/// Why a simulation could not go on: every unfinished core waits on a semaphore that nothing in
+/// flight will raise (pallas-semantics check 39: on a TPU the kernel hangs).
+struct stall {
+    int core = -1;  ///< -1: none
+    std::uint32_t sem = 0;
+    std::int64_t wanted = 0;
+    std::int64_t available = 0;
+    std::uint32_t step = 0;
+    std::uint32_t label = 0;  ///< the wait op's label
 };
 
 struct result {
@@ -63,12 +80,14 @@ struct result {
     /// Kernel time on the device: the last core stream end or DMA completion, whichever is later.
     double device_time = 0;
     /// End of each core's stream: its last op. Dangling DMAs are not waited for, so that
-    /// core_time = busy_overhead + busy_issue + busy_compute + wait_dma holds for every core.
+    /// core_time = busy_overhead + busy_issue + busy_compute + wait_dma + wait_sem holds for
+    /// every core.
     std::array<double, 2> core_time{};
     std::array<double, 2> busy_overhead{};
     std::array<double, 2> busy_issue{};  ///< dma_issue_s per DMA start
     std::array<double, 2> busy_compute{};
     std::array<double, 2> wait_dma{};  ///< blocked in waits: exposed DMA time
+    std::array<double, 2> wait_sem{};  ///< blocked on regular semaphores: the other core's signals
     std::int64_t hbm_bytes = 0;        ///< bytes of far DMAs
     std::int64_t onchip_bytes = 0;     ///< bytes of VMEM->VMEM DMAs
     double hbm_busy_time = 0;          ///< time with at least one far transfer moving bytes
@@ -78,6 +97,9 @@ struct result {
     std::int64_t steady_ops = 0;     ///< of which fast-forwarded (options::steady_state)
     std::vector<span> timeline;      ///< when options::timeline
     std::vector<step_times> steps;   ///< when options::per_step, in stream order per core
+    /// Set when the streams deadlocked on semaphores: the simulation stopped there (the caller
+    /// raises it as error 39 with the semaphore's name; simulate() itself returns it).
+    stall deadlock{};
 };
 
 }  // namespace ptpu::sim

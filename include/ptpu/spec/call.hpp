@@ -53,6 +53,12 @@ struct Scratch {
     static constexpr std::array<index_t, rank> shape{Dims...};
     static_assert(rules::require_scratch<Space>());
     static_assert(((Dims > 0) && ...), "ptpu[V1] Scratch: every dimension must be >= 1");
+    static_assert(!std::is_same_v<Space, semaphore> || is_semaphore_cell<T> || std::is_same_v<T, std::int32_t>,
+                  "ptpu[36] Scratch: semaphore scratch holds dma_semaphore (SemaphoreType.DMA) or "
+                  "regular_semaphore (SemaphoreType.REGULAR) cells");
+    static_assert(std::is_same_v<Space, semaphore> || !is_semaphore_cell<T>,
+                  "ptpu[36] Scratch: dma_semaphore and regular_semaphore cells live in the semaphore space: "
+                  "Scratch<semaphore, dma_semaphore, ...>");
 };
 
 /// The grid (S12): Grid<> is one invocation.

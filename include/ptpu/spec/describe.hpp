@@ -161,7 +161,10 @@ template <class S>
 constexpr scratch_desc describe_scratch() {
     scratch_desc d;
     d.space = S::memory::kind;
-    d.type = S::memory::kind == space_kind::semaphore ? dtype::i32 : dtype_of<typename S::value_type>;
+    if constexpr (S::memory::kind == space_kind::semaphore)
+        d.type = dtype::i32;  // one int32 counter per semaphore
+    else
+        d.type = dtype_of<typename S::value_type>;
     d.rank = static_cast<int>(S::rank);
     for (std::size_t i = 0; i < S::rank; ++i) d.shape[i] = S::shape[i];
     return d;

@@ -16,20 +16,29 @@
 namespace ptpu::stream {
 
 /// What one op of a core stream does. DMA ops name a DMA by an id unique among the core's live
-/// DMAs. (Semaphore signal and wait, issue 9, will join as kinds of their own that name a
-/// semaphore in `dma`'s place.)
-enum class op_kind : std::uint8_t { overhead, dma_start, dma_wait, compute };
+/// DMAs. Semaphore ops name a semaphore of a core by a number (`sem`, S60): a DMA started with a
+/// semaphore adds its bytes to it when it completes (it is waited through the semaphore, never
+/// by id); a wait blocks until the semaphore holds `bytes`, then takes them; a signal adds
+/// `bytes` to semaphore `sem` of core `core`.
+enum class op_kind : std::uint8_t { overhead, dma_start, dma_wait, compute, sem_signal, sem_wait };
 
 /// One operation of a core stream.
 struct op {
     op_kind kind = op_kind::overhead;
+    std::uint8_t core = 0;    ///< sem_signal: the core whose semaphore is signalled
+    bool dma_sem = false;     ///< sem_wait: on a DMA semaphore (its stall is exposed DMA time)
     std::uint32_t dma = 0;    ///< dma_start/dma_wait: the DMA's id, unique among a core's live DMAs
     double seconds = 0;       ///< overhead/compute: busy time of the core stream
-    std::int64_t bytes = 0;   ///< dma_start: bytes moved (0: latency only)
+    std::int64_t bytes = 0;   ///< dma_start: bytes moved (0: latency only); sem ops: the amount
     bool far = true;          ///< dma_start: one end is HBM (shares HBM); false: VMEM->VMEM
+    std::uint32_t sem = 0;    ///< a semaphore number (>= 1); dma_start: 0, or the one it completes into
     std::uint32_t label = 0;  ///< opaque, passed back in the timeline (an index into the notes)
     std::uint32_t step = 0;   ///< opaque grid step number, passed back (per-step breakdown)
 };
+static_assert(sizeof(op) <= 40, "an op stays five words: batches are copied and compared");
+
+/// Semaphore numbers are 1 .. max_semaphores - 1 (per core).
+inline constexpr std::uint32_t max_semaphores = 1u << 16;
 
 /// A batch of a core's ops (what a batch source hands out: one grid step's ops).
 struct batch {
@@ -49,6 +58,7 @@ enum class copy_kind : std::uint8_t {
     write_sync,  ///< pipeline: window slot → HBM, blocking (S29)
     sync_out,    ///< pipeline: trivially windowed output, after the epilogue (S24)
     body,        ///< issued by the kernel body itself (sync_copy)
+    body_async,  ///< issued by the kernel body itself, waited through a semaphore (async_copy)
 };
 
 
@@ -73,8 +83,10 @@ struct run_stats {
     index_t bytes_out = 0;
     std::array<index_t, max_operands> op_dmas{};  ///< per operand (inputs then outputs)
     std::array<index_t, max_operands> op_bytes{};
-    index_t body_dmas = 0;  ///< DMAs issued by bodies (sync_copy)
+    index_t body_dmas = 0;  ///< DMAs issued by bodies (sync_copy, async_copy)
     index_t body_dma_bytes = 0;
+    index_t sem_signals = 0;  ///< semaphore_signal calls of bodies
+    index_t sem_waits = 0;    ///< semaphore waits of bodies (semaphore_wait, async copy waits)
     work total_work{};  ///< everything the bodies charged
 
     run_stats& operator+=(const run_stats& o) {
@@ -90,6 +102,8 @@ struct run_stats {
         }
         body_dmas += o.body_dmas;
         body_dma_bytes += o.body_dma_bytes;
+        sem_signals += o.sem_signals;
+        sem_waits += o.sem_waits;
         total_work += o.total_work;
         return *this;
     }

@@ -1,0 +1,133 @@
+// Defines how the runners of a megacore kernel whose bodies use semaphores take turns. A body
+// on one core may wait for a signal the other core's body has not sent yet: it must stop in the
+// middle and let the other core run. Each core's runner then runs on a thread of its own, and
+// exactly one thread runs at a time: the caller's (the timing model pulling batches) hands the
+// turn to a core when the model wants that core's next ops, and the core hands it back when its
+// batch is made or its body blocks in a wait (with the ops made so far, ending with the wait).
+// Nothing runs concurrently, so the run is as deterministic as a single thread's.
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "ptpu/runtime/context.hpp"
+#include "ptpu/runtime/runner.hpp"
+#include "ptpu/stream/op.hpp"
+
+namespace ptpu::detail {
+
+/// The runners of `cores` cores, each on its own thread, run one at a time (see above).
+template <int = 0>
+class basic_core_turns {
+public:
+    basic_core_turns(const std::array<runner*, 2>& r, const std::array<kernel_context*, 2>& k, int cores)
+        : cores_(cores) {
+        for (int c = 0; c < cores; ++c) {
+            core_& p = core(c);
+            p.run = r[static_cast<std::size_t>(c)];
+            p.ctx = k[static_cast<std::size_t>(c)];
+            p.owner = this;
+            p.id = c;
+            p.ctx->yield = [](void* self) {
+                auto* q = static_cast<core_*>(self);
+                q->owner->yield(*q);
+            };
+            p.ctx->yield_self = &p;
+        }
+        for (int c = 0; c < cores; ++c) core(c).th = std::thread([this, c] { loop(core(c)); });
+    }
+    basic_core_turns(const basic_core_turns&) = delete;
+    basic_core_turns& operator=(const basic_core_turns&) = delete;
+    ~basic_core_turns() {
+        {
+            std::unique_lock<std::mutex> l(m_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        for (int c = 0; c < cores_; ++c) {
+            core_& p = core(c);
+            if (p.th.joinable()) p.th.join();
+            p.ctx->yield = nullptr;
+        }
+    }
+
+    /// Core `c`'s next batch (or, if its body blocks, the ops up to the wait): runs it until
+    /// then. An error thrown on the core is thrown here.
+    stream::batch next_batch(int c, bool lazy) {
+        core_& p = core(c);
+        std::unique_lock<std::mutex> l(m_);
+        p.lazy = lazy;
+        turn_ = c;
+        cv_.notify_all();
+        cv_.wait(l, [&] { return turn_ == -1; });
+        if (p.error) {
+            std::exception_ptr e = p.error;
+            p.error = nullptr;
+            std::rethrow_exception(e);
+        }
+        return p.out;
+    }
+
+private:
+    struct stopped {};  // unwinds a blocked body when the run is abandoned
+    struct core_ {
+        runner* run = nullptr;
+        kernel_context* ctx = nullptr;
+        basic_core_turns* owner = nullptr;
+        int id = 0;
+        std::thread th;
+        bool lazy = false;
+        stream::batch out{};
+        std::exception_ptr error;
+    };
+    core_& core(int c) { return cores_arr_[static_cast<std::size_t>(c)]; }
+
+    void loop(core_& p) {
+        std::unique_lock<std::mutex> l(m_);
+        for (;;) {
+            cv_.wait(l, [&] { return stop_ || turn_ == p.id; });
+            if (stop_) return;
+            l.unlock();
+            stream::batch b{};
+            std::exception_ptr err;
+            bool abandoned = false;
+            try {
+                b = p.run->next_batch(p.lazy);
+            } catch (const stopped&) {
+                abandoned = true;
+            } catch (...) {
+                err = std::current_exception();
+            }
+            l.lock();
+            if (abandoned) return;
+            p.out = b;
+            p.error = err;
+            turn_ = -1;
+            cv_.notify_all();
+        }
+    }
+    // On core p's thread, inside its body: hand back the ops so far and wait for the turn again.
+    void yield(core_& p) {
+        std::unique_lock<std::mutex> l(m_);
+        p.out = p.run->take_partial();
+        p.error = nullptr;
+        turn_ = -1;
+        cv_.notify_all();
+        cv_.wait(l, [&] { return stop_ || turn_ == p.id; });
+        if (stop_) throw stopped{};
+    }
+
+    int cores_;
+    std::array<core_, 2> cores_arr_{};
+    std::mutex m_;
+    std::condition_variable cv_;
+    int turn_ = -1;  // the core running, or -1: the caller
+    bool stop_ = false;
+};
+
+using core_turns = basic_core_turns<>;
+
+}  // namespace ptpu::detail
