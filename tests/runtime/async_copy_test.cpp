@@ -62,3 +62,240 @@ TEST(AsyncCopy, HandWrittenPipelineEqualsPallasCall) {
     EXPECT_EQ(rp.device_time, rh.device_time);
     EXPECT_GT(rh.device_time, 0.0);
 }
+
+namespace {
+
+// One 8x128 block through VMEM: the helpers of the smaller cases below.
+using Row = Array<float, 16, 128>;
+using AnyRow = BlockSpec<Full, zero_map, any>;
+using Tile = Scratch<vmem, float, 8, 128>;
+using DmaSem = Scratch<semaphore, dma_semaphore, 2>;
+using RegSem = Scratch<semaphore, regular_semaphore, 1>;
+using Single = pallas_call<Grid<2>, In<Arg<Row, AnyRow>>, Out<Arg<Row, AnyRow>>, Tile, DmaSem, RegSem,
+                           Chip<tpu::v5e>>;
+// v5p: two TensorCores, one grid step each.
+using Pair = pallas_call<Grid<2>, In<Arg<Row, AnyRow>>, Out<Arg<Row, AnyRow>>, Tile, DmaSem, RegSem,
+                         Semantics<parallel>, Chip<tpu::v5p>>;
+
+host_array<Row> rows() {
+    host_array<Row> x;
+    std::iota(x.begin(), x.end(), 1.0f);
+    return x;
+}
+
+template <class F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+}  // namespace
+
+// S60 across cores: core 0 computes rows 0-7 into HBM and signals core 1's semaphore; core 1
+// waits for it, then reads what core 0 wrote (and answers, so core 0 waits for core 1 too).
+TEST(AsyncCopy, CrossCoreHandshakeOnV5p) {
+    const host_array<Row> x = rows();
+    auto body = [](auto x_any, auto o_any, auto buf, auto dsem, auto sem) {
+        const index_t i = program_id(0);
+        if (i == 0) {
+            auto in = async_copy(x_any.at(ds(0, 8), ds(0, 128)), buf, dsem.at(0));
+            in.wait();
+            store(buf, load(buf) * 2.0f);
+            auto out = async_copy(buf, o_any.at(ds(0, 8), ds(0, 128)), dsem.at(1));
+            out.wait();
+            semaphore_signal(sem.at(0), 1, 1);  // core 1 may read rows 0-7 now
+            semaphore_wait(sem.at(0), 1);       // core 1's answer
+        } else {
+            semaphore_wait(sem.at(0), 1);
+            auto in = async_copy(o_any.at(ds(0, 8), ds(0, 128)), buf, dsem.at(0));
+            in.wait();
+            store(buf, load(buf) + 1.0f);
+            auto out = async_copy(buf, o_any.at(ds(8, 8), ds(0, 128)), dsem.at(1));
+            out.wait();
+            semaphore_signal(sem.at(0), 1, 0);
+        }
+    };
+    Pair call;
+    call.options.timeline = true;
+    auto [o, rep] = call(body, x);
+    for (index_t r = 0; r < 8; ++r)
+        for (index_t c = 0; c < 128; ++c) {
+            const float v = x.vector()[static_cast<std::size_t>(r * 128 + c)];
+            ASSERT_EQ(o.vector()[static_cast<std::size_t>(r * 128 + c)], 2.0f * v);
+            ASSERT_EQ(o.vector()[static_cast<std::size_t>((r + 8) * 128 + c)], 2.0f * v + 1.0f);
+        }
+    ASSERT_EQ(rep.cores, 2);
+    EXPECT_EQ(rep.stats.sem_signals, 2);
+    EXPECT_EQ(rep.stats.sem_waits, 2 + 4);  // two semaphore waits, four copy waits
+    // Core 1 starts at once but stalls until core 0's signal: its stall is core 0's work up to
+    // the signal (about one step overhead and two dependent copies), then core 0 stalls for
+    // core 1's answer. Both show as semaphore stall, not as exposed DMA.
+    const core_report& c0 = rep.core[0];
+    const core_report& c1 = rep.core[1];
+    EXPECT_GT(c1.semaphore_stall, 2 * tpu::v5p.dma_latency_s);
+    EXPECT_GT(c0.semaphore_stall, 2 * tpu::v5p.dma_latency_s);
+    EXPECT_NEAR(c0.time, c0.overhead + c0.dma_issue + c0.compute + c0.exposed_dma + c0.semaphore_stall, 1e-12);
+    EXPECT_NEAR(c1.time, c1.overhead + c1.dma_issue + c1.compute + c1.exposed_dma + c1.semaphore_stall, 1e-12);
+    // The cores ran one after the other (but for core 1's step overhead, which overlaps core 0):
+    // the kernel takes about the sum of their busy times.
+    EXPECT_GT(rep.device_time, c0.time - c0.semaphore_stall + (c1.time - c1.semaphore_stall) - c1.overhead - 1e-9);
+    bool stall_span = false;
+    for (const sim::span& s : rep.timeline) stall_span = stall_span || (s.kind == sim::op_kind::sem_wait && !s.far);
+    EXPECT_TRUE(stall_span);
+    EXPECT_NE(to_svg(rep).find("semaphore stall"), std::string::npos);
+}
+
+// 39: a wait nothing can satisfy is an error at once, naming semaphore, values, core and step.
+TEST(AsyncCopy, DeadlockOnOneCoreIsAnError) {
+    const host_array<Row> x = rows();
+    const std::string e = error_of([&] {
+        Single{}([](auto, auto, auto, auto, auto sem) {
+            if (program_id(0) == 1) semaphore_wait(sem.at(0), 2);
+        }, x);
+    });
+    EXPECT_NE(e.find("ptpu[39]"), std::string::npos) << e;
+    EXPECT_NE(e.find("core 0, step 1"), std::string::npos) << e;
+    EXPECT_NE(e.find("waits for 2 on semaphore scratch 2[0], which holds 0"), std::string::npos) << e;
+}
+
+// 39 across cores: each core waits for the other first. The model finds both blocked with
+// nothing in flight and the call returns (the cores' threads are unwound), with the error.
+TEST(AsyncCopy, CrossCoreDeadlockReturnsPromptly) {
+    const host_array<Row> x = rows();
+    const std::string e = error_of([&] {
+        Pair{}([](auto, auto, auto, auto, auto sem) {
+            semaphore_wait(sem.at(0), 1);
+            semaphore_signal(sem.at(0), 1, 1 - static_cast<int>(program_id(0)));
+        }, x);
+    });
+    EXPECT_NE(e.find("ptpu[39]"), std::string::npos) << e;
+    EXPECT_NE(e.find("semaphore scratch 2[0]"), std::string::npos) << e;
+    EXPECT_NE(e.find("which holds 0"), std::string::npos) << e;
+    // The same kernel with the signals first runs.
+    auto [o, rep] = Pair{}([](auto, auto, auto, auto, auto sem) {
+        semaphore_signal(sem.at(0), 1, 1 - static_cast<int>(program_id(0)));
+        semaphore_wait(sem.at(0), 1);
+    }, x);
+    EXPECT_EQ(rep.stats.sem_waits, 2);
+}
+
+// 39 at exit: a copy started and never waited, a semaphore left raised.
+TEST(AsyncCopy, LeaksAreErrors) {
+    const host_array<Row> x = rows();
+    std::string e = error_of([&] {
+        Single{}([](auto x_any, auto, auto buf, auto dsem, auto) {
+            if (program_id(0) == 1) (void)async_copy(x_any.at(ds(0, 8), ds(0, 128)), buf, dsem.at(1));
+        }, x);
+    });
+    EXPECT_NE(e.find("ptpu[39]"), std::string::npos) << e;
+    EXPECT_NE(e.find("an async copy from ref of input 0 to ref of scratch 0 started at step 1 was never waited"),
+              std::string::npos)
+        << e;
+    e = error_of([&] {
+        Single{}([](auto, auto, auto, auto, auto sem) { semaphore_signal(sem.at(0)); }, x);
+    });
+    EXPECT_NE(e.find("semaphore scratch 2[0] holds 2"), std::string::npos) << e;
+    // Over-waiting a DMA semaphore (more bytes than were copied into it) deadlocks.
+    e = error_of([&] {
+        Single{}([](auto x_any, auto, auto buf, auto dsem, auto) {
+            (void)async_copy(x_any.at(ds(0, 8), ds(0, 128)), buf, dsem.at(0));
+            semaphore_wait(dsem.at(0), 2 * 8 * 128 * 4);
+        }, x);
+    });
+    EXPECT_NE(e.find("waits for 8192 on semaphore scratch 1[0], which holds 4096"), std::string::npos) << e;
+}
+
+// The destination is defined only after the wait: read early, it still holds what it held
+// (copies land at their wait), and with detect_races the read is error DMA2.
+TEST(AsyncCopy, ReadBeforeWait) {
+    const host_array<Row> x = rows();
+    auto early = [](auto x_any, auto o_any, auto buf, auto dsem, auto) {
+        if (program_id(0) != 0) return;
+        store(buf, zeros<float>(c<8>, c<128>));
+        auto in = async_copy(x_any.at(ds(0, 8), ds(0, 128)), buf, dsem.at(0));
+        const auto v = load(buf);  // too early
+        in.wait();
+        store(buf, v);
+        sync_copy(buf, o_any.at(ds(0, 8), ds(0, 128)));
+    };
+    auto [o, rep] = Single{}(early, x);
+    for (std::size_t k = 0; k < 8 * 128; ++k) ASSERT_EQ(o.vector()[k], 0.0f) << k;
+    Single checked;
+    checked.options.detect_races = true;
+    const std::string e = error_of([&] { checked(early, x); });
+    EXPECT_NE(e.find("ptpu[DMA2] core 0, step 0: load: reads ref of scratch 0, the destination of an async copy"),
+              std::string::npos)
+        << e;
+    // A write to a source in flight, too.
+    const std::string w = error_of([&] {
+        checked([](auto, auto o_any, auto buf, auto dsem, auto) {
+            if (program_id(0) != 0) return;
+            auto out = async_copy(buf, o_any.at(ds(0, 8), ds(0, 128)), dsem.at(0));
+            store(buf, zeros<float>(c<8>, c<128>));
+            out.wait();
+        }, x);
+    });
+    EXPECT_NE(w.find("ptpu[DMA2] core 0, step 0: store: writes ref of scratch 0, the source"), std::string::npos) << w;
+}
+
+// S61: copies may share a semaphore; each wait takes one destination's bytes. semaphore_read
+// sees a DMA semaphore's landed bytes. S60: bad amounts and cores are errors.
+TEST(AsyncCopy, SharedSemaphoreAndRuntimeChecks) {
+    const host_array<Row> x = rows();
+    auto [o, rep] = Single{}([](auto x_any, auto o_any, auto buf, auto dsem, auto sem) {
+        const index_t i = program_id(0);
+        auto a = async_copy(x_any.at(ds(8 * i, 4), ds(0, 128)), buf.at(ds(0, 4), ds(0, 128)), dsem.at(0));
+        auto b = async_copy(x_any.at(ds(8 * i + 4, 4), ds(0, 128)), buf.at(ds(4, 4), ds(0, 128)), dsem.at(0));
+        if (semaphore_read(dsem.at(0)) != 0) throw std::runtime_error("landed before any wait");
+        a.wait();
+        b.wait();
+        store(buf, load(buf) - 1.0f);
+        sync_copy(buf, o_any.at(ds(8 * i, 8), ds(0, 128)));
+        semaphore_signal(sem.at(0), 3);
+        if (semaphore_read(sem.at(0)) != 3) throw std::runtime_error("signal not counted");
+        semaphore_wait(sem.at(0), 3);
+    }, x);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], x.vector()[k] - 1.0f) << k;
+    EXPECT_EQ(rep.stats.body_dmas, 2 * 3);
+    EXPECT_EQ(rep.stats.sem_waits, 2 * 3);
+    EXPECT_EQ(rep.semaphore_stall, 0.0);
+
+    EXPECT_NE(error_of([&] {
+                  Single{}([](auto, auto, auto, auto, auto sem) { semaphore_signal(sem.at(0), 1, 1); }, x);
+              }).find("ptpu[S60] core 0, step 0: semaphore_signal: signals core 1 but the kernel runs on 1 core(s)"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] {
+                  Single{}([](auto, auto, auto, auto, auto sem) { semaphore_wait(sem.at(0), -1); }, x);
+              }).find("ptpu[S60]"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] {
+                  Single{}([](auto x_any, auto, auto buf, auto dsem, auto) {
+                      make_async_copy(x_any.at(ds(0, 8), ds(0, 128)), buf, dsem.at(0)).start(-1);
+                  }, x);
+              }).find("ptpu[35] core 0, step 0: async_copy: DMA start priority must be non-negative"),
+              std::string::npos);
+    // A run-time shape mismatch (the static extents cannot tell): DMA1, nothing started.
+    EXPECT_NE(error_of([&] {
+                  Single{}([](auto x_any, auto, auto buf, auto dsem, auto) {
+                      const index_t n = 4 + program_id(0);
+                      (void)async_copy(x_any.at(ds(0, n), ds(0, 128)), buf.at(ds(0, 4), ds(0, 128)), dsem.at(0));
+                  }, x);
+              }).find("ptpu[DMA1]"),
+              std::string::npos);
+}
+
+// Timing-only runs keep the semaphores and the control flow (and time) of the data run.
+TEST(AsyncCopy, TimingOnlyMatchesDataRun) {
+    const host_array<Row> x = rows();
+    Hand data, timing;
+    timing.options.timing_only = true;
+    const host_array<X> big = ramp();
+    auto [a, ra] = data(hand_pipeline{}, big);
+    auto [b, rb] = timing(hand_pipeline{}, big);
+    EXPECT_EQ(ra.device_time, rb.device_time);
+    EXPECT_EQ(ra.stats.sem_waits, rb.stats.sem_waits);
+}

@@ -565,3 +565,126 @@ TEST(SimEngine, OptionsDoNotChangeTimes) {
 }
 
 }  // namespace
+
+// ---- Semaphores (S60, S61): known answers on round_chip -----------------------------------------
+
+namespace {
+op signal_op(std::uint32_t sem, int core, std::int64_t n, std::uint32_t step = 0) {
+    op o{.kind = op_kind::sem_signal, .bytes = n, .step = step};
+    o.sem = sem;
+    o.core = static_cast<std::uint8_t>(core);
+    return o;
+}
+op sem_wait_op(std::uint32_t sem, std::int64_t n, bool dma = false, std::uint32_t step = 0) {
+    op o{.kind = op_kind::sem_wait, .bytes = n, .step = step};
+    o.sem = sem;
+    o.dma_sem = dma;
+    return o;
+}
+op start_into(std::uint32_t sem, std::int64_t bytes) {
+    op o = start(0, bytes);
+    o.sem = sem;
+    return o;
+}
+options with_semaphores() {
+    options o;
+    o.semaphores = true;
+    return o;
+}
+}  // namespace
+
+TEST(EngineSemaphores, SignalFromTheOtherCoreEndsTheWait) {
+    vec_source src;
+    src.ops[0] = {compute(1 * us), signal_op(1, 1, 1), compute(0.5 * us)};
+    src.ops[1] = {compute(0.25 * us), sem_wait_op(1, 1), compute(1 * us)};
+    options opt = with_semaphores();
+    opt.timeline = true;
+    opt.per_step = true;
+    const result r = run(rc, src, 2, opt);
+    EXPECT_NEAR(r.core_time[1], 2 * us, 1e-15);  // blocked from 0.25 to 1 µs
+    EXPECT_NEAR(r.wait_sem[1], 0.75 * us, 1e-15);
+    EXPECT_EQ(r.wait_dma[1], 0.0);
+    EXPECT_NEAR(r.core_time[0], 1.5 * us, 1e-15);
+    EXPECT_NEAR(r.device_time, 2 * us, 1e-15);
+    EXPECT_EQ(r.deadlock.core, -1);
+    int stalls = 0;
+    for (const span& s : r.timeline)
+        if (s.kind == op_kind::sem_wait) {
+            ++stalls;
+            EXPECT_NEAR(s.begin, 0.25 * us, 1e-15);
+            EXPECT_NEAR(s.end, 1 * us, 1e-15);
+            EXPECT_FALSE(s.far);
+        }
+    EXPECT_EQ(stalls, 1);
+    double sem_rows = 0;
+    for (const auto& row : r.steps) sem_rows += row.sem_wait;
+    EXPECT_NEAR(sem_rows, 0.75 * us, 1e-15);
+}
+
+// Strict time order: a signal sent at 1 µs must not satisfy a wait the other core reaches at
+// 0.5 µs, however far the model would otherwise let one core run ahead (issue + latency).
+TEST(EngineSemaphores, SignalsRespectTime) {
+    vec_source src;
+    src.ops[0] = {compute(0.1 * us), signal_op(1, 1, 1), compute(0.4 * us), signal_op(2, 1, 1)};
+    src.ops[1] = {compute(0.45 * us), sem_wait_op(2, 1), sem_wait_op(1, 1)};
+    const result r = run(rc, src, 2, with_semaphores());
+    EXPECT_NEAR(r.core_time[1], 0.5 * us, 1e-15);
+    EXPECT_NEAR(r.wait_sem[1], 0.05 * us, 1e-15);
+}
+
+// A DMA started with a semaphore raises it by its bytes when it completes: issue 0.02 µs,
+// latency 0.5 µs, 1e6 bytes at 1e12 B/s. Two sharing one semaphore share HBM (processor
+// sharing): A alone from 0.52 to 0.54 µs, both at half rate until A ends at 2.50 µs, B's last
+// 0.02e6 bytes alone until 2.52 µs.
+TEST(EngineSemaphores, DmaCompletionsRaiseTheirSemaphore) {
+    vec_source one;
+    one.ops[0] = {start_into(1, 1'000'000), sem_wait_op(1, 1'000'000, true)};
+    result r = run(rc, one, 1, with_semaphores());
+    EXPECT_NEAR(r.core_time[0], 1.52 * us, 1e-12);
+    EXPECT_NEAR(r.wait_dma[0], 1.50 * us, 1e-12);
+    EXPECT_EQ(r.wait_sem[0], 0.0);
+    EXPECT_EQ(r.dangling_dmas, 0);
+
+    vec_source two;
+    two.ops[0] = {start_into(1, 1'000'000), start_into(1, 1'000'000), sem_wait_op(1, 1'000'000, true),
+                  sem_wait_op(1, 1'000'000, true)};
+    r = run(rc, two, 1, with_semaphores());
+    EXPECT_NEAR(r.core_time[0], 2.52 * us, 1e-12);
+    EXPECT_NEAR(r.device_time, 2.52 * us, 1e-12);
+}
+
+// Every core blocked on a semaphore, nothing in flight: the model stops and says where.
+TEST(EngineSemaphores, DeadlockIsReported) {
+    vec_source src;
+    src.ops[0] = {compute(1 * us), sem_wait_op(3, 2, false, 7)};
+    src.ops[1] = {signal_op(3, 0, 1)};
+    const result r = run(rc, src, 2, with_semaphores());
+    EXPECT_EQ(r.deadlock.core, 0);
+    EXPECT_EQ(r.deadlock.sem, 3u);
+    EXPECT_EQ(r.deadlock.wanted, 2);
+    EXPECT_EQ(r.deadlock.available, 1);
+    EXPECT_EQ(r.deadlock.step, 7u);
+}
+
+TEST(EngineSemaphores, MalformedSemaphoreOpsAreSim2) {
+    auto rule = [](vec_source src, int cores, options opt) {
+        try {
+            (void)simulate(rc, cores, src, opt);
+        } catch (const ptpu::error& e) {
+            return e.rule();
+        }
+        return std::string("none");
+    };
+    vec_source off;
+    off.ops[0] = {signal_op(1, 0, 1)};
+    EXPECT_EQ(rule(off, 1, {}), "SIM2");  // semaphores not enabled
+    vec_source zero;
+    zero.ops[0] = {sem_wait_op(0, 1)};
+    EXPECT_EQ(rule(zero, 1, with_semaphores()), "SIM2");  // semaphore 0 does not exist
+    vec_source other;
+    other.ops[0] = {signal_op(1, 1, 1)};
+    EXPECT_EQ(rule(other, 1, with_semaphores()), "SIM2");  // a core that is not simulated
+    vec_source negative;
+    negative.ops[0] = {sem_wait_op(1, -1)};
+    EXPECT_EQ(rule(negative, 1, with_semaphores()), "SIM2");
+}

@@ -26,7 +26,8 @@ struct core_report {
     double overhead = 0;     ///< per-step control overhead (tpu-model.md §2)
     double dma_issue = 0;    ///< scalar-core time issuing DMAs
     double compute = 0;      ///< kernel bodies, as their charged work says
-    double exposed_dma = 0;  ///< blocked in DMA waits
+    double exposed_dma = 0;  ///< blocked in DMA waits (DMA semaphores included)
+    double semaphore_stall = 0;  ///< blocked on regular semaphores: waiting for the other core's signals
     index_t steps = 0;
     index_t vmem_high_water = 0;  ///< bytes of VMEM the call allocates on this core (check 24)
     index_t smem_high_water = 0;
@@ -46,6 +47,7 @@ struct report {
     double achieved_bandwidth = 0;  ///< hbm_bytes / device_time
     double bandwidth_fraction = 0;  ///< of the chip's spec HBM bandwidth
     double exposed_dma = 0;         ///< Σ over cores
+    double semaphore_stall = 0;     ///< Σ over cores (regular semaphore waits)
     double overhead_share = 0;      ///< Σ overhead / Σ core time
     double roofline_time = 0;       ///< max(compute at peak, HBM bytes at spec bandwidth)
     bool memory_bound = false;      ///< which side of the roofline bounds it
@@ -86,10 +88,12 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
         k.dma_issue = r.busy_issue[u];
         k.compute = r.busy_compute[u];
         k.exposed_dma = r.wait_dma[u];
+        k.semaphore_stall = r.wait_sem[u];
         k.steps = stats.core_steps[u];
         k.vmem_high_water = k.steps > 0 ? info.vmem_bytes : 0;
         k.smem_high_water = k.steps > 0 ? info.smem_bytes : 0;
         rep.exposed_dma += k.exposed_dma;
+        rep.semaphore_stall += k.semaphore_stall;
         sum_time += k.time;
         sum_overhead += k.overhead;
     }
@@ -157,7 +161,9 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
         const core_report& k = r.core[static_cast<std::size_t>(c)];
         os << "  core " << c << "             " << fmt_time(k.time) << " over " << k.steps
            << " steps: overhead " << fmt_time(k.overhead) << ", DMA issue " << fmt_time(k.dma_issue)
-           << ", compute " << fmt_time(k.compute) << ", exposed DMA " << fmt_time(k.exposed_dma) << "\n";
+           << ", compute " << fmt_time(k.compute) << ", exposed DMA " << fmt_time(k.exposed_dma);
+        if (k.semaphore_stall > 0) os << ", semaphore stall " << fmt_time(k.semaphore_stall);
+        os << "\n";
         os << "                     VMEM high-water " << k.vmem_high_water << " B, SMEM " << k.smem_high_water
            << " B\n";
     }
@@ -173,7 +179,9 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
         os << "  model              " << r.ops << " ops, "
            << fmt_pct(static_cast<double>(r.steady_ops) / static_cast<double>(r.ops))
            << " fast-forwarded in steady periods\n";
-    if (r.dangling_dmas > 0) os << "  WARNING            " << r.dangling_dmas << " DMAs never waited\n";
+    if (r.stats.sem_signals + r.stats.sem_waits > 0)
+        os << "  semaphores         " << r.stats.sem_signals << " signals, " << r.stats.sem_waits << " waits, stalled "
+           << fmt_time(r.semaphore_stall) << "\n";
     return os;
 }
 

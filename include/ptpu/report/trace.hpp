@@ -40,6 +40,8 @@ inline const char* kind_name(stream::copy_kind k) {
             return "sync_out";
         case stream::copy_kind::body:
             return "sync_copy";
+        case stream::copy_kind::body_async:
+            return "async_copy";
         default:
             return "dma";
     }
@@ -53,7 +55,8 @@ inline bool inbound(stream::copy_kind k) {
 inline std::string dma_name(const report& r, std::uint32_t label) {
     if (label >= r.notes.size()) return "dma";
     const dma_note& n = r.notes[label];
-    if (n.kind == stream::copy_kind::body) return "sync_copy (body, step " + std::to_string(n.block_step) + ")";
+    if (n.kind == stream::copy_kind::body || n.kind == stream::copy_kind::body_async)
+        return std::string(kind_name(n.kind)) + " (body, step " + std::to_string(n.block_step) + ")";
     std::string s = (n.op < r.operand_names.size() ? r.operand_names[n.op] : "op" + std::to_string(n.op));
     s += " ";
     s += kind_name(n.kind);
@@ -74,6 +77,11 @@ inline std::string span_name(const report& r, const sim::span& s) {
             return "issue " + dma_name(r, s.label);
         case sim::op_kind::dma_wait:
             return "wait " + dma_name(r, s.label);
+        case sim::op_kind::sem_signal:
+            return "signal semaphore " + std::to_string(s.dma);
+        case sim::op_kind::sem_wait:
+            return (s.far ? "DMA semaphore wait " : "semaphore wait ") + std::to_string(s.dma) + " (step " +
+                   std::to_string(s.step) + ")";
     }
     return "op";
 }
@@ -155,6 +163,7 @@ inline std::string to_chrome_trace(const report& r) {
                 : (s.kind == sim::op_kind::compute    ? "compute"
                    : s.kind == sim::op_kind::overhead ? "overhead"
                    : s.kind == sim::op_kind::dma_wait ? "wait"
+                   : s.kind == sim::op_kind::sem_wait ? (s.far ? "wait" : "semaphore_stall")
                                                       : "issue");
         sep();
         o << "{\"ph\":\"X\",\"pid\":" << s.core << ",\"tid\":" << (dma ? lane[i] + 1 : 0)
@@ -209,6 +218,10 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
                 return "#2f6fd0";
             case sim::op_kind::dma_wait:
                 return "#d03030";
+            case sim::op_kind::sem_wait:
+                return s.far ? "#d03030" : "#8e44ad";  // a DMA semaphore's wait is exposed DMA
+            case sim::op_kind::sem_signal:
+                return "#000";
         }
         return "#000";
     };
@@ -241,8 +254,9 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
     }
     const char* legend[][2] = {{"#9a9a9a", "step overhead"}, {"#d8c020", "DMA issue"},
                                {"#2f6fd0", "compute"},       {"#d03030", "exposed DMA wait"},
-                               {"#3a9e4f", "DMA in"},        {"#e08a1e", "DMA out"}};
-    for (int k = 0; k < 6; ++k)
+                               {"#8e44ad", "semaphore stall"}, {"#3a9e4f", "DMA in"},
+                               {"#e08a1e", "DMA out"}};
+    for (int k = 0; k < 7; ++k)
         o << "<rect x=\"" << left + k * 150 << "\" y=\"" << height - 18
           << "\" width=\"12\" height=\"12\" fill=\"" << legend[k][0] << "\"/><text x=\""
           << left + k * 150 + 16 << "\" y=\"" << height - 8 << "\">" << legend[k][1] << "</text>\n";

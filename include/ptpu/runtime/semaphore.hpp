@@ -45,10 +45,11 @@ inline constexpr bool is_regular_semaphore = std::is_same_v<std::remove_const_t<
 // The checks of one semaphore argument (35, 36): a ()-shaped ref into semaphore scratch.
 template <class T, class S, std::size_t R>
 constexpr bool semaphore_arg_ok(const char*) {
-    static_assert(std::is_same_v<S, semaphore> && (is_dma_semaphore<T> || is_regular_semaphore<T>),
+    constexpr bool is_sem = std::is_same_v<S, semaphore> && (is_dma_semaphore<T> || is_regular_semaphore<T>);
+    static_assert(is_sem,
                   "ptpu[36] semaphore op: cannot signal, wait on or read a ref that is not a semaphore; "
                   "pass a ref of Scratch<semaphore, dma_semaphore or regular_semaphore, ...>");
-    static_assert(R == 0,
+    static_assert(!is_sem || R == 0,
                   "ptpu[35] semaphore op: cannot signal, wait on or read a semaphore array (a "
                   "non-()-shaped semaphore); pick one with sem.at(i)");
     return true;
@@ -278,14 +279,16 @@ template <class T, class S1, std::size_t R1, class E1, class U, class S2, std::s
                   "refs with .at(ds(...), ...) to the same shape");
     static_assert(!std::is_same_v<std::remove_const_t<T>, bool>,
                   "ptpu[38] async_copy: DMAs with bool dtypes are not supported; copy an int8 array instead");
-    static_assert(std::is_same_v<S3, semaphore> && (detail::is_dma_semaphore<C> || detail::is_regular_semaphore<C>),
+    constexpr bool is_sem =
+        std::is_same_v<S3, semaphore> && (detail::is_dma_semaphore<C> || detail::is_regular_semaphore<C>);
+    static_assert(is_sem,
                   "ptpu[35] async_copy: the semaphore argument must be a semaphore ref (Scratch<semaphore, "
                   "dma_semaphore, ...>)");
-    static_assert(!detail::is_regular_semaphore<C>,
+    static_assert(!is_sem || !detail::is_regular_semaphore<C>,
                   "ptpu[36] async_copy: a DMA waits on a DMA semaphore, but this is a regular semaphore; "
                   "allocate Scratch<semaphore, dma_semaphore, ...> for copies, and use semaphore_wait for "
                   "regular ones");
-    static_assert(R3 == 0,
+    static_assert(!is_sem || R3 == 0,
                   "ptpu[35] async_copy: the semaphore is an array (non-()-shaped); pick one with sem.at(i)");
     if constexpr (R1 == R2 && R3 == 0)
         return async_copy_descriptor<ref<T, S1, R1, E1>, ref<U, S2, R1, E2>, ref<C, semaphore, 0, E3>>(src, dst, sem);
