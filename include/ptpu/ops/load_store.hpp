@@ -97,6 +97,15 @@ void store_values(const P& p, block_view<C> src, index_t rows, index_t cols) {
         for (index_t j = 0; j < cols; ++j) p.data[i * p.stride + j] = store_fn<T>{}(src.data[i * src.stride + j]);
 }
 
+/// The address of element (i...) of `r` (already bounds-checked), for race detection.
+template <class T, class S, std::size_t R, class E, class... I>
+const T* element_at(const ref<T, S, R, E>& r, I... i) {
+    const std::array<index_t, R> at{static_cast<index_t>(i)...};
+    index_t off = 0;
+    for (std::size_t d = 0; d < R; ++d) off += at[d] * r.strides()[d];
+    return r.data() + off;
+}
+
 /// The first and one-past-the-last element of a plane (for the borrow registry).
 template <class P>
 std::pair<const void*, const void*> plane_range(const P& p) {
@@ -221,7 +230,7 @@ requires(sizeof...(I) == R) [[nodiscard]] std::remove_const_t<T> sload(const ref
     } else {
         const std::remove_const_t<T> v = r(i...);  // bounds first (R2): a failed op charges nothing
         if (const kernel_context* k = detail::current_context(); k != nullptr && !k->pending.empty()) {
-            const T* at = &r(i...);
+            const T* at = detail::element_at(r, i...);
             detail::check_dma_access(at, at + 1, false, "sload");
         }
         detail::charge_scalar(1);
@@ -242,7 +251,7 @@ requires(sizeof...(I) == R && scalar_value<V>) void sstore(const ref<T, S, R, E>
                       "output or scratch ref");
     } else {
         if (const kernel_context* k = detail::current_context(); k != nullptr && !k->pending.empty()) {
-            const T* at = &r(i...);
+            const T* at = detail::element_at(r, i...);
             detail::check_dma_access(at, at + 1, true, "sstore");
         }
         if constexpr (std::is_same_v<T, bf16> || std::is_same_v<T, f16>)
