@@ -31,6 +31,11 @@ static_assert(valid_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>);
 static_assert(pallas_call_ok<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>);
 static_assert(Good::valid);  // the two agree where pallas_call can be instantiated
 
+// A named call: check_call<K>() reads K's options; naming K instantiates nothing.
+using NamedBad = pallas_call<Grid<8>, In<Arg<X, BlockSpec<Block<4, 128>, row>>>, Out<Arg<X, Blk>>>;
+static_assert(valid_call<Good> && pallas_call_ok<Good> && check_call<Good>().ok());
+static_assert(!valid_call<NamedBad> && check_call<NamedBad>().rule() == "15");
+
 TEST(Verdict, ValidCallHasNoRuleAndIsComplete) {
     constexpr verdict v = check_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>();
     static_assert(v.ok() && v.complete());

@@ -188,33 +188,57 @@ constexpr noun_problem nouns_problem() {
 
 }  // namespace detail
 
-/// The verdict on pallas_call<Opts...>: its first broken rule, the one its static_assert would
-/// name, or ok(). Instantiates no pallas_call and fires no static_assert. Checks what pallas_call
-/// checks at compile time (complete() says whether that includes the grid walk).
 template <class... Opts>
-consteval verdict check_call() {
-    constexpr detail::noun_problem noun = detail::nouns_problem<Opts...>();
+struct pallas_call;  // defined in pallas_call.hpp; check_call reads a named call's options
+
+namespace detail {
+
+template <class... Opts>
+consteval verdict check_options() {
+    constexpr noun_problem noun = detail::nouns_problem<Opts...>();
     if constexpr (noun.text != nullptr) {
         diag where;
         where.op = noun.op;
         return verdict(noun.text, where, true);
     } else {
-        using traits = detail::call_traits<Opts...>;
+        using traits = call_traits<Opts...>;
         constexpr call_desc desc = traits::describe();
         diag d;
-        if constexpr (detail::plans_statically(desc)) {
+        if constexpr (plans_statically(desc)) {
             constexpr auto maps = traits::maps();
-            // The planner's analysis is every check of plan(); the events are not needed.
+            // The planner's analysis makes every check of plan(); the events are not needed.
             d = analyze(desc, maps.data(), nullptr).info.problem;
         } else {
             d = validate(desc);
         }
-        if (d.ok()) return verdict(nullptr, d, detail::plans_statically(desc));
-        return verdict(message(d.code), d, detail::plans_statically(desc));
+        return verdict(d.ok() ? nullptr : message(d.code), d, plans_statically(desc));
     }
 }
 
-/// True when pallas_call<Opts...> breaks no rule checked at compile time (check_call).
+template <class... Opts>
+struct call_check {
+    static consteval verdict get() { return detail::check_options<Opts...>(); }
+};
+// A named call (`using K = pallas_call<...>; check_call<K>()`): naming the type instantiates
+// nothing, and its options are read from the template arguments.
+template <class... Opts>
+struct call_check<pallas_call<Opts...>> {
+    static consteval verdict get() { return detail::check_options<Opts...>(); }
+};
+
+}  // namespace detail
+
+/// The verdict on pallas_call<Opts...>: its first broken rule, the one its static_assert would
+/// name, or ok(). Takes the options, or one pallas_call<...> type. Instantiates no pallas_call
+/// and fires no static_assert. Checks what pallas_call checks at compile time (complete() says
+/// whether that includes the grid walk).
+template <class... Opts>
+consteval verdict check_call() {
+    return detail::call_check<Opts...>::get();
+}
+
+/// True when pallas_call<Opts...> (or the one pallas_call type given) breaks no rule checked at
+/// compile time (check_call).
 template <class... Opts>
 inline constexpr bool pallas_call_ok = check_call<Opts...>().ok();
 
