@@ -64,21 +64,22 @@ TEST(Verdict, VmemOverflowIs24WithItsBytes) {
     EXPECT_EQ(v.rule(), "24");
     EXPECT_EQ(v.message(), PTPU_RULE_TEXT_24);
     EXPECT_EQ(v.values().code, rule::r24);
-    EXPECT_EQ(v.values().a, 2 * 2048 * 2048 * 4);          // total bytes: two slots
+    EXPECT_EQ(v.values().a, 2 * 2048 * 2048 * 4);        // total bytes: two slots
     EXPECT_EQ(v.values().b, tpu::v5e.vmem_limit_bytes);  // the chip's scoped limit
     EXPECT_NE(v.details().find("2 buffers"), std::string::npos) << v.details();
     // The same windows fit once VmemLimit allows them.
-    static_assert(
-        valid_call<Grid<2>, Chip<tpu::v5e>, VmemLimit<40 << 20>, In<Arg<Big, BlockSpec<Block<2048, 2048>, row>>>>);
+    static_assert(valid_call<Grid<2>, Chip<tpu::v5e>, VmemLimit<40 << 20>,
+                             In<Arg<Big, BlockSpec<Block<2048, 2048>, row>>>>);
 }
 
 // ko 37: bool blocks count 4 bytes each.
-static_assert(rule_of<Grid<4>, VmemLimit<3 << 19>, In<Arg<Array<bool, 1024, 1024>, BlockSpec<Block<256, 1024>, row>>>> ==
-              "24");
+static_assert(rule_of<Grid<4>, VmemLimit<3 << 19>,
+                      In<Arg<Array<bool, 1024, 1024>, BlockSpec<Block<256, 1024>, row>>>> == "24");
 
 // ko 26: block 4 of a 4-block array.
 using OutOfBounds =
-    std::tuple<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(i + 1, 0); }>>>, Out<Arg<X, Blk>>>;
+    std::tuple<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(i + 1, 0); }>>>,
+               Out<Arg<X, Blk>>>;
 
 TEST(Verdict, OutOfBoundsBlockIsS34AtItsIteration) {
     constexpr verdict v = verdict_of<OutOfBounds>::value;
@@ -91,11 +92,12 @@ TEST(Verdict, OutOfBoundsBlockIsS34AtItsIteration) {
 }
 
 // ko 27: A5's incorrect reduction, out (j, k) revisited across i.
-using Revisit =
-    std::tuple<Grid<8, 4, 4>,
-               In<Arg<Array<float, 8, 1024, 1024>,
-                      BlockSpec<Block<squeezed, 256, 256>, [](auto i, auto j, auto k) { return idx(i, j, k); }>>>,
-               Out<Arg<Array<float, 1024, 1024>, BlockSpec<Block<256, 256>, [](auto, auto j, auto k) { return idx(j, k); }>>>>;
+using Revisit = std::tuple<
+    Grid<8, 4, 4>,
+    In<Arg<Array<float, 8, 1024, 1024>,
+           BlockSpec<Block<squeezed, 256, 256>, [](auto i, auto j, auto k) { return idx(i, j, k); }>>>,
+    Out<Arg<Array<float, 1024, 1024>,
+            BlockSpec<Block<256, 256>, [](auto, auto j, auto k) { return idx(j, k); }>>>>;
 
 TEST(Verdict, RevisitedOutputBlockIsS39) {
     constexpr verdict v = verdict_of<Revisit>::value;
@@ -107,8 +109,9 @@ TEST(Verdict, RevisitedOutputBlockIsS39) {
 }
 
 // ko 30: both cores of a v5p write block 0.
-using Race = std::tuple<Grid<2>, Semantics<parallel>, Chip<tpu::v5p>, In<Arg<X, Blk>>,
-                        Out<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>, [](auto) { return idx(0, 0); }>>>>;
+using Race =
+    std::tuple<Grid<2>, Semantics<parallel>, Chip<tpu::v5p>, In<Arg<X, Blk>>,
+               Out<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>, [](auto) { return idx(0, 0); }>>>>;
 
 TEST(Verdict, MegacoreRaceIsMC1) {
     constexpr verdict v = verdict_of<Race>::value;
@@ -117,8 +120,9 @@ TEST(Verdict, MegacoreRaceIsMC1) {
     EXPECT_EQ(v.message(), PTPU_RULE_TEXT_MC1);
     EXPECT_NE(v.details().find("written by core 0"), std::string::npos) << v.details();
     // On one core (v5e) nothing races; arbitrary semantics keep it on one core too.
-    static_assert(valid_call<Grid<2>, Semantics<parallel>, Chip<tpu::v5e>, In<Arg<X, Blk>>,
-                             Out<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>, [](auto) { return idx(0, 0); }>>>>);
+    static_assert(
+        valid_call<Grid<2>, Semantics<parallel>, Chip<tpu::v5e>, In<Arg<X, Blk>>,
+                   Out<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>, [](auto) { return idx(0, 0); }>>>>);
 }
 
 // ---- Rules of the description (validate) --------------------------------------------------------
@@ -154,71 +158,93 @@ TEST(Verdict, BufferCountsArePallasCallsRule19) {
 }
 
 // The remaining configuration rules of pallas_call_checks.cpp, ko by ko.
-static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<128>, [](auto i) { return idx(i); }>>>,
-                      Out<Arg<X, Blk>>> == "1");                                                             // ko 1
-static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(i); }>>>,
-                      Out<Arg<X, Blk>>> == "2");                                                             // ko 2
+static_assert(
+    rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<128>, [](auto i) { return idx(i); }>>>, Out<Arg<X, Blk>>> ==
+    "1");  // ko 1
+static_assert(
+    rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(i); }>>>, Out<Arg<X, Blk>>> ==
+    "2");  // ko 2
 static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j); }>>>,
-                      Out<Arg<X, Blk>>> == "2");                                                             // ko 3
-static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return i; }>>>,
-                      Out<Arg<X, Blk>>> == "3");                                                             // ko 4
+                      Out<Arg<X, Blk>>> == "2");  // ko 3
+static_assert(
+    rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return i; }>>>, Out<Arg<X, Blk>>> ==
+    "3");  // ko 4
 static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<bounded_slice{8}, 128>, row>>>, Out<Arg<X, Blk>>> ==
-              "4");                                                                                          // ko 5
-static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(ds(i * 8, 8), 0); }>>>,
-                      Out<Arg<X, Blk>>> == "5");                                                             // ko 6
-static_assert(rule_of<Grid<4>, Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>> == "10");                        // ko 8
-static_assert(rule_of<Grid<4>, int, In<Arg<X, Blk>>, Out<Arg<X, Blk>>> == "10");  // not an option
-static_assert(rule_of<Grid<4>, Alias<0, 3>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>> == "11");                    // ko 9
-static_assert(rule_of<Grid<4>, In<Arg<Array<float>, BlockSpec<>>>, Out<Arg<X, Blk>>> == "13");              // ko 11
-static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, any>>>, Out<Arg<X, Blk>>> == "14");  // ko 12
-static_assert(rule_of<Grid<10>, In<Arg<Array<float, 1000>, BlockSpec<Block<100>, [](auto i) { return idx(i); }>>>> ==
-              "16");                                                                                         // ko 14
-static_assert(rule_of<Grid<16>, In<Arg<Array<bool, 1024>, BlockSpec<Block<64>, [](auto i) { return idx(i); }>>>> ==
-              "16");                                                                                         // ko 38
-static_assert(rule_of<Grid<>, In<Arg<X, BlockSpec<Block<8, 128>, []() { return idx(1, 0); }>>>> == "17");  // ko 15
-static_assert(rule_of<Grid<4>,
-                      In<Arg<X, BlockSpec<Block<bounded_slice{8}, 128>, [](auto i) { return idx(ds(i * 8, 8), 0); }>>>,
-                      Out<Arg<X, Blk>>> == "18");                                                            // ko 16
-static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<element{8}, 128>, [](auto i) { return idx(i * 8, 0); }>>>,
-                      Out<Arg<X, Blk>>> == "18");                                                            // ko 17
+              "4");  // ko 5
+static_assert(
+    rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(ds(i * 8, 8), 0); }>>>,
+            Out<Arg<X, Blk>>> == "5");                                                    // ko 6
+static_assert(rule_of<Grid<4>, Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>> == "10");      // ko 8
+static_assert(rule_of<Grid<4>, int, In<Arg<X, Blk>>, Out<Arg<X, Blk>>> == "10");          // not an option
+static_assert(rule_of<Grid<4>, Alias<0, 3>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>> == "11");  // ko 9
+static_assert(rule_of<Grid<4>, In<Arg<Array<float>, BlockSpec<>>>, Out<Arg<X, Blk>>> == "13");  // ko 11
+static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, any>>>, Out<Arg<X, Blk>>> ==
+              "14");  // ko 12
+static_assert(
+    rule_of<Grid<10>, In<Arg<Array<float, 1000>, BlockSpec<Block<100>, [](auto i) { return idx(i); }>>>> ==
+    "16");  // ko 14
+static_assert(
+    rule_of<Grid<16>, In<Arg<Array<bool, 1024>, BlockSpec<Block<64>, [](auto i) { return idx(i); }>>>> ==
+    "16");  // ko 38
+static_assert(rule_of<Grid<>, In<Arg<X, BlockSpec<Block<8, 128>, []() { return idx(1, 0); }>>>> ==
+              "17");  // ko 15
+static_assert(
+    rule_of<Grid<4>,
+            In<Arg<X, BlockSpec<Block<bounded_slice{8}, 128>, [](auto i) { return idx(ds(i * 8, 8), 0); }>>>,
+            Out<Arg<X, Blk>>> == "18");  // ko 16
+static_assert(
+    rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<element{8}, 128>, [](auto i) { return idx(i * 8, 0); }>>>,
+            Out<Arg<X, Blk>>> == "18");  // ko 17
 static_assert(rule_of<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, BlockSpec<Block<8, 128>, row, revisit_any>>>> ==
-              "19");                                                                                         // ko 20
+              "19");  // ko 20
 static_assert(rule_of<Grid<4, 1>, Semantics<parallel>,
-                      In<Arg<X, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(i, 0); }>>>> == "20");  // ko 21
-static_assert(rule_of<Grid<0>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>> == "25");                                 // ko 25
+                      In<Arg<X, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(i, 0); }>>>> ==
+              "20");                                                         // ko 21
+static_assert(rule_of<Grid<0>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>> == "25");  // ko 25
 static_assert(rule_of<Grid<4, 4>,
-                      Out<Arg<Array<float, 32, 256>, BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j / 2); }>>,
-                          Arg<Array<float, 16, 256>, BlockSpec<Block<8, 128>, [](auto i, auto j) {
-                                                                   return idx(j / 2, i % 2);
-                                                               }>>>> == "S39");                             // ko 28
+                      Out<Arg<Array<float, 32, 256>,
+                              BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j / 2); }>>,
+                          Arg<Array<float, 16, 256>,
+                              BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(j / 2, i % 2); }>>>> ==
+              "S39");  // ko 28
 static_assert(rule_of<Grid<4, 1>, Semantics<arbitrary, parallel>,
-                      In<Arg<X, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(i, 0); }>>>> == "S44");  // ko 29
+                      In<Arg<X, BlockSpec<Block<8, 128>, [](auto i, auto) { return idx(i, 0); }>>>> ==
+              "S44");  // ko 29
 static_assert(rule_of<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Scratch<smem, std::int32_t, 300000>> ==
-              "SMEM1");                                                                                      // ko 31
-static_assert(rule_of<Grid<4>, Alias<0, 0>, In<Arg<X, Blk>>, Out<Arg<Array<float, 64, 128>, Blk>>> == "11");  // ko 34
+              "SMEM1");  // ko 31
+static_assert(rule_of<Grid<4>, Alias<0, 0>, In<Arg<X, Blk>>, Out<Arg<Array<float, 64, 128>, Blk>>> ==
+              "11");  // ko 34
 // ko 10, 22, 23, 35, 36, 39 break rules of a call's body or arguments (12, S3, S4, ARG1, PRED1),
 // not of the configuration: their configurations are valid.
 static_assert(valid_call<Grid<4>, In<Arg<X, BlockSpec<Full, zero_map, any>>>, Out<Arg<X, Blk>>>);  // ko 22
-static_assert(valid_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, smem>>>, Out<Arg<X, Blk>>>);  // ko 23
+static_assert(
+    valid_call<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, smem>>>, Out<Arg<X, Blk>>>);  // ko 23
 
 // ---- The nouns' own static_asserts, read without instantiating the noun -------------------------
 
-static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<true, 128>, row>>>, Out<Arg<X, Blk>>> == "7");   // ko 7
-static_assert(rule_of<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Scratch<hbm, float, 8, 128>> == "S5");  // ko 32
+static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<true, 128>, row>>>, Out<Arg<X, Blk>>> ==
+              "7");  // ko 7
+static_assert(rule_of<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Scratch<hbm, float, 8, 128>> ==
+              "S5");  // ko 32
 static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, vmem_shared>>>, Out<Arg<X, Blk>>> ==
-              "29");                                                                                         // ko 33
-static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, int>>>, Out<Arg<X, Blk>>> == "19");  // an option
-static_assert(rule_of<Grid<1>, In<Arg<Array<float, 8, 128, 1, 1, 1, 1, 1>, BlockSpec<Block<8, 128, 1, 1, 1, 1, 1>>>>> ==
-              "V1");  // the Array's rank check comes first, then the Block's
-static_assert(rule_of<Grid<1>, In<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128, 1, 1, 1, 1, 1>>>>> == "13");
+              "29");  // ko 33
+static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, row, int>>>, Out<Arg<X, Blk>>> ==
+              "19");  // an option
+static_assert(
+    rule_of<Grid<1>, In<Arg<Array<float, 8, 128, 1, 1, 1, 1, 1>, BlockSpec<Block<8, 128, 1, 1, 1, 1, 1>>>>> ==
+    "V1");  // the Array's rank check comes first, then the Block's
+static_assert(rule_of<Grid<1>, In<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128, 1, 1, 1, 1, 1>>>>> ==
+              "13");
 static_assert(rule_of<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Scratch<vmem, float, 8, 0>> == "V1");
 static_assert(rule_of<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Scratch<vmem, double, 8, 128>> == "T1");
 static_assert(valid_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Scratch<semaphore, std::int32_t, 2>>);
-static_assert(rule_of<Grid<4>, In<Arg<X, Blk>>, Scratch<semaphore, void, 2>> == "T1");  // dtype_of<void>, as pallas_call
+static_assert(rule_of<Grid<4>, In<Arg<X, Blk>>, Scratch<semaphore, void, 2>> ==
+              "T1");  // dtype_of<void>, as pallas_call
 static_assert(rule_of<Grid<2>, ScalarPrefetch<Array<std::int64_t, 2>>, In<Arg<X, Blk>>> == "T1");
 
 TEST(Verdict, NounChecksGiveTheirMessageAndOperand) {
-    constexpr verdict dims = check_call<Grid<4>, In<Arg<X, Blk>, Arg<Array<float, 8, 0>, Blk>>, Out<Arg<X, Blk>>>();
+    constexpr verdict dims =
+        check_call<Grid<4>, In<Arg<X, Blk>, Arg<Array<float, 8, 0>, Blk>>, Out<Arg<X, Blk>>>();
     EXPECT_EQ(dims.rule(), "V1");
     EXPECT_EQ(dims.message(), PTPU_RULE_TEXT_V1_ARRAY_DIMS);
     EXPECT_EQ(dims.values().op, 1);  // the second input
@@ -237,21 +263,26 @@ TEST(Verdict, NounChecksGiveTheirMessageAndOperand) {
 
 // ---- Plans made at run time: only the description's rules are known -----------------------------
 
-using Gather = std::tuple<
-    Grid<10>, ScalarPrefetch<Array<std::int32_t, 10>>,
-    In<Arg<Array<std::int32_t, 1024, 128>, BlockSpec<Block<128, 128>, [](auto i, const auto& s) { return idx(s[i], 0); }>>>,
-    Out<Arg<Array<std::int32_t, 1280, 128>, BlockSpec<Block<128, 128>, [](auto i, const auto&) { return idx(i, 0); }>>>>;
+using Gather =
+    std::tuple<Grid<10>, ScalarPrefetch<Array<std::int32_t, 10>>,
+               In<Arg<Array<std::int32_t, 1024, 128>,
+                      BlockSpec<Block<128, 128>, [](auto i, const auto& s) { return idx(s[i], 0); }>>>,
+               Out<Arg<Array<std::int32_t, 1280, 128>,
+                       BlockSpec<Block<128, 128>, [](auto i, const auto&) { return idx(i, 0); }>>>>;
 
 TEST(Verdict, RunTimePlansAreIncomplete) {
     constexpr verdict v = verdict_of<Gather>::value;
     static_assert(v.ok() && !v.complete());  // the S34 and S39 checks wait for the prefetched values
-    static_assert(!check_call<Grid<10>, ScalarPrefetch<Array<std::int32_t, 10>>,
-                              In<Arg<Array<std::int32_t, 1024, 128>,
-                                     BlockSpec<Block<100, 128>, [](auto i, const auto& s) { return idx(s[i], 0); }>>>>()
-                       .ok());  // but tiling (15) is checked
+    static_assert(
+        !check_call<Grid<10>, ScalarPrefetch<Array<std::int32_t, 10>>,
+                    In<Arg<Array<std::int32_t, 1024, 128>,
+                           BlockSpec<Block<100, 128>, [](auto i, const auto& s) { return idx(s[i], 0); }>>>>()
+             .ok());  // but tiling (15) is checked
     // More planning than PTPU_MAX_STATIC_WORK: the same split as pallas_call::static_plan.
-    using Long = pallas_call<Grid<PTPU_MAX_STATIC_WORK>, In<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>>>>>;
-    constexpr verdict l = check_call<Grid<PTPU_MAX_STATIC_WORK>, In<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>>>>>();
+    using Long =
+        pallas_call<Grid<PTPU_MAX_STATIC_WORK>, In<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>>>>>;
+    constexpr verdict l =
+        check_call<Grid<PTPU_MAX_STATIC_WORK>, In<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>>>>>();
     static_assert(l.ok() && l.complete() == Long::static_plan && !Long::static_plan);
     EXPECT_FALSE(v.complete());
 }
@@ -266,8 +297,8 @@ using checked_call = pallas_call<Opts...>;
 template <class... Opts>
 concept nameable = requires { typename checked_call<Opts...>; };
 static_assert(nameable<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>);
-static_assert(!nameable<Grid<8>, In<Arg<X, BlockSpec<Block<4, 128>, row>>>, Out<Arg<X, Blk>>>);   // 15
-static_assert(!nameable<Grid<4>, In<Arg<Array<float, 8, 0>, Blk>>>);                              // V1
+static_assert(!nameable<Grid<8>, In<Arg<X, BlockSpec<Block<4, 128>, row>>>, Out<Arg<X, Blk>>>);      // 15
+static_assert(!nameable<Grid<4>, In<Arg<Array<float, 8, 0>, Blk>>>);                                 // V1
 static_assert(!nameable<Grid<2>, Chip<tpu::v5e>, In<Arg<Big, BlockSpec<Block<2048, 2048>, row>>>>);  // 24
 static_assert(requires { typename pallas_call<Grid<0>>; });  // why the constraint is needed
 
@@ -308,10 +339,13 @@ constexpr auto valid_calls(type_list<Configs...>) {
 // Row blocks of the (32, 128) array: 4 breaks the tiling (15), and 64 rows over a grid of 2 ask
 // for block 1, which has no row inside the array (S34).
 template <index_t R, index_t G>
-using rows = config<Grid<G>, In<Arg<X, BlockSpec<Block<R, 128>, row>>>, Out<Arg<X, BlockSpec<Block<R, 128>, row>>>>;
+using rows =
+    config<Grid<G>, In<Arg<X, BlockSpec<Block<R, 128>, row>>>, Out<Arg<X, BlockSpec<Block<R, 128>, row>>>>;
 template <index_t R, index_t G>
-using call_rows = pallas_call<Grid<G>, In<Arg<X, BlockSpec<Block<R, 128>, row>>>, Out<Arg<X, BlockSpec<Block<R, 128>, row>>>>;
-using kept = decltype(valid_calls(type_list<rows<4, 8>, rows<8, 4>, rows<16, 2>, rows<32, 1>, rows<64, 2>>{}));
+using call_rows = pallas_call<Grid<G>, In<Arg<X, BlockSpec<Block<R, 128>, row>>>,
+                              Out<Arg<X, BlockSpec<Block<R, 128>, row>>>>;
+using kept =
+    decltype(valid_calls(type_list<rows<4, 8>, rows<8, 4>, rows<16, 2>, rows<32, 1>, rows<64, 2>>{}));
 static_assert(std::is_same_v<kept, type_list<call_rows<8, 4>, call_rows<16, 2>, call_rows<32, 1>>>);
 
 template <class... Calls>

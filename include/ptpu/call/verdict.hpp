@@ -4,6 +4,10 @@
 // pallas_call<Opts...> would report from the same functions (describe, validate, the planner's
 // analysis, the same PTPU_MAX_STATIC_WORK bound), and never instantiate pallas_call, so no
 // static_assert fires: a `requires` clause or a filter over configurations can ask.
+// What stays a hard error here, as in pallas_call, carries no rule id: types that are not ptpu's
+// vocabulary (In<float>, Arg<int>), an index map whose body does not compile for the grid
+// indices, and a plan whose constant evaluation fails (a map with undefined behaviour, or more
+// work than the compiler's constexpr limit allows when PTPU_MAX_STATIC_WORK was raised alone).
 #pragma once
 
 #include <cstddef>
@@ -97,7 +101,7 @@ struct noun_shape {  // Full
 };
 template <auto... D>
 struct noun_shape<Block<D...>> {
-    static constexpr const char* value = sizeof...(D) > max_rank        ? PTPU_RULE_TEXT_13_BLOCK_RANK
+    static constexpr const char* value = sizeof...(D) > max_rank            ? PTPU_RULE_TEXT_13_BLOCK_RANK
                                          : !(block_dim_type_ok<D>() && ...) ? PTPU_RULE_TEXT_7_BLOCK_DIM
                                                                             : nullptr;
 };
@@ -111,16 +115,16 @@ template <class A, class Shape, auto Map, class... Options>
 struct noun_arg<Arg<A, BlockSpec<Shape, Map, Options...>>> {
     static constexpr const char* spec() {
         using memory = pick_t<is_space_opt, vmem, Options...>;
-        if constexpr (!((space<Options> || is_buffered<Options> || is_revisit<Options>) && ...))
+        if constexpr (!((space<Options> || is_buffered<Options> || is_revisit<Options>)&&...))
             return PTPU_RULE_TEXT_19_BLOCKSPEC_OPTION;
         else if constexpr (!(block_buffer_space<memory> || windowless_space<memory>))
             return PTPU_RULE_TEXT_29;
         else
             return nullptr;
     }
-    static constexpr const char* value = spec()                     ? spec()
-                                         : noun_array<A>::value     ? noun_array<A>::value
-                                                                    : noun_shape<Shape>::value;
+    static constexpr const char* value = spec()                 ? spec()
+                                         : noun_array<A>::value ? noun_array<A>::value
+                                                                : noun_shape<Shape>::value;
 };
 
 // A scratch buffer: its space (S5), its dims (V1), its element type (T1 through dtype_of, which
@@ -178,10 +182,9 @@ constexpr noun_problem nouns_problem() {
     using prefetch = typename args_of<option_t<option_kind::prefetch, ScalarPrefetch<>, Opts...>>::type;
     // Qualified calls: argument-dependent lookup would instantiate every type in the packs (to
     // find their base classes), firing the very static_asserts this reads ahead of.
-    for (const noun_problem p :
-         {detail::arrays_problem(prefetch{}), detail::args_problem(ins{}, 0),
-          detail::args_problem(outs{}, static_cast<int>(ins::size)),
-          detail::scratch_problem(collect_t<option_kind::scratch, Opts...>{})})
+    for (const noun_problem p : {detail::arrays_problem(prefetch{}), detail::args_problem(ins{}, 0),
+                                 detail::args_problem(outs{}, static_cast<int>(ins::size)),
+                                 detail::scratch_problem(collect_t<option_kind::scratch, Opts...>{})})
         if (p.text != nullptr) return p;
     return {};
 }
