@@ -34,18 +34,7 @@
 #include "ptpu/spec/describe.hpp"
 #include "ptpu/spec/validate.hpp"
 
-/// How much planning a static call may do at compile time, in grid steps × (operands + 1) (see
-/// pallas_call::static_plan). Compilers bound the work of one constant evaluation (g++:
-/// -fconstexpr-ops-limit, 2^25 by default; clang: -fconstexpr-steps, 2^20): a 3-operand plan
-/// fits up to about 5000 steps in g++ 12 and 1500 in clang 14 (measured), so the defaults keep
-/// 4096 and 1024 steps of such a plan static. Raise it together with the compiler's limit.
-#ifndef PTPU_MAX_STATIC_WORK
-#if defined(__clang__)
-#define PTPU_MAX_STATIC_WORK 4096
-#else
-#define PTPU_MAX_STATIC_WORK 16384
-#endif
-#endif
+// PTPU_MAX_STATIC_WORK, the bound on compile-time planning, is defined in call/options.hpp.
 
 namespace ptpu {
 
@@ -65,8 +54,7 @@ struct pallas_call {
     /// index maps and steps × (operands + 1) at most PTPU_MAX_STATIC_WORK (compilers bound the
     /// work of one constant evaluation). Larger grids are planned at run time by the same
     /// functions, and report the same rules as ptpu::error.
-    static constexpr bool static_plan =
-        !dynamic && desc.steps() * (desc.n_ops() + 1) <= index_t{PTPU_MAX_STATIC_WORK};
+    static constexpr bool static_plan = detail::plans_statically(desc);
 
 private:
     static constexpr plan_info make_info() {

@@ -16,6 +16,20 @@
 #include "ptpu/spec/call.hpp"
 #include "ptpu/spec/describe.hpp"
 
+/// How much planning a static call may do at compile time, in grid steps × (operands + 1) (see
+/// detail::plans_statically below, pallas_call::static_plan). Compilers bound the work of one
+/// constant evaluation (g++: -fconstexpr-ops-limit, 2^25 by default; clang: -fconstexpr-steps,
+/// 2^20): a 3-operand plan fits up to about 5000 steps in g++ 12 and 1500 in clang 14 (measured),
+/// so the defaults keep 4096 and 1024 steps of such a plan static. Raise it together with the
+/// compiler's limit.
+#ifndef PTPU_MAX_STATIC_WORK
+#if defined(__clang__)
+#define PTPU_MAX_STATIC_WORK 4096
+#else
+#define PTPU_MAX_STATIC_WORK 16384
+#endif
+#endif
+
 namespace ptpu {
 
 /// How a call runs: on real data or timing only, and what the report records.
@@ -37,6 +51,13 @@ struct run_options {
 };
 
 namespace detail {
+
+/// Whether a call is planned at compile time (pallas_call::static_plan; the verdict of
+/// call/verdict.hpp reads the same): index maps that read no scalar-prefetch value, and
+/// steps x (operands + 1) at most PTPU_MAX_STATIC_WORK.
+constexpr bool plans_statically(const call_desc& d) {
+    return d.n_prefetch == 0 && d.steps() * (d.n_ops() + 1) <= index_t{PTPU_MAX_STATIC_WORK};
+}
 
 // ---- Reading the option pack ------------------------------------------------------------------
 

@@ -10,6 +10,11 @@
 #include <cstdint>
 #include <string_view>
 
+// The message of T1 for dtype_of, shared with the verdict (call/verdict.hpp: a Scratch's type).
+#define PTPU_RULE_TEXT_T1_DTYPE                                                    \
+    "ptpu[T1] dtype_of<T>: unsupported element type; use one of float, bf16, "    \
+    "f16, int32_t, int16_t, int8_t, uint8_t, bool"
+
 namespace ptpu {
 
 namespace detail {
@@ -204,9 +209,7 @@ constexpr dtype checked_dtype_of() {
     if constexpr (element_type<T>) {
         return dtype_map<T>::value;
     } else {
-        static_assert(element_type<T>,
-                      "ptpu[T1] dtype_of<T>: unsupported element type; use one of float, bf16, "
-                      "f16, int32_t, int16_t, int8_t, uint8_t, bool");
+        static_assert(element_type<T>, PTPU_RULE_TEXT_T1_DTYPE);
         return dtype::f32;
     }
 }

@@ -5,6 +5,15 @@
 
 #include "ptpu/memory/space.hpp"
 
+// The messages of S5 and 29, shared with the verdict (call/verdict.hpp), which computes them
+// without instantiating Scratch or BlockSpec.
+#define PTPU_RULE_TEXT_S5                                                            \
+    "ptpu[S5] Scratch: scratch buffers live in vmem, smem or semaphore; HBM/ANY "    \
+    "scratch is not allocatable, pass an extra operand with a BlockSpec in any"
+#define PTPU_RULE_TEXT_29                                                             \
+    "ptpu[29] BlockSpec: unsupported block memory space; use vmem or smem for a "     \
+    "pipelined window, any/hbm for the raw ref"
+
 namespace ptpu::rules {
 
 template <class S>
@@ -58,17 +67,13 @@ constexpr bool require_scalar_store() {
 
 template <class S>
 constexpr bool require_scratch() {
-    static_assert(scratch_space<S>,
-                  "ptpu[S5] Scratch: scratch buffers live in vmem, smem or semaphore; HBM/ANY "
-                  "scratch is not allocatable, pass an extra operand with a BlockSpec in any");
+    static_assert(scratch_space<S>, PTPU_RULE_TEXT_S5);
     return true;
 }
 
 template <class S>
 constexpr bool require_block_space() {
-    static_assert(block_buffer_space<S> || windowless_space<S>,
-                  "ptpu[29] BlockSpec: unsupported block memory space; use vmem or smem for a "
-                  "pipelined window, any/hbm for the raw ref");
+    static_assert(block_buffer_space<S> || windowless_space<S>, PTPU_RULE_TEXT_29);
     return true;
 }
 

@@ -12,6 +12,16 @@
 #include "ptpu/memory/rules.hpp"
 #include "ptpu/memory/space.hpp"
 
+// The messages of the block vocabulary's own checks, shared with the verdict (call/verdict.hpp).
+#define PTPU_RULE_TEXT_7_BLOCK_DIM                                          \
+    "ptpu[7] Block<...>: unsupported block dimension type; allowed are an " \
+    "integer (Blocked), squeezed, blocked{n}, element{n, lo, hi}, "         \
+    "bounded_slice{n}"
+#define PTPU_RULE_TEXT_13_BLOCK_RANK "ptpu[13] Block<...>: rank above ptpu's max_rank (6)"
+#define PTPU_RULE_TEXT_19_BLOCKSPEC_OPTION                    \
+    "ptpu[19] BlockSpec: unsupported option; options are a memory space, " \
+    "Buffered<k> and revisit_any/revisit_immediate"
+
 namespace ptpu {
 
 /// `invalid` marks a dim whose type already failed check 7 (its static_assert is the message).
@@ -64,10 +74,7 @@ constexpr block_dim to_block_dim() {
     else if constexpr (std::is_same_v<T, bounded_slice>)
         return {dim_kind::bounded_slice, D.size, 0, 0};
     else {
-        static_assert(sizeof(T) == 0,
-                      "ptpu[7] Block<...>: unsupported block dimension type; allowed are an "
-                      "integer (Blocked), squeezed, blocked{n}, element{n, lo, hi}, "
-                      "bounded_slice{n}");
+        static_assert(sizeof(T) == 0, PTPU_RULE_TEXT_7_BLOCK_DIM);
         return {dim_kind::invalid, 1, 0, 0};
     }
 }
@@ -77,7 +84,7 @@ constexpr block_dim to_block_dim() {
 template <auto... D>
 struct Block {
     static constexpr std::size_t rank = sizeof...(D);
-    static_assert(rank <= max_rank, "ptpu[13] Block<...>: rank above ptpu's max_rank (6)");
+    static_assert(rank <= max_rank, PTPU_RULE_TEXT_13_BLOCK_RANK);
     static constexpr std::array<block_dim, rank> dims{detail::to_block_dim<D>()...};
     static constexpr bool full = false;
 };
@@ -157,8 +164,7 @@ struct BlockSpec {
     using revisit = detail::pick_t<detail::is_revisit_opt, revisit_immediate, Options...>;
     static constexpr bool explicit_mode = !std::is_same_v<mode, detail::no_mode>;
     static_assert(((space<Options> || detail::is_buffered<Options> || detail::is_revisit<Options>)&&...),
-                  "ptpu[19] BlockSpec: unsupported option; options are a memory space, "
-                  "Buffered<k> and revisit_any/revisit_immediate");
+                  PTPU_RULE_TEXT_19_BLOCKSPEC_OPTION);
     static_assert(rules::require_block_space<memory>());
 };
 

@@ -15,6 +15,21 @@
 #include "ptpu/memory/space.hpp"
 #include "ptpu/spec/block.hpp"
 
+// The messages of the nouns' own checks, shared with the verdict (call/verdict.hpp), which
+// computes them from the template arguments without instantiating the noun.
+#define PTPU_RULE_TEXT_T1_ARRAY                          \
+    "ptpu[T1] Array: unsupported element type; use float, bf16, " \
+    "f16, int32_t, int16_t, int8_t, uint8_t or bool"
+#define PTPU_RULE_TEXT_V1_ARRAY_DIMS "ptpu[V1] Array: every dimension must be >= 1"
+#define PTPU_RULE_TEXT_V1_ARRAY_RANK "ptpu[V1] Array: rank above ptpu's max_rank (6)"
+#define PTPU_RULE_TEXT_V1_SCRATCH_DIMS "ptpu[V1] Scratch: every dimension must be >= 1"
+#define PTPU_RULE_TEXT_36_SEMAPHORE_CELLS                                                       \
+    "ptpu[36] Scratch: semaphore scratch holds dma_semaphore (SemaphoreType.DMA) or "            \
+    "regular_semaphore (SemaphoreType.REGULAR) cells"
+#define PTPU_RULE_TEXT_36_CELLS_SPACE                                                           \
+    "ptpu[36] Scratch: dma_semaphore and regular_semaphore cells live in the semaphore space: " \
+    "Scratch<semaphore, dma_semaphore, ...>"
+
 namespace ptpu {
 
 /// The type of an HBM operand: dtype and static shape. Array<float, 512, 512>.
@@ -24,11 +39,9 @@ struct Array {
     static constexpr std::size_t rank = sizeof...(Dims);
     static constexpr std::array<index_t, rank> shape{Dims...};
     static constexpr index_t size = (index_t{1} * ... * Dims);
-    static_assert(element_type<T>,
-                  "ptpu[T1] Array: unsupported element type; use float, bf16, "
-                  "f16, int32_t, int16_t, int8_t, uint8_t or bool");
-    static_assert(((Dims > 0) && ...), "ptpu[V1] Array: every dimension must be >= 1");
-    static_assert(rank <= max_rank, "ptpu[V1] Array: rank above ptpu's max_rank (6)");
+    static_assert(element_type<T>, PTPU_RULE_TEXT_T1_ARRAY);
+    static_assert(((Dims > 0) && ...), PTPU_RULE_TEXT_V1_ARRAY_DIMS);
+    static_assert(rank <= max_rank, PTPU_RULE_TEXT_V1_ARRAY_RANK);
 };
 
 /// One operand: its array type and its BlockSpec (default: the whole array in VMEM).
@@ -52,13 +65,10 @@ struct Scratch {
     static constexpr std::size_t rank = sizeof...(Dims);
     static constexpr std::array<index_t, rank> shape{Dims...};
     static_assert(rules::require_scratch<Space>());
-    static_assert(((Dims > 0) && ...), "ptpu[V1] Scratch: every dimension must be >= 1");
+    static_assert(((Dims > 0) && ...), PTPU_RULE_TEXT_V1_SCRATCH_DIMS);
     static_assert(!std::is_same_v<Space, semaphore> || is_semaphore_cell<T> || std::is_same_v<T, std::int32_t>,
-                  "ptpu[36] Scratch: semaphore scratch holds dma_semaphore (SemaphoreType.DMA) or "
-                  "regular_semaphore (SemaphoreType.REGULAR) cells");
-    static_assert(std::is_same_v<Space, semaphore> || !is_semaphore_cell<T>,
-                  "ptpu[36] Scratch: dma_semaphore and regular_semaphore cells live in the semaphore space: "
-                  "Scratch<semaphore, dma_semaphore, ...>");
+                  PTPU_RULE_TEXT_36_SEMAPHORE_CELLS);
+    static_assert(std::is_same_v<Space, semaphore> || !is_semaphore_cell<T>, PTPU_RULE_TEXT_36_CELLS_SPACE);
 };
 
 /// The grid (S12): Grid<> is one invocation.

@@ -1,0 +1,258 @@
+// Defines the verdict on a static pallas_call configuration without failing the build:
+// check_call<Opts...>() (the first broken rule: id, message, values, or none), the concept
+// valid_call<Opts...> and the variable pallas_call_ok<Opts...>. They compute what
+// pallas_call<Opts...> would report from the same functions (describe, validate, the planner's
+// analysis, the same PTPU_MAX_STATIC_WORK bound), and never instantiate pallas_call, so no
+// static_assert fires: a `requires` clause or a filter over configurations can ask.
+// What stays a hard error here, as in pallas_call, carries no rule id: types that are not ptpu's
+// vocabulary (In<float>, Arg<int>), an index map whose body does not compile for the grid
+// indices, and a plan whose constant evaluation fails (a map with undefined behaviour, or more
+// work than the compiler's constexpr limit allows when PTPU_MAX_STATIC_WORK was raised alone).
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "ptpu/call/options.hpp"
+#include "ptpu/core/dtype.hpp"
+#include "ptpu/core/integers.hpp"
+#include "ptpu/memory/rules.hpp"
+#include "ptpu/memory/space.hpp"
+#include "ptpu/schedule/analyze.hpp"
+#include "ptpu/spec/block.hpp"
+#include "ptpu/spec/call.hpp"
+#include "ptpu/spec/describe.hpp"
+#include "ptpu/spec/validate.hpp"
+
+namespace ptpu {
+
+/// The first rule a configuration breaks, or none (ok()). A compile-time value: message() is
+/// the rule's one message, the same text as its static_assert (for S34, S39, MC1 and 24 the
+/// static_assert adds what its template arguments are); rule() is the id in it ("24", "S34").
+class verdict {
+public:
+    constexpr verdict() = default;
+    constexpr verdict(const char* text, const ptpu::diag& values, bool complete)
+        : text_(text), values_(values), complete_(complete) {}
+
+    [[nodiscard]] constexpr bool ok() const { return text_ == nullptr; }
+    /// `ptpu[ID] where: what; fix`, or empty when ok().
+    [[nodiscard]] constexpr std::string_view message() const { return text_ ? text_ : ""; }
+    /// The rule id between "ptpu[" and "]", or empty when ok().
+    [[nodiscard]] constexpr std::string_view rule() const {
+        const std::string_view m = message();
+        const std::size_t open = m.find('[');
+        const std::size_t close = m.find(']');
+        return open == std::string_view::npos || close == std::string_view::npos
+                   ? std::string_view{}
+                   : m.substr(open + 1, close - open - 1);
+    }
+    /// False when the grid-walking checks (4, 5, 14's and 17's index maps, 18, 24, SMEM1, S34,
+    /// S39, MC1) are left to the run: index maps that read scalar-prefetch values, or more than
+    /// PTPU_MAX_STATIC_WORK of planning. pallas_call checks exactly the same at compile time.
+    [[nodiscard]] constexpr bool complete() const { return complete_; }
+    /// The values of a call rule (operand, dim, block index, iterations, bytes); for the rules of
+    /// a noun (Array, Scratch, Block, BlockSpec) only the operand, inputs then outputs, or -1.
+    [[nodiscard]] constexpr const ptpu::diag& values() const { return values_; }
+    /// Those values as text, as a run-time ptpu::error appends them.
+    [[nodiscard]] std::string details() const { return ok() ? std::string{} : describe(values_); }
+
+private:
+    const char* text_ = nullptr;
+    ptpu::diag values_{};
+    bool complete_ = true;
+};
+
+namespace detail {
+
+// ---- The nouns' own checks, from their template arguments --------------------------------------
+// Array, Scratch, Block and BlockSpec check themselves with static_asserts in their bodies, which
+// fire as soon as pallas_call's description reads them. Matching a partial specialization
+// instantiates nothing, so these read the same conditions off the template arguments first, in
+// the order pallas_call's description reaches them, with the same message literals.
+// A type that is not the vocabulary at all (In<float>, Arg<int>, a Shape that is neither Block
+// nor Full) matches none of these and stays a hard error, as in pallas_call (no rule id).
+
+template <class T>
+struct noun_array {
+    static constexpr const char* value = nullptr;
+};
+template <class T, index_t... D>
+struct noun_array<Array<T, D...>> {
+    static constexpr const char* value = !element_type<T>          ? PTPU_RULE_TEXT_T1_ARRAY
+                                         : !((D > 0) && ...)       ? PTPU_RULE_TEXT_V1_ARRAY_DIMS
+                                         : sizeof...(D) > max_rank ? PTPU_RULE_TEXT_V1_ARRAY_RANK
+                                                                   : nullptr;
+};
+
+// Check 7: the dim types to_block_dim accepts.
+template <auto D>
+constexpr bool block_dim_type_ok() {
+    using T = std::remove_cvref_t<decltype(D)>;
+    return (std::is_integral_v<T> && !std::is_same_v<T, bool>) || std::is_same_v<T, squeezed_t> ||
+           std::is_same_v<T, blocked> || std::is_same_v<T, element> || std::is_same_v<T, bounded_slice>;
+}
+template <class Shape>
+struct noun_shape {  // Full
+    static constexpr const char* value = nullptr;
+};
+template <auto... D>
+struct noun_shape<Block<D...>> {
+    static constexpr const char* value = sizeof...(D) > max_rank            ? PTPU_RULE_TEXT_13_BLOCK_RANK
+                                         : !(block_dim_type_ok<D>() && ...) ? PTPU_RULE_TEXT_7_BLOCK_DIM
+                                                                            : nullptr;
+};
+
+// One operand: its BlockSpec (19, 29), its Array (T1, V1), its block shape (13, 7).
+template <class Arg>
+struct noun_arg {
+    static constexpr const char* value = nullptr;
+};
+template <class A, class Shape, auto Map, class... Options>
+struct noun_arg<Arg<A, BlockSpec<Shape, Map, Options...>>> {
+    static constexpr const char* spec() {
+        using memory = pick_t<is_space_opt, vmem, Options...>;
+        if constexpr (!((space<Options> || is_buffered<Options> || is_revisit<Options>)&&...))
+            return PTPU_RULE_TEXT_19_BLOCKSPEC_OPTION;
+        else if constexpr (!(block_buffer_space<memory> || windowless_space<memory>))
+            return PTPU_RULE_TEXT_29;
+        else
+            return nullptr;
+    }
+    static constexpr const char* value = spec()                 ? spec()
+                                         : noun_array<A>::value ? noun_array<A>::value
+                                                                : noun_shape<Shape>::value;
+};
+
+// A scratch buffer: its space (S5), its dims (V1), its cells (36: semaphore scratch holds
+// semaphore cells, and only it does) or element type (T1).
+template <class S>
+struct noun_scratch {
+    static constexpr const char* value = nullptr;
+};
+template <class Space, class T, index_t... D>
+struct noun_scratch<Scratch<Space, T, D...>> {
+    static constexpr const char* get() {
+        if constexpr (!scratch_space<Space>)
+            return PTPU_RULE_TEXT_S5;
+        else if constexpr (!((D > 0) && ...))
+            return PTPU_RULE_TEXT_V1_SCRATCH_DIMS;
+        else if constexpr (std::is_same_v<Space, semaphore>)  // semaphore cells, not elements
+            return is_semaphore_cell<T> || std::is_same_v<T, std::int32_t> ? nullptr
+                                                                            : PTPU_RULE_TEXT_36_SEMAPHORE_CELLS;
+        else if constexpr (is_semaphore_cell<T>)
+            return PTPU_RULE_TEXT_36_CELLS_SPACE;
+        else if constexpr (!element_type<T>)
+            return PTPU_RULE_TEXT_T1_DTYPE;
+        else
+            return nullptr;
+    }
+    static constexpr const char* value = get();
+};
+
+struct noun_problem {
+    const char* text = nullptr;
+    int op = -1;  ///< operand (inputs then outputs), -1 for scalar prefetch and scratch
+};
+constexpr noun_problem first_of(std::initializer_list<const char*> texts, int first_op) {
+    int k = first_op;
+    for (const char* t : texts) {
+        if (t != nullptr) return {t, first_op < 0 ? -1 : k};
+        ++k;
+    }
+    return {};
+}
+template <class... A>
+constexpr noun_problem arrays_problem(pack<A...>) {
+    return detail::first_of({noun_array<A>::value...}, -1);
+}
+template <class... A>
+constexpr noun_problem args_problem(pack<A...>, int first_op) {
+    return detail::first_of({noun_arg<A>::value...}, first_op);
+}
+template <class... S>
+constexpr noun_problem scratch_problem(pack<S...>) {
+    return detail::first_of({noun_scratch<S>::value...}, -1);
+}
+
+/// The first noun check that would fire, in the order call_traits reaches the nouns: the
+/// scalar-prefetch arrays, the inputs, the outputs, the scratch buffers.
+template <class... Opts>
+constexpr noun_problem nouns_problem() {
+    using ins = typename args_of<option_t<option_kind::in, In<>, Opts...>>::type;
+    using outs = typename args_of<option_t<option_kind::out, Out<>, Opts...>>::type;
+    using prefetch = typename args_of<option_t<option_kind::prefetch, ScalarPrefetch<>, Opts...>>::type;
+    // Qualified calls: argument-dependent lookup would instantiate every type in the packs (to
+    // find their base classes), firing the very static_asserts this reads ahead of.
+    for (const noun_problem p : {detail::arrays_problem(prefetch{}), detail::args_problem(ins{}, 0),
+                                 detail::args_problem(outs{}, static_cast<int>(ins::size)),
+                                 detail::scratch_problem(collect_t<option_kind::scratch, Opts...>{})})
+        if (p.text != nullptr) return p;
+    return {};
+}
+
+}  // namespace detail
+
+template <class... Opts>
+struct pallas_call;  // defined in pallas_call.hpp; check_call reads a named call's options
+
+namespace detail {
+
+template <class... Opts>
+consteval verdict check_options() {
+    constexpr noun_problem noun = detail::nouns_problem<Opts...>();
+    if constexpr (noun.text != nullptr) {
+        diag where;
+        where.op = noun.op;
+        return verdict(noun.text, where, true);
+    } else {
+        using traits = call_traits<Opts...>;
+        constexpr call_desc desc = traits::describe();
+        diag d;
+        if constexpr (plans_statically(desc)) {
+            constexpr auto maps = traits::maps();
+            // The planner's analysis makes every check of plan(); the events are not needed.
+            d = analyze(desc, maps.data(), nullptr).info.problem;
+        } else {
+            d = validate(desc);
+        }
+        return verdict(d.ok() ? nullptr : message(d.code), d, plans_statically(desc));
+    }
+}
+
+template <class... Opts>
+struct call_check {
+    static consteval verdict get() { return detail::check_options<Opts...>(); }
+};
+// A named call (`using K = pallas_call<...>; check_call<K>()`): naming the type instantiates
+// nothing, and its options are read from the template arguments.
+template <class... Opts>
+struct call_check<pallas_call<Opts...>> {
+    static consteval verdict get() { return detail::check_options<Opts...>(); }
+};
+
+}  // namespace detail
+
+/// The verdict on pallas_call<Opts...>: its first broken rule, the one its static_assert would
+/// name, or ok(). Takes the options, or one pallas_call<...> type. Instantiates no pallas_call
+/// and fires no static_assert. Checks what pallas_call checks at compile time (complete() says
+/// whether that includes the grid walk).
+template <class... Opts>
+consteval verdict check_call() {
+    return detail::call_check<Opts...>::get();
+}
+
+/// True when pallas_call<Opts...> (or the one pallas_call type given) breaks no rule checked at
+/// compile time (check_call).
+template <class... Opts>
+inline constexpr bool pallas_call_ok = check_call<Opts...>().ok();
+
+/// The same as a concept, for `requires` clauses: an invalid configuration is false, never a
+/// compile error.
+template <class... Opts>
+concept valid_call = pallas_call_ok<Opts...>;
+
+}  // namespace ptpu
