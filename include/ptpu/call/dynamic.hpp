@@ -238,7 +238,7 @@ constexpr index_t elems_of(const dims_value& s) {
 /// A caller's argument for a dynamic operand of dtype T, rank R and shape `shape` as an HBM view
 /// (ARG1 when it does not match).
 template <class T, std::size_t R, class X>
-host_view<const T> dynamic_view(X& x, const dims_value& shape, const char* role, std::size_t k) {
+host_view<const T> dynamic_view(const X& x, const dims_value& shape, const char* role, std::size_t k) {
     using U = std::remove_cvref_t<X>;
     host_view<const T> v{nullptr, static_cast<int>(R), {}};
     for (std::size_t d = 0; d < R; ++d) v.shape[d] = shape[d];
