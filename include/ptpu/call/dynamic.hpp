@@ -483,7 +483,7 @@ private:
 
     template <class... P>
     static void describe_prefetch(call_desc& c, const std::array<dims_value, n_prefetch>& shapes, detail::pack<P...>) {
-        std::size_t k = 0;
+        [[maybe_unused]] std::size_t k = 0;
         (
             [&] {
                 detail::check_dims(shapes[k], P::rank, "scalar-prefetch", k);
@@ -546,8 +546,8 @@ private:
         }(std::index_sequence_for<O...>{});
     }
     template <class... S>
-    void describe_scratch(call_desc& c, detail::pack<S...>) const {
-        std::size_t k = 0;
+    void describe_scratch([[maybe_unused]] call_desc& c, detail::pack<S...>) const {
+        [[maybe_unused]] std::size_t k = 0;
         (
             [&] {
                 static_assert(rules::require_scratch<typename S::memory>());
