@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -90,12 +91,19 @@ private:
 struct block_entry {
     block_dim dim{};
     constexpr block_entry() = default;
-    constexpr block_entry(index_t n) : dim{dim_kind::blocked, n, 0, 0} {}  // NOLINT
-    constexpr block_entry(int n) : dim{dim_kind::blocked, n, 0, 0} {}      // NOLINT
+    template <std::integral I>
+    requires(!std::is_same_v<I, bool>)
+    constexpr block_entry(I n) : dim{dim_kind::blocked, static_cast<index_t>(n), 0, 0} {}  // NOLINT
     constexpr block_entry(blocked b) : dim{dim_kind::blocked, b.size, 0, 0} {}  // NOLINT
     constexpr block_entry(element e) : dim{dim_kind::element, e.size, e.pad_lo, e.pad_hi} {}  // NOLINT
     constexpr block_entry(bounded_slice b) : dim{dim_kind::bounded_slice, b.size, 0, 0} {}   // NOLINT
-    block_entry(squeezed_t) = delete;  // the ref's rank is a type: use a block of 1
+    template <class S>
+    requires std::is_same_v<S, squeezed_t>
+    constexpr block_entry(S) {  // NOLINT(google-explicit-constructor): only to give the message
+        static_assert(detail::always_false_v<S>,
+                      "ptpu[7] dynamic_call: squeezed block dims are not supported at run time (the body's ref "
+                      "has its Operand's rank, a type); give the dim a block of 1 and index it");
+    }
 };
 
 using dims_value = value_list<index_t, max_rank>;
@@ -129,11 +137,13 @@ struct dynamic_map {
              !std::is_same_v<std::remove_cvref_t<Map>, zero_map_t>)
     constexpr dynamic_map(Map&&) : zero(false) {  // NOLINT(google-explicit-constructor)
         using M = std::remove_cvref_t<Map>;
-        static_assert(std::is_empty_v<M> && std::is_default_constructible_v<M>,
+        constexpr bool stateless = std::is_empty_v<M> && std::is_default_constructible_v<M>;
+        static_assert(stateless,
                       "ptpu[S7] dynamic_call: an index map must capture nothing, as a BlockSpec's; pass "
                       "run-time values through the grid or ScalarPrefetch");
-        [&]<std::size_t... G>(std::index_sequence<G...>) { (add<M, G>(), ...); }
-        (std::make_index_sequence<max_rank + 1>{});
+        if constexpr (stateless)  // one mistake, one message
+            [&]<std::size_t... G>(std::index_sequence<G...>) { (add<M, G>(), ...); }
+            (std::make_index_sequence<max_rank + 1>{});
     }
 
 private:
