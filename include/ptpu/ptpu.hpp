@@ -1,6 +1,7 @@
 // Defines nothing itself: includes ptpu's whole public surface.
 #pragma once
 
+#include "ptpu/call/dynamic.hpp"
 #include "ptpu/call/verdict.hpp"
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/error.hpp"

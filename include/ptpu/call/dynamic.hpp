@@ -1,0 +1,792 @@
+// Defines dynamic_call<In<Operand...>, Out<Operand...>, ...>: a pallas_call whose configuration
+// (grid, array and block shapes, index maps, buffer counts, semantics, chip, VMEM limit, scratch
+// shapes, aliases) is a value set at run time, while the kernel's signature (each operand's
+// element type, rank and memory space) stays a type, so the same generic body runs on it. It
+// describes the call as the same call_desc and block_fn maps as pallas_call, so the same planner
+// checks the same rules (raised as ptpu::error with the static rule ids) and the same runner and
+// timing model run it: a sweep changes block sizes in a loop with one instantiation.
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ptpu/call/binding.hpp"
+#include "ptpu/call/options.hpp"
+#include "ptpu/call/run.hpp"
+#include "ptpu/core/dtype.hpp"
+#include "ptpu/core/error.hpp"
+#include "ptpu/hw/presets.hpp"
+#include "ptpu/memory/rules.hpp"
+#include "ptpu/report/report.hpp"
+#include "ptpu/runtime/host_array.hpp"
+#include "ptpu/runtime/ref.hpp"
+#include "ptpu/schedule/plan.hpp"
+#include "ptpu/spec/call.hpp"
+#include "ptpu/spec/describe.hpp"
+#include "ptpu/spec/validate.hpp"
+
+namespace ptpu {
+
+/// One operand of a dynamic_call as the body sees it: element type, rank and memory space (the
+/// ref's type). Its shapes and index map are values (dynamic_call::spec). Use it in In<...>,
+/// Out<...>, ScalarPrefetch<...> (space ignored: SMEM) and ScratchShapes<...>.
+template <class T, std::size_t Rank, class Space = vmem>
+struct Operand {
+    static_assert(element_type<T>,
+                  "ptpu[T1] Operand: unsupported element type; use float, bf16, f16, int32_t, int16_t, "
+                  "int8_t, uint8_t or bool");
+    static_assert(Rank <= max_rank, "ptpu[V1] Operand: rank above ptpu's max_rank (6)");
+    static_assert(space<Space>, "ptpu[29] Operand: the third argument must be a memory space (vmem, smem, any)");
+    using value_type = T;
+    using memory = Space;
+    static constexpr std::size_t rank = Rank;
+};
+
+/// scratch_shapes of a dynamic_call: one Operand<T, Rank, Space> per buffer (shapes given at run time).
+template <class... Buffers>
+struct ScratchShapes {};
+
+/// At most N values given at run time, e.g. `call.grid = {8, 8}`.
+template <class T, std::size_t N>
+class value_list {
+public:
+    constexpr value_list() = default;
+    constexpr value_list(std::initializer_list<T> l) {  // NOLINT(google-explicit-constructor)
+        if (l.size() > N)
+            throw error("V1", "dynamic_call", std::to_string(l.size()) + " values, at most " + std::to_string(N),
+                        "give at most max_rank (6) dims");
+        for (const T& x : l) v_[static_cast<std::size_t>(n_++)] = x;
+    }
+    [[nodiscard]] constexpr int size() const { return n_; }
+    [[nodiscard]] constexpr bool empty() const { return n_ == 0; }
+    constexpr void push_back(const T& x) {
+        if (n_ == static_cast<int>(N))
+            throw error("V1", "dynamic_call", "more than " + std::to_string(N) + " values",
+                        "give at most max_rank (6) dims");
+        v_[static_cast<std::size_t>(n_++)] = x;
+    }
+    constexpr const T& operator[](std::size_t i) const { return v_[i]; }
+    constexpr T& operator[](std::size_t i) { return v_[i]; }
+    constexpr const T* begin() const { return v_.data(); }
+    constexpr const T* end() const { return v_.data() + n_; }
+
+private:
+    std::array<T, N> v_{};
+    int n_ = 0;
+};
+
+/// One block dim given at run time: an extent (pl.Blocked), blocked{n}, element{n, lo, hi} or
+/// bounded_slice{n} (rejected by the same rule 18 as in a static call). Squeezed dims would change
+/// the rank of the body's ref, a type: give the dim a block of 1 instead.
+struct block_entry {
+    block_dim dim{};
+    constexpr block_entry() = default;
+    template <std::integral I>
+    requires(!std::is_same_v<I, bool>)
+    constexpr block_entry(I n) : dim{dim_kind::blocked, static_cast<index_t>(n), 0, 0} {}  // NOLINT
+    constexpr block_entry(blocked b) : dim{dim_kind::blocked, b.size, 0, 0} {}  // NOLINT
+    constexpr block_entry(element e) : dim{dim_kind::element, e.size, e.pad_lo, e.pad_hi} {}  // NOLINT
+    constexpr block_entry(bounded_slice b) : dim{dim_kind::bounded_slice, b.size, 0, 0} {}   // NOLINT
+    template <class S>
+    requires std::is_same_v<S, squeezed_t>
+    constexpr block_entry(S) {  // NOLINT(google-explicit-constructor): only to give the message
+        static_assert(detail::always_false_v<S>,
+                      "ptpu[7] dynamic_call: squeezed block dims are not supported at run time (the body's ref "
+                      "has its Operand's rank, a type); give the dim a block of 1 and index it");
+    }
+};
+
+using dims_value = value_list<index_t, max_rank>;
+
+namespace detail {
+// A static BlockSpec holding a run-time map's type, so the planner's own adaptors (eval_map, the
+// inlined scan_operand) serve dynamic calls unchanged. The map captures nothing, as a BlockSpec's.
+template <class Map>
+struct map_holder {
+    static constexpr Map index_map{};
+};
+
+template <class Map, class Ctx, std::size_t G>
+constexpr bool map_takes = map_call<Map, std::make_index_sequence<G>, Ctx>::ok;
+}  // namespace detail
+
+/// An index map given at run time: the same callables as BlockSpec's (`[](index_t i, index_t j)
+/// { return idx(i, 0); }`, then the scalar-prefetch refs), kept as the planner's block_fn for the
+/// grid ranks it accepts. Ctx is the call's prefetch context (dynamic_call::spec picks it).
+template <class Ctx>
+struct dynamic_map {
+    std::array<block_fn, max_rank + 1> eval{};  ///< per grid rank the map takes (null: not callable)
+    std::array<scan_fn, max_rank + 1> scan{};
+    std::array<int, max_rank + 1> returned{};  ///< entries returned, -1: not idx(...) (check 3)
+    bool zero = true;                          ///< index_map=None
+
+    constexpr dynamic_map() = default;
+    constexpr dynamic_map(zero_map_t) {}  // NOLINT(google-explicit-constructor)
+    template <class Map>
+    requires(!std::is_same_v<std::remove_cvref_t<Map>, dynamic_map> &&
+             !std::is_same_v<std::remove_cvref_t<Map>, zero_map_t>)
+    constexpr dynamic_map(Map&&) : zero(false) {  // NOLINT(google-explicit-constructor)
+        using M = std::remove_cvref_t<Map>;
+        constexpr bool stateless = std::is_empty_v<M> && std::is_default_constructible_v<M>;
+        static_assert(stateless,
+                      "ptpu[S7] dynamic_call: an index map must capture nothing, as a BlockSpec's; pass "
+                      "run-time values through the grid or ScalarPrefetch");
+        if constexpr (stateless)  // one mistake, one message
+            [&]<std::size_t... G>(std::index_sequence<G...>) { (add<M, G>(), ...); }
+            (std::make_index_sequence<max_rank + 1>{});
+    }
+
+private:
+    template <class M, std::size_t G>
+    constexpr void add() {
+        if constexpr (detail::map_takes<M, Ctx, G>) {
+            using R = std::remove_cvref_t<typename detail::map_call<M, std::make_index_sequence<G>, Ctx>::result>;
+            eval[G] = &detail::eval_map<detail::map_holder<M>, G, Ctx>;
+            scan[G] = &scan_operand<detail::map_holder<M>, G, Ctx>;
+            if constexpr (detail::is_index_tuple<R>)
+                returned[G] = static_cast<int>(R::size());
+            else
+                returned[G] = -1;
+        }
+    }
+};
+
+/// The run-time BlockSpec of one operand, with the array's shape (Pallas takes it from the
+/// argument or out_shape). Defaults as BlockSpec's: the whole array (Full), index_map=None,
+/// Buffered<2>, revisit immediate.
+template <class Ctx>
+struct dynamic_spec {
+    dims_value shape;                        ///< the array's dims (rank of its Operand)
+    value_list<block_entry, max_rank> block;  ///< the block shape; empty: the whole array (S7)
+    dynamic_map<Ctx> index_map{};
+    std::optional<int> buffer_count{};  ///< pipeline_mode=Buffered(k); none: 2 (S16)
+    bool lookahead = false;             ///< Buffered(k, use_lookahead) (rule 19 at top level)
+    bool revisit_any = false;           ///< RevisitMode.ANY (S39, S40)
+};
+
+namespace detail {
+template <class... A>
+struct operands_of;  // In<Operand...> / Out<...> / ScalarPrefetch<...> / ScratchShapes<...> -> pack
+template <template <class...> class H, class... A>
+struct operands_of<H<A...>> {
+    using type = pack<A...>;
+};
+
+template <template <class...> class H, class... Opts>
+struct pick_holder {
+    using type = H<>;
+};
+template <template <class...> class H, class First, class... Rest>
+struct pick_holder<H, First, Rest...> {
+    using type = typename pick_holder<H, Rest...>::type;
+};
+template <template <class...> class H, class... A, class... Rest>
+struct pick_holder<H, H<A...>, Rest...> {
+    using type = H<A...>;
+};
+
+template <class P>
+struct dynamic_ctx;
+template <class... A>
+struct dynamic_ctx<pack<A...>> {
+    // Index maps read the scalar-prefetch refs read-only, as pallas_call's (S46, S51).
+    using type = std::conditional_t<sizeof...(A) == 0, void,
+                                    std::tuple<ref<const typename A::value_type, smem, A::rank>...>>;
+};
+
+template <class T>
+inline constexpr bool is_dynamic_option = false;
+template <class... A>
+inline constexpr bool is_dynamic_option<In<A...>> = true;
+template <class... A>
+inline constexpr bool is_dynamic_option<Out<A...>> = true;
+template <class... A>
+inline constexpr bool is_dynamic_option<ScalarPrefetch<A...>> = true;
+template <class... A>
+inline constexpr bool is_dynamic_option<ScratchShapes<A...>> = true;
+
+template <class T>
+inline constexpr bool is_operand = false;
+template <class T, std::size_t R, class S>
+inline constexpr bool is_operand<Operand<T, R, S>> = true;
+
+[[noreturn, gnu::cold, gnu::noinline]] inline void bad_dims(const char* role, std::size_t k, const std::string& what,
+                                                           const char* fix) {
+    throw error("V1", operand_where("dynamic_call", role, k), what, fix);
+}
+
+inline void check_dims(const dims_value& s, std::size_t rank, const char* role, std::size_t k) {
+    if (static_cast<std::size_t>(s.size()) != rank)
+        bad_dims(role, k,
+                 "the shape has " + std::to_string(s.size()) + " dims, its Operand type has rank " +
+                     std::to_string(rank),
+                 "give one extent per dim of the Operand");
+    for (int d = 0; d < s.size(); ++d)
+        if (s[static_cast<std::size_t>(d)] <= 0)
+            bad_dims(role, k,
+                     "dim " + std::to_string(d) + " is " + std::to_string(s[static_cast<std::size_t>(d)]),
+                     "every dimension must be >= 1");
+}
+
+template <class T>
+constexpr index_t elems_of(const dims_value& s) {
+    index_t n = 1;
+    for (index_t e : s) n *= e;
+    return n;
+}
+
+/// A caller's argument for a dynamic operand of dtype T, rank R and shape `shape` as an HBM view
+/// (ARG1 when it does not match).
+template <class T, std::size_t R, class X>
+host_view<const T> dynamic_view(const X& x, const dims_value& shape, const char* role, std::size_t k) {
+    using U = std::remove_cvref_t<X>;
+    host_view<const T> v{nullptr, static_cast<int>(R), {}};
+    for (std::size_t d = 0; d < R; ++d) v.shape[d] = shape[d];
+    auto mismatch = [&] {
+        throw error("ARG1", operand_where("dynamic_call", role, k), "the argument's shape differs from the configured one",
+                    "pass an array of the operand's shape");
+    };
+    if constexpr (std::is_same_v<U, absent_input>) {
+        return v;
+    } else if constexpr (is_host_array<U>) {
+        static_assert(std::is_same_v<typename U::value_type, T> && U::rank == R,
+                      "ptpu[ARG1] dynamic_call: a host_array of another dtype or rank than its Operand");
+        for (std::size_t d = 0; d < R; ++d)
+            if (U::shape()[d] != shape[d]) mismatch();
+        v.data = x.data();
+        return v;
+    } else if constexpr (std::is_same_v<U, host_view<T>> || std::is_same_v<U, host_view<const T>>) {
+        if (x.rank != static_cast<int>(R)) mismatch();
+        for (std::size_t d = 0; d < R; ++d)
+            if (x.shape[d] != shape[d]) mismatch();
+        v.data = x.data;
+        return v;
+    } else if constexpr (requires { std::span<const T>(x); }) {
+        const std::span<const T> s(x);
+        if (static_cast<index_t>(s.size()) != elems_of<T>(shape))
+            throw error("ARG1", operand_where("dynamic_call", role, k),
+                        std::to_string(s.size()) + " elements given, the configured shape has " +
+                            std::to_string(elems_of<T>(shape)),
+                        "pass a buffer of exactly the operand's size");
+        v.data = s.data();
+        return v;
+    } else {
+        static_assert(sizeof(X) == 0,
+                      "ptpu[ARG1] dynamic_call: an operand must be a host_array, a host_view, or a contiguous "
+                      "range (std::vector, std::span) of its Operand's dtype");
+        return v;
+    }
+}
+
+/// The shape of a scalar-prefetch argument (its own: Pallas takes it from the array passed).
+template <class T, std::size_t R, class X>
+dims_value prefetch_shape(const X& x, std::size_t k) {
+    using U = std::remove_cvref_t<X>;
+    dims_value s;
+    if constexpr (is_host_array<U>) {
+        static_assert(std::is_same_v<typename U::value_type, T> && U::rank == R,
+                      "ptpu[ARG1] dynamic_call: a scalar-prefetch host_array of another dtype or rank than its "
+                      "Operand");
+        for (std::size_t d = 0; d < R; ++d) s.push_back(U::shape()[d]);
+    } else if constexpr (std::is_same_v<U, host_view<T>> || std::is_same_v<U, host_view<const T>>) {
+        if (x.rank != static_cast<int>(R))
+            throw error("ARG1", operand_where("dynamic_call", "scalar-prefetch", k),
+                        "the view's rank differs from its Operand's", "pass a view of the Operand's rank");
+        for (std::size_t d = 0; d < R; ++d) s.push_back(x.shape[d]);
+    } else if constexpr (requires { std::span<const T>(x); }) {
+        static_assert(R == 1,
+                      "ptpu[ARG1] dynamic_call: a scalar-prefetch range gives a rank-1 shape; pass a host_view "
+                      "(with its shape) for a higher rank");
+        s.push_back(static_cast<index_t>(std::span<const T>(x).size()));
+    } else {
+        static_assert(sizeof(X) == 0,
+                      "ptpu[ARG1] dynamic_call: a scalar-prefetch argument must be a host_array, a host_view, "
+                      "or a contiguous range of its Operand's dtype");
+    }
+    return s;
+}
+
+}  // namespace detail
+
+/// A pallas_call configured at run time. Options (types), in any order: In<Operand...>,
+/// Out<Operand...>, ScalarPrefetch<Operand...>, ScratchShapes<Operand...>; everything else is a
+/// member set before the call:
+///
+///     using Add = dynamic_call<In<Operand<float, 2>, Operand<float, 2>>, Out<Operand<float, 2>>>;
+///     Add add;
+///     add.grid = {4};
+///     add.in[0] = add.in[1] = add.out[0] = {.shape = {1024, 512}, .block = {256, 512},
+///                                           .index_map = [](index_t i) { return idx(i, 0); }};
+///     auto [z, report] = add(body, x, y);
+///
+/// Each call describes the configuration and plans it with the same planner as pallas_call
+/// (its rules raised as ptpu::error before any byte moves, S51), then runs it with the same runner
+/// and timing model. The body gets refs of the Operand types with run-time extents.
+template <class... Opts>
+struct dynamic_call {
+    static_assert((detail::is_dynamic_option<Opts> && ...),
+                  "ptpu[10] dynamic_call: options are In<Operand...>, Out<Operand...>, ScalarPrefetch<Operand...> "
+                  "and ScratchShapes<Operand...>; the grid, shapes, chip and the rest are members set at run time");
+    using ins = typename detail::operands_of<typename detail::pick_holder<In, Opts...>::type>::type;
+    using outs = typename detail::operands_of<typename detail::pick_holder<Out, Opts...>::type>::type;
+    using prefetch_ops =
+        typename detail::operands_of<typename detail::pick_holder<ScalarPrefetch, Opts...>::type>::type;
+    using scratch_ops =
+        typename detail::operands_of<typename detail::pick_holder<ScratchShapes, Opts...>::type>::type;
+    using ctx_type = typename detail::dynamic_ctx<prefetch_ops>::type;
+    using spec = dynamic_spec<ctx_type>;
+
+    static constexpr std::size_t n_in = ins::size;
+    static constexpr std::size_t n_out = outs::size;
+    static constexpr std::size_t n_prefetch = prefetch_ops::size;
+    static constexpr std::size_t n_scratch = scratch_ops::size;
+    static_assert(n_in + n_out <= max_operands, "ptpu[V1] dynamic_call: more than max_operands (16) operands");
+    static_assert(n_prefetch <= max_operands && n_scratch <= max_scratch,
+                  "ptpu[V1] dynamic_call: more than 16 scalar-prefetch or scratch operands");
+
+    /// Grid (S12); empty: one invocation.
+    dims_value grid;
+    /// dimension_semantics (S43); empty: none given.
+    value_list<dim_semantics, max_rank> semantics;
+    /// The chip the call is checked against and timed on.
+    ptpu::chip chip = tpu::default_chip;
+    /// vmem_limit_bytes; 0: the chip's scoped limit (check 24).
+    index_t vmem_limit = 0;
+    std::array<spec, n_in> in{};
+    std::array<spec, n_out> out{};
+    /// The shape of each ScratchShapes buffer.
+    std::array<dims_value, n_scratch> scratch{};
+    /// input_output_aliases, {input, output} pairs (S50).
+    value_list<std::pair<int, int>, max_operands> aliases;
+    /// How the call runs (timing only, timeline, …), as pallas_call's.
+    run_options options{};
+
+    /// The call as the planner sees it, with the scalar-prefetch arrays' shapes (V1 for a shape
+    /// that does not fit its Operand).
+    [[nodiscard]] call_desc describe(const std::array<dims_value, n_prefetch>& prefetch_shapes = {}) const {
+        call_desc c;
+        c.grid_rank = grid.size();
+        for (int i = 0; i < grid.size(); ++i) c.grid[static_cast<std::size_t>(i)] = grid[static_cast<std::size_t>(i)];
+        if (!semantics.empty()) {
+            c.has_semantics = true;
+            c.semantics_rank = semantics.size();
+            for (int i = 0; i < semantics.size(); ++i)
+                c.semantics[static_cast<std::size_t>(i)] = semantics[static_cast<std::size_t>(i)];
+        }
+        c.hw = chip;
+        c.vmem_limit = vmem_limit > 0 ? vmem_limit : chip.vmem_limit_bytes;
+        c.n_prefetch = static_cast<int>(n_prefetch);
+        describe_prefetch(c, prefetch_shapes, prefetch_ops{});
+        c.cores = chip.pallas_cores();
+        c.n_in = static_cast<int>(n_in);
+        c.n_out = static_cast<int>(n_out);
+        describe_ops(c, ins{}, outs{});
+        c.n_scratch = static_cast<int>(n_scratch);
+        describe_scratch(c, scratch_ops{});
+        c.n_alias = aliases.size();
+        for (int k = 0; k < aliases.size(); ++k) {
+            const auto [i, o] = aliases[static_cast<std::size_t>(k)];
+            c.aliases[static_cast<std::size_t>(k)] = {i, o};
+            if (o >= 0 && o < c.n_out) c.ops[static_cast<std::size_t>(c.n_in + o)].alias_of = i;
+        }
+        return c;
+    }
+
+    /// The index maps as the planner sees them, for the grid's rank (inputs then outputs).
+    [[nodiscard]] std::array<block_fn, max_operands> maps() const {
+        std::array<block_fn, max_operands> m{};
+        const auto g = static_cast<std::size_t>(grid.size());
+        for (std::size_t k = 0; k < n_in + n_out; ++k) {
+            const dynamic_map<ctx_type>& im = spec_of(k).index_map;
+            m[k] = (im.zero || im.eval[g] == nullptr) ? &detail::eval_map<BlockSpec<>, 0, ctx_type> : im.eval[g];
+        }
+        return m;
+    }
+
+    /// The plan's summary (`problem` is the first broken rule, not raised). Arguments: the
+    /// scalar-prefetch arrays, when the maps read them.
+    template <class... Prefetch>
+    [[nodiscard]] plan_info info(const Prefetch&... pf) const {
+        return with_plan_input(
+            [&](const call_desc& c, const block_fn* m, const void* ctx) {
+                return ptpu::plan(c, m, ctx, [](const event&) {});
+            },
+            pf...);
+    }
+    /// The schedule, event by event (ptpu::error with the broken rule's id when there is one).
+    template <class... Prefetch>
+    [[nodiscard]] std::vector<event> events(const Prefetch&... pf) const {
+        return with_plan_input(
+            [&](const call_desc& c, const block_fn* m, const void* ctx) {
+                std::vector<event> ev;
+                const plan_info i = ptpu::plan(c, m, ctx, [&](const event& e) { ev.push_back(e); });
+                raise(i.problem);
+                return ev;
+            },
+            pf...);
+    }
+
+    /// Runs the kernel: `body(prefetch..., ins..., outs..., scratch...)` (S46) on real data, and the
+    /// timing model on the chosen chip. Arguments: the scalar-prefetch arrays, then the inputs
+    /// (host_array, host_view, or a contiguous range of the dtype, of the configured shapes).
+    /// Returns the outputs (std::vector, row-major) and the report: `auto [z, report] = call(body, x, y);`.
+    template <class Body, class... Args>
+    auto operator()(Body&& body, Args&&... args) const {
+        static_assert(sizeof...(Args) == n_prefetch + n_in,
+                      "ptpu[ARG1] dynamic_call: pass the scalar-prefetch arrays, then one argument per input");
+        auto outs_v = make_outputs(outs{});
+        std::array<void*, max_operands> out_ptrs{};
+        std::apply(
+            [&](auto&... o) {
+                std::size_t k = 0;
+                ((out_ptrs[k++] = o.data()), ...);
+            },
+            outs_v);
+        report rep = execute(body, std::forward_as_tuple(args...), out_ptrs, options);
+        return std::tuple_cat(std::move(outs_v), std::tuple<report>{std::move(rep)});
+    }
+
+    /// Runs the kernel writing the outputs into memory the caller owns: `outputs` is a tuple of
+    /// writable contiguous ranges of the dtype or host_views (e.g. `std::tie(z)`), of the Out shapes.
+    template <class... O, class Body, class... Args>
+    report into(std::tuple<O...> outputs, Body&& body, Args&&... args) const {
+        static_assert(sizeof...(O) == n_out, "ptpu[ARG1] dynamic_call::into: give one output buffer per Out operand");
+        static_assert(sizeof...(Args) == n_prefetch + n_in,
+                      "ptpu[ARG1] dynamic_call: pass the scalar-prefetch arrays, then one argument per input");
+        std::array<void*, max_operands> out_ptrs{};
+        bind_outputs(outputs, out_ptrs, outs{}, std::index_sequence_for<O...>{});
+        return execute(body, std::forward_as_tuple(args...), out_ptrs, options);
+    }
+
+    /// Predicts the time without any data (a timing-only run that takes only the scalar-prefetch
+    /// arrays), as pallas_call::predict. PRED1 when an operand has an SMEM window.
+    template <class Body, class... Prefetch>
+    report predict(Body&& body, Prefetch&&... pf) const {
+        static_assert(sizeof...(Prefetch) == n_prefetch,
+                      "ptpu[ARG1] dynamic_call::predict: pass exactly the scalar-prefetch arrays");
+        if (has_smem_window(ins{}, outs{}))
+            throw error("PRED1", "dynamic_call::predict",
+                        "an operand has an SMEM window, whose data scalar code reads",
+                        "run with timing_only and real inputs instead");
+        run_options opt = options;
+        opt.timing_only = true;
+        [[maybe_unused]] const std::array<detail::absent_input, n_in + 1> absent{};
+        return [&]<std::size_t... K>(std::index_sequence<K...>) {
+            return execute(body, std::tuple_cat(std::forward_as_tuple(pf...),
+                                                std::tuple<const detail::absent_input&>(absent[K])...),
+                           std::array<void*, max_operands>{}, opt);
+        }(std::make_index_sequence<n_in>{});
+    }
+
+private:
+    [[nodiscard]] const spec& spec_of(std::size_t k) const { return k < n_in ? in[k] : out[k - n_in]; }
+
+    template <class... P>
+    static void describe_prefetch(call_desc& c, const std::array<dims_value, n_prefetch>& shapes, detail::pack<P...>) {
+        [[maybe_unused]] std::size_t k = 0;
+        (
+            [&] {
+                detail::check_dims(shapes[k], P::rank, "scalar-prefetch", k);
+                const index_t bytes = detail::elems_of<typename P::value_type>(shapes[k]) *
+                                      itemsize(dtype_of<typename P::value_type>);
+                c.prefetch_each[k] = bytes;
+                c.prefetch_bytes += bytes;
+                ++k;
+            }(),
+            ...);
+    }
+
+    template <class A>
+    operand_desc describe_op(const spec& s, operand_role role, std::size_t k) const {
+        using T = typename A::value_type;
+        const char* who = role == operand_role::input ? "input" : "output";
+        static_assert(rules::require_block_space<typename A::memory>());
+        detail::check_dims(s.shape, A::rank, who, k);
+        operand_desc d;
+        d.role = role;
+        d.space = A::memory::kind;
+        d.type = dtype_of<T>;
+        d.rank = static_cast<int>(A::rank);
+        for (std::size_t i = 0; i < A::rank; ++i) d.shape[i] = s.shape[i];
+        d.full_block = s.block.empty();
+        if (d.full_block) {
+            d.block_rank = d.rank;
+            for (std::size_t i = 0; i < A::rank; ++i) d.block[i] = block_dim{dim_kind::blocked, d.shape[i], 0, 0};
+        } else {
+            d.block_rank = s.block.size();
+            for (int i = 0; i < s.block.size(); ++i)
+                d.block[static_cast<std::size_t>(i)] = s.block[static_cast<std::size_t>(i)].dim;
+        }
+        d.buffer_count = s.buffer_count.value_or(2);
+        d.explicit_mode = s.buffer_count.has_value() || s.lookahead;
+        d.lookahead = s.lookahead;
+        d.revisit_any = s.revisit_any;
+        d.zero_map = s.index_map.zero;
+        // The index map's form against the grid and block, as describe_operand (checks 2, 3).
+        const auto g = static_cast<std::size_t>(grid.size());
+        if (d.zero_map) {
+            d.map_returned = d.block_rank;
+        } else if (s.index_map.eval[g] == nullptr) {
+            d.issue = map_issue::arity;
+        } else if (s.index_map.returned[g] < 0) {
+            d.issue = map_issue::not_tuple;
+        } else {
+            d.map_returned = s.index_map.returned[g];
+            if (d.map_returned != d.block_rank) d.issue = map_issue::wrong_rank;
+        }
+        return d;
+    }
+    template <class... I, class... O>
+    void describe_ops(call_desc& c, detail::pack<I...>, detail::pack<O...>) const {
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((c.ops[K] = describe_op<I>(in[K], operand_role::input, K)), ...);
+        }(std::index_sequence_for<I...>{});
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((c.ops[n_in + K] = describe_op<O>(out[K], operand_role::output, K)), ...);
+        }(std::index_sequence_for<O...>{});
+    }
+    template <class... S>
+    void describe_scratch([[maybe_unused]] call_desc& c, detail::pack<S...>) const {
+        [[maybe_unused]] std::size_t k = 0;
+        (
+            [&] {
+                static_assert(rules::require_scratch<typename S::memory>());
+                detail::check_dims(scratch[k], S::rank, "scratch", k);
+                scratch_desc& d = c.scratch[k];
+                d.space = S::memory::kind;
+                d.type = S::memory::kind == space_kind::semaphore ? dtype::i32 : dtype_of<typename S::value_type>;
+                d.rank = static_cast<int>(S::rank);
+                for (std::size_t i = 0; i < S::rank; ++i) d.shape[i] = scratch[k][i];
+                ++k;
+            }(),
+            ...);
+    }
+
+    [[nodiscard]] std::array<scan_fn, max_operands> scans() const {
+        std::array<scan_fn, max_operands> s{};
+        const auto g = static_cast<std::size_t>(grid.size());
+        for (std::size_t k = 0; k < n_in + n_out; ++k) {
+            const dynamic_map<ctx_type>& im = spec_of(k).index_map;
+            s[k] = (im.zero || im.scan[g] == nullptr) ? &scan_operand<BlockSpec<>, 0, ctx_type> : im.scan[g];
+        }
+        return s;
+    }
+
+    template <class... I, class... O>
+    static bool has_smem_window(detail::pack<I...>, detail::pack<O...>) {
+        return ((I::memory::kind == space_kind::smem) || ... || false) ||
+               ((O::memory::kind == space_kind::smem) || ... || false);
+    }
+
+    // The prefetch views, the description and the maps' context for a plan without a run.
+    template <class F, class... Prefetch>
+    auto with_plan_input(F&& f, const Prefetch&... pf) const {
+        static_assert(sizeof...(Prefetch) == n_prefetch,
+                      "ptpu[ARG1] dynamic_call: pass exactly the scalar-prefetch arrays");
+        auto pf_views = prefetch_views(std::forward_as_tuple(pf...), std::make_index_sequence<n_prefetch>{});
+        const call_desc c = describe(shapes_of(pf_views));
+        const auto m = maps();
+        if constexpr (n_prefetch == 0) {
+            return f(c, m.data(), nullptr);
+        } else {
+            const auto ctx = ctx_of(pf_views, std::make_index_sequence<n_prefetch>{});
+            return f(c, m.data(), &ctx);
+        }
+    }
+
+    template <class Tuple, std::size_t... K>
+    static auto prefetch_views(Tuple&& args, std::index_sequence<K...>) {
+        return std::tuple{prefetch_view<prefetch_t<K>>(std::get<K>(args), K)...};
+    }
+    template <class P>
+    struct to_tuple;
+    template <class... P>
+    struct to_tuple<detail::pack<P...>> {
+        using type = std::tuple<P...>;
+    };
+    template <std::size_t K>
+    using prefetch_t = std::tuple_element_t<K, typename to_tuple<prefetch_ops>::type>;
+
+    template <class P, class X>
+    static host_view<const typename P::value_type> prefetch_view(const X& x, std::size_t k) {
+        const dims_value s = detail::prefetch_shape<typename P::value_type, P::rank>(x, k);
+        return detail::dynamic_view<typename P::value_type, P::rank>(x, s, "scalar-prefetch", k);
+    }
+    template <class Views>
+    static std::array<dims_value, n_prefetch> shapes_of(const Views& v) {
+        std::array<dims_value, n_prefetch> s{};
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((s[K] = shape_list(std::get<K>(v))), ...);
+        }(std::make_index_sequence<n_prefetch>{});
+        return s;
+    }
+    template <class V>
+    static dims_value shape_list(const V& v) {
+        dims_value s;
+        for (int d = 0; d < v.rank; ++d) s.push_back(v.shape[static_cast<std::size_t>(d)]);
+        return s;
+    }
+    template <class Views, std::size_t... K>
+    static auto ctx_of(const Views& v, std::index_sequence<K...>) {
+        return ctx_type{ref<const typename prefetch_t<K>::value_type, smem, prefetch_t<K>::rank>(
+                            std::get<K>(v).data, rank_shape<prefetch_t<K>::rank>(std::get<K>(v)))
+                            .labelled(label(detail::ref_label::kind::prefetch, K))...};
+    }
+    template <std::size_t R, class V>
+    static std::array<index_t, R> rank_shape(const V& v) {
+        std::array<index_t, R> s{};
+        for (std::size_t d = 0; d < R; ++d) s[d] = v.shape[d];
+        return s;
+    }
+    static constexpr detail::ref_label label(detail::ref_label::kind what, std::size_t k) {
+        return {what, static_cast<std::uint8_t>(k)};
+    }
+
+    template <class... A>
+    auto make_outputs(detail::pack<A...>) const {
+        return [&]<std::size_t... K>(std::index_sequence<K...>) {
+            (detail::check_dims(out[K].shape, A::rank, "output", K), ...);
+            return std::tuple<std::vector<typename A::value_type>...>{std::vector<typename A::value_type>(
+                static_cast<std::size_t>(detail::elems_of<typename A::value_type>(out[K].shape)))...};
+        }(std::index_sequence_for<A...>{});
+    }
+
+    template <class Tuple, class... O, std::size_t... K>
+    void bind_outputs(Tuple& outputs, std::array<void*, max_operands>& ptrs, detail::pack<O...>,
+                      std::index_sequence<K...>) const {
+        auto one = [&]<class A>(std::type_identity<A>, auto& x, std::size_t k) {
+            using T = typename A::value_type;
+            using U = std::remove_cvref_t<decltype(x)>;
+            if constexpr (std::is_same_v<U, host_view<T>>) {
+                ptrs[k] = const_cast<T*>(detail::dynamic_view<T, A::rank>(x, out[k].shape, "output", k).data);
+            } else if constexpr (requires { std::span<T>(x); }) {
+                ptrs[k] = const_cast<T*>(
+                    detail::dynamic_view<T, A::rank>(std::span<T>(x), out[k].shape, "output", k).data);
+            } else {
+                static_assert(sizeof(U) == 0,
+                              "ptpu[ARG1] dynamic_call::into: an output must be a writable host_view or a writable "
+                              "contiguous range of the dtype (std::vector<T>&, std::span<T>)");
+            }
+        };
+        (one(std::type_identity<O>{}, std::get<K>(outputs), K), ...);
+    }
+
+    template <class Body, class ArgTuple>
+    report execute(Body& body, ArgTuple args, const std::array<void*, max_operands>& out_ptrs,
+                   const run_options& opt) const {
+        auto pf_views = prefetch_views(args, std::make_index_sequence<n_prefetch>{});
+        const call_desc desc = describe(shapes_of(pf_views));
+        auto in_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
+            return std::tuple{detail::dynamic_view<typename in_t<K>::value_type, in_t<K>::rank>(
+                std::get<n_prefetch + K>(args), in[K].shape, "input", K)...};
+        }(std::make_index_sequence<n_in>{});
+        // HBM base pointers per operand (S50's aliases are applied once the plan holds).
+        std::array<void*, max_operands> hbm{};
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((hbm[K] = const_cast<void*>(static_cast<const void*>(std::get<K>(in_views).data))), ...);
+        }(std::make_index_sequence<n_in>{});
+        for (std::size_t k = 0; k < n_out; ++k) hbm[n_in + k] = out_ptrs[k];
+        const std::array<block_fn, max_operands> m = maps();
+        const std::array<scan_fn, max_operands> sc = scans();
+        const void* ctx_ptr = nullptr;
+        [[maybe_unused]] auto ctx_value = [&] {
+            if constexpr (n_prefetch > 0)
+                return ctx_of(pf_views, std::make_index_sequence<n_prefetch>{});
+            else
+                return 0;
+        }();
+        if constexpr (n_prefetch > 0) ctx_ptr = &ctx_value;
+        // The same planner as pallas_call's; its checks run here, before any byte moves (S51).
+        const plan_tables tables = detail::plan_call(desc, m.data(), ctx_ptr, sc.data());
+        detail::alias_hbm(desc, hbm);
+        std::array<const void*, max_operands> prefetch{};
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((prefetch[K] = static_cast<const void*>(std::get<K>(pf_views).data)), ...);
+        }(std::make_index_sequence<n_prefetch>{});
+        auto invoke = [&](core_memory& mem) { call_body(body, mem, desc, pf_views, hbm); };
+        // Only this closure depends on the body; the run itself is compiled once (call/run.hpp).
+        const body_call call{[](void* obj, core_memory& mem) { (*static_cast<decltype(invoke)*>(obj))(mem); },
+                             &invoke};
+        return detail::run_call(desc, tables, m.data(), ctx_ptr, hbm, prefetch, call, opt);
+    }
+
+    template <std::size_t K>
+    using in_t = std::tuple_element_t<K, typename to_tuple<ins>::type>;
+
+    // The refs a body gets: extents at run time where pallas_call's are static; squeezed dims
+    // do not exist here, so a window's ref has the operand's rank.
+    template <class A>
+    using operand_ref_t = ref<typename A::value_type, typename A::memory, A::rank>;
+    template <class P>
+    using prefetch_ref_t = ref<typename P::value_type, smem, P::rank>;
+    template <class S>
+    using scratch_ref_t = ref<std::conditional_t<std::is_same_v<typename S::memory, semaphore>, std::int32_t,
+                                                 typename S::value_type>,
+                              typename S::memory, S::rank>;
+
+    template <class A, std::size_t K>
+    static operand_ref_t<A> operand_ref(core_memory& m, const call_desc& desc,
+                                        const std::array<void*, max_operands>& hbm) {
+        using T = typename A::value_type;
+        constexpr detail::ref_label who =
+            K < n_in ? label(detail::ref_label::kind::input, K) : label(detail::ref_label::kind::output, K - n_in);
+        const operand_desc& o = desc.ops[K];
+        std::array<index_t, A::rank> shape{};
+        if constexpr (windowless_space<typename A::memory>) {
+            for (std::size_t d = 0; d < A::rank; ++d) shape[d] = o.shape[d];
+            return operand_ref_t<A>(static_cast<T*>(hbm[K]), shape).labelled(who);
+        } else {
+            for (std::size_t d = 0; d < A::rank; ++d) shape[d] = o.block[d].size;
+            return operand_ref_t<A>(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape)
+                .labelled(who);
+        }
+    }
+
+    template <class Body, class PfViews>
+    void call_body(Body& body, core_memory& m, const call_desc& desc, const PfViews& pf,
+                   const std::array<void*, max_operands>& hbm) const {
+        call_body_impl(body, m, desc, pf, hbm, prefetch_ops{}, std::make_index_sequence<n_prefetch>{},
+                       cat(ins{}, outs{}), std::make_index_sequence<n_in + n_out>{}, scratch_ops{},
+                       std::make_index_sequence<n_scratch>{});
+    }
+    template <class... I, class... O>
+    static detail::pack<I..., O...> cat(detail::pack<I...>, detail::pack<O...>) {
+        return {};
+    }
+    template <class Body, class PfViews, class... P, std::size_t... PK, class... A, std::size_t... AK, class... S,
+              std::size_t... SK>
+    void call_body_impl(Body& body, core_memory& m, const call_desc& desc, const PfViews& pf,
+                        const std::array<void*, max_operands>& hbm, detail::pack<P...>, std::index_sequence<PK...>,
+                        detail::pack<A...>, std::index_sequence<AK...>, detail::pack<S...>,
+                        std::index_sequence<SK...>) const {
+        using result = decltype(body(std::declval<prefetch_ref_t<P>>()..., std::declval<operand_ref_t<A>>()...,
+                                     std::declval<scratch_ref_t<S>>()...));
+        static_assert(std::is_void_v<result>,
+                      "ptpu[12] dynamic_call: the kernel body should return void; write results to the output refs");
+        body(prefetch_ref_t<P>(reinterpret_cast<typename P::value_type*>(m.prefetch[PK]),
+                               rank_shape<P::rank>(std::get<PK>(pf)))
+                 .labelled(label(detail::ref_label::kind::prefetch, PK))...,
+             operand_ref<A, AK>(m, desc, hbm)...,
+             scratch_ref_t<S>(reinterpret_cast<typename scratch_ref_t<S>::value_type*>(m.scratch[SK]),
+                              scratch_shape<S::rank>(SK))
+                 .labelled(label(detail::ref_label::kind::scratch, SK))...);
+    }
+    template <std::size_t R>
+    std::array<index_t, R> scratch_shape(std::size_t k) const {
+        std::array<index_t, R> s{};
+        for (std::size_t d = 0; d < R; ++d) s[d] = scratch[k][d];
+        return s;
+    }
+};
+
+}  // namespace ptpu

@@ -1,0 +1,45 @@
+// What stays a type in a dynamic_call is checked at compile time, one message each: the options,
+// the Operand types, index maps that capture state, squeezed dims (the body's ref rank is a type),
+// scratch spaces and the body's return type.
+//! ko 1 10
+//! ko 2 T1
+//! ko 3 S7
+//! ko 4 7
+//! ko 5 S5
+//! ko 6 12
+#include <ptpu/call/dynamic.hpp>
+#include <ptpu/ops/ops.hpp>
+
+using namespace ptpu;
+
+using F2 = Operand<float, 2>;
+
+int main() {
+#if !defined(PTPU_KO)
+    dynamic_call<In<F2>, Out<F2>, ScratchShapes<Operand<float, 2, smem>>> d;
+    d.grid = {2};
+    d.in[0] = {.shape = {16, 128}, .block = {8, 128}, .index_map = [](index_t i) { return idx(i, 0); }};
+    d.out[0] = d.in[0];
+    d.scratch[0] = {1, 1};
+    (void)d.predict([](auto a, auto b, auto) { store(b, load(a)); });
+#elif PTPU_KO == 1
+    dynamic_call<In<F2>, Out<F2>, Grid<2>> d;  // 10: the grid is a value here
+    (void)d;
+#elif PTPU_KO == 2
+    using D = Operand<double, 2>;  // T1: no such dtype
+    (void)D::rank;
+#elif PTPU_KO == 3
+    dynamic_call<In<F2>, Out<F2>> d;
+    const index_t rows = 8;
+    d.in[0].index_map = [rows](index_t i) { return idx(i * rows, 0); };  // S7: captures state
+#elif PTPU_KO == 4
+    dynamic_call<In<F2>, Out<F2>> d;
+    d.in[0].block = {squeezed, 128};  // 7: would change the ref's rank
+#elif PTPU_KO == 5
+    dynamic_call<In<F2>, Out<F2>, ScratchShapes<Operand<float, 2, any>>> d;  // S5: no HBM scratch
+    (void)d.describe();
+#elif PTPU_KO == 6
+    dynamic_call<In<F2>, Out<F2>> d;
+    (void)d.predict([](auto, auto) { return 1; });  // 12: bodies return void
+#endif
+}

@@ -1,0 +1,345 @@
+// dynamic_call (call/dynamic.hpp): a configuration given by values plans, runs and times exactly as
+// the equal static pallas_call (same events, same outputs, same predicted time, on the examples'
+// kernels), and breaks the same rules with the same ids, naming the operand and dim.
+#include <gtest/gtest.h>
+
+#include <ptpu/ptpu.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+using namespace ptpu;
+
+namespace {
+template <class F>
+std::string message_of(F&& fn) {
+    try {
+        fn();
+    } catch (const ptpu::error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+template <class F>
+std::string rule_of(F&& fn) {
+    try {
+        fn();
+    } catch (const ptpu::error& e) {
+        return e.rule();
+    }
+    return "no error";
+}
+bool has(const std::string& s, const std::string& part) {
+    return s.find(part) != std::string::npos;
+}
+template <std::size_t N>
+std::vector<event> as_vector(const std::array<event, N>& a) {
+    return {a.begin(), a.end()};
+}
+
+using F2 = Operand<float, 2>;
+
+// ---- examples/quickstart.cpp ------------------------------------------------------------------
+using X = Array<float, 1024, 512>;
+using Blk = BlockSpec<Block<256, 512>, [](auto i) { return idx(i, 0); }>;
+using Add = pallas_call<Grid<4>, In<Arg<X, Blk>, Arg<X, Blk>>, Out<Arg<X, Blk>>, Chip<tpu::v5e>>;
+using DynAdd = dynamic_call<In<F2, F2>, Out<F2>>;
+constexpr auto add_body = [](auto a, auto b, auto c) { store(c, load(a) + load(b)); };
+
+DynAdd dyn_add(index_t rows, index_t cols, index_t block_rows, chip hw = tpu::v5e) {
+    DynAdd d;
+    d.grid = {rows / block_rows};
+    d.chip = hw;
+    d.in[0] = {.shape = {rows, cols}, .block = {block_rows, cols}, .index_map = [](index_t i) { return idx(i, 0); }};
+    d.in[1] = d.in[0];
+    d.out[0] = d.in[0];
+    return d;
+}
+}  // namespace
+
+TEST(DynamicCall, QuickstartSameEventsResultAndTime) {
+    host_array<X> x, y;
+    std::iota(x.begin(), x.end(), 0.0f);
+    std::ranges::fill(y, 1.0f);
+    const DynAdd d = dyn_add(1024, 512, 256);
+    EXPECT_EQ(d.events(), as_vector(Add::events));
+    const plan_info i = d.info();
+    EXPECT_TRUE(i.problem.ok());
+    EXPECT_EQ(i.vmem_bytes, Add::info.vmem_bytes);
+    auto [z, rep] = Add{}(add_body, x, y);
+    auto [dz, drep] = d(add_body, x, y);
+    EXPECT_EQ(dz, z.vector());
+    EXPECT_EQ(drep.device_time, rep.device_time);
+    EXPECT_EQ(drep.stats.dma_in, rep.stats.dma_in);
+    EXPECT_EQ(d.predict(add_body).device_time, Add{}.predict(add_body).device_time);
+    // Inputs as ranges and host_views, outputs into the caller's memory.
+    std::vector<float> out(x.size());
+    const report r2 = d.into(std::tie(out), add_body, x.vector(), y.view());
+    EXPECT_EQ(out, z.vector());
+    EXPECT_EQ(r2.device_time, rep.device_time);
+}
+
+// ---- examples/blocked_matmul.cpp (scratch accumulator, three axes) ----------------------------
+namespace {
+constexpr index_t n = 512, bm = 128, bn = 256, bk = 256;
+using Mat = Array<float, n, n>;
+template <index_t M, index_t N, index_t K>
+using Matmul =
+    pallas_call<Grid<n / M, n / N, n / K>, Semantics<parallel, parallel, arbitrary>, Chip<tpu::v5e>,
+                In<Arg<Mat, BlockSpec<Block<M, K>, [](auto i, auto, auto k) { return idx(i, k); }>>,
+                   Arg<Mat, BlockSpec<Block<K, N>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
+                Out<Arg<Mat, BlockSpec<Block<M, N>, [](auto i, auto j, auto) { return idx(i, j); }>>>,
+                Scratch<vmem, float, M, N>>;
+using DynMatmul = dynamic_call<In<F2, F2>, Out<F2>, ScratchShapes<F2>>;
+constexpr auto matmul_body = [](auto xb, auto yb, auto ob, auto acc) {
+    if (program_id(2) == 0) store(acc, zeros_like(acc));
+    store(acc, load(acc) + dot(load(xb), load(yb)));
+    if (program_id(2) == num_programs(2) - 1) store(ob, load(acc));
+};
+
+DynMatmul dyn_matmul(index_t m, index_t nn, index_t k) {
+    DynMatmul d;
+    d.grid = {n / m, n / nn, n / k};
+    d.semantics = {parallel, parallel, arbitrary};
+    d.chip = tpu::v5e;
+    d.in[0] = {.shape = {n, n}, .block = {m, k}, .index_map = [](index_t i, index_t, index_t kk) { return idx(i, kk); }};
+    d.in[1] = {.shape = {n, n}, .block = {k, nn}, .index_map = [](auto, auto j, auto kk) { return idx(kk, j); }};
+    d.out[0] = {.shape = {n, n}, .block = {m, nn}, .index_map = [](index_t i, index_t j, index_t) { return idx(i, j); }};
+    d.scratch[0] = {m, nn};
+    return d;
+}
+}  // namespace
+
+TEST(DynamicCall, BlockedMatmulSameEventsResultAndTime) {
+    using S = Matmul<bm, bn, bk>;
+    host_array<Mat> x, y;
+    for (index_t i = 0; i < n; ++i)
+        for (index_t j = 0; j < n; ++j) {
+            x(i, j) = static_cast<float>((i * 7 + j * 3) % 11) - 5.0f;
+            y(i, j) = static_cast<float>((i * 5 + j) % 13) - 6.0f;
+        }
+    const DynMatmul d = dyn_matmul(bm, bn, bk);
+    EXPECT_EQ(d.events(), as_vector(S::events));
+    auto [z, rep] = S{}(matmul_body, x, y);
+    auto [dz, drep] = d(matmul_body, x, y);
+    EXPECT_EQ(dz, z.vector());
+    EXPECT_EQ(drep.device_time, rep.device_time);
+    EXPECT_EQ(drep.mxu_utilization, rep.mxu_utilization);
+    // And the product is right (small integers: exact in bf16 and f32).
+    double ref = 0;
+    for (index_t k = 0; k < n; ++k) ref += static_cast<double>(x(3, k)) * y(k, 5);
+    EXPECT_EQ(dz[3 * n + 5], static_cast<float>(ref));
+}
+
+// One instantiation of dynamic_call, block sizes varied in a loop: each point predicts what the
+// static call of those block sizes predicts, to the last bit.
+TEST(DynamicCall, BlockSizeLoopMatchesEachStaticCall) {
+    const double expect[] = {
+        Matmul<128, 128, 128>{}.predict(matmul_body).device_time,
+        Matmul<128, 256, 512>{}.predict(matmul_body).device_time,
+        Matmul<256, 512, 128>{}.predict(matmul_body).device_time,
+    };
+    const index_t sizes[][3] = {{128, 128, 128}, {128, 256, 512}, {256, 512, 128}};
+    DynMatmul d = dyn_matmul(128, 128, 128);
+    for (int p = 0; p < 3; ++p) {
+        const auto [m, nn, k] = sizes[p];
+        d.grid = {n / m, n / nn, n / k};
+        d.in[0].block = {m, k};
+        d.in[1].block = {k, nn};
+        d.out[0].block = {m, nn};
+        d.scratch[0] = {m, nn};
+        EXPECT_EQ(d.predict(matmul_body).device_time, expect[p]) << "point " << p;
+    }
+    EXPECT_NE(expect[0], expect[1]);  // the points differ, so the loop did change the call
+}
+
+// ---- examples/megacore_add.cpp (two TensorCores, S44) -----------------------------------------
+namespace {
+using M = Array<float, 1024, 1024>;
+using Half = BlockSpec<Block<512, 1024>, [](auto i) { return idx(i, 0); }>;
+using MegaAdd = pallas_call<Grid<2>, Semantics<parallel>, Chip<tpu::v5p>, In<Arg<M, Half>, Arg<M, Half>>,
+                            Out<Arg<M, Half>>>;
+}  // namespace
+
+TEST(DynamicCall, MegacoreSameEventsResultAndTime) {
+    DynAdd d = dyn_add(1024, 1024, 512, tpu::v5p);
+    d.semantics = {parallel};
+    EXPECT_EQ(d.info().cores, 2);
+    EXPECT_EQ(d.events(), as_vector(MegaAdd::events));
+    host_array<M> x, y;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x.vector()[i] = static_cast<float>(i % 4096);
+        y.vector()[i] = 1.0f - static_cast<float>(i % 17);
+    }
+    auto [z, rep] = MegaAdd{}(add_body, x, y);
+    auto [dz, drep] = d(add_body, x, y);
+    EXPECT_EQ(dz, z.vector());
+    EXPECT_EQ(drep.device_time, rep.device_time);
+    EXPECT_EQ(drep.stats.core_steps[1], rep.stats.core_steps[1]);
+}
+
+// ---- examples/block_sparse.cpp (scalar prefetch read by the index maps, S51) -------------------
+namespace {
+constexpr index_t b = 128, rows = 4, cols = 8, nnz = 6;
+using A = Array<float, rows * b, cols * b>;
+using V = Array<float, cols * b, b>;
+using Y = Array<float, rows * b, b>;
+using Idx = Array<std::int32_t, nnz>;
+using Spmm = pallas_call<
+    Grid<nnz>, ScalarPrefetch<Idx, Idx>,
+    In<Arg<A, BlockSpec<Block<b, b>, [](auto t, const auto& r, const auto& c) { return idx(r[t], c[t]); }>>,
+       Arg<V, BlockSpec<Block<b, b>, [](auto t, const auto&, const auto& c) { return idx(c[t], 0); }>>>,
+    Out<Arg<Y, BlockSpec<Block<b, b>, [](auto t, const auto& r, const auto&) { return idx(r[t], 0); }>>>>;
+using I1 = Operand<std::int32_t, 1>;
+using DynSpmm = dynamic_call<ScalarPrefetch<I1, I1>, In<F2, F2>, Out<F2>>;
+constexpr auto spmm_body = [](auto r, auto, auto ab, auto vb, auto yb) {
+    const index_t t = program_id(0);
+    if (t == 0 || sload(r, t) != sload(r, t - 1)) store(yb, zeros_like(yb));
+    store(yb, load(yb) + dot(load(ab), load(vb)));
+};
+DynSpmm dyn_spmm() {
+    DynSpmm d;
+    d.grid = {nnz};
+    d.in[0] = {.shape = {rows * b, cols * b},
+               .block = {b, b},
+               .index_map = [](index_t t, const auto& r, const auto& c) { return idx(r[t], c[t]); }};
+    d.in[1] = {.shape = {cols * b, b},
+               .block = {b, b},
+               .index_map = [](index_t t, const auto&, const auto& c) { return idx(c[t], 0); }};
+    d.out[0] = {.shape = {rows * b, b},
+                .block = {b, b},
+                .index_map = [](index_t t, const auto& r, const auto&) { return idx(r[t], 0); }};
+    return d;
+}
+}  // namespace
+
+TEST(DynamicCall, BlockSparseScalarPrefetchSameEventsResultAndTime) {
+    const std::vector<std::int32_t> row_of = {0, 0, 1, 2, 2, 3};
+    const std::vector<std::int32_t> col_of = {1, 5, 0, 2, 7, 3};
+    host_array<A> a;
+    host_array<V> v;
+    for (std::size_t i = 0; i < a.size(); ++i) a.vector()[i] = static_cast<float>(i % 9) - 4.0f;
+    for (std::size_t i = 0; i < v.size(); ++i) v.vector()[i] = static_cast<float>(i % 5) - 2.0f;
+    const DynSpmm d = dyn_spmm();
+    auto [y, rep] = Spmm{}(spmm_body, row_of, col_of, a, v);
+    auto [dy, drep] = d(spmm_body, row_of, col_of, a, v);
+    EXPECT_EQ(dy, y.vector());
+    EXPECT_EQ(drep.device_time, rep.device_time);
+    EXPECT_EQ(drep.stats.op_dmas[0], rep.stats.op_dmas[0]);
+    // The same plan as the static call's own run-time plan.
+    std::vector<event> static_events;
+    const std::array<ref<const std::int32_t, smem, 1>, 2> refs{ref<const std::int32_t, smem, 1>(row_of.data(), {nnz}),
+                                                                ref<const std::int32_t, smem, 1>(col_of.data(), {nnz})};
+    const std::tuple ctx{refs[0], refs[1]};
+    (void)plan(Spmm::desc, Spmm::maps.data(), &ctx, [&](const event& e) { static_events.push_back(e); });
+    EXPECT_EQ(d.events(row_of, col_of), static_events);
+    // A prefetched index out of range is S34 on the operand reading it.
+    const std::vector<std::int32_t> bad_col = {1, 5, 0, 2, 8, 3};
+    const std::string msg = message_of([&] { (void)d(spmm_body, row_of, bad_col, a, v); });
+    EXPECT_TRUE(has(msg, "ptpu[S34]") && has(msg, "operand 0, dim 1")) << msg;
+}
+
+// ---- The same rules, the same ids, naming the operand and dim ---------------------------------
+
+TEST(DynamicCallRules, VmemOverflowOnASmallChipIs24) {
+    // 3 operands x 2 slots x 4 MiB = 24 MiB: fits v6e's 32 MiB scoped limit, not v4's 16 MiB.
+    DynAdd d = dyn_add(4096, 1024, 1024, tpu::v6e);
+    EXPECT_TRUE(d.info().problem.ok());
+    d.chip = tpu::v4;
+    const std::string msg = message_of([&] { (void)d.predict(add_body); });
+    EXPECT_TRUE(has(msg, "ptpu[24]") && has(msg, "operand 2: 4194304 bytes x 2 buffers") &&
+                has(msg, "limit 16777216 bytes"))
+        << msg;
+    d.in[0].buffer_count = 1;  // Buffered<1> on two operands: 16 MiB, fits
+    d.in[1].buffer_count = 1;
+    EXPECT_EQ(rule_of([&] { (void)d.predict(add_body); }), "no error");
+    d.vmem_limit = 8 << 20;  // VmemLimit
+    EXPECT_EQ(rule_of([&] { (void)d.predict(add_body); }), "24");
+}
+
+TEST(DynamicCallRules, BlockBreakingTilingIs15And16) {
+    DynAdd d = dyn_add(1024, 512, 256);
+    d.in[1].block = {256, 100};  // last dim neither a multiple of 128 nor the array's 512
+    const std::string msg = message_of([&] { (void)d.predict(add_body); });
+    EXPECT_TRUE(has(msg, "ptpu[15]") && has(msg, "operand 1, dim 1") && has(msg, "value 100")) << msg;
+    d.in[1].block = {12, 512};  // second-to-last not a multiple of 8
+    EXPECT_TRUE(has(message_of([&] { (void)d.events(); }), "operand 1, dim 0"));
+    using D1 = dynamic_call<In<Operand<float, 1>>, Out<Operand<float, 1>>>;
+    D1 r;
+    r.grid = {8};
+    r.in[0] = r.out[0] = {.shape = {8 * 96}, .block = {96}, .index_map = [](index_t i) { return idx(i); }};
+    EXPECT_EQ(rule_of([&] { (void)r.events(); }), "16");
+}
+
+TEST(DynamicCallRules, OutOfBoundsIndexMapIsS34) {
+    DynAdd d = dyn_add(1024, 512, 256);
+    d.out[0].index_map = [](index_t i) { return idx(i + 1, 0); };  // block 4 of 4 at the last step
+    const std::string msg = message_of([&] { (void)d.predict(add_body); });
+    EXPECT_TRUE(has(msg, "ptpu[S34]") && has(msg, "operand 2, dim 0") && has(msg, "block (4, 0) at iteration (3)"))
+        << msg;
+    // A grid larger than the array is the same mistake.
+    d = dyn_add(1024, 512, 256);
+    d.grid = {5};
+    EXPECT_EQ(rule_of([&] { (void)d.events(); }), "S34");
+}
+
+TEST(DynamicCallRules, WrongBufferCountIs19) {
+    DynAdd d = dyn_add(1024, 512, 256);
+    d.in[0].buffer_count = 3;
+    const std::string msg = message_of([&] { (void)d.predict(add_body); });
+    EXPECT_TRUE(has(msg, "ptpu[19]") && has(msg, "operand 0") && has(msg, "value 3")) << msg;
+    d.in[0].buffer_count = 0;
+    EXPECT_EQ(rule_of([&] { (void)d.events(); }), "19");
+    d.in[0].buffer_count = 2;
+    d.in[0].lookahead = true;  // lookahead is emit_pipeline's
+    EXPECT_EQ(rule_of([&] { (void)d.events(); }), "19");
+}
+
+TEST(DynamicCallRules, ShapesGridAndMapsAtRunTime) {
+    DynAdd d = dyn_add(1024, 512, 256);
+    d.in[0].block = {256, 512, 1};  // block rank differs from the array's
+    EXPECT_EQ(rule_of([&] { (void)d.events(); }), "1");
+    d = dyn_add(1024, 512, 256);
+    d.grid = {4, 1};  // the maps take one grid index
+    EXPECT_TRUE(has(message_of([&] { (void)d.events(); }), "ptpu[2] BlockSpec: the index map cannot be called"));
+    d = dyn_add(1024, 512, 256);
+    d.in[0].index_map = [](index_t i) { return idx(i); };  // one entry for a rank-2 block
+    EXPECT_EQ(rule_of([&] { (void)d.events(); }), "2");
+    d = dyn_add(1024, 512, 256);
+    d.grid = {4, 0};
+    EXPECT_EQ(rule_of([&] { (void)d.events(); }), "25");
+    d = dyn_add(1024, 512, 256);
+    d.semantics = {arbitrary, parallel};
+    EXPECT_EQ(rule_of([&] { (void)d.events(); }), "20");
+    d = dyn_add(1024, 512, 256);
+    d.in[1].shape = {1024, 512, 1};  // the Operand has rank 2
+    const std::string msg = message_of([&] { (void)d.events(); });
+    EXPECT_TRUE(has(msg, "ptpu[V1] dynamic_call input 1") && has(msg, "rank 2")) << msg;
+    // The argument must have the configured shape (ARG1), and nothing runs.
+    d = dyn_add(1024, 512, 256);
+    const std::vector<float> short_input(1024 * 512 - 1), ok(1024 * 512);
+    EXPECT_TRUE(has(message_of([&] { (void)d(add_body, ok, short_input); }), "ptpu[ARG1] dynamic_call input 1"));
+    // Options a dynamic call takes at run time: aliases (S50, rule 11).
+    d.aliases = {{0, 1}};
+    EXPECT_EQ(rule_of([&] { (void)d.events(); }), "11");
+}
+
+TEST(DynamicCall, AliasedOutputStartsAsItsInput) {
+    // out = in + 1 over half the blocks: the other half keeps the input's values (S50).
+    using D = dynamic_call<In<F2>, Out<F2>>;
+    D d;
+    d.grid = {2};
+    d.in[0] = {.shape = {32, 128}, .block = {8, 128}, .index_map = [](index_t i) { return idx(2 * i, 0); }};
+    d.out[0] = d.in[0];
+    d.aliases = {{0, 0}};
+    std::vector<float> x(32 * 128);
+    std::iota(x.begin(), x.end(), 0.0f);
+    auto [z, rep] = d([](auto a, auto o) { store(o, load(a) + 1.0f); }, x);
+    for (std::size_t i = 0; i < z.size(); ++i) {
+        const bool touched = (i / 128 / 8) % 2 == 0;
+        ASSERT_EQ(z[i], x[i] + (touched ? 1.0f : 0.0f)) << i;
+    }
+}
