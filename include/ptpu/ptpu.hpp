@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ptpu/call/dynamic.hpp"
+#include "ptpu/call/emit_pipeline.hpp"
 #include "ptpu/call/verdict.hpp"
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/error.hpp"

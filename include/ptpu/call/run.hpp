@@ -129,6 +129,8 @@ template <int = 0>
         k.detect_races = opt.detect_races;
         k.core = core;
         k.cores = pinfo.cores;
+        k.vmem_limit = desc.vmem_limit;
+        k.vmem_used = pinfo.vmem_bytes;
         for (int c = 0; c < pinfo.cores; ++c) k.arena[static_cast<std::size_t>(c)] = mem[static_cast<std::size_t>(c)].arena;
         for (int s = 0; s < desc.n_scratch; ++s) {
             const scratch_desc& sd = desc.scratch[static_cast<std::size_t>(s)];
@@ -185,6 +187,10 @@ template <int = 0>
         stats.body_dma_bytes += kctx[u].body_dma_bytes;
         stats.sem_signals += kctx[u].sem_signals;
         stats.sem_waits += kctx[u].sem_waits;
+        stats.inner_steps += kctx[u].inner_steps;
+        stats.inner_dmas += kctx[u].inner_dmas;
+        stats.inner_bytes += kctx[u].inner_bytes;
+        stats.total_work += kctx[u].inner_work;
     }
     if (r.dangling_dmas > 0)  // a pipeline never leaves one; a stream that did is a leak (39)
         throw error("39", "kernel exit", std::to_string(r.dangling_dmas) + " DMAs were started and never waited",

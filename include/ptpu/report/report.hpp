@@ -179,6 +179,9 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
         os << "  model              " << r.ops << " ops, "
            << fmt_pct(static_cast<double>(r.steady_ops) / static_cast<double>(r.ops))
            << " fast-forwarded in steady periods\n";
+    if (r.stats.inner_steps > 0)
+        os << "  inner pipelines    " << r.stats.inner_steps << " steps, " << r.stats.inner_dmas << " DMAs, "
+           << r.stats.inner_bytes << " B (emit_pipeline)\n";
     if (r.stats.sem_signals + r.stats.sem_waits > 0)
         os << "  semaphores         " << r.stats.sem_signals << " signals, " << r.stats.sem_waits << " waits, stalled "
            << fmt_time(r.semaphore_stall) << "\n";

@@ -14,6 +14,7 @@
 #include "ptpu/core/work.hpp"
 #include "ptpu/hw/chip.hpp"
 #include "ptpu/memory/space.hpp"
+#include "ptpu/stream/op.hpp"
 
 namespace ptpu {
 
@@ -24,6 +25,7 @@ enum class body_op_kind : std::uint8_t {
     async_dma,  ///< async copy start: completes into semaphore `sem`
     signal,     ///< semaphore_signal: `amount` onto semaphore `sem` of core `core`
     wait,       ///< semaphore wait (semaphore_wait, an async copy's wait): `amount` from `sem`
+    stream_op,  ///< an op of a pipeline the body ran (emit_pipeline): `op`, its DMA named by `seq`
 };
 struct body_op_record {
     body_op_kind kind = body_op_kind::sync_dma;
@@ -33,6 +35,8 @@ struct body_op_record {
     std::uint32_t sem = 0;  ///< the semaphore's number in the op stream (>= 1)
     work before{};
     index_t amount = 0;  ///< DMAs: bytes; signals and waits: the count
+    std::uint32_t seq = 0;  ///< stream_op DMAs: the DMA's number among the body's (its start's)
+    stream::op op{};        ///< stream_op: the op, time converted
 };
 
 /// A DMA a body started (async copy) that its semaphore has not yet taken in: the data lands
@@ -196,6 +200,20 @@ struct kernel_context {
     /// Set by the runner: writes the body's ops so far into its batch (before a yield).
     void (*flush_ops)(void* self) = nullptr;
     void* flush_self = nullptr;
+    // What a pipeline the body builds (emit_pipeline) needs from the runner running the body:
+    // the conversion of work into time, the step overhead, the notes and the VMEM left.
+    double (*seconds_of)(const work&, const void* ctx) = nullptr;
+    const void* seconds_ctx = nullptr;
+    double step_overhead_s = 0;
+    std::vector<stream::dma_note>* notes = nullptr;  ///< the call's DMA notes (timeline on), or none
+    index_t vmem_limit = 0;  ///< the call's VMEM limit (check 24)
+    index_t vmem_used = 0;   ///< bytes of VMEM in use on this core: the call's, plus inner pipelines'
+    int pipeline_depth = 0;  ///< 0: the call's body; k: the body of a pipeline k levels in
+    std::uint32_t body_seq = 0;  ///< DMAs of inner pipelines recorded by the running body so far
+    index_t inner_steps = 0;     ///< steps of inner pipelines run by this core's bodies
+    index_t inner_dmas = 0;
+    index_t inner_bytes = 0;
+    work inner_work{};  ///< work charged by inner pipelines' bodies
     detail::borrow_registry borrows;  ///< vecs reading this call's VMEM (copy-on-write loads)
 
     ~kernel_context() { borrows.close(step, core); }

@@ -35,6 +35,11 @@ struct runner_options {
     /// The kernel has semaphores: bodies may block mid-step (runtime/semaphore.hpp), so steps
     /// are never made from the last one's ops ("Repeated steps" below).
     bool semaphores = false;
+    /// A pipeline a body runs (emit_pipeline): its body sees the enclosing kernel's program ids
+    /// and core, so the runner leaves them in the context as they are.
+    bool nested = false;
+    /// When set, every schedule event the runner handles is appended here (tests, tracing).
+    std::vector<event>* trace = nullptr;
 };
 
 /// How a runner runs the body on its core's current windows: a plain function and the object it
@@ -87,6 +92,10 @@ public:
         }
         kctx_.flush_ops = [](void* self) { static_cast<basic_runner*>(self)->flush_body_ops(); };
         kctx_.flush_self = this;
+        kctx_.seconds_of = opt.seconds_of;  // for pipelines the body builds (emit_pipeline)
+        kctx_.seconds_ctx = opt.seconds_ctx;
+        kctx_.step_overhead_s = opt.step_overhead_s;
+        kctx_.notes = opt.notes ? notes : nullptr;
         repeat_on_ = opt.timing_only && !opt.notes && !opt.semaphores;
         for (int i = 0; i < desc.n_ops(); ++i)
             repeat_on_ = repeat_on_ && !move_[static_cast<std::size_t>(i)] &&
@@ -122,6 +131,8 @@ public:
         flush();
         const run_stats before = stats_;
         if (!sched_.next_step(events_)) return {};
+        if (opt_.trace != nullptr)
+            for (std::size_t k = 0; k < events_.size(); ++k) opt_.trace->push_back(events_[k]);
         // The step's control overhead comes first, also in a core's first step, whose prologue
         // (S22) the schedule lists before the step: on a TPU the prologue is code of that step
         // (so a kernel that issues the same DMAs from its body is timed the same).
@@ -144,6 +155,9 @@ public:
         first_ = n_out_;
         return b;
     }
+
+    /// DMA ids the runner has handed out (they run from 0).
+    [[nodiscard]] std::uint32_t dma_ids_used() const { return next_id_; }
 
     /// Steps made from the last one's ops (timing-only "Repeated steps" below).
     [[nodiscard]] index_t repeated_steps() const { return repeated_; }
@@ -513,8 +527,19 @@ private:
     void invoke_body(const event& e) {
         ++stats_.steps;
         ++stats_.core_steps[e.core];
-        kctx_.core = e.core;
         kctx_.step = e.step;
+        kctx_.body_seq = 0;
+        body_ids_.clear();
+        if (opt_.nested) {  // the enclosing kernel's program ids and core stay
+            kctx_.body_work = work{};
+            kctx_.body_ops.clear();
+            body_ops_ = 0;
+            body_step_ = e.step;
+            const detail::context_guard guard(kctx_);
+            body_(mem_);
+            return;
+        }
+        kctx_.core = e.core;
         // The grid point: one step on from the core's last one (an odometer, S13), or divided out.
         if (e.step == last_step_ + 1) {
             for (int i = desc_.grid_rank - 1; i >= 0; --i) {
@@ -569,8 +594,29 @@ private:
         cur_meta_ = op_meta{event_kind::body, 0, 0, false};
         for (const body_op_record& r : kctx_.body_ops) {
             ++body_ops_;
-            emit(stream::op_kind::compute, 0, seconds(r.before), 0, true, 0, step);
+            if (r.kind != body_op_kind::stream_op || !(r.before == work{}))
+                emit(stream::op_kind::compute, 0, seconds(r.before), 0, true, 0, step);
             switch (r.kind) {
+                case body_op_kind::stream_op: {  // an inner pipeline's op: its DMA gets an id here
+                    const stream::op& o = r.op;
+                    std::uint32_t id = 0;
+                    if (o.kind == stream::op_kind::dma_start && o.sem == 0) {
+                        id = next_id_++;
+                        if (body_ids_.size() <= r.seq) body_ids_.resize(r.seq + 1, 0);
+                        body_ids_[r.seq] = id;
+                        if (opt_.notes) labels_.push_back(o.label);
+                        cur_meta_.start = true;
+                    } else if (o.kind == stream::op_kind::dma_wait) {
+                        id = r.seq < body_ids_.size() ? body_ids_[r.seq] : 0;
+                    }
+                    emit(o.kind, id, o.seconds, o.bytes, o.far, o.label, step);
+                    cur_meta_.start = false;
+                    stream::op& out = ops_[n_out_ - 1];
+                    out.sem = o.sem;
+                    out.core = o.core;
+                    out.dma_sem = o.dma_sem;
+                    break;
+                }
                 case body_op_kind::sync_dma:
                 case body_op_kind::async_dma: {
                     const bool async = r.kind == body_op_kind::async_dma;
@@ -636,6 +682,7 @@ private:
     std::size_t first_ = 0;        // the batch's first op not yet handed out (take_partial)
     index_t body_ops_ = 0;         // ops the running body has recorded (none: it may repeat)
     index_t body_step_ = 0;        // the running body's grid step
+    std::vector<std::uint32_t> body_ids_;  // the running body's inner-pipeline DMAs: their ids
     std::vector<op_meta> meta_;    // what made each op of the batch
     op_meta cur_meta_{};
     mutable repeat_state rep_{};

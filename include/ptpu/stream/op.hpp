@@ -87,6 +87,9 @@ struct run_stats {
     index_t body_dma_bytes = 0;
     index_t sem_signals = 0;  ///< semaphore_signal calls of bodies
     index_t sem_waits = 0;    ///< semaphore waits of bodies (semaphore_wait, async copy waits)
+    index_t inner_steps = 0;  ///< steps of pipelines run inside bodies (emit_pipeline)
+    index_t inner_dmas = 0;   ///< and their DMAs
+    index_t inner_bytes = 0;
     work total_work{};  ///< everything the bodies charged
 
     run_stats& operator+=(const run_stats& o) {
@@ -104,6 +107,9 @@ struct run_stats {
         body_dma_bytes += o.body_dma_bytes;
         sem_signals += o.sem_signals;
         sem_waits += o.sem_waits;
+        inner_steps += o.inner_steps;
+        inner_dmas += o.inner_dmas;
+        inner_bytes += o.inner_bytes;
         total_work += o.total_work;
         return *this;
     }

@@ -1,0 +1,408 @@
+// Defines emit_pipeline, the in-kernel half of Pallas TPU's pipelining (pallas-semantics.md
+// §1.5–1.8, §1.10, §1.12): inside a pallas_call body (or an inner pipeline's body), a pipeline
+// over refs the body holds (any/hbm arrays), with its own grid and BlockSpecs, run to completion,
+// prologue to epilogue, each time it is invoked (S53). It is the same pipeline value a
+// pallas_call has (spec/pipeline.hpp), checked with emit_pipeline's capabilities (any input
+// buffer count, lookahead, BoundedSlice; no (8, 128) check, S52), planned by the same planner
+// and run by the same runner; its ops join the enclosing body's in the core's stream, so the
+// timing model sees every copy and every inner step, and the timeline labels them by pipeline.
+//
+//   auto pipe = emit_pipeline(inner_body, {4, 4}, in_specs<Spec...>, out_specs<Spec...>,
+//                             {.semantics = {parallel, arbitrary}, .core_axis = 0});
+//   pipe(x_hbm, y_hbm, o_hbm);   // inputs, then outputs
+//
+// The megacore split of an inner pipeline (core_axis: the enclosing grid axis whose program id
+// and size are the core id and count) follows upstream's _partition_grid (A11).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ptpu/core/dtype.hpp"
+#include "ptpu/core/error.hpp"
+#include "ptpu/core/index.hpp"
+#include "ptpu/runtime/arena.hpp"
+#include "ptpu/runtime/context.hpp"
+#include "ptpu/runtime/ref.hpp"
+#include "ptpu/runtime/runner.hpp"
+#include "ptpu/schedule/analyze.hpp"
+#include "ptpu/schedule/generator.hpp"
+#include "ptpu/schedule/geometry.hpp"
+#include "ptpu/spec/block.hpp"
+#include "ptpu/spec/describe.hpp"
+#include "ptpu/spec/pipeline.hpp"
+#include "ptpu/spec/validate.hpp"
+
+namespace ptpu {
+
+/// The BlockSpecs of an inner pipeline's inputs and outputs: in_specs<BlockSpec<...>, ...>.
+template <class... Specs>
+struct in_specs_t {};
+template <class... Specs>
+inline constexpr in_specs_t<Specs...> in_specs{};
+template <class... Specs>
+struct out_specs_t {};
+template <class... Specs>
+inline constexpr out_specs_t<Specs...> out_specs{};
+
+/// The dimension semantics of an inner grid: {parallel, arbitrary}.
+struct semantics_list {
+    std::array<dim_semantics, max_rank> v{};
+    int rank = 0;
+    constexpr semantics_list() = default;
+    constexpr semantics_list(std::initializer_list<dim_semantics> l) {
+        for (dim_semantics s : l)
+            if (rank < static_cast<int>(max_rank)) v[static_cast<std::size_t>(rank++)] = s;
+    }
+};
+
+/// emit_pipeline's keyword arguments.
+struct pipeline_options {
+    /// dimension_semantics (only read to split the grid over cores; any order is allowed).
+    semantics_list semantics{};
+    /// core_axis: the enclosing kernel's grid axis whose program id and size are this core's id
+    /// and the core count; the inner grid's parallel dims are split over them (A11). -1: none.
+    int core_axis = -1;
+    /// When set, the schedule's events of every invocation are appended here (the exact Pallas
+    /// event order, §4's traces; events carry block steps and slots).
+    std::vector<event>* trace = nullptr;
+};
+
+namespace detail {
+
+// Where a core's part of a split inner grid starts (the offset added to its indices).
+struct partition {
+    std::array<index_t, max_rank> grid{};
+    std::array<index_t, max_rank> offset{};
+};
+
+/// Upstream's _partition_grid (§1.15, A11): the first parallel dim whose size the core count
+/// divides is cut into equal contiguous parts; otherwise the largest parallel dim, the remainder
+/// going to the lowest core ids; no parallel dim is error 32.
+inline partition partition_grid(const index_t* grid, int rank, const semantics_list& sem, index_t core,
+                                 index_t cores) {
+    partition p;
+    for (int d = 0; d < rank; ++d) p.grid[static_cast<std::size_t>(d)] = grid[d];
+    if (sem.rank != rank)
+        throw error("32", "emit_pipeline",
+                    "dimension_semantics must be the same length as grid (" + std::to_string(sem.rank) + " vs " +
+                        std::to_string(rank) + ")",
+                    "give one semantics per inner grid dim with core_axis");
+    int split = -1;
+    for (int d = 0; d < rank && split < 0; ++d)
+        if (sem.v[static_cast<std::size_t>(d)] == dim_semantics::parallel && grid[d] % cores == 0) split = d;
+    if (split < 0)
+        for (int d = 0; d < rank; ++d)
+            if (sem.v[static_cast<std::size_t>(d)] == dim_semantics::parallel &&
+                (split < 0 || grid[d] > grid[split]))
+                split = d;
+    if (split < 0)
+        throw error("32", "emit_pipeline", "Cannot partition over cores without parallel grid dimensions",
+                    "mark an inner grid dim parallel, or drop core_axis");
+    const index_t n = grid[split], base = n / cores, rem = n % cores;
+    const auto u = static_cast<std::size_t>(split);
+    p.grid[u] = base + (core < rem ? 1 : 0);
+    p.offset[u] = core * base + std::min(core, rem);
+    return p;
+}
+
+// What an inner index map reads: the core's offsets, then the user's extra arguments.
+struct inner_map_ctx {
+    std::array<index_t, max_rank> offset{};
+    int rank = 0;
+    const void* user = nullptr;
+};
+template <class Spec, std::size_t G, class Ctx>
+index_tuple<max_rank> inner_map(const index_t* g, const void* ctx) {
+    const auto& c = *static_cast<const inner_map_ctx*>(ctx);
+    index_t at[G > 0 ? G : 1]{};
+    for (std::size_t d = 0; d < G; ++d) at[d] = g[d] + c.offset[d];
+    return eval_map<Spec, G, Ctx>(at, c.user);
+}
+
+// The ref type an inner body gets for a window of Spec over an array of T (rank R): the block
+// without its squeezed dims, static where the block is (a BoundedSlice dim keeps its bound N:
+// the ref has the static shape, as in Pallas); the whole array for Full.
+template <class Spec, std::size_t R>
+constexpr std::size_t window_rank() {
+    if constexpr (Spec::shape::full)
+        return R;
+    else {
+        std::size_t n = 0;
+        for (const auto& d : Spec::shape::dims) n += d.kind != dim_kind::squeezed;
+        return n;
+    }
+}
+template <class Spec, std::size_t R>
+constexpr std::array<index_t, window_rank<Spec, R>()> window_extents() {
+    std::array<index_t, window_rank<Spec, R>()> e{};
+    if constexpr (Spec::shape::full) {
+        for (auto& x : e) x = dyn;
+    } else {
+        std::size_t j = 0;
+        for (const auto& d : Spec::shape::dims)
+            if (d.kind != dim_kind::squeezed) e[j++] = d.size;
+    }
+    return e;
+}
+template <class T, class Spec, std::size_t R>
+using window_ref_t =
+    ref<T, typename Spec::memory, window_rank<Spec, R>(), extents_from_t<window_extents<Spec, R>()>>;
+
+template <class T>
+struct source_of;
+template <class T, class S, std::size_t R, class E>
+struct source_of<ref<T, S, R, E>> {
+    using value_type = std::remove_const_t<T>;
+    using space = S;
+    static constexpr std::size_t rank = R;
+};
+
+// One operand of an inner pipeline as the planner sees it: the spec over the source ref.
+template <class Spec, std::size_t G, class Ref>
+operand_desc describe_inner(operand_role role, const Ref& r, int k) {
+    using src = source_of<Ref>;
+    static_assert(std::is_same_v<typename src::space, any> || std::is_same_v<typename src::space, hbm>,
+                  "ptpu[29] emit_pipeline: a pipelined operand's source must be an ANY/HBM ref (a VMEM source "
+                  "would be aliased, S56, which ptpu does not do yet)");
+    using Shape = typename Spec::shape;
+    operand_desc d;
+    d.role = role;
+    d.space = Spec::memory::kind;
+    d.type = dtype_of<typename src::value_type>;
+    d.rank = static_cast<int>(src::rank);
+    for (std::size_t i = 0; i < src::rank; ++i) d.shape[i] = r.shape()[i];
+    // The runner copies blocks of a row-major array: the source must be one.
+    index_t stride = 1;
+    for (std::size_t i = src::rank; i-- > 0;) {
+        if (r.shape()[i] > 1 && r.strides()[i] != stride)
+            throw error("R1", "emit_pipeline",
+                        std::string(role == operand_role::input ? "input " : "output ") + std::to_string(k) +
+                            ": the source ref is not contiguous (a strided slice)",
+                        "pass the whole array, or a slice of whole rows");
+        stride *= r.shape()[i];
+    }
+    d.full_block = Shape::full;
+    if constexpr (Shape::full) {
+        d.block_rank = d.rank;
+        for (std::size_t i = 0; i < src::rank; ++i) d.block[i] = block_dim{dim_kind::blocked, d.shape[i], 0, 0};
+    } else {
+        d.block_rank = static_cast<int>(Shape::rank);
+        for (std::size_t i = 0; i < Shape::rank; ++i) d.block[i] = Shape::dims[i];
+    }
+    d.buffer_count = Spec::mode::buffer_count;
+    d.explicit_mode = Spec::explicit_mode;
+    d.lookahead = Spec::mode::lookahead;
+    d.revisit_any = Spec::revisit::any;
+    d.zero_map = std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>;
+    return d;
+}
+
+// A host block standing for the inner pipeline's VMEM buffers (run_scoped allocations).
+struct inner_arena {
+    std::vector<std::byte> bytes;
+    core_memory mem{};
+};
+
+// The pieces of an invocation that do not depend on the body or the specs (compiled once).
+struct inner_run {
+    // Checks the VMEM the inner windows take against what the core has left (24), lays the
+    // slots out, runs the pipeline to completion and records its ops in the enclosing body's.
+    static void run(kernel_context& outer, const pipeline_desc& p, const block_fn* maps, const void* ctx,
+                    const std::array<void*, max_operands>& hbm, body_call body, std::vector<event>* trace) {
+        const int gen = outer.hw != nullptr ? outer.hw->generation : 5;
+        plan_tables t = analyze_pipeline(p, emit_pipeline_caps, gen, maps, ctx);
+        raise(t.info.problem);
+        index_t vmem = 0, host = 0;
+        for (int i = 0; i < p.n_ops(); ++i) {
+            const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
+            if (!op.windowed) continue;
+            if (p.ops[static_cast<std::size_t>(i)].space == space_kind::vmem) vmem += op.buffers * op.slot_bytes;
+            host += op.buffers * align_up(op.block_bytes, 64);
+        }
+        if (outer.vmem_limit > 0 && outer.vmem_used + vmem > outer.vmem_limit)
+            throw error("24", "emit_pipeline (pipeline " + std::to_string(outer.pipeline_depth + 1) + ")",
+                        "its windows need " + std::to_string(vmem) + " bytes of VMEM and the core has " +
+                            std::to_string(outer.vmem_limit - outer.vmem_used) + " left of " +
+                            std::to_string(outer.vmem_limit),
+                        "use smaller blocks or fewer buffers");
+        inner_arena a;
+        a.bytes.assign(static_cast<std::size_t>(host), std::byte{0xff});  // uninitialized VMEM (S57)
+        index_t at = 0;
+        for (int i = 0; i < p.n_ops(); ++i) {
+            const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
+            for (int k = 0; k < op.buffers; ++k) {
+                a.mem.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] =
+                    a.bytes.data() + static_cast<std::ptrdiff_t>(at);
+                at += align_up(op.block_bytes, 64);
+            }
+        }
+        // The inner body's context: the enclosing kernel's program ids and core (Pallas bodies
+        // read those), its own work, copies and borrowed vecs.
+        kernel_context inner;
+        inner.grid_rank = outer.grid_rank;
+        inner.grid = outer.grid;
+        inner.point = outer.point;
+        inner.core = outer.core;
+        inner.cores = outer.cores;
+        inner.hw = outer.hw;
+        inner.timing_only = outer.timing_only;
+        inner.detect_races = outer.detect_races;
+        inner.arena = outer.arena;
+        inner.semaphores = outer.semaphores;
+        inner.vmem_limit = outer.vmem_limit;
+        inner.vmem_used = outer.vmem_used + vmem;
+        inner.pipeline_depth = outer.pipeline_depth + 1;
+        runner_options ro;
+        ro.timing_only = outer.timing_only;
+        ro.notes = outer.notes != nullptr;
+        ro.seconds_of = outer.seconds_of;
+        ro.seconds_ctx = outer.seconds_ctx;
+        ro.step_overhead_s = outer.step_overhead_s;
+        ro.pipeline = static_cast<std::uint8_t>(inner.pipeline_depth);
+        ro.nested = true;
+        ro.trace = trace;
+        const std::uint32_t base = outer.body_seq;
+        {
+            runner r(p, t, 0, maps, ctx, hbm, a.mem, inner, body, ro, outer.notes);
+            for (;;) {
+                const stream::batch b = r.next_batch(false);
+                if (b.ops.empty()) break;
+                for (const stream::op& o : b.ops) {
+                    body_op_record rec;
+                    rec.kind = body_op_kind::stream_op;
+                    rec.op = o;
+                    rec.seq = base + o.dma;
+                    note_body_op(outer, rec);
+                }
+            }
+            outer.body_seq = base + r.dma_ids_used();
+            const run_stats s = r.stats();
+            outer.inner_steps += s.steps + inner.inner_steps;
+            outer.inner_dmas += s.dma_in + s.dma_out + inner.inner_dmas;
+            outer.inner_bytes += s.bytes_in + s.bytes_out + inner.inner_bytes;
+            outer.inner_work += s.total_work;
+            outer.inner_work += inner.inner_work;
+            outer.body_dma_count += inner.body_dma_count;
+            outer.body_dma_bytes += inner.body_dma_bytes;
+            outer.sem_signals += inner.sem_signals;
+            outer.sem_waits += inner.sem_waits;
+        }
+        if (!inner.pending.empty())
+            throw error("39", "emit_pipeline (pipeline " + std::to_string(inner.pipeline_depth) + ")",
+                        "its body left an async copy from " + inner.pending.front().src_name + " to " +
+                            inner.pending.front().dst_name + " in flight when the pipeline ended",
+                        "wait on every copy an inner body starts before the pipeline ends");
+    }
+};
+
+}  // namespace detail
+
+/// An inner pipeline: invoke it on the refs (inputs, then outputs) to run it once (S53).
+template <class Body, std::size_t G, class Ins, class Outs, class Extra>
+class inner_pipeline;
+
+template <class Body, std::size_t G, class... I, class... O, class... Extra>
+class inner_pipeline<Body, G, in_specs_t<I...>, out_specs_t<O...>, std::tuple<Extra...>> {
+public:
+    inner_pipeline(Body body, const std::array<index_t, G>& grid, const pipeline_options& opt,
+                   std::tuple<Extra...> extra)
+        : body_(std::move(body)), grid_(grid), opt_(opt), extra_(std::move(extra)) {}
+
+    /// Runs the pipeline over `refs`: the inputs' then the outputs' source refs (any/hbm).
+    template <class... Refs>
+    void operator()(const Refs&... refs) const {
+        static_assert(sizeof...(Refs) == sizeof...(I) + sizeof...(O),
+                      "ptpu[ARG1] emit_pipeline: pass one ref per input spec, then one per output spec");
+        kernel_context& outer = detail::require_context("emit_pipeline");
+        pipeline_desc p;
+        p.grid_rank = static_cast<int>(G);
+        p.n_in = static_cast<int>(sizeof...(I));
+        p.n_out = static_cast<int>(sizeof...(O));
+        detail::inner_map_ctx mctx;
+        mctx.rank = static_cast<int>(G);
+        using ctx_t = std::conditional_t<sizeof...(Extra) == 0, void, std::tuple<Extra...>>;
+        if constexpr (sizeof...(Extra) > 0) mctx.user = &extra_;
+        std::array<index_t, max_rank> g{};
+        for (std::size_t d = 0; d < G; ++d) g[d] = grid_[d];
+        if (opt_.core_axis >= 0) {
+            const auto part = detail::partition_grid(grid_.data(), static_cast<int>(G), opt_.semantics,
+                                                     program_id(opt_.core_axis), num_programs(opt_.core_axis));
+            g = part.grid;
+            mctx.offset = part.offset;
+        }
+        for (std::size_t d = 0; d < G; ++d) {
+            p.grid[d] = g[d];
+            if (g[d] == 0 && opt_.core_axis >= 0) return;  // this core's part is empty (S21)
+        }
+        std::array<void*, max_operands> hbm{};
+        std::size_t k = 0;
+        auto describe = [&]<class Spec>(std::type_identity<Spec>, const auto& r) {
+            const operand_role role = k < sizeof...(I) ? operand_role::input : operand_role::output;
+            p.ops[k] = detail::describe_inner<Spec, G>(role, r, static_cast<int>(k < sizeof...(I) ? k : k - sizeof...(I)));
+            int returned = 0;
+            p.ops[k].issue = detail::issue_of<Spec, G, ctx_t>(p.ops[k].block_rank, returned);
+            p.ops[k].map_returned = returned;
+            hbm[k] = const_cast<void*>(static_cast<const void*>(r.data()));
+            ++k;
+        };
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            (describe(std::type_identity<std::tuple_element_t<K, std::tuple<I..., O...>>>{}, refs), ...);
+        }(std::index_sequence_for<Refs...>{});
+        static constexpr std::array<block_fn, sizeof...(I) + sizeof...(O)> maps{
+            &detail::inner_map<I, G, ctx_t>..., &detail::inner_map<O, G, ctx_t>...};
+        auto invoke = [&](core_memory& m) { call_body(m, std::index_sequence_for<I..., O...>{}, refs...); };
+        const body_call call{[](void* obj, core_memory& m) { (*static_cast<decltype(invoke)*>(obj))(m); }, &invoke};
+        detail::inner_run::run(outer, p, maps.data(), &mctx, hbm, call, opt_.trace);
+    }
+
+private:
+    template <std::size_t... K, class... Refs>
+    void call_body(core_memory& m, std::index_sequence<K...>, const Refs&...) const {
+        body_(window<K, std::tuple_element_t<K, std::tuple<I..., O...>>,
+                     typename detail::source_of<std::tuple_element_t<K, std::tuple<Refs...>>>::value_type,
+                     detail::source_of<std::tuple_element_t<K, std::tuple<Refs...>>>::rank>(m)...);
+    }
+    template <std::size_t K, class Spec, class T, std::size_t R>
+    static detail::window_ref_t<T, Spec, R> window(core_memory& m) {
+        using W = detail::window_ref_t<T, Spec, R>;
+        constexpr auto e = detail::window_extents<Spec, R>();
+        std::array<index_t, e.size()> shape{};
+        for (std::size_t d = 0; d < e.size(); ++d) shape[d] = e[d];
+        if constexpr (Spec::shape::full) static_assert(Spec::shape::full, "");
+        constexpr std::size_t n_in = sizeof...(I);
+        const detail::ref_label who{K < n_in ? detail::ref_label::kind::input : detail::ref_label::kind::output,
+                                    static_cast<std::uint8_t>(K < n_in ? K : K - n_in)};
+        return W(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape).labelled(who);
+    }
+
+    Body body_;
+    std::array<index_t, G> grid_;
+    pipeline_options opt_;
+    std::tuple<Extra...> extra_;
+};
+
+/// pltpu.emit_pipeline(body, grid, in_specs, out_specs, dimension_semantics, core_axis): a
+/// pipeline to run inside a kernel body. `grid` is the inner grid ({4, 4}; values may be run-time);
+/// each spec's index map takes the inner grid indices, then `extra...` (values or refs the body
+/// holds, e.g. SMEM refs with block starts: index maps cannot capture). The inner body gets one
+/// window ref per spec, inputs then outputs.
+template <class Body, std::size_t G, class... I, class... O, class... Extra>
+auto emit_pipeline(Body body, const index_t (&grid)[G], in_specs_t<I...>, out_specs_t<O...>,
+                   const pipeline_options& opt = {}, Extra... extra) {
+    std::array<index_t, G> g{};
+    for (std::size_t d = 0; d < G; ++d) g[d] = grid[d];
+    return inner_pipeline<Body, G, in_specs_t<I...>, out_specs_t<O...>, std::tuple<Extra...>>(
+        std::move(body), g, opt, std::tuple<Extra...>(std::move(extra)...));
+}
+
+}  // namespace ptpu

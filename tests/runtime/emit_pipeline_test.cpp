@@ -1,0 +1,218 @@
+// emit_pipeline (pallas-semantics.md §1.5–1.7, §1.10, §1.12): inner pipelines inside a
+// pallas_call body run the exact schedule (A1 event for event, deep buffering, A3's lookahead),
+// move real data, nest, read the enclosing program ids and SMEM values, split over cores as
+// upstream's _partition_grid (A11), take VMEM from the core (24), and cost what their ops cost.
+#include <gtest/gtest.h>
+
+#include <ptpu/ptpu.hpp>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+using namespace ptpu;
+
+namespace {
+
+using X = Array<float, 32, 128>;
+using AnyFull = BlockSpec<Full, zero_map, any>;
+using Outer = pallas_call<Grid<>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Chip<tpu::v5e>>;
+using Rows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }>;
+
+// §4's notation: "P: in0@0 | s0: in1@1 wait0@0 BODY out0@0 | ...", blocks by the map i -> i / d.
+std::string render(const std::vector<event>& events, index_t div = 1) {
+    std::string s = "P:";
+    for (const event& e : events) {
+        const index_t b = static_cast<index_t>(e.block_step) / div;
+        switch (e.kind) {
+            case event_kind::step:
+                s += " | s" + std::to_string(e.step) + ":";
+                break;
+            case event_kind::fetch:
+                s += " in" + std::to_string(b) + "@" + std::to_string(e.slot);
+                break;
+            case event_kind::wait_in:
+                s += " wait" + std::to_string(b) + "@" + std::to_string(e.slot);
+                break;
+            case event_kind::body:
+                s += " BODY";
+                break;
+            case event_kind::write:
+                s += " out" + std::to_string(b) + "@" + std::to_string(e.slot);
+                break;
+            case event_kind::wait_out:
+                s += " wout" + std::to_string(b) + "@" + std::to_string(e.slot);
+                break;
+            default:
+                s += " ?";
+        }
+    }
+    return s;
+}
+
+host_array<X> ramp() {
+    host_array<X> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    return x;
+}
+
+}  // namespace
+
+// A1: the double-buffered copy, as emit_pipeline inside pallas_call(ANY in, ANY out).
+TEST(EmitPipeline, A1DoubleBufferedCopy) {
+    const host_array<X> x = ramp();
+    std::vector<event> trace;
+    auto [o, rep] = Outer{}(
+        [&](auto x_hbm, auto o_hbm) {
+            emit_pipeline([](auto in, auto out) { store(out, load(in) * 2.0f); }, {4}, in_specs<Rows>, out_specs<Rows>,
+                          {.trace = &trace})(x_hbm, o_hbm);
+        },
+        x);
+    EXPECT_EQ(render(trace),
+              "P: in0@0 | s0: in1@1 wait0@0 BODY out0@0 | s1: in2@0 wait1@1 BODY out1@1 wout0@0 | s2: in3@1 "
+              "wait2@0 BODY out2@0 wout1@1 | s3: wait3@1 BODY out3@1 wout2@0 wout3@1");
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], 2.0f * x.vector()[k]) << k;
+    EXPECT_EQ(rep.stats.inner_steps, 4);
+    EXPECT_EQ(rep.stats.inner_dmas, 8);
+    EXPECT_EQ(rep.stats.inner_bytes, 2 * 32 * 128 * 4);
+    EXPECT_EQ(rep.stats.dma_in + rep.stats.dma_out, 0);  // the outer pipeline copies nothing (S47)
+}
+
+// The inner pipeline's ops are the pallas_call pipeline's ops: the same kernel as a pallas_call
+// with a grid of 4 takes exactly one grid step's overhead less (the outer, gridless call's).
+TEST(EmitPipeline, CostsWhatThePallasCallPipelineCosts) {
+    const host_array<X> x = ramp();
+    auto body = [](auto in, auto out) { store(out, load(in) * 2.0f); };
+    auto [o, inner] = Outer{}(
+        [&](auto x_hbm, auto o_hbm) { emit_pipeline(body, {4}, in_specs<Rows>, out_specs<Rows>)(x_hbm, o_hbm); }, x);
+    auto [p, piped] = pallas_call<Grid<4>, In<Arg<X, Rows>>, Out<Arg<X, Rows>>, Chip<tpu::v5e>>{}(body, x);
+    EXPECT_TRUE(std::ranges::equal(o, p));
+    EXPECT_NEAR(inner.device_time - piped.device_time, tpu::v5e.step_overhead_s, 1e-12);
+}
+
+// S30 and S32 through emit_pipeline: three buffers run two steps ahead; with lookahead over
+// block indices 0,0,0,0,1,1,1,1 block 1 is fetched at step 0 (at step 3 without).
+TEST(EmitPipeline, DeepBufferingAndLookahead) {
+    const host_array<X> x = ramp();
+    std::vector<event> t3;
+    auto [o3, r3] = Outer{}(
+        [&](auto x_hbm, auto o_hbm) {
+            emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4},
+                          in_specs<BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<3>>>,
+                          out_specs<Rows>, {.trace = &t3})(x_hbm, o_hbm);
+        },
+        x);
+    EXPECT_TRUE(std::ranges::equal(o3, x));
+    EXPECT_EQ(render(t3).substr(0, 40), "P: in0@0 in1@1 | s0: in2@2 wait0@0 BODY ");
+    using Y = Array<float, 16, 128>;
+    using Both = pallas_call<Grid<>, In<Arg<Y, AnyFull>>, Out<Arg<X, AnyFull>>, Chip<tpu::v5e>>;
+    host_array<Y> y;
+    std::iota(y.begin(), y.end(), 1.0f);
+    for (const bool look : {true, false}) {
+        std::vector<event> t;
+        auto run = [&]<bool L>(std::bool_constant<L>) {
+            return Both{}(
+                [&](auto y_hbm, auto o_hbm) {
+                    emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4},
+                                  in_specs<BlockSpec<Block<8, 128>, [](index_t i) { return idx(i / 2, 0); },
+                                                     Buffered<2, L>>>,
+                                  out_specs<Rows>, {.trace = &t})(y_hbm, o_hbm);
+                },
+                y);
+        };
+        auto [o, rep] = look ? run(std::true_type{}) : run(std::false_type{});
+        std::vector<std::uint32_t> fetch_steps;
+        for (const event& e : t)
+            if (e.kind == event_kind::fetch && e.op == 0) fetch_steps.push_back(e.step);
+        EXPECT_EQ(fetch_steps, (std::vector<std::uint32_t>{0, look ? 0u : 1u})) << look;
+        for (index_t r = 0; r < 32; ++r)
+            for (index_t c = 0; c < 128; ++c) ASSERT_EQ(o(r, c), y((r / 8) / 2 * 8 + r % 8, c));
+    }
+}
+
+// S53: an outer grid step runs a whole inner pipeline, whose index maps read the outer program
+// id; A11's megacore split over core_axis 0 on v5p (the seed's template).
+TEST(EmitPipeline, NestedInAGridAndSplitOverCores) {
+    using Z = Array<float, 64, 512>;
+    const auto z = [] {
+        host_array<Z> a;
+        std::iota(a.begin(), a.end(), 0.0f);
+        return a;
+    }();
+    // Outer grid over row halves; the inner pipeline walks the 4 column blocks of its half.
+    using Half = BlockSpec<Block<32, 128>, [](index_t j) { return idx(program_id(0), j); }>;
+    auto [a, ra] = pallas_call<Grid<2>, In<Arg<Z, AnyFull>>, Out<Arg<Z, AnyFull>>, Chip<tpu::v5e>>{}(
+        [](auto x, auto o) { emit_pipeline([](auto i, auto w) { store(w, load(i) + 1.0f); }, {4}, in_specs<Half>, out_specs<Half>)(x, o); },
+        z);
+    for (std::size_t k = 0; k < z.size(); ++k) ASSERT_EQ(a.vector()[k], z.vector()[k] + 1.0f);
+    EXPECT_EQ(ra.stats.inner_steps, 8);
+    // The seed's megacore template: grid (num_cores,), parallel; inner grid (4, 4) split on its
+    // parallel dim 0 by core_axis 0: core c runs rows 2c, 2c + 1.
+    using Tile = BlockSpec<Block<16, 128>, [](index_t i, index_t j) { return idx(i, j); }>;
+
+    auto [m, rm] = pallas_call<Grid<2>, In<Arg<Z, AnyFull>>, Out<Arg<Z, AnyFull>>, Semantics<parallel>,
+                               Chip<tpu::v5p>>{}(
+        [](auto x, auto o) {
+            emit_pipeline([](auto i, auto w) { store(w, load(i) * 2.0f); }, {4, 4}, in_specs<Tile>, out_specs<Tile>,
+                          {.semantics = {parallel, arbitrary}, .core_axis = 0})(x, o);
+        },
+        z);
+    for (std::size_t k = 0; k < z.size(); ++k) ASSERT_EQ(m.vector()[k], 2.0f * z.vector()[k]);
+    EXPECT_EQ(rm.cores, 2);
+    EXPECT_EQ(rm.stats.inner_steps, 16);  // 8 per core
+    EXPECT_GT(rm.core[1].compute, 0.0);
+    EXPECT_NEAR(rm.core[0].compute, rm.core[1].compute, 1e-12);
+}
+
+// A11's table: per-core step counts of _partition_grid with 2 cores.
+TEST(EmitPipeline, A11PartitionTable) {
+    struct row {
+        std::vector<index_t> grid;
+        semantics_list sem;
+        index_t c0, c1;
+    };
+    const std::vector<row> rows = {
+        {{8}, {parallel}, 4, 4},
+        {{5}, {parallel}, 3, 2},
+        {{8, 3}, {parallel, arbitrary}, 12, 12},
+        {{5, 3}, {parallel, arbitrary}, 9, 6},
+        {{2, 7}, {arbitrary, parallel}, 8, 6},
+        {{8, 8}, {parallel, parallel}, 32, 32},
+        {{5, 7}, {parallel, parallel}, 20, 15},
+        {{1, 1}, {parallel, parallel}, 1, 0},
+        {{4, 4}, {arbitrary, parallel}, 8, 8},
+    };
+    for (const row& r : rows) {
+        index_t steps[2] = {1, 1};
+        for (index_t c = 0; c < 2; ++c) {
+            const auto p = detail::partition_grid(r.grid.data(), static_cast<int>(r.grid.size()), r.sem, c, 2);
+            for (std::size_t d = 0; d < r.grid.size(); ++d) steps[c] *= p.grid[d];
+        }
+        EXPECT_EQ(steps[0], r.c0);
+        EXPECT_EQ(steps[1], r.c1);
+    }
+    // (5, 7) P, P splits dim 1 (the largest: neither divides by 2): core 1 starts at j = 4.
+    const index_t g57[] = {5, 7};
+    const auto p = detail::partition_grid(g57, 2, {parallel, parallel}, 1, 2);
+    EXPECT_EQ(p.offset[1], 4);
+    EXPECT_EQ(p.grid[1], 3);
+    const index_t g4[] = {4};
+    EXPECT_THROW(detail::partition_grid(g4, 1, {arbitrary}, 0, 2), error);
+}
+
+// 24: the inner windows take VMEM from what the core has left.
+TEST(EmitPipeline, VmemOverflowIsAnError) {
+    using Big = Array<float, 4096, 1024>;
+    using BigBlk = BlockSpec<Block<2048, 1024>, [](index_t i) { return idx(i, 0); }>;
+    try {
+        (void)pallas_call<Grid<>, In<Arg<Big, AnyFull>>, Out<Arg<Big, AnyFull>>, Chip<tpu::v5e>>{}.predict(
+            [](auto x, auto o) {
+                emit_pipeline([](auto i, auto w) { store(w, load(i)); }, {2}, in_specs<BigBlk>, out_specs<BigBlk>)(x, o);
+            });
+        FAIL() << "no error";
+    } catch (const error& e) {
+        EXPECT_EQ(e.rule(), "24");
+        EXPECT_NE(std::string(e.what()).find("emit_pipeline (pipeline 1)"), std::string::npos) << e.what();
+    }
+}
