@@ -64,7 +64,7 @@ public:
     constexpr value_list(std::initializer_list<T> l) {  // NOLINT(google-explicit-constructor)
         if (l.size() > N)
             throw error("V1", "dynamic_call", std::to_string(l.size()) + " values, at most " + std::to_string(N),
-                        "give at most max_rank (6) dims");
+                        "give at most " + std::to_string(N) + " (max_rank dims, max_operands aliases)");
         for (const T& x : l) v_[static_cast<std::size_t>(n_++)] = x;
     }
     [[nodiscard]] constexpr int size() const { return n_; }
@@ -72,7 +72,7 @@ public:
     constexpr void push_back(const T& x) {
         if (n_ == static_cast<int>(N))
             throw error("V1", "dynamic_call", "more than " + std::to_string(N) + " values",
-                        "give at most max_rank (6) dims");
+                        "give at most " + std::to_string(N) + " (max_rank dims, max_operands aliases)");
         v_[static_cast<std::size_t>(n_++)] = x;
     }
     constexpr const T& operator[](std::size_t i) const { return v_[i]; }
@@ -195,6 +195,21 @@ struct pick_holder<H, H<A...>, Rest...> {
     using type = H<A...>;
 };
 
+template <class T>
+inline constexpr bool is_operand = false;
+template <class T, std::size_t R, class S>
+inline constexpr bool is_operand<Operand<T, R, S>> = true;
+
+template <template <class...> class H, class T>
+inline constexpr int count_of = 0;
+template <template <class...> class H, class... A>
+inline constexpr int count_of<H, H<A...>> = 1;
+
+template <class P>
+inline constexpr bool all_operands = false;
+template <class... A>
+inline constexpr bool all_operands<pack<A...>> = (is_operand<A> && ...);
+
 template <class P>
 struct dynamic_ctx;
 template <class... A>
@@ -215,10 +230,6 @@ inline constexpr bool is_dynamic_option<ScalarPrefetch<A...>> = true;
 template <class... A>
 inline constexpr bool is_dynamic_option<ScratchShapes<A...>> = true;
 
-template <class T>
-inline constexpr bool is_operand = false;
-template <class T, std::size_t R, class S>
-inline constexpr bool is_operand<Operand<T, R, S>> = true;
 
 [[noreturn, gnu::cold, gnu::noinline]] inline void bad_dims(const char* role, std::size_t k, const std::string& what,
                                                            const char* fix) {
@@ -343,6 +354,15 @@ struct dynamic_call {
         typename detail::operands_of<typename detail::pick_holder<ScalarPrefetch, Opts...>::type>::type;
     using scratch_ops =
         typename detail::operands_of<typename detail::pick_holder<ScratchShapes, Opts...>::type>::type;
+    static_assert(((detail::count_of<In, Opts> + ...) <= 1) && ((detail::count_of<Out, Opts> + ...) <= 1) &&
+                      ((detail::count_of<ScalarPrefetch, Opts> + ...) <= 1) &&
+                      ((detail::count_of<ScratchShapes, Opts> + ...) <= 1),
+                  "ptpu[10] dynamic_call: an option is given twice; give at most one In, Out, ScalarPrefetch and "
+                  "ScratchShapes");
+    static_assert(detail::all_operands<ins> && detail::all_operands<outs> && detail::all_operands<prefetch_ops> &&
+                      detail::all_operands<scratch_ops>,
+                  "ptpu[10] dynamic_call: In, Out, ScalarPrefetch and ScratchShapes list Operand<T, Rank, Space> "
+                  "types (the shapes are values)");
     using ctx_type = typename detail::dynamic_ctx<prefetch_ops>::type;
     using spec = dynamic_spec<ctx_type>;
 
