@@ -380,8 +380,8 @@ struct dynamic_call {
     value_list<dim_semantics, max_rank> semantics;
     /// The chip the call is checked against and timed on.
     ptpu::chip chip = tpu::default_chip;
-    /// vmem_limit_bytes; 0: the chip's scoped limit (check 24).
-    index_t vmem_limit = 0;
+    /// vmem_limit_bytes; none: the chip's scoped limit (check 24).
+    std::optional<index_t> vmem_limit{};
     std::array<spec, n_in> in{};
     std::array<spec, n_out> out{};
     /// The shape of each ScratchShapes buffer.
@@ -404,7 +404,7 @@ struct dynamic_call {
                 c.semantics[static_cast<std::size_t>(i)] = semantics[static_cast<std::size_t>(i)];
         }
         c.hw = chip;
-        c.vmem_limit = vmem_limit > 0 ? vmem_limit : chip.vmem_limit_bytes;
+        c.vmem_limit = vmem_limit.value_or(chip.vmem_limit_bytes);
         c.n_prefetch = static_cast<int>(n_prefetch);
         describe_prefetch(c, prefetch_shapes, prefetch_ops{});
         c.cores = chip.pallas_cores();
