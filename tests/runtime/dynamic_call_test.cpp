@@ -394,3 +394,36 @@ TEST(DynamicCall, ElementDimsAndRevisitAnySameAsStatic) {
     r.out[0].revisit_any = false;  // a non-consecutive revisit without revisit_any
     EXPECT_EQ(rule_of([&] { (void)r.events(); }), "S39");
 }
+
+// Squeezed dims (S11): the body's ref has the Operand's kernel rank, as Block<squeezed, 8, 128>'s.
+namespace {
+using Batch = Array<float, 4, 16, 128>;
+using SqBlk = BlockSpec<Block<squeezed, 8, 128>, [](auto b, auto i) { return idx(b, i, 0); }>;
+using Squeeze = pallas_call<Grid<4, 2>, In<Arg<Batch, SqBlk>>, Out<Arg<Batch, SqBlk>>>;
+constexpr auto twice = [](auto x, auto y) {
+    static_assert(decltype(x)::rank == 2);
+    store(y, load(x) * 2.0f);
+};
+}  // namespace
+
+TEST(DynamicCall, SqueezedDimsSameAsStatic) {
+    using F3 = Operand<float, 3, vmem, 2>;
+    dynamic_call<In<F3>, Out<F3>> d;
+    d.grid = {4, 2};
+    d.in[0] = {.shape = {4, 16, 128},
+               .block = {squeezed, 8, 128},
+               .index_map = [](index_t b, index_t i) { return idx(b, i, 0); }};
+    d.out[0] = d.in[0];
+    EXPECT_EQ(d.events(), as_vector(Squeeze::events));
+    host_array<Batch> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    auto [y, rep] = Squeeze{}(twice, x);
+    auto [dy, drep] = d(twice, x);
+    EXPECT_EQ(dy, y.vector());
+    EXPECT_EQ(dy[5 * 128 + 3], 2.0f * x.vector()[5 * 128 + 3]);
+    EXPECT_EQ(drep.device_time, rep.device_time);
+    // As many squeezed dims as the Operand's ranks say, or rule 7 naming the operand.
+    d.out[0].block = {1, 8, 128};
+    const std::string msg = message_of([&] { (void)d.events(); });
+    EXPECT_TRUE(has(msg, "ptpu[7] dynamic_call output 0") && has(msg, "squeezes 0 dims")) << msg;
+}
