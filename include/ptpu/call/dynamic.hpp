@@ -1,7 +1,7 @@
 // Defines dynamic_call<In<Operand...>, Out<Operand...>, ...>: a pallas_call whose configuration
 // (grid, array and block shapes, index maps, buffer counts, semantics, chip, VMEM limit, scratch
 // shapes, aliases) is a value set at run time, while the kernel's signature (each operand's
-// element type, rank and memory space) stays a type, so the same generic body runs on it. It
+// element type, rank, memory space and ref rank) stays a type, so the same generic body runs on it. It
 // describes the call as the same call_desc and block_fn maps as pallas_call, so the same planner
 // checks the same rules (raised as ptpu::error with the static rule ids) and the same runner and
 // timing model run it: a sweep changes block sizes in a loop with one instantiation.
