@@ -1,12 +1,14 @@
-// What stays a type in a dynamic_call is checked at compile time, one message each: the options,
-// the Operand types, index maps that capture state, squeezed dims (the body's ref rank is a type),
-// scratch spaces and the body's return type.
+// What stays a type in a dynamic_call is checked at compile time, one message each: the options
+// (each given once, listing Operands), the Operand types (dtype, the body's ref rank), index maps
+// that capture state, scratch spaces and the body's return type.
 //! ko 1 10
 //! ko 2 T1
 //! ko 3 S7
-//! ko 4 7
+//! ko 4 V1
 //! ko 5 S5
 //! ko 6 12
+//! ko 7 10
+//! ko 8 10
 #include <ptpu/call/dynamic.hpp>
 #include <ptpu/ops/ops.hpp>
 
@@ -33,13 +35,19 @@ int main() {
     const index_t rows = 8;
     d.in[0].index_map = [rows](index_t i) { return idx(i * rows, 0); };  // S7: captures state
 #elif PTPU_KO == 4
-    dynamic_call<In<F2>, Out<F2>> d;
-    d.in[0].block = {squeezed, 128};  // 7: would change the ref's rank
+    using Wide = Operand<float, 2, vmem, 3>;  // V1: a ref of more dims than the array
+    (void)Wide::rank;
 #elif PTPU_KO == 5
     dynamic_call<In<F2>, Out<F2>, ScratchShapes<Operand<float, 2, any>>> d;  // S5: no HBM scratch
     (void)d.describe();
 #elif PTPU_KO == 6
     dynamic_call<In<F2>, Out<F2>> d;
     (void)d.predict([](auto, auto) { return 1; });  // 12: bodies return void
+#elif PTPU_KO == 7
+    dynamic_call<In<F2>, In<F2>, Out<F2>> d;  // 10: In twice
+    (void)d;
+#elif PTPU_KO == 8
+    dynamic_call<In<Arg<Array<float, 16, 128>>>, Out<F2>> d;  // 10: a static Arg, not an Operand
+    (void)d;
 #endif
 }

@@ -343,3 +343,87 @@ TEST(DynamicCall, AliasedOutputStartsAsItsInput) {
         ASSERT_EQ(z[i], x[i] + (touched ? 1.0f : 0.0f)) << i;
     }
 }
+
+// Element dims with a halo (S8) and a single-buffered revisit_any output (S40), as in the static
+// tests of pallas_call_test.cpp: the same events and outputs.
+namespace {
+constexpr auto halo_map = [](auto i) { return idx(i * 8, 0); };
+using H = Array<float, 32, 128>;
+using Halo = pallas_call<Grid<4>, In<Arg<H, BlockSpec<Block<element{16, 4, 4}, element{128}>, halo_map>>>,
+                         Out<Arg<H, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>>;
+constexpr auto halo_body = [](auto win, auto out) {
+    const auto row = iota<std::int32_t>(c<8>, c<128>, 0) + static_cast<std::int32_t>(8 * program_id(0));
+    auto s = load(win, ds(4, c<8>), ds(0, c<128>));
+    s = s + where(row > 0, load(win, ds(3, c<8>), ds(0, c<128>)), 0.0f);
+    s = s + where(row < 31, load(win, ds(5, c<8>), ds(0, c<128>)), 0.0f);
+    store(out, s);
+};
+using Revisit = pallas_call<Grid<6>, Out<Arg<Array<float, 16, 128>,
+                                             BlockSpec<Block<8, 128>, [](auto i) { return idx(i % 2, 0); },
+                                                       Buffered<1>, revisit_any>>>>;
+}  // namespace
+
+TEST(DynamicCall, ElementDimsAndRevisitAnySameAsStatic) {
+    dynamic_call<In<F2>, Out<F2>> h;
+    h.grid = {4};
+    h.in[0] = {.shape = {32, 128}, .block = {element{16, 4, 4}, element{128}}, .index_map = halo_map};
+    h.out[0] = {.shape = {32, 128}, .block = {8, 128}, .index_map = [](index_t i) { return idx(i, 0); }};
+    EXPECT_EQ(h.events(), as_vector(Halo::events));
+    host_array<H> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    auto [y, rep] = Halo{}(halo_body, x);
+    auto [dy, drep] = h(halo_body, x);
+    EXPECT_EQ(dy, y.vector());
+    EXPECT_EQ(drep.device_time, rep.device_time);
+    EXPECT_EQ(drep.stats.op_bytes[0], (12 + 16 + 16 + 12) * 128 * 4);
+
+    dynamic_call<Out<F2>> r;
+    r.grid = {6};
+    r.out[0] = {.shape = {16, 128},
+                .block = {8, 128},
+                .index_map = [](index_t i) { return idx(i % 2, 0); },
+                .buffer_count = 1,
+                .revisit_any = true};
+    EXPECT_EQ(r.events(), as_vector(Revisit::events));
+    const auto acc = [](auto o) { store(o, load(o) + 1.0f); };
+    auto [z, zrep] = Revisit{}(acc);
+    auto [dz, dzrep] = r(acc);
+    EXPECT_EQ(dz, z.vector());
+    EXPECT_EQ(dz[0], 3.0f);  // each block accumulated over its three visits
+    EXPECT_EQ(dzrep.device_time, zrep.device_time);
+    r.out[0].revisit_any = false;  // a non-consecutive revisit without revisit_any
+    EXPECT_EQ(rule_of([&] { (void)r.events(); }), "S39");
+}
+
+// Squeezed dims (S11): the body's ref has the Operand's kernel rank, as Block<squeezed, 8, 128>'s.
+namespace {
+using Batch = Array<float, 4, 16, 128>;
+using SqBlk = BlockSpec<Block<squeezed, 8, 128>, [](auto b, auto i) { return idx(b, i, 0); }>;
+using Squeeze = pallas_call<Grid<4, 2>, In<Arg<Batch, SqBlk>>, Out<Arg<Batch, SqBlk>>>;
+constexpr auto twice = [](auto x, auto y) {
+    static_assert(decltype(x)::rank == 2);
+    store(y, load(x) * 2.0f);
+};
+}  // namespace
+
+TEST(DynamicCall, SqueezedDimsSameAsStatic) {
+    using F3 = Operand<float, 3, vmem, 2>;
+    dynamic_call<In<F3>, Out<F3>> d;
+    d.grid = {4, 2};
+    d.in[0] = {.shape = {4, 16, 128},
+               .block = {squeezed, 8, 128},
+               .index_map = [](index_t b, index_t i) { return idx(b, i, 0); }};
+    d.out[0] = d.in[0];
+    EXPECT_EQ(d.events(), as_vector(Squeeze::events));
+    host_array<Batch> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    auto [y, rep] = Squeeze{}(twice, x);
+    auto [dy, drep] = d(twice, x);
+    EXPECT_EQ(dy, y.vector());
+    EXPECT_EQ(dy[5 * 128 + 3], 2.0f * x.vector()[5 * 128 + 3]);
+    EXPECT_EQ(drep.device_time, rep.device_time);
+    // As many squeezed dims as the Operand's ranks say, or rule 7 naming the operand.
+    d.out[0].block = {1, 8, 128};
+    const std::string msg = message_of([&] { (void)d.events(); });
+    EXPECT_TRUE(has(msg, "ptpu[7] dynamic_call output 0") && has(msg, "squeezes 0 dims")) << msg;
+}

@@ -1,7 +1,7 @@
 // Defines dynamic_call<In<Operand...>, Out<Operand...>, ...>: a pallas_call whose configuration
 // (grid, array and block shapes, index maps, buffer counts, semantics, chip, VMEM limit, scratch
 // shapes, aliases) is a value set at run time, while the kernel's signature (each operand's
-// element type, rank and memory space) stays a type, so the same generic body runs on it. It
+// element type, rank, memory space and ref rank) stays a type, so the same generic body runs on it. It
 // describes the call as the same call_desc and block_fn maps as pallas_call, so the same planner
 // checks the same rules (raised as ptpu::error with the static rule ids) and the same runner and
 // timing model run it: a sweep changes block sizes in a loop with one instantiation.
@@ -37,19 +37,23 @@
 
 namespace ptpu {
 
-/// One operand of a dynamic_call as the body sees it: element type, rank and memory space (the
-/// ref's type). Its shapes and index map are values (dynamic_call::spec). Use it in In<...>,
-/// Out<...>, ScalarPrefetch<...> (space ignored: SMEM) and ScratchShapes<...>.
-template <class T, std::size_t Rank, class Space = vmem>
+/// One operand of a dynamic_call as the body sees it: element type, array rank, memory space and
+/// the rank of the body's ref (the array rank minus the block's squeezed dims, S11): the ref's
+/// type. Its shapes and index map are values (dynamic_call::spec). Use it in In<...>, Out<...>,
+/// ScalarPrefetch<...> (space ignored: SMEM) and ScratchShapes<...>.
+template <class T, std::size_t Rank, class Space = vmem, std::size_t KernelRank = Rank>
 struct Operand {
     static_assert(element_type<T>,
                   "ptpu[T1] Operand: unsupported element type; use float, bf16, f16, int32_t, int16_t, "
                   "int8_t, uint8_t or bool");
     static_assert(Rank <= max_rank, "ptpu[V1] Operand: rank above ptpu's max_rank (6)");
     static_assert(space<Space>, "ptpu[29] Operand: the third argument must be a memory space (vmem, smem, any)");
+    static_assert(KernelRank <= Rank,
+                  "ptpu[V1] Operand: the body's ref cannot have more dims than the array (KernelRank <= Rank)");
     using value_type = T;
     using memory = Space;
     static constexpr std::size_t rank = Rank;
+    static constexpr std::size_t kernel_rank = KernelRank;
 };
 
 /// scratch_shapes of a dynamic_call: one Operand<T, Rank, Space> per buffer (shapes given at run time).
@@ -64,7 +68,7 @@ public:
     constexpr value_list(std::initializer_list<T> l) {  // NOLINT(google-explicit-constructor)
         if (l.size() > N)
             throw error("V1", "dynamic_call", std::to_string(l.size()) + " values, at most " + std::to_string(N),
-                        "give at most max_rank (6) dims");
+                        "give at most " + std::to_string(N) + " (max_rank dims, max_operands aliases)");
         for (const T& x : l) v_[static_cast<std::size_t>(n_++)] = x;
     }
     [[nodiscard]] constexpr int size() const { return n_; }
@@ -72,7 +76,7 @@ public:
     constexpr void push_back(const T& x) {
         if (n_ == static_cast<int>(N))
             throw error("V1", "dynamic_call", "more than " + std::to_string(N) + " values",
-                        "give at most max_rank (6) dims");
+                        "give at most " + std::to_string(N) + " (max_rank dims, max_operands aliases)");
         v_[static_cast<std::size_t>(n_++)] = x;
     }
     constexpr const T& operator[](std::size_t i) const { return v_[i]; }
@@ -85,9 +89,9 @@ private:
     int n_ = 0;
 };
 
-/// One block dim given at run time: an extent (pl.Blocked), blocked{n}, element{n, lo, hi} or
-/// bounded_slice{n} (rejected by the same rule 18 as in a static call). Squeezed dims would change
-/// the rank of the body's ref, a type: give the dim a block of 1 instead.
+/// One block dim given at run time: an extent (pl.Blocked), blocked{n}, squeezed (its Operand's
+/// KernelRank says how many), element{n, lo, hi} or bounded_slice{n} (rejected by the same rule 18
+/// as in a static call).
 struct block_entry {
     block_dim dim{};
     constexpr block_entry() = default;
@@ -97,13 +101,7 @@ struct block_entry {
     constexpr block_entry(blocked b) : dim{dim_kind::blocked, b.size, 0, 0} {}  // NOLINT
     constexpr block_entry(element e) : dim{dim_kind::element, e.size, e.pad_lo, e.pad_hi} {}  // NOLINT
     constexpr block_entry(bounded_slice b) : dim{dim_kind::bounded_slice, b.size, 0, 0} {}   // NOLINT
-    template <class S>
-    requires std::is_same_v<S, squeezed_t>
-    constexpr block_entry(S) {  // NOLINT(google-explicit-constructor): only to give the message
-        static_assert(detail::always_false_v<S>,
-                      "ptpu[7] dynamic_call: squeezed block dims are not supported at run time (the body's ref "
-                      "has its Operand's rank, a type); give the dim a block of 1 and index it");
-    }
+    constexpr block_entry(squeezed_t) : dim{dim_kind::squeezed, 1, 0, 0} {}  // NOLINT
 };
 
 using dims_value = value_list<index_t, max_rank>;
@@ -195,6 +193,21 @@ struct pick_holder<H, H<A...>, Rest...> {
     using type = H<A...>;
 };
 
+template <class T>
+inline constexpr bool is_operand = false;
+template <class T, std::size_t R, class S, std::size_t K>
+inline constexpr bool is_operand<Operand<T, R, S, K>> = true;
+
+template <template <class...> class H, class T>
+inline constexpr int count_of = 0;
+template <template <class...> class H, class... A>
+inline constexpr int count_of<H, H<A...>> = 1;
+
+template <class P>
+inline constexpr bool all_operands = false;
+template <class... A>
+inline constexpr bool all_operands<pack<A...>> = (is_operand<A> && ...);
+
 template <class P>
 struct dynamic_ctx;
 template <class... A>
@@ -215,14 +228,19 @@ inline constexpr bool is_dynamic_option<ScalarPrefetch<A...>> = true;
 template <class... A>
 inline constexpr bool is_dynamic_option<ScratchShapes<A...>> = true;
 
-template <class T>
-inline constexpr bool is_operand = false;
-template <class T, std::size_t R, class S>
-inline constexpr bool is_operand<Operand<T, R, S>> = true;
 
 [[noreturn, gnu::cold, gnu::noinline]] inline void bad_dims(const char* role, std::size_t k, const std::string& what,
                                                            const char* fix) {
     throw error("V1", operand_where("dynamic_call", role, k), what, fix);
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] inline void bad_squeeze(const char* role, std::size_t k, int squeezed,
+                                                              std::size_t rank, std::size_t kernel_rank) {
+    throw error("7", operand_where("dynamic_call", role, k),
+                "the block squeezes " + std::to_string(squeezed) + " dims, its Operand<T, " + std::to_string(rank) +
+                    ", Space, " + std::to_string(kernel_rank) + "> gives the body a rank-" +
+                    std::to_string(kernel_rank) + " ref",
+                "squeeze rank - KernelRank dims of a windowed block (none of an any/hbm operand)");
 }
 
 inline void check_dims(const dims_value& s, std::size_t rank, const char* role, std::size_t k) {
@@ -343,6 +361,15 @@ struct dynamic_call {
         typename detail::operands_of<typename detail::pick_holder<ScalarPrefetch, Opts...>::type>::type;
     using scratch_ops =
         typename detail::operands_of<typename detail::pick_holder<ScratchShapes, Opts...>::type>::type;
+    static_assert(((detail::count_of<In, Opts> + ...) <= 1) && ((detail::count_of<Out, Opts> + ...) <= 1) &&
+                      ((detail::count_of<ScalarPrefetch, Opts> + ...) <= 1) &&
+                      ((detail::count_of<ScratchShapes, Opts> + ...) <= 1),
+                  "ptpu[10] dynamic_call: an option is given twice; give at most one In, Out, ScalarPrefetch and "
+                  "ScratchShapes");
+    static_assert(detail::all_operands<ins> && detail::all_operands<outs> && detail::all_operands<prefetch_ops> &&
+                      detail::all_operands<scratch_ops>,
+                  "ptpu[10] dynamic_call: In, Out, ScalarPrefetch and ScratchShapes list Operand<T, Rank, Space> "
+                  "types (the shapes are values)");
     using ctx_type = typename detail::dynamic_ctx<prefetch_ops>::type;
     using spec = dynamic_spec<ctx_type>;
 
@@ -360,8 +387,8 @@ struct dynamic_call {
     value_list<dim_semantics, max_rank> semantics;
     /// The chip the call is checked against and timed on.
     ptpu::chip chip = tpu::default_chip;
-    /// vmem_limit_bytes; 0: the chip's scoped limit (check 24).
-    index_t vmem_limit = 0;
+    /// vmem_limit_bytes; none: the chip's scoped limit (check 24).
+    std::optional<index_t> vmem_limit{};
     std::array<spec, n_in> in{};
     std::array<spec, n_out> out{};
     /// The shape of each ScratchShapes buffer.
@@ -384,7 +411,7 @@ struct dynamic_call {
                 c.semantics[static_cast<std::size_t>(i)] = semantics[static_cast<std::size_t>(i)];
         }
         c.hw = chip;
-        c.vmem_limit = vmem_limit > 0 ? vmem_limit : chip.vmem_limit_bytes;
+        c.vmem_limit = vmem_limit.value_or(chip.vmem_limit_bytes);
         c.n_prefetch = static_cast<int>(n_prefetch);
         describe_prefetch(c, prefetch_shapes, prefetch_ops{});
         c.cores = chip.pallas_cores();
@@ -519,6 +546,12 @@ private:
         d.rank = static_cast<int>(A::rank);
         for (std::size_t i = 0; i < A::rank; ++i) d.shape[i] = s.shape[i];
         d.full_block = s.block.empty();
+        // The body's ref has the Operand's kernel rank: the block squeezes the dims in between (S11).
+        int squeezed_dims = 0;
+        for (const block_entry& e : s.block) squeezed_dims += e.dim.kind == dim_kind::squeezed;
+        const bool windowed = !windowless_space<typename A::memory>;
+        if (static_cast<std::size_t>(windowed ? squeezed_dims : 0) + A::kernel_rank != A::rank)
+            detail::bad_squeeze(who, k, squeezed_dims, A::rank, A::kernel_rank);
         if (d.full_block) {
             d.block_rank = d.rank;
             for (std::size_t i = 0; i < A::rank; ++i) d.block[i] = block_dim{dim_kind::blocked, d.shape[i], 0, 0};
@@ -723,10 +756,10 @@ private:
     template <std::size_t K>
     using in_t = std::tuple_element_t<K, typename to_tuple<ins>::type>;
 
-    // The refs a body gets: extents at run time where pallas_call's are static; squeezed dims
-    // do not exist here, so a window's ref has the operand's rank.
+    // The refs a body gets: extents at run time where pallas_call's are static; a window's ref
+    // has the Operand's kernel rank (its squeezed dims removed, S11).
     template <class A>
-    using operand_ref_t = ref<typename A::value_type, typename A::memory, A::rank>;
+    using operand_ref_t = ref<typename A::value_type, typename A::memory, A::kernel_rank>;
     template <class P>
     using prefetch_ref_t = ref<typename P::value_type, smem, P::rank>;
     template <class S>
@@ -741,12 +774,14 @@ private:
         constexpr detail::ref_label who =
             K < n_in ? label(detail::ref_label::kind::input, K) : label(detail::ref_label::kind::output, K - n_in);
         const operand_desc& o = desc.ops[K];
-        std::array<index_t, A::rank> shape{};
+        std::array<index_t, A::kernel_rank> shape{};
         if constexpr (windowless_space<typename A::memory>) {
-            for (std::size_t d = 0; d < A::rank; ++d) shape[d] = o.shape[d];
+            for (std::size_t d = 0; d < A::kernel_rank; ++d) shape[d] = o.shape[d];
             return operand_ref_t<A>(static_cast<T*>(hbm[K]), shape).labelled(who);
         } else {
-            for (std::size_t d = 0; d < A::rank; ++d) shape[d] = o.block[d].size;
+            std::size_t j = 0;
+            for (std::size_t d = 0; d < A::rank; ++d)
+                if (o.block[d].kind != dim_kind::squeezed) shape[j++] = o.block[d].size;
             return operand_ref_t<A>(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape)
                 .labelled(who);
         }
