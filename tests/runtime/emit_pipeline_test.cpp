@@ -216,3 +216,155 @@ TEST(EmitPipeline, VmemOverflowIsAnError) {
         EXPECT_NE(std::string(e.what()).find("emit_pipeline (pipeline 1)"), std::string::npos) << e.what();
     }
 }
+
+// A2: the matmul with accumulation over grid (2, 2, 2): 8 fetches each of x and y, o copied out
+// at steps 1, 3, 5, 7 and waited one step later, o's slots 0, 0, 1, 1, 0, 0, 1, 1; z == x @ y.
+TEST(EmitPipeline, A2MatmulTraceAndResult) {
+    using A = Array<float, 256, 256>;
+    using Mm = pallas_call<Grid<>, In<Arg<A, AnyFull>, Arg<A, AnyFull>>, Out<Arg<A, AnyFull>>,
+                           Scratch<vmem, float, 128, 128>, Chip<tpu::v5e>>;
+    host_array<A> x, y;
+    for (index_t i = 0; i < 256; ++i)
+        for (index_t j = 0; j < 256; ++j) x(i, j) = static_cast<float>((i + j) % 5 - 2), y(i, j) = static_cast<float>((i * j) % 3 - 1);
+    using XS = BlockSpec<Block<128, 128>, [](index_t i, index_t, index_t k) { return idx(i, k); }>;
+    using YS = BlockSpec<Block<128, 128>, [](index_t, index_t j, index_t k) { return idx(k, j); }>;
+    using OS = BlockSpec<Block<128, 128>, [](index_t i, index_t j, index_t) { return idx(i, j); }>;
+    std::vector<event> t;
+    auto [z, rep] = Mm{}(
+        [&](auto xh, auto yh, auto zh, auto acc) {
+            emit_pipeline(
+                [&](auto a, auto b, auto o) {
+                    if (pipeline_index(2) == 0) store(acc, zeros<float>(c<128>, c<128>));
+                    store(acc, load(acc) + dot(load(a), load(b)));
+                    if (pipeline_index(2) == 1) store(o, load(acc));
+                },
+                {2, 2, 2}, in_specs<XS, YS>, out_specs<OS>, {.trace = &t})(xh, yh, zh);
+        },
+        x, y);
+    int fx = 0, fy = 0;
+    std::vector<std::uint32_t> writes, waits;
+    for (const event& e : t) {
+        fx += e.kind == event_kind::fetch && e.op == 0;
+        fy += e.kind == event_kind::fetch && e.op == 1;
+        if (e.kind == event_kind::write) writes.push_back(e.step * 10 + e.slot);
+        if (e.kind == event_kind::wait_out) waits.push_back(e.step);
+    }
+    EXPECT_EQ(fx, 8);
+    EXPECT_EQ(fy, 8);
+    EXPECT_EQ(writes, (std::vector<std::uint32_t>{10, 31, 50, 71}));  // step * 10 + slot
+    EXPECT_EQ(waits, (std::vector<std::uint32_t>{2, 4, 6, 7}));  // the next step; the last in the epilogue
+    for (index_t i = 0; i < 256; ++i)
+        for (index_t j = 0; j < 256; ++j) {
+            float s = 0;
+            for (index_t k = 0; k < 256; ++k) s += x(i, k) * y(k, j);
+            ASSERT_EQ(z(i, j), s) << i << "," << j;
+        }
+}
+
+// A3 exactly: grid (8,), block indices 0,0,0,0,1,1,1,1, bc = 2: block 1 fetched at step 0 with
+// lookahead and at step 3 without, waited at step 4 in both; the body sees slot 0 then slot 1.
+TEST(EmitPipeline, A3LookaheadVsStandard) {
+    using Y = Array<float, 16, 128>;
+    using Call = pallas_call<Grid<>, In<Arg<Y, AnyFull>>, Out<Arg<Array<float, 64, 128>, AnyFull>>, Chip<tpu::v5e>>;
+    host_array<Y> y;
+    std::iota(y.begin(), y.end(), 0.0f);
+    auto run = [&]<bool L>(std::bool_constant<L>, std::vector<event>& t) {
+        using In4 = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i / 4, 0); }, Buffered<2, L>>;
+        return Call{}(
+            [&](auto yh, auto oh) {
+                emit_pipeline([](auto a, auto o) { store(o, load(a)); }, {8}, in_specs<In4>, out_specs<Rows>,
+                              {.trace = &t})(yh, oh);
+            },
+            y);
+    };
+    for (const bool look : {true, false}) {
+        std::vector<event> t;
+        auto [o, rep] = look ? run(std::true_type{}, t) : run(std::false_type{}, t);
+        std::vector<std::uint32_t> fetch, wait_steps, slots;
+        for (const event& e : t) {
+            if (e.kind == event_kind::fetch && e.op == 0) fetch.push_back(e.step);
+            if (e.kind == event_kind::wait_in && e.op == 0) wait_steps.push_back(e.step), slots.push_back(e.slot);
+        }
+        EXPECT_EQ(fetch, (std::vector<std::uint32_t>{0, look ? 0u : 3u})) << look;
+        EXPECT_EQ(wait_steps, (std::vector<std::uint32_t>{0, 4})) << look;
+        EXPECT_EQ(slots, (std::vector<std::uint32_t>{0, 1})) << look;
+        for (index_t r = 0; r < 64; ++r)
+            for (index_t cc = 0; cc < 128; ++cc) ASSERT_EQ(o(r, cc), y((r / 8) / 4 * 8 + r % 8, cc));
+    }
+}
+
+// A4: the block gather with indices in SMEM; bc 2 and 4, lookahead on and off; one input DMA
+// per run of equal consecutive indices.
+TEST(EmitPipeline, A4BlockGather) {
+    using Xg = Array<std::int32_t, 1024, 128>;
+    using Idx = Array<std::int32_t, 10>;
+    using Og = Array<std::int32_t, 1280, 128>;
+    using Call = pallas_call<Grid<>, In<Arg<Xg, AnyFull>, Arg<Idx, AnyFull>>, Out<Arg<Og, AnyFull>>,
+                             Scratch<smem, std::int32_t, 10>, Chip<tpu::v5e>>;
+    host_array<Xg> x;
+    std::iota(x.begin(), x.end(), 0);
+    using OutRows = BlockSpec<Block<128, 128>, [](index_t i, const auto&) { return idx(i, 0); }>;
+    const std::vector<std::vector<std::int32_t>> seqs = {
+        {2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, {0, 0, 2, 3, 3, 3, 1, 7, 6, 6}, {3, 3, 3, 3, 3, 3, 3, 7, 6, 6}, {0, 1, 2, 3, 4, 5, 0, 1, 2, 3}};
+    auto gather = [&]<int B, bool L>(std::integral_constant<int, B>, std::bool_constant<L>, const host_array<Idx>& ix) {
+        using G4 = BlockSpec<Block<128, 128>, [](index_t i, const auto& s) { return idx(s(i), 0); }, Buffered<B, L>>;
+        return Call{}(
+            [](auto xh, auto ih, auto oh, auto is) {
+                sync_copy(ih, is);
+                emit_pipeline([](auto a, auto o) { store(o, load(a)); }, {10}, in_specs<G4>, out_specs<OutRows>, {}, is)(xh, oh);
+            },
+            x, ix);
+    };
+    for (const auto& s : seqs) {
+        host_array<Idx> ix;
+        std::copy(s.begin(), s.end(), ix.begin());
+        index_t runs = 1;
+        for (std::size_t k = 1; k < s.size(); ++k) runs += s[k] != s[k - 1];
+        auto check = [&](const auto& res) {
+            const auto& [o, rep] = res;
+            for (index_t i = 0; i < 10; ++i)
+                for (index_t r = 0; r < 128; ++r)
+                    ASSERT_EQ(o(i * 128 + r, 5), x(s[static_cast<std::size_t>(i)] * 128 + r, 5));
+            EXPECT_EQ(rep.stats.inner_dmas, runs + 10);  // the gathers, then the 10 write-backs
+        };
+        check(gather(std::integral_constant<int, 2>{}, std::false_type{}, ix));
+        check(gather(std::integral_constant<int, 2>{}, std::true_type{}, ix));
+        check(gather(std::integral_constant<int, 4>{}, std::false_type{}, ix));
+        check(gather(std::integral_constant<int, 4>{}, std::true_type{}, ix));
+    }
+}
+
+// A10: BoundedSlice blocks chosen at run time from SMEM; a non-ds map on a bounded dim is 4.
+TEST(EmitPipeline, A10BoundedSliceDynamic) {
+    using Xb = Array<std::int32_t, 16, 8, 128>;
+    using Sl = Array<std::int32_t, 4, 2>;
+    using Call = pallas_call<Grid<>, In<Arg<Xb, AnyFull>, Arg<Sl, AnyFull>>, Out<Arg<Xb, AnyFull>>,
+                             Scratch<smem, std::int32_t, 4, 2>, Chip<tpu::v5e>>;
+    host_array<Xb> x;
+    std::iota(x.begin(), x.end(), 0);
+    host_array<Sl> sl;
+    const std::int32_t v[] = {11, 16, 8, 11, 3, 8, 0, 3};
+    std::copy(v, v + 8, sl.begin());
+    using Bs = BlockSpec<Block<bounded_slice{16}, 8, 128>,
+                         [](index_t i, const auto& s) { return idx(ds(s(i, 0), s(i, 1) - s(i, 0)), 0, 0); }>;
+    auto [o, rep] = Call{}(
+        [](auto xh, auto sh, auto oh, auto ss) {
+            sync_copy(sh, ss);
+            emit_pipeline([](auto a, auto w) { store(w, load(a)); }, {4}, in_specs<Bs>, out_specs<Bs>, {}, ss)(xh, oh);
+        },
+        x, sl);
+    EXPECT_TRUE(std::ranges::equal(o, x));
+    EXPECT_EQ(rep.stats.inner_bytes, 2 * 16 * 8 * 128 * 4);
+    using NotDs = BlockSpec<Block<bounded_slice{16}, 8, 128>, [](index_t, const auto&) { return idx(0, 0, 0); }>;
+    try {
+        (void)Call{}(
+            [](auto xh, auto sh, auto oh, auto ss) {
+                sync_copy(sh, ss);
+                emit_pipeline([](auto a, auto w) { store(w, load(a)); }, {4}, in_specs<NotDs>, out_specs<Bs>, {}, ss)(xh, oh);
+            },
+            x, sl);
+        FAIL() << "no error";
+    } catch (const error& e) {
+        EXPECT_EQ(e.rule(), "4") << e.what();
+    }
+}

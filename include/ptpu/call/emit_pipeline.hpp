@@ -118,6 +118,7 @@ inline partition partition_grid(const index_t* grid, int rank, const semantics_l
 // What an inner index map reads: the core's offsets, then the user's extra arguments.
 struct inner_map_ctx {
     std::array<index_t, max_rank> offset{};
+    std::array<index_t, max_rank> whole{};  // the inner grid before the core split
     int rank = 0;
     const void* user = nullptr;
 };
@@ -262,6 +263,9 @@ struct inner_run {
         inner.vmem_limit = outer.vmem_limit;
         inner.vmem_used = outer.vmem_used + vmem;
         inner.pipeline_depth = outer.pipeline_depth + 1;
+        inner.inner_rank = p.grid_rank;
+        inner.inner_offset = static_cast<const inner_map_ctx*>(ctx)->offset;
+        inner.inner_grid = static_cast<const inner_map_ctx*>(ctx)->whole;
         runner_options ro;
         ro.timing_only = outer.timing_only;
         ro.notes = outer.notes != nullptr;
@@ -334,6 +338,7 @@ public:
         if constexpr (sizeof...(Extra) > 0) mctx.user = &extra_;
         std::array<index_t, max_rank> g{};
         for (std::size_t d = 0; d < G; ++d) g[d] = grid_[d];
+        mctx.whole = g;
         if (opt_.core_axis >= 0) {
             const auto part = detail::partition_grid(grid_.data(), static_cast<int>(G), opt_.semantics,
                                                      program_id(opt_.core_axis), num_programs(opt_.core_axis));

@@ -209,6 +209,10 @@ struct kernel_context {
     index_t vmem_limit = 0;  ///< the call's VMEM limit (check 24)
     index_t vmem_used = 0;   ///< bytes of VMEM in use on this core: the call's, plus inner pipelines'
     int pipeline_depth = 0;  ///< 0: the call's body; k: the body of a pipeline k levels in
+    int inner_rank = 0;      ///< an inner pipeline's body: its grid rank, point and core offset
+    std::array<index_t, max_rank> inner_point{};
+    std::array<index_t, max_rank> inner_offset{};
+    std::array<index_t, max_rank> inner_grid{};  ///< the whole inner grid (before a core split)
     std::uint32_t body_seq = 0;  ///< DMAs of inner pipelines recorded by the running body so far
     index_t inner_steps = 0;     ///< steps of inner pipelines run by this core's bodies
     index_t inner_dmas = 0;
@@ -303,6 +307,30 @@ inline index_t program_id(int axis) {
             "invalid axis " + std::to_string(axis) + " for a grid of rank " + std::to_string(c.grid_rank),
             "use an axis in [0, grid rank)");
     return c.point[static_cast<std::size_t>(axis)];
+}
+
+/// The grid index along `axis` of the innermost pipeline whose body is running (emit_pipeline;
+/// upstream's PipelineStep index): global, the core split's offset included. program_id keeps
+/// giving the enclosing kernel's indices, as in Pallas.
+inline index_t pipeline_index(int axis) {
+    const kernel_context& c = detail::require_context("pipeline_index");
+    if (c.pipeline_depth == 0)
+        throw error("22", "pipeline_index", "called outside an emit_pipeline body",
+                    "use program_id in a pallas_call body");
+    if (axis < 0 || axis >= c.inner_rank)
+        throw error("22", "pipeline_index",
+                    "invalid axis " + std::to_string(axis) + " for an inner grid of rank " + std::to_string(c.inner_rank),
+                    "use an axis in [0, inner grid rank)");
+    const auto u = static_cast<std::size_t>(axis);
+    return c.inner_point[u] + c.inner_offset[u];
+}
+/// The size of the innermost pipeline's grid along `axis` (before any core split).
+inline index_t pipeline_size(int axis) {
+    const kernel_context& c = detail::require_context("pipeline_size");
+    if (c.pipeline_depth == 0 || axis < 0 || axis >= c.inner_rank)
+        throw error("22", "pipeline_size", "no inner grid axis " + std::to_string(axis) + " here",
+                    "call it in an emit_pipeline body with an axis of its grid");
+    return c.inner_grid[static_cast<std::size_t>(axis)];
 }
 
 /// pl.num_programs(axis): the full grid size along `axis` (S15, pallas_call).

@@ -530,16 +530,7 @@ private:
         kctx_.step = e.step;
         kctx_.body_seq = 0;
         body_ids_.clear();
-        if (opt_.nested) {  // the enclosing kernel's program ids and core stay
-            kctx_.body_work = work{};
-            kctx_.body_ops.clear();
-            body_ops_ = 0;
-            body_step_ = e.step;
-            const detail::context_guard guard(kctx_);
-            body_(mem_);
-            return;
-        }
-        kctx_.core = e.core;
+        if (!opt_.nested) kctx_.core = e.core;  // a nested pipeline's body keeps the kernel's core
         // The grid point: one step on from the core's last one (an odometer, S13), or divided out.
         if (e.step == last_step_ + 1) {
             for (int i = desc_.grid_rank - 1; i >= 0; --i) {
@@ -558,8 +549,10 @@ private:
         last_step_ = e.step;
         // Element by element: a whole-array copy right after the odometer's stores would stall
         // on store forwarding.
-        for (int i = 0; i < desc_.grid_rank; ++i)
-            kctx_.point[static_cast<std::size_t>(i)] = point_[static_cast<std::size_t>(i)];
+        // A nested pipeline's body reads the kernel's program ids and its own step with
+        // pipeline_index (the inner grid point).
+        auto& to = opt_.nested ? kctx_.inner_point : kctx_.point;
+        for (int i = 0; i < desc_.grid_rank; ++i) to[static_cast<std::size_t>(i)] = point_[static_cast<std::size_t>(i)];
         kctx_.body_work = work{};
         kctx_.body_ops.clear();
         body_ops_ = 0;
