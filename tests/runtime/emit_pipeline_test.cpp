@@ -368,3 +368,30 @@ TEST(EmitPipeline, A10BoundedSliceDynamic) {
         EXPECT_EQ(e.rule(), "4") << e.what();
     }
 }
+
+// Static inner specs give a constexpr schedule, as pallas_call's: A1 and S30 at compile time.
+using A1Schedule = emit_pipeline_schedule<Grid<4>, In<Arg<X, Rows>>, Out<Arg<X, Rows>>>;
+static_assert(A1Schedule::dma_count() == 8);
+static_assert(A1Schedule::count(event_kind::fetch) == 4 && A1Schedule::count(event_kind::wait_out) == 4);
+static_assert(A1Schedule::events[0].kind == event_kind::fetch && A1Schedule::events[1].kind == event_kind::step);
+using Deep = emit_pipeline_schedule<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }, Buffered<3>>>>,
+                                    Out<Arg<X, Rows>>>;
+static_assert(Deep::info.ops[0].buffers == 3);  // pallas_call would reject it (19)
+static_assert(Deep::events[1].kind == event_kind::fetch && Deep::events[1].slot == 1);  // two ahead (S30)
+
+TEST(EmitPipeline, StaticScheduleEqualsTheRunTimeTrace) {
+    const host_array<X> x = ramp();
+    std::vector<event> trace;
+    (void)Outer{}(
+        [&](auto x_hbm, auto o_hbm) {
+            emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Rows>, out_specs<Rows>,
+                          {.trace = &trace})(x_hbm, o_hbm);
+        },
+        x);
+    ASSERT_EQ(trace.size(), A1Schedule::events.size());
+    for (std::size_t k = 0; k < trace.size(); ++k) {
+        EXPECT_EQ(trace[k].kind, A1Schedule::events[k].kind) << k;
+        EXPECT_EQ(trace[k].slot, A1Schedule::events[k].slot) << k;
+        EXPECT_EQ(trace[k].block_step, A1Schedule::events[k].block_step) << k;
+    }
+}

@@ -27,6 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "ptpu/call/diagnostics.hpp"
+#include "ptpu/call/options.hpp"
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
@@ -37,6 +39,7 @@
 #include "ptpu/schedule/analyze.hpp"
 #include "ptpu/schedule/generator.hpp"
 #include "ptpu/schedule/geometry.hpp"
+#include "ptpu/schedule/plan.hpp"
 #include "ptpu/spec/block.hpp"
 #include "ptpu/spec/describe.hpp"
 #include "ptpu/spec/pipeline.hpp"
@@ -262,6 +265,7 @@ struct inner_run {
         inner.semaphores = outer.semaphores;
         inner.vmem_limit = outer.vmem_limit;
         inner.vmem_used = outer.vmem_used + vmem;
+        inner.vmem_peak = inner.vmem_used;
         inner.pipeline_depth = outer.pipeline_depth + 1;
         inner.inner_rank = p.grid_rank;
         inner.inner_offset = static_cast<const inner_map_ctx*>(ctx)->offset;
@@ -296,6 +300,7 @@ struct inner_run {
             outer.inner_bytes += s.bytes_in + s.bytes_out + inner.inner_bytes;
             outer.inner_work += s.total_work;
             outer.inner_work += inner.inner_work;
+            outer.vmem_peak = std::max(outer.vmem_peak, inner.vmem_peak);
             outer.body_dma_count += inner.body_dma_count;
             outer.body_dma_bytes += inner.body_dma_bytes;
             outer.sem_signals += inner.sem_signals;
@@ -394,6 +399,57 @@ private:
     std::array<index_t, G> grid_;
     pipeline_options opt_;
     std::tuple<Extra...> extra_;
+};
+
+/// The schedule of an inner pipeline whose arrays, blocks and grid are static, as a constant:
+/// `emit_pipeline_schedule<Grid<4>, In<Arg<X, Spec>>, Out<Arg<Y, Spec>>>::events` (and
+/// `dma_count`, `info`) are what emit_pipeline runs over arrays of those shapes, planned at
+/// compile time with emit_pipeline's capabilities (any input buffer count, lookahead, S52), so
+/// static_assert can check them. (Index maps taking extra arguments are planned at run time.)
+template <class... Opts>
+struct emit_pipeline_schedule {
+private:
+    using traits = detail::call_traits<Opts...>;
+    static constexpr pipeline_desc make_desc() {
+        pipeline_desc p = traits::describe();  // the pipeline part of the description
+        p.has_semantics = false;               // semantics only steer a core split (core_axis)
+        p.cores = 1;
+        return p;
+    }
+
+public:
+    static constexpr pipeline_desc desc = make_desc();
+    static constexpr std::array<block_fn, max_operands> maps = traits::maps();
+    static constexpr plan_info info =
+        plan_pipeline(desc, emit_pipeline_caps, traits::describe().hw.generation, maps.data(), nullptr, [](const event&) {});
+    // A broken rule stops compilation with that rule's one message (call/diagnostics.hpp).
+    static_assert(sizeof(detail::problem_report_t<info.problem, desc.n_in>) > 0);
+
+private:
+    static constexpr std::array<event, info.problem.ok() ? info.events : 0> make_events() {
+        std::array<event, info.problem.ok() ? info.events : 0> a{};
+        if constexpr (a.size() > 0) {
+            event* out = a.data();
+            plan_pipeline(desc, emit_pipeline_caps, traits::describe().hw.generation, maps.data(), nullptr,
+                          [&](const event& e) { *out++ = e; });
+        }
+        return a;
+    }
+
+public:
+    static constexpr auto events = make_events();
+    static constexpr index_t count(event_kind k, int op = -1) {
+        index_t n = 0;
+        for (const event& e : events)
+            if (e.kind == k && (op < 0 || e.op == op)) ++n;
+        return n;
+    }
+    static constexpr index_t dma_count(int op = -1) {
+        index_t n = 0;
+        for (int i = 0; i < desc.n_ops(); ++i)
+            if (op < 0 || op == i) n += info.ops[static_cast<std::size_t>(i)].dmas;
+        return n;
+    }
 };
 
 /// pltpu.emit_pipeline(body, grid, in_specs, out_specs, dimension_semantics, core_axis): a

@@ -191,6 +191,7 @@ template <int = 0>
         stats.inner_dmas += kctx[u].inner_dmas;
         stats.inner_bytes += kctx[u].inner_bytes;
         stats.total_work += kctx[u].inner_work;
+        stats.vmem_peak[u] = kctx[u].vmem_peak;
     }
     if (r.dangling_dmas > 0)  // a pipeline never leaves one; a stream that did is a leak (39)
         throw error("39", "kernel exit", std::to_string(r.dangling_dmas) + " DMAs were started and never waited",

@@ -60,6 +60,8 @@ struct report {
     std::vector<sim::span> timeline;         ///< when recorded
     std::vector<dma_note> notes;             ///< what each DMA span's label refers to
     std::vector<std::string> operand_names;  ///< "in0", "out0", … (exporters name DMAs with them)
+    /// Advice on how the kernel uses the chip (e.g. one TensorCore of two), one line each.
+    std::vector<std::string> lints;
 };
 
 /// What a front end tells the report about the kernel, besides the model's result and the
@@ -90,7 +92,8 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
         k.exposed_dma = r.wait_dma[u];
         k.semaphore_stall = r.wait_sem[u];
         k.steps = stats.core_steps[u];
-        k.vmem_high_water = k.steps > 0 ? info.vmem_bytes : 0;
+        // The call's windows and scratch, or more while an inner pipeline's windows were live.
+        k.vmem_high_water = k.steps > 0 ? std::max(info.vmem_bytes, stats.vmem_peak[u]) : 0;
         k.smem_high_water = k.steps > 0 ? info.smem_bytes : 0;
         rep.exposed_dma += k.exposed_dma;
         rep.semaphore_stall += k.semaphore_stall;
@@ -123,6 +126,10 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
     rep.steps = std::move(r.steps);
     rep.timeline = std::move(r.timeline);
     rep.notes = std::move(notes);
+    if (hw.pallas_cores() > 1 && info.cores == 1)
+        rep.lints.push_back("uses 1 of " + std::to_string(hw.pallas_cores()) + " TensorCores of " + std::string(hw.name) +
+                            ": mark a grid dim parallel (Semantics<parallel, ...>) so the grid splits over both, "
+                            "or split an inner pipeline with core_axis");
     for (int i = 0; i < info.n_ops; ++i)
         rep.operand_names.push_back(i < info.n_in ? "in" + std::to_string(i)
                                                   : "out" + std::to_string(i - info.n_in));
@@ -179,6 +186,7 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
         os << "  model              " << r.ops << " ops, "
            << fmt_pct(static_cast<double>(r.steady_ops) / static_cast<double>(r.ops))
            << " fast-forwarded in steady periods\n";
+    for (const std::string& l : r.lints) os << "  note               " << l << "\n";
     if (r.stats.inner_steps > 0)
         os << "  inner pipelines    " << r.stats.inner_steps << " steps, " << r.stats.inner_dmas << " DMAs, "
            << r.stats.inner_bytes << " B (emit_pipeline)\n";

@@ -208,6 +208,7 @@ struct kernel_context {
     std::vector<stream::dma_note>* notes = nullptr;  ///< the call's DMA notes (timeline on), or none
     index_t vmem_limit = 0;  ///< the call's VMEM limit (check 24)
     index_t vmem_used = 0;   ///< bytes of VMEM in use on this core: the call's, plus inner pipelines'
+    index_t vmem_peak = 0;   ///< the most vmem_used reached (inner pipelines' windows included)
     int pipeline_depth = 0;  ///< 0: the call's body; k: the body of a pipeline k levels in
     int inner_rank = 0;      ///< an inner pipeline's body: its grid rank, point and core offset
     std::array<index_t, max_rank> inner_point{};

@@ -44,4 +44,28 @@ constexpr plan_info plan(const call_desc& c, const block_fn* maps, const void* c
     return t.info;
 }
 
+/// The planner for one pipeline of a front end with capabilities `caps` (emit_pipeline's inner
+/// pipelines: emit_pipeline_caps) on a chip of generation `generation`: the same analysis and
+/// generator as plan(), on one core.
+template <class Emit>
+constexpr plan_info plan_pipeline(const pipeline_desc& p, const capabilities& caps, int generation,
+                                  const block_fn* maps, const void* ctx, Emit&& emit) {
+    plan_tables t = analyze_pipeline(p, caps, generation, maps, ctx);
+    if (!t.info.problem.ok()) return t.info;
+    std::size_t n_events = 0;
+    core_schedule cs(t, 0);
+    step_events step;
+    while (cs.next_step(step)) {
+        for (std::size_t k = 0; k < step.size(); ++k) {
+            const event& e = step[k];
+            if (is_dma(e.kind)) ++t.info.ops[e.op].dmas;
+            emit(e);
+            ++n_events;
+        }
+        step.clear();
+    }
+    t.info.events = n_events;
+    return t.info;
+}
+
 }  // namespace ptpu

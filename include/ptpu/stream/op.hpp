@@ -90,6 +90,7 @@ struct run_stats {
     index_t inner_steps = 0;  ///< steps of pipelines run inside bodies (emit_pipeline)
     index_t inner_dmas = 0;   ///< and their DMAs
     index_t inner_bytes = 0;
+    std::array<index_t, 2> vmem_peak{};  ///< per core: the most VMEM inner pipelines had live
     work total_work{};  ///< everything the bodies charged
 
     run_stats& operator+=(const run_stats& o) {
@@ -110,6 +111,7 @@ struct run_stats {
         inner_steps += o.inner_steps;
         inner_dmas += o.inner_dmas;
         inner_bytes += o.inner_bytes;
+        for (std::size_t c = 0; c < 2; ++c) vmem_peak[c] = vmem_peak[c] > o.vmem_peak[c] ? vmem_peak[c] : o.vmem_peak[c];
         total_work += o.total_work;
         return *this;
     }
