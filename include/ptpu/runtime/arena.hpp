@@ -4,6 +4,7 @@
 // prefetch operands, and the per-thread cache those arenas are borrowed from.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstring>
@@ -42,7 +43,9 @@ public:
     std::byte* get(int core, std::size_t bytes) {
         std::vector<std::byte>& v =
             owner_ ? cache()[static_cast<std::size_t>(core)] : own_[static_cast<std::size_t>(core)];
-        if (v.size() < bytes) v.resize(bytes);
+        // Never empty: a call without windows or scratch still gets a real (tiny) arena, so no
+        // null pointer reaches memset or pointer arithmetic.
+        if (v.size() < std::max<std::size_t>(bytes, 64)) v.resize(std::max<std::size_t>(bytes, 64));
         return v.data();
     }
 
