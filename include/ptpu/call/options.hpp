@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <tuple>
 #include <type_traits>
 
@@ -32,6 +33,14 @@
 
 namespace ptpu {
 
+/// What a read of the part of an input block outside its array gives (InterpretParams'
+/// out_of_bounds_reads): `raise` keeps S34 (a block with no element inside the array is an error)
+/// and the part outside holds what the window slot held before, as on a TPU (S35); `uninitialized`
+/// reads poison there (NaN, INT_MIN, true: fill_poison), fresh at every copy. A block wholly outside
+/// stays S34 either way: the planner checks it before the run (at compile time for a static call),
+/// so it cannot depend on a run option.
+enum class oob_reads : std::uint8_t { raise, uninitialized };
+
 /// How a call runs: on real data or timing only, and what the report records.
 struct run_options {
     /// Skip vector data movement and floating-point work (ops/ still charge it): the same
@@ -48,6 +57,13 @@ struct run_options {
     /// start and the wait that takes it in is error DMA2 naming the ref and the step. Off, such
     /// a read sees the destination's old contents (copies land at their wait).
     bool detect_races = false;
+    /// Interpret mode's poisoned memory (InterpretParams uninitialized_memory="nan", S57): every
+    /// window slot and scratch buffer starts as NaN (floats), INT_MIN (signed ints), 0xff (u8)
+    /// or true (bool), and so does the part of an input block outside its array at every copy.
+    /// Off, fresh memory is all 0xff bytes (NaN for floats, -1 for ints) and an edge block's
+    /// padding keeps what its slot held before.
+    bool poison_buffers = false;
+    oob_reads out_of_bounds_reads = oob_reads::raise;
 };
 
 namespace detail {

@@ -73,8 +73,15 @@ inline constexpr all_t all{};
 /// ds slice (BoundedSlice dims). Equality compares start and size, as Pallas does (S10).
 struct index_entry {
     index_t start = 0;
-    index_t size = -1;  ///< -1: a scalar entry
-    [[nodiscard]] constexpr bool is_slice() const { return size >= 0; }
+    index_t size = -1;  ///< -1: a scalar entry; a slice's size, a negative one n stored as n - 1
+    [[nodiscard]] constexpr bool is_slice() const { return size != -1; }
+    /// The size ds(start, size) was given (a negative one too, so that S38 can say which).
+    [[nodiscard]] constexpr index_t slice_size() const { return size >= 0 ? size : size + 1; }
+    /// The entry of ds(start, n): a negative n is kept distinct from the scalar marker -1.
+    static constexpr index_entry of_slice(index_t start, index_t n) {
+        constexpr index_t lowest = -(index_t{1} << 62);  // n - 1 must not overflow
+        return {start, n >= 0 ? n : (n < lowest ? lowest : n) - 1};
+    }
     friend constexpr bool operator==(const index_entry&, const index_entry&) = default;
     friend constexpr auto operator<=>(const index_entry&, const index_entry&) = default;
 };
@@ -115,7 +122,7 @@ template <class... I>
 requires(index_like<I>&&...) constexpr index_tuple<sizeof...(I)> idx(I... i) {
     auto entry = [](auto v) {
         if constexpr (any_slice<decltype(v)>)
-            return index_entry{v.start, v.size};
+            return index_entry::of_slice(v.start, v.size);
         else
             return index_entry{value_of(v), -1};
     };

@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "ptpu/core/dtype.hpp"
+#include "ptpu/hw/tiling.hpp"
 #include "ptpu/schedule/analyze.hpp"
 #include "ptpu/schedule/info.hpp"
 #include "ptpu/spec/describe.hpp"
@@ -24,6 +27,15 @@ struct core_memory {
     std::array<std::byte*, max_scratch> scratch{};
     std::array<std::byte*, max_operands> prefetch{};
     std::array<int, max_operands> cur{};  ///< the slot the body sees (S20)
+    /// The part of the body's current window of each operand that holds its block's data, per
+    /// array dim (S38: a bounded_slice dim's size, ds(start, size) at this step; an edge block's
+    /// rows inside the array, S34; else the block size). The rest of the window is padding:
+    /// what the slot held before, or poison (`poison_padding`). Set by the runner (before each
+    /// body for the operands whose blocks vary).
+    std::array<std::array<index_t, max_rank>, max_operands> valid{};
+    /// Input copies fill the part of their window outside the array with poison (run_options::
+    /// poison_buffers, out_of_bounds_reads = uninitialized); else it keeps what it held (S35).
+    bool poison_padding = false;
 };
 
 namespace detail {
@@ -64,18 +76,62 @@ private:
 
 
 
+/// Fills `elems` elements of type `t` at `p` with the poison of interpret mode's
+/// uninitialized memory (pallas-semantics.md §3, S57): NaN for floats, the lowest value for
+/// signed ints (INT_MIN), the highest for u8 (its lowest, 0, would look like data), true for bool.
+inline void fill_poison(std::byte* p, index_t elems, dtype t) {
+    const auto n = static_cast<std::size_t>(elems);
+    auto fill = [&](auto v) {
+        for (std::size_t i = 0; i < n; ++i) std::memcpy(p + i * sizeof(v), &v, sizeof(v));
+    };
+    switch (t) {
+        case dtype::f32:
+            fill(std::uint32_t{0x7fc00000});
+            return;
+        case dtype::bf16:
+            fill(std::uint16_t{0x7fc0});
+            return;
+        case dtype::f16:
+            fill(std::uint16_t{0x7e00});
+            return;
+        case dtype::i32:
+            fill(std::uint32_t{0x80000000});
+            return;
+        case dtype::i16:
+            fill(std::uint16_t{0x8000});
+            return;
+        case dtype::i8:
+            std::memset(p, 0x80, n);
+            return;
+        case dtype::u8:
+            std::memset(p, 0xff, n);
+            return;
+        case dtype::boolean:
+            std::memset(p, 0x01, n);
+            return;
+    }
+}
+
 /// Lays out one core's memories in `arena` (layout.arena_bytes long) as `layout` says: fresh
-/// memory is garbage on a TPU (S57), so it is poisoned (a kernel reading an uninitialized buffer
-/// sees NaN or -1, not a plausible value); semaphores start at zero; the scalar-prefetch operands
-/// are copied into SMEM first (S51).
+/// memory is garbage on a TPU (S57), so it is poisoned: all bytes 0xff (NaN for floats, -1 for
+/// ints), or with `poison` interpret mode's typed poison (fill_poison) in every window slot and
+/// scratch buffer, and in the padding of every edge block copied in (core_memory::poison_padding
+/// gives `poison_padding`); semaphores start at zero; the scalar-prefetch operands are copied
+/// into SMEM first (S51).
 inline void place(core_memory& m, std::byte* arena, const call_desc& c, const plan_info& info,
-                  const memory_layout& layout, const std::array<const void*, max_operands>& prefetch) {
+                  const memory_layout& layout, const std::array<const void*, max_operands>& prefetch,
+                  bool poison = false, bool poison_padding = false) {
     m.arena = arena;
+    m.poison_padding = poison_padding;
     std::memset(arena, 0xff, static_cast<std::size_t>(layout.arena_bytes));
     for (int i = 0; i < c.n_ops(); ++i) {
         const auto u = static_cast<std::size_t>(i);
-        for (int k = 0; k < info.ops[u].buffers; ++k)
-            m.slots[u][static_cast<std::size_t>(k)] = arena + layout.slot_at[u][static_cast<std::size_t>(k)];
+        const operand_desc& o = c.ops[u];
+        for (int k = 0; k < info.ops[u].buffers; ++k) {
+            std::byte* slot = arena + layout.slot_at[u][static_cast<std::size_t>(k)];
+            m.slots[u][static_cast<std::size_t>(k)] = slot;
+            if (poison) fill_poison(slot, info.ops[u].slot_bytes / itemsize(o.type), o.type);
+        }
     }
     for (int k = 0; k < c.n_scratch; ++k) {
         const auto u = static_cast<std::size_t>(k);
@@ -83,6 +139,8 @@ inline void place(core_memory& m, std::byte* arena, const call_desc& c, const pl
         m.scratch[u] = arena + layout.scratch_at[u];
         if (s.space == space_kind::semaphore)
             std::memset(m.scratch[u], 0, static_cast<std::size_t>(s.elems() * itemsize(s.type)));
+        else if (poison)  // a bool takes its memref's 4 bytes (layout_of): all of them true
+            fill_poison(m.scratch[u], s.elems() * itemsize(memref_dtype(s.type)) / itemsize(s.type), s.type);
     }
     for (int k = 0; k < c.n_prefetch; ++k) {
         const auto u = static_cast<std::size_t>(k);

@@ -58,12 +58,15 @@ constexpr block_region region_of(const operand_desc& o, const index_tuple<max_ra
             case dim_kind::invalid:
                 break;
         }
+        // A bounded slice moves its own size (S38), never more than the slot holds: the planner
+        // rejects a bad slice first (S38), and the clip keeps every copy inside both buffers
+        // even if an index map answered differently at run time.
         const index_t len = bd.kind == dim_kind::bounded_slice ? b[d].size : bd.size;
         const index_t first = std::max<index_t>(lo, 0);
-        const index_t last = std::min<index_t>(lo + len, o.shape[d]);
+        const index_t last = std::min<index_t>(lo + std::min(len, bd.size), o.shape[d]);
         r.array_start[d] = first;
         r.slot_start[d] = first - lo;
-        r.count[d] = std::max<index_t>(last - first, 0);
+        r.count[d] = std::max<index_t>(std::min(last - first, bd.size - (first - lo)), 0);
         r.slot_shape[d] = bd.size;
     }
     return r;

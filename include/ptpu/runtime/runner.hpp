@@ -89,6 +89,9 @@ public:
                           o.shape[static_cast<std::size_t>(d)] % b.size == 0;
             }
             uniform_bytes_[u] = uniform ? o.block_elems() * itemsize(o.type) : -1;
+            any_valid_ = any_valid_ || (!uniform && o.windowed());
+            for (int d = 0; d < o.rank; ++d)  // (set_valid updates the others before each body)
+                mem.valid[u][static_cast<std::size_t>(d)] = b_size(o, d);
         }
         kctx_.flush_ops = [](void* self) { static_cast<basic_runner*>(self)->flush_body_ops(); };
         kctx_.flush_self = this;
@@ -473,12 +476,34 @@ private:
             const auto b = block_of(e.op, e.block_step);
             const operand_desc& o = desc_.ops[op];
             std::byte* slot = mem_.slots[op][e.slot];
+            if (in && move_[op] && mem_.poison_padding) poison_outside(o, slot, b);
             bytes = !move_[op] ? region_of(o, b).elems() * itemsize(o.type)
                     : in       ? copy_block_in(hbm_[op], slot, o, b)
                                : copy_block_out(hbm_[op], slot, o, b);
         }
         count(e, bytes, in);
         return bytes;
+    }
+
+    static index_t b_size(const operand_desc& o, int d) { return o.block[static_cast<std::size_t>(d)].size; }
+    // An input block only partly inside its array (S34 edge block, S38 short slice): the part of
+    // its window outside the array reads poison (interpret mode's uninitialized memory) rather
+    // than what the slot held. The whole slot is poisoned, then the copy overwrites the inside.
+    static void poison_outside(const operand_desc& o, std::byte* slot, const index_tuple<max_rank>& b) {
+        const block_region r = region_of(o, b);
+        if (r.elems() == o.block_elems()) return;
+        detail::fill_poison(slot, o.block_elems(), o.type);
+    }
+    // What the body may read of each window this step (core_memory::valid): the block's part
+    // inside its array, for the operands whose blocks are not all whole (the others keep their
+    // block sizes, set by place()).
+    void set_valid(index_t step) {
+        for (int i = 0; i < desc_.n_ops(); ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            if (uniform_bytes_[u] >= 0 || !desc_.ops[u].windowed()) continue;
+            const block_region r = region_of(desc_.ops[u], block_of(i, step));
+            for (std::size_t d = 0; d < static_cast<std::size_t>(r.rank); ++d) mem_.valid[u][d] = r.count[d];
+        }
     }
 
     // One schedule event: does its work and appends its op(s), if it has a cost, to the batch.
@@ -502,6 +527,7 @@ private:
                 wait(in_flight_in_[op][e.slot], e.step);
                 return;
             case event_kind::body:
+                if (any_valid_) set_valid(e.step);
                 invoke_body(e);
                 emit_body(e);
                 return;
@@ -684,6 +710,7 @@ private:
     std::array<index_t, max_rank> point_{};  // the last body's grid point
     index_t last_step_ = -2;                 // and step
     bool repeat_on_ = false;                 // timing-only, no operand moves data, no notes
+    bool any_valid_ = false;                 // some window's valid part varies (set_valid)
     step_events events_{};
     std::uint32_t next_id_ = 0;
     index_t repeated_ = 0;

@@ -66,8 +66,8 @@ constexpr void scan_pipeline(const pipeline_desc& c, const capabilities& caps, i
     tables.n_ops = n_ops;
     split_cores(c, info);
     // Pass 1: every index map evaluated once per step (detail::operand_scan). It checks entry
-    // kinds (checks 4, 5), bounds (S34), zero maps (14, 17, S47) and maps that ignore the grid
-    // (S48); records where each operand's block changes (a run starts; core starts count as
+    // kinds (checks 4, 5), bounds (S34; S38 for bounded slices), zero maps (14, 17, S47) and
+    // maps that ignore the grid (S48); records where each operand's block changes (a run starts; core starts count as
     // changes) and each output run for the revisit checks. The schedule reads only these
     // change bits.
     tables.chg.assign(static_cast<std::size_t>(n_ops * n_steps), 0);
@@ -77,6 +77,10 @@ constexpr void scan_pipeline(const pipeline_desc& c, const capabilities& caps, i
         const operand_desc& o = c.ops[static_cast<std::size_t>(i)];
         operand_plan& op = info.ops[static_cast<std::size_t>(i)];
         operand_scan scan(c, i, info, chg + i * n_steps, runs);
+        scan.check_slices = caps.bounded_slice;
+        if (c.tiling)
+            for (int d = 0; d < o.rank; ++d)
+                scan.tile[d] = dma_tile(o, static_cast<std::size_t>(d), generation);
         const bool ok = scans != nullptr ? scans[i](c, ctx, scan)
                                          : scan_steps(c, scan, [&](const index_t* p) { return maps[i](p, ctx); });
         if (!ok) {

@@ -1,8 +1,9 @@
 // Defines the block geometry the planner and the runner share: grid points of linear steps
-// (S13), the bytes a window slot occupies in its memory (tile padding, check 24) and whether a
-// block index lies in its array (S34).
+// (S13), the bytes a window slot occupies in its memory (tile padding, check 24), whether a
+// block index lies in its array (S34) and whether a bounded slice keeps its contract (S38).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 
@@ -73,11 +74,39 @@ constexpr bool in_bounds(const operand_desc& o, std::size_t d, const index_entry
         case dim_kind::element:
             return e.start >= 0 && e.start + bd.size <= dim + bd.pad_lo + bd.pad_hi;
         case dim_kind::bounded_slice:
-            return e.start >= 0 && e.size <= bd.size && e.start + e.size <= dim;
+            return e.size >= 0 && e.size <= bd.size && e.start >= 0 && e.start <= dim - e.size;
         case dim_kind::invalid:
             return false;
     }
     return false;
+}
+
+/// The memory tile of dim d of operand o's array (S36, COMPACT tiling): what a DMA slice of a
+/// pipeline with tiling must start on. Leading dims 1; the last dim 128 lanes; the second-minor
+/// (1 + [generation < 4]) * packing, doubled while below min(dim, 8); a 1-D array
+/// (1 + [generation < 4]) * packing * 128. SMEM is never tiled (pallas-semantics.md §3).
+constexpr index_t dma_tile(const operand_desc& o, std::size_t d, int generation) {
+    if (o.space == space_kind::smem) return 1;
+    const auto n = static_cast<std::size_t>(o.rank);
+    const index_t packing = 4 / itemsize(memref_dtype(o.type));  // bool: as its memref i32
+    const index_t older = generation < 4 ? 2 : 1;
+    if (n == 1) return older * packing * 128;
+    if (d + 1 == n) return 128;
+    if (d + 2 != n) return 1;
+    index_t t = older * packing;
+    while (t < std::min<index_t>(o.shape[d], 8)) t *= 2;
+    return t;
+}
+
+/// What is wrong with slice e on bounded_slice dim d of operand o (S38: upstream assumes these
+/// and checks none of them, Q4): rule::ok when nothing. `tile` is dma_tile's, or 1 without tiling.
+constexpr rule slice_problem(const operand_desc& o, std::size_t d, const index_entry& e, index_t tile) {
+    const index_t size = e.slice_size();
+    if (size < 0) return rule::s38_negative;
+    if (size > o.block[d].size) return rule::s38_bound;
+    if (e.start < 0 || e.start > o.shape[d] - size) return rule::s38_range;  // (no overflow)
+    if (tile > 1 && e.start % tile != 0) return rule::s38_align;
+    return rule::ok;
 }
 
 }  // namespace ptpu::detail

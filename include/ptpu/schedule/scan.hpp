@@ -1,5 +1,5 @@
 // Defines pass 1 of the planner: the walk of the grid that evaluates every index map once per
-// step, checks each block index (4, 5, S34) and output revisits (S39, MC1), and records where
+// step, checks each block index (4, 5, S34, S38) and output revisits (S39, MC1), and records where
 // each operand's block changes. Index maps are inlined into the walk (scan_operand) or called
 // through a block_fn.
 #pragma once
@@ -64,6 +64,11 @@ struct operand_scan {
     bool windowed;
     // in_bounds(o, d, e) is 0 <= e.start < limit[d] when limit[d] >= 0 (no division per step).
     index_t limit[max_rank]{};
+    // Bounded slices are checked against their contract (S38) when the front end has them
+    // (emit_pipeline); else they stay S34's (pallas_call then reports check 18 after the walk).
+    // tile[d]: the start alignment S38 requires with tiling (dma_tile), 1 (or 0) for none.
+    bool check_slices = false;
+    index_t tile[max_rank]{};
 
     constexpr operand_scan(const pipeline_desc& call, int op, plan_info& pi, std::uint8_t* bits,
                            std::vector<run>& r)
@@ -131,6 +136,14 @@ struct operand_scan {
                 }
                 all_zero = all_zero && b[d].start == 0;
                 const index_t lim = limit[d];
+                if (lim < 0 && check_slices && windowed) {
+                    const rule r = slice_problem(o, d, b[d], tile[d]);
+                    if (r != rule::ok) {
+                        slice_failed(s, b, d, r);
+                        return false;
+                    }
+                    continue;
+                }
                 const bool inside = lim >= 0 ? b[d].start >= 0 && b[d].start < lim : in_bounds(o, d, b[d]);
                 if (windowed && !inside) {
                     diag p = fail(rule::s34, i, static_cast<int>(d), s);
@@ -151,6 +164,18 @@ struct operand_scan {
         ch[s] = starts ? 1 : 0;
         if (track_runs && starts && !record_run(s, prev)) return false;
         return true;
+    }
+
+    // S38 on dim d of step s's block b: the diag names the operand, the step and the values.
+    constexpr void slice_failed(index_t s, const index_entry* b, std::size_t d, rule r) {
+        diag p = fail(r, i, static_cast<int>(d), s);
+        p.block = padded(b);
+        p.at[0] = iteration_of(c, s);
+        p.d = o.rank;
+        p.bytes[0] = o.block[d].size;
+        p.bytes[1] = o.shape[d];
+        p.bytes[2] = tile[d];
+        info.problem = p;
     }
 
     [[gnu::always_inline]] constexpr bool record_run(index_t s, const index_tuple<max_rank>& b) {

@@ -74,6 +74,9 @@ struct pipeline_desc {
     std::array<operand_desc, max_operands> ops{};  ///< inputs then outputs (S46)
     /// TensorCores the parallel dims are split over (pallas_call: the chip's, S44; 1: no split).
     int cores = 1;
+    /// emit_pipeline's tiling option (S35, S38): DMA slices follow the array's memory tiles
+    /// (S36), so a bounded_slice start must be tile-aligned (S38, checked by the planner).
+    bool tiling = false;
 
     [[nodiscard]] constexpr int n_ops() const { return n_in + n_out; }
     [[nodiscard]] constexpr index_t steps() const {

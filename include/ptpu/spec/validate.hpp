@@ -3,7 +3,7 @@
 // checks of pallas-semantics.md §2 that need no schedule: validate_pipeline(pipeline_desc,
 // capabilities) (1–3, 7, 13–20, 25, 27, Q1, BUF1, S44) and validate(call_desc) (10, the pipeline
 // with pallas_call's capabilities, 11). Rules that need the grid walked (4, 5, 14's index map,
-// 17, 18, 24, S34, S39, MC1) are checked by the planner with the same diag. A static call reports
+// 17, 18, 24, S34, S38, S39, MC1) are checked by the planner with the same diag. A static call reports
 // a diag as one static_assert; a dynamic one as ptpu::error.
 #pragma once
 
@@ -125,6 +125,18 @@ namespace ptpu {
     X(r25,                                                                                                   \
       "ptpu[25] pallas_call: all elements in the grid must be strictly positive; drop or fix the zero dim")  \
     X(s34, PTPU_RULE_TEXT_S34)                                                                               \
+    X(s38_negative,                                                                                          \
+      "ptpu[S38] emit_pipeline: a bounded_slice index map returned ds(start, size) with a negative size; "   \
+      "return a size in [0, n] for bounded_slice{n}")                                                        \
+    X(s38_bound,                                                                                             \
+      "ptpu[S38] emit_pipeline: a bounded_slice index map returned ds(start, size) with size above the "     \
+      "dim's bound n (the window slot holds n rows); return size <= n, or raise n in bounded_slice{n}")      \
+    X(s38_range,                                                                                             \
+      "ptpu[S38] emit_pipeline: a bounded_slice index map returned ds(start, size) outside the array "       \
+      "(start < 0 or start + size > the array's dim); keep [start, start + size) inside the array")          \
+    X(s38_align,                                                                                             \
+      "ptpu[S38] emit_pipeline: with tiling, a bounded_slice start must be a multiple of the dim's tile "    \
+      "(S36); align start to the tile, or run the pipeline without tiling")                                  \
     X(s39, PTPU_RULE_TEXT_S39)                                                                               \
     X(s44,                                                                                                   \
       "ptpu[S44] pallas_call: parallel dimensions must form a prefix of the grid; reorder the grid so "      \
@@ -146,9 +158,11 @@ struct diag {
     index_t b = 0;
     index_t c = 0;
     index_t d = 0;
-    index_tuple<max_rank> block{};  ///< a block index involved (S34, S39, MC1)
-    coords at[3]{};                 ///< S34: where; S39/MC1: first run from, to, and the second write
-    std::array<index_t, max_operands + 2> bytes{};  ///< 24: per operand window bytes, scratch, total
+    index_tuple<max_rank> block{};  ///< a block index involved (S34, S38, S39, MC1)
+    coords at[3]{};                 ///< S34/S38: where; S39/MC1: first run from, to, and the second write
+    /// 24: per operand window bytes, scratch, total; S38: the bound n, the array's dim, the tile
+    /// (and `a` the linear grid step)
+    std::array<index_t, max_operands + 2> bytes{};
     std::array<int, max_operands> buffers{};        ///< 24: per operand buffer count
     [[nodiscard]] constexpr bool ok() const { return code == rule::ok; }
 };
@@ -327,9 +341,15 @@ constexpr diag validate(const call_desc& c) {
     if (d.dim >= 0) add("dim", d.dim);
     switch (d.code) {
         case rule::s34:
+        case rule::s38_negative:
+        case rule::s38_bound:
+        case rule::s38_range:
+        case rule::s38_align:
         case rule::s39:
         case rule::mc1:
         case rule::mc1_prefetch: {
+            const bool is_s38 = d.code == rule::s38_negative || d.code == rule::s38_bound ||
+                                d.code == rule::s38_range || d.code == rule::s38_align;
             auto tuple = [](auto get, int n) {
                 std::string t = "(";
                 for (int i = 0; i < n; ++i) t += (i ? ", " : "") + get(i);
@@ -339,7 +359,7 @@ constexpr diag validate(const call_desc& c) {
                 [&](int i) {
                     const auto& e = d.block[static_cast<std::size_t>(i)];
                     return e.is_slice()
-                               ? "ds(" + std::to_string(e.start) + ", " + std::to_string(e.size) + ")"
+                               ? "ds(" + std::to_string(e.start) + ", " + std::to_string(e.slice_size()) + ")"
                                : std::to_string(e.start);
                 },
                 static_cast<int>(d.d));
@@ -347,7 +367,13 @@ constexpr diag validate(const call_desc& c) {
                 return tuple([&](int i) { return std::to_string(it.v[i]); }, it.rank);
             };
             s += (s.empty() ? "" : ", ") + std::string("block ") + block;
-            if (d.code == rule::s34) {
+            if (is_s38) {
+                const auto& e = d.block[static_cast<std::size_t>(d.dim)];
+                s += " at step " + std::to_string(d.a) + ", iteration " + iter(d.at[0]) + ": ds(" +
+                     std::to_string(e.start) + ", " + std::to_string(e.slice_size()) + ") on a dim of " +
+                     std::to_string(d.bytes[1]) + " elements, bound " + std::to_string(d.bytes[0]);
+                if (d.code == rule::s38_align) s += ", tile " + std::to_string(d.bytes[2]);
+            } else if (d.code == rule::s34) {
                 s += " at iteration " + iter(d.at[0]);
             } else if (d.code == rule::s39) {
                 s += " revisited in iteration " + iter(d.at[2]) +
