@@ -7,6 +7,7 @@
 #include <ptpu/ptpu.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -394,4 +395,42 @@ TEST(EmitPipeline, StaticScheduleEqualsTheRunTimeTrace) {
         EXPECT_EQ(trace[k].slot, A1Schedule::events[k].slot) << k;
         EXPECT_EQ(trace[k].block_step, A1Schedule::events[k].block_step) << k;
     }
+}
+
+// The valid extent of a BoundedSlice window (its static bound stays 8 rows) and poisoned inner
+// windows (interpret mode's uninitialized memory, run_options::poison_buffers).
+TEST(EmitPipeline, ValidExtentAndPoison) {
+    using Xs = Array<float, 8, 128>;
+    using T4 = Array<std::int32_t, 4>;
+    using Call = pallas_call<Grid<>, In<Arg<Xs, AnyFull>, Arg<T4, AnyFull>, Arg<T4, AnyFull>>, Out<Arg<Xs, AnyFull>>,
+                             Scratch<smem, std::int32_t, 4>, Scratch<smem, std::int32_t, 4>, Chip<tpu::v5e>>;
+    using Sl = BlockSpec<Block<bounded_slice{8}, 128>,
+                         [](index_t i, const auto& st, const auto& sz) { return idx(ds(st(i), sz(i)), 0); }>;
+    host_array<Xs> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    host_array<T4> st, sz;
+    const std::int32_t a[] = {0, 2, 3, 5}, b[] = {2, 1, 2, 3};
+    std::copy(a, a + 4, st.begin());
+    std::copy(b, b + 4, sz.begin());
+    std::vector<index_t> valid;
+    bool poisoned = false;
+    Call call;
+    call.options.poison_buffers = true;
+    auto [o, rep] = call(
+        [&](auto xh, auto sh, auto zh, auto oh, auto ss, auto zs) {
+            sync_copy(sh, ss);
+            sync_copy(zh, zs);
+            emit_pipeline(
+                [&](auto in, auto out) {
+                    valid.push_back(valid_extent(0, 0));
+                    // Rows past the slice were never written: poison (NaN) in a fresh window.
+                    if (pipeline_index(0) == 0) poisoned = std::isnan(sload(in, 7, 0));
+                    store(out, load(in));
+                },
+                {4}, in_specs<Sl>, out_specs<Sl>, {}, ss, zs)(xh, oh);
+        },
+        x, st, sz);
+    EXPECT_TRUE(std::ranges::equal(o, x));
+    EXPECT_EQ(valid, (std::vector<index_t>{2, 1, 2, 3}));
+    EXPECT_TRUE(poisoned);
 }

@@ -240,15 +240,21 @@ struct inner_run {
                             std::to_string(outer.vmem_limit),
                         "use smaller blocks or fewer buffers");
         inner_arena a;
-        a.bytes.assign(static_cast<std::size_t>(host), std::byte{0xff});  // uninitialized VMEM (S57)
+        a.bytes.assign(static_cast<std::size_t>(std::max<index_t>(host, 64)), std::byte{0xff});  // garbage (S57)
+        a.mem.arena = a.bytes.data();
+        a.mem.poison_padding = outer.poison_padding;
         index_t at = 0;
         for (int i = 0; i < p.n_ops(); ++i) {
             const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
             for (int k = 0; k < op.buffers; ++k) {
-                a.mem.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] =
-                    a.bytes.data() + static_cast<std::ptrdiff_t>(at);
+                std::byte* slot = a.bytes.data() + static_cast<std::ptrdiff_t>(at);
+                a.mem.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] = slot;
+                if (outer.poison_buffers) fill_poison(slot, op.block_bytes / itemsize(p.ops[static_cast<std::size_t>(i)].type), p.ops[static_cast<std::size_t>(i)].type);
                 at += align_up(op.block_bytes, 64);
             }
+            for (int d = 0; d < p.ops[static_cast<std::size_t>(i)].rank; ++d)  // (the runner updates varying ones)
+                a.mem.valid[static_cast<std::size_t>(i)][static_cast<std::size_t>(d)] =
+                    p.ops[static_cast<std::size_t>(i)].block[static_cast<std::size_t>(d)].size;
         }
         // The inner body's context: the enclosing kernel's program ids and core (Pallas bodies
         // read those), its own work, copies and borrowed vecs.
@@ -267,6 +273,8 @@ struct inner_run {
         inner.vmem_used = outer.vmem_used + vmem;
         inner.vmem_peak = inner.vmem_used;
         inner.pipeline_depth = outer.pipeline_depth + 1;
+        inner.poison_buffers = outer.poison_buffers;
+        inner.poison_padding = outer.poison_padding;
         inner.inner_rank = p.grid_rank;
         inner.inner_offset = static_cast<const inner_map_ctx*>(ctx)->offset;
         inner.inner_grid = static_cast<const inner_map_ctx*>(ctx)->whole;

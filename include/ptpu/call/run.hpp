@@ -132,6 +132,9 @@ template <int = 0>
         k.cores = pinfo.cores;
         k.vmem_limit = desc.vmem_limit;
         k.vmem_used = pinfo.vmem_bytes;
+        k.vmem_peak = pinfo.vmem_bytes;
+        k.poison_buffers = opt.poison_buffers;
+        k.poison_padding = opt.poison_buffers || opt.out_of_bounds_reads == oob_reads::uninitialized;
         for (int c = 0; c < pinfo.cores; ++c) k.arena[static_cast<std::size_t>(c)] = mem[static_cast<std::size_t>(c)].arena;
         for (int s = 0; s < desc.n_scratch; ++s) {
             const scratch_desc& sd = desc.scratch[static_cast<std::size_t>(s)];

@@ -210,6 +210,10 @@ struct kernel_context {
     index_t vmem_used = 0;   ///< bytes of VMEM in use on this core: the call's, plus inner pipelines'
     index_t vmem_peak = 0;   ///< the most vmem_used reached (inner pipelines' windows included)
     int pipeline_depth = 0;  ///< 0: the call's body; k: the body of a pipeline k levels in
+    bool poison_buffers = false;  ///< run_options::poison_buffers (inner pipelines' slots too)
+    bool poison_padding = false;  ///< edge blocks read poison outside the array
+    /// The running body's valid extents per operand and dim (BoundedSlice and edge blocks).
+    const std::array<std::array<index_t, max_rank>, max_operands>* valid = nullptr;
     int inner_rank = 0;      ///< an inner pipeline's body: its grid rank, point and core offset
     std::array<index_t, max_rank> inner_point{};
     std::array<index_t, max_rank> inner_offset{};
@@ -332,6 +336,18 @@ inline index_t pipeline_size(int axis) {
         throw error("22", "pipeline_size", "no inner grid axis " + std::to_string(axis) + " here",
                     "call it in an emit_pipeline body with an axis of its grid");
     return c.inner_grid[static_cast<std::size_t>(axis)];
+}
+
+/// How many elements of dim `dim` of operand `operand`'s window (inputs then outputs) hold the
+/// block's data at this step: the slice's size for a BoundedSlice dim (the window keeps its
+/// static bound), the part inside the array for an edge block, else the block size.
+inline index_t valid_extent(int operand, int dim) {
+    const kernel_context& c = detail::require_context("valid_extent");
+    if (c.valid == nullptr || operand < 0 || operand >= static_cast<int>(max_operands) || dim < 0 ||
+        dim >= static_cast<int>(max_rank))
+        throw error("22", "valid_extent", "no window operand " + std::to_string(operand) + ", dim " + std::to_string(dim),
+                    "name an operand (inputs then outputs) and a dim of its block");
+    return (*c.valid)[static_cast<std::size_t>(operand)][static_cast<std::size_t>(dim)];
 }
 
 /// pl.num_programs(axis): the full grid size along `axis` (S15, pallas_call).

@@ -555,6 +555,7 @@ private:
         ++stats_.core_steps[e.core];
         kctx_.step = e.step;
         kctx_.body_seq = 0;
+        kctx_.valid = &mem_.valid;
         body_ids_.clear();
         if (!opt_.nested) kctx_.core = e.core;  // a nested pipeline's body keeps the kernel's core
         // The grid point: one step on from the core's last one (an odometer, S13), or divided out.
