@@ -299,3 +299,23 @@ TEST(AsyncCopy, TimingOnlyMatchesDataRun) {
     EXPECT_EQ(ra.device_time, rb.device_time);
     EXPECT_EQ(ra.stats.sem_waits, rb.stats.sem_waits);
 }
+
+// A14: signal 2 then two waits leave 0; a read returns what was signalled; after a copy's wait
+// its DMA semaphore reads 0. (The unindexed semaphore array and the copy on a regular semaphore
+// are compile-fail cases 35 and 36, tests/compile_fail/semaphore_rules.cpp; deadlocks above.)
+TEST(AsyncCopy, A14SemaphoreValues) {
+    const host_array<Row> x = rows();
+    std::vector<std::int32_t> seen;
+    auto [o, rep] = Single{}(
+        [&](auto x_any, auto, auto buf, auto dsem, auto sem) {
+            semaphore_signal(sem.at(0), 2);
+            seen.push_back(semaphore_read(sem.at(0)));
+            semaphore_wait(sem.at(0));
+            semaphore_wait(sem.at(0));
+            seen.push_back(semaphore_read(sem.at(0)));
+            async_copy(x_any.at(ds(0, 8), ds(0, 128)), buf, dsem.at(1)).wait();
+            seen.push_back(semaphore_read(dsem.at(1)));
+        },
+        x);
+    EXPECT_EQ(seen, (std::vector<std::int32_t>{2, 0, 0, 2, 0, 0}));  // two grid steps
+}

@@ -434,3 +434,18 @@ TEST(EmitPipeline, ValidExtentAndPoison) {
     EXPECT_EQ(valid, (std::vector<index_t>{2, 1, 2, 3}));
     EXPECT_TRUE(poisoned);
 }
+
+// The timeline labels an inner pipeline's DMAs by pipeline.
+TEST(EmitPipeline, TimelineNamesThePipeline) {
+    const host_array<X> x = ramp();
+    Outer call;
+    call.options.timeline = true;
+    auto [o, rep] = call(
+        [](auto x_hbm, auto o_hbm) {
+            emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Rows>, out_specs<Rows>)(x_hbm, o_hbm);
+        },
+        x);
+    const std::string trace = to_chrome_trace(rep);
+    EXPECT_NE(trace.find("pipeline 1 op0 fetch (1, 0) slot 1"), std::string::npos);
+    EXPECT_NE(trace.find("pipeline 1 op1 write (3, 0) slot 1"), std::string::npos);
+}

@@ -57,7 +57,9 @@ inline std::string dma_name(const report& r, std::uint32_t label) {
     const dma_note& n = r.notes[label];
     if (n.kind == stream::copy_kind::body || n.kind == stream::copy_kind::body_async)
         return std::string(kind_name(n.kind)) + " (body, step " + std::to_string(n.block_step) + ")";
-    std::string s = (n.op < r.operand_names.size() ? r.operand_names[n.op] : "op" + std::to_string(n.op));
+    // An inner pipeline's DMA (emit_pipeline) names its pipeline and its own operand numbers.
+    std::string s = n.pipeline > 0 ? "pipeline " + std::to_string(n.pipeline) + " op" + std::to_string(n.op)
+                    : (n.op < r.operand_names.size() ? r.operand_names[n.op] : "op" + std::to_string(n.op));
     s += " ";
     s += kind_name(n.kind);
     s += " (";
