@@ -20,6 +20,9 @@ constexpr double o = hw.step_overhead_s;
 // A copy of N blocks of (512, 2048) f32 = 4 MiB each, with C seconds of charged compute per step.
 constexpr index_t rows = 512, cols = 2048, n_steps = 8;
 constexpr double X = rows * cols * 4.0;
+// What one block DMA costs HBM (docs/model.md, "DMA shape costs"): a block of whole rows is one
+// contiguous run, so its bytes plus one run cost plus the descriptor's time at B·η.
+constexpr double Xc = X + hw.dma_run_cost_bytes + hw.dma_descriptor_s * bw;
 using Big = Array<float, n_steps * rows, cols>;
 constexpr auto row_map = [](auto i) { return idx(i, 0); };
 template <int BC, chip C = hw, class Sem = Semantics<arbitrary>>
@@ -55,7 +58,7 @@ TEST(TimingKnownAnswer, DmaBoundDoubleBufferedCopy) {
     // computes and write 0 is issued and in its latency (C + L, the issue of fetch 1 having been
     // inside the transfers). From then on each step's fetch and write keep it busy
     // (max(o + C, 2X/(B·η)) = 2X/(B·η)) until the last write-back ends.
-    const double expected = o + issue + lat + 2 * n_steps * X / bw + C + lat;
+    const double expected = o + issue + lat + 2 * n_steps * Xc / bw + C + lat;
     EXPECT_NEAR(r.device_time, expected, 0.01 * expected) << r;
     EXPECT_GT(r.exposed_dma, 0.8 * r.device_time);  // the core mostly waits
     EXPECT_TRUE(r.memory_bound);
@@ -66,8 +69,8 @@ TEST(TimingKnownAnswer, SingleBufferedCopySerializes) {
     const double C = 3e-6;
     const report r = run<Copy<1>>(C);
     // Buffered<1>: fetch, wait, compute, blocking write-back, one after the other (S28, S29):
-    // per step o + (issue + L + X/(B·η)) + C + (issue + L + X/(B·η)).
-    const double per_step = o + 2 * (issue + lat + X / bw) + C;
+    // per step o + (issue + L + Xc/(B·η)) + C + (issue + L + Xc/(B·η)).
+    const double per_step = o + 2 * (issue + lat + Xc / bw) + C;
     EXPECT_NEAR(r.device_time, n_steps * per_step, 0.01 * n_steps * per_step) << r;
     // Double buffering hides the transfers behind each other: strictly faster.
     EXPECT_LT(run<Copy<2>>(C).device_time, r.device_time);
@@ -79,11 +82,11 @@ TEST(TimingKnownAnswer, ComputeBoundStepsTakeOverheadPlusCompute) {
     // Step 0 waits for fetch 0, which shares HBM with fetch 1 once that starts (processor
     // sharing): fetch 0 moves alone for o + issue seconds, then at half rate.
     const double alone = o + issue;
-    const double rest0 = X - alone * bw;
+    const double rest0 = Xc - alone * bw;
     const double t0 = 2 * issue + o + lat + 2 * rest0 / bw;  // fetch 0 completes, step 0 computes
     // Then every step is compute-bound: max(o + C, X/(B·η)) = o + C, plus its DMA issues (step 0:
     // its write; steps 1..6: fetch and write; step 7: its write); the last write is exposed.
-    const double expected = t0 + (C + issue) + 6 * (o + C + 2 * issue) + (o + C + issue) + lat + X / bw;
+    const double expected = t0 + (C + issue) + 6 * (o + C + 2 * issue) + (o + C + issue) + lat + Xc / bw;
     EXPECT_NEAR(r.device_time, expected, 0.01 * expected) << r;
     EXPECT_FALSE(r.memory_bound);
 }
@@ -97,6 +100,48 @@ TEST(TimingKnownAnswer, MegacoreSharesHbm) {
     const double c1 = run<Copy<2, tpu::v5p, Semantics<arbitrary>>>(200e-6).device_time;
     const double c2 = run<Copy<2, tpu::v5p, Semantics<parallel>>>(200e-6).device_time;
     EXPECT_NEAR(c1 / c2, 2.0, 0.1) << c1 << " vs " << c2;
+}
+
+namespace {
+// The reference kernel of the grid step (tpu-model.md §2; docs/model.md, "The grid step"): a bf16
+// matmul with (128,128,128) blocks, k innermost, accumulating into its f32 output block.
+template <index_t N>
+using Tiny = pallas_call<
+    Grid<N / 128, N / 128, N / 128>, Semantics<parallel, parallel, arbitrary>, Chip<hw>,
+    In<Arg<Array<bf16, N, N>, BlockSpec<Block<128, 128>, [](auto i, auto, auto k) { return idx(i, k); }>>,
+       Arg<Array<bf16, N, N>, BlockSpec<Block<128, 128>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
+    Out<Arg<Array<float, N, N>, BlockSpec<Block<128, 128>, [](auto i, auto j, auto) { return idx(i, j); }>>>>;
+constexpr auto tiny_body = [](auto x, auto y, auto out) {
+    const auto p = dot(load(x), load(y));
+    if (program_id(2) == 0)
+        store(out, p);
+    else
+        store(out, load(out) + p);
+};
+template <index_t N>
+void expect_tiny_step(const report& r) {
+    const double n = double(N / 128) * (N / 128) * (N / 128), tiles = double(N / 128) * (N / 128);
+    // Every step: its overhead, the issue of the next step's two 32 KiB fetches and the 128³ MXU
+    // product (the busiest unit of the body). The fetches, issued one step ahead, are hidden:
+    // L + 2·(32 KiB + r0 + d·B·η)/(B·η) ≈ 0.31 us < the step. Once per output tile, a write
+    // issue. Exposed: the prologue's first fetches (issue, latency, both transfers) and the
+    // last write-back (latency and transfer).
+    const double C = 2.0 * 128 * 128 * 128 / hw.peak_bf16_flops;
+    const double fetch = 128 * 128 * 2 + hw.dma_run_cost_bytes + hw.dma_descriptor_s * bw;
+    const double write = 128 * 128 * 4 + hw.dma_run_cost_bytes + hw.dma_descriptor_s * bw;
+    const double expected = n * (o + 2 * issue + C) + tiles * issue + (issue + lat + 2 * fetch / bw) +
+                            (lat + write / bw);
+    EXPECT_NEAR(r.device_time, expected, 0.01 * expected) << r;
+    // The whole steady-state step is the quoted 0.35 us (tpu-model.md §2), within 5%.
+    EXPECT_NEAR(r.device_time / n, 0.35e-6, 0.05 * 0.35e-6) << N;
+    EXPECT_LT(r.exposed_dma, 0.02 * r.device_time) << r;
+}
+}  // namespace
+
+TEST(TimingKnownAnswer, TinyBlockMatmulStepIsTheQuotedStep) {
+    expect_tiny_step<1024>(Tiny<1024>{}.predict(tiny_body));
+    expect_tiny_step<4096>(Tiny<4096>{}.predict(tiny_body));
+    expect_tiny_step<8192>(Tiny<8192>{}.predict(tiny_body));
 }
 
 TEST(TimingKnownAnswer, TimingOnlyPredictsTheSameTime) {

@@ -42,6 +42,11 @@ struct chip {
     double dma_efficiency;   ///< achieved fraction of HBM bandwidth for large block DMAs
     double dma_latency_s;    ///< fixed latency from DMA issue to first byte moved
     double dma_issue_s;      ///< time the scalar core spends issuing one DMA
+    /// DMA shape costs (docs/model.md, "DMA shape costs"): each contiguous run of a DMA costs
+    /// the channel as much as this many more bytes ...
+    double dma_run_cost_bytes = 0;
+    /// ... and each DMA (descriptor) this much time of the channel before its bytes.
+    double dma_descriptor_s = 0;
 
     /// Peak FLOP/s of one core for f32 operands at DEFAULT precision (one bf16 pass).
     [[nodiscard]] constexpr double peak_f32_default_flops() const { return peak_bf16_flops; }

@@ -84,6 +84,7 @@ public:
                           o.shape[static_cast<std::size_t>(d)] % b.size == 0;
             }
             uniform_bytes_[u] = uniform ? o.block_elems() * itemsize(o.type) : -1;
+            run_[u] = run_of(o);
         }
         kctx_.flush_ops = [](void* self) { static_cast<basic_runner*>(self)->flush_body_ops(); };
         kctx_.flush_self = this;
@@ -402,6 +403,7 @@ private:
             }
             cur_meta_ = m;
             emit(o.kind, o.dma, o.seconds, o.bytes, o.far, o.label, o.step);
+            ops_[n_out_ - 1].run = o.run;
         }
         n_batch_ = n_out_;
         r.usable = false;  // the next step is made in full
@@ -425,6 +427,7 @@ private:
         o.seconds = seconds;
         o.bytes = bytes;
         o.far = far;
+        o.run = 0;
         o.sem = 0;
         o.label = label;
         o.step = step;
@@ -436,6 +439,7 @@ private:
         if (opt_.notes) labels_.push_back(label);
         cur_meta_.start = true;
         emit(stream::op_kind::dma_start, id, 0, bytes, true, label, e.step);
+        ops_[n_out_ - 1].run = run_[static_cast<std::size_t>(e.op)];
         cur_meta_.start = false;
         return id;
     }
@@ -627,6 +631,27 @@ private:
     core_schedule sched_;
     std::array<bool, max_operands> move_{};
     std::array<index_t, max_operands> uniform_bytes_{};
+    std::array<std::uint16_t, max_operands> run_{};  // stream::op::run of the operand's DMAs
+
+    // The contiguous run of an operand's nominal block in its row-major array (stream::op::run):
+    // the trailing dims the block spans whole, times the first it cuts; 0 when the block is one
+    // run or its runs reach 64 KiB (docs/model.md, "DMA shape costs").
+    static std::uint16_t run_of(const operand_desc& o) {
+        index_t run = itemsize(o.type);
+        for (int d = o.rank - 1; d >= 0; --d) {
+            const auto u = static_cast<std::size_t>(d);
+            const index_t n = o.shape[u];
+            const index_t b = o.full_block ? n : std::min(o.block[u].size, n);
+            run *= b;
+            if (b < n) {
+                for (int e = d - 1; e >= 0; --e)  // more than one run?
+                    if (o.block[static_cast<std::size_t>(e)].size > 1)
+                        return run < 65536 ? static_cast<std::uint16_t>(run) : 0;
+                return 0;
+            }
+        }
+        return 0;
+    }
     work last_work_{};
     index_t last_work_n_ = 0;  // times last_work_ was charged since it was last added to the total
     double last_seconds_ = 0;

@@ -61,6 +61,7 @@ struct live_dma {
     double tag = 0;    // transfer: its channel's virtual byte count at which it completes
     double begin = 0;  // end of the issue: the DMA exists
     std::int64_t bytes = 0;
+    double cost = 0;        // bytes the channel is charged: bytes plus its shape costs (far DMAs)
     std::uint64_t seq = 0;  // start order, the last tie-break
     std::uint32_t id = 0;
     std::uint32_t label = 0;
@@ -117,7 +118,7 @@ public:
     }
 
     // A transfer of `bytes` joins at time t; returns its tag.
-    double arrive(int s, std::int64_t bytes, double t, const std::vector<live_dma>& dmas) {
+    double arrive(int s, double bytes, double t, const std::vector<live_dma>& dmas) {
         if (slots_.empty()) {
             v_ = 0;  // restart the virtual clock: keeps it small and exact
             busy_since_ = t;
@@ -125,7 +126,7 @@ public:
             v_ += (t - t_last_) * share(slots_.size());
         }
         t_last_ = t;
-        const double tag = v_ + static_cast<double>(bytes);
+        const double tag = v_ + bytes;
         slots_.push_back(s);
         tags_.push_back(tag);
         if (first_ < 0 || tag < first_tag_ ||
@@ -287,6 +288,7 @@ public:
         for (auto& l : live_) l.reserve(32);
         const double onchip = onchip_bytes_per_s(c, opt.costs);
         channels_[0].set_bandwidth(c.hbm_bytes_per_s * c.dma_efficiency);
+        desc_bytes_ = c.dma_descriptor_s * c.hbm_bytes_per_s * c.dma_efficiency;
         channels_[1].set_bandwidth(onchip);
         channels_[2].set_bandwidth(onchip);
         res_.cores = cores;
@@ -601,6 +603,7 @@ private:
         d.tag = 0;
         d.begin = t;
         d.bytes = o.bytes;
+        d.cost = o.far ? hbm_cost(o) : static_cast<double>(o.bytes);
         d.seq = seq_++;
         d.id = o.dma;
         d.label = o.label;
@@ -617,6 +620,14 @@ private:
             ev_slot_ = s;
             ev_finish_ = false;
         }
+    }
+
+    // What a far DMA costs HBM, in bytes at B·η (docs/model.md, "DMA shape costs"): its bytes,
+    // `dma_run_cost_bytes` per contiguous run and the descriptor's `dma_descriptor_s`.
+    double hbm_cost(const op& o) const {
+        const double bytes = static_cast<double>(o.bytes);
+        const double runs = o.run == 0 ? 1.0 : std::ceil(bytes / o.run);
+        return bytes + runs * chip_.dma_run_cost_bytes + desc_bytes_;
     }
 
     void wait_dma(int c, const op& o) {
@@ -850,7 +861,8 @@ private:
                 const op& y = e.batch[k];
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
                 same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && x.seconds == y.seconds &&
-                       x.bytes == y.bytes && x.far == y.far && x.label == y.label && x.step - s0 == y.step;
+                       x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.label == y.label &&
+                       x.step - s0 == y.step;
             }
             if (!same) {
                 mismatch = true;
@@ -918,7 +930,8 @@ private:
                 const op& y = cycle_[k];
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
                 if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || x.seconds != y.seconds ||
-                    x.bytes != y.bytes || x.far != y.far || x.label != y.label || x.step - step0 != y.step) {
+                    x.bytes != y.bytes || x.far != y.far || x.run != y.run || x.label != y.label ||
+                    x.step - step0 != y.step) {
                     whole = false;
                     break;
                 }
@@ -1019,7 +1032,7 @@ private:
             complete(s, t);  // never joins a channel
             return;
         }
-        d.tag = channels_[d.channel].arrive(s, d.bytes, t, dmas_);
+        d.tag = channels_[d.channel].arrive(s, d.cost, t, dmas_);
     }
 
     void finish(int s, double t) {
@@ -1067,6 +1080,7 @@ private:
     }
 
     const chip& chip_;
+    double desc_bytes_ = 0;  // dma_descriptor_s as bytes at B·η
     int cores_;
     Source& src_;
     const options& opt_;

@@ -31,6 +31,9 @@ struct op {
     double seconds = 0;       ///< overhead/compute: busy time of the core stream
     std::int64_t bytes = 0;   ///< dma_start: bytes moved (0: latency only); sem ops: the amount
     bool far = true;          ///< dma_start: one end is HBM (shares HBM); false: VMEM->VMEM
+    /// dma_start: bytes of each contiguous run (a row of a block cut from a wider array); 0: the
+    /// DMA is one run, or its runs are 64 KiB or longer (docs/model.md, "DMA shape costs").
+    std::uint16_t run = 0;
     std::uint32_t sem = 0;    ///< a semaphore number (>= 1); dma_start: 0, or the one it completes into
     std::uint32_t label = 0;  ///< opaque, passed back in the timeline (an index into the notes)
     std::uint32_t step = 0;   ///< opaque grid step number, passed back (per-step breakdown)
