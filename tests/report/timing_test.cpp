@@ -175,3 +175,69 @@ TEST(Report, NegativeChargeIsC1) {
         EXPECT_EQ(e.rule(), "C1");
     }
 }
+
+// ---- DMA shape costs (docs/model.md, "DMA shape costs") ----------------------------------------
+
+namespace {
+constexpr index_t nb = 16;  // blocks of (512, 512) bf16 = 512 KiB
+// The same blocks cut from a wide row-major array (512 rows of 1 KiB each) or stacked (one run).
+using Wide = Array<bf16, 512, nb * 512>;
+using Tall = Array<bf16, nb * 512, 512>;
+using WideCopy = pallas_call<Grid<nb>, Chip<hw>,
+                             In<Arg<Wide, BlockSpec<Block<512, 512>, [](auto i) { return idx(0, i); }>>>,
+                             Out<Arg<Wide, BlockSpec<Block<512, 512>, [](auto i) { return idx(0, i); }>>>>;
+using TallCopy = pallas_call<Grid<nb>, Chip<hw>,
+                             In<Arg<Tall, BlockSpec<Block<512, 512>, [](auto i) { return idx(i, 0); }>>>,
+                             Out<Arg<Tall, BlockSpec<Block<512, 512>, [](auto i) { return idx(i, 0); }>>>>;
+constexpr auto copy_body = [](auto in, auto out) {
+    if (!timing_only()) out.uncharged_array() = in.uncharged_array();
+};
+
+// A kernel fetching 256 KiB per step from HBM itself, in `Pieces` async copies.
+constexpr index_t rows_per_step = 512;
+using Src = Array<float, nb * rows_per_step, 128>;
+template <index_t Pieces>
+using Gather = pallas_call<Grid<nb>, Chip<hw>, In<Arg<Src, BlockSpec<Full, zero_map, any>>>,
+                           Out<Arg<Array<float, 8, 128>, BlockSpec<Full, zero_map, vmem>>>,
+                           Scratch<vmem, float, rows_per_step, 128>, Scratch<semaphore, dma_semaphore, 1>>;
+template <index_t Pieces>
+struct gather_body {
+    template <class S, class O, class B, class M>
+    void operator()(S src, O, B buf, M sem) const {
+        constexpr index_t r = rows_per_step / Pieces;
+        const index_t base = program_id(0) * rows_per_step;
+        for (index_t p = 0; p < Pieces; ++p)
+            make_async_copy(src.at(ds(base + p * r, r), ds(0, 128)), buf.at(ds(p * r, r), ds(0, 128)), sem.at(0))
+                .start();
+        for (index_t p = 0; p < Pieces; ++p)
+            make_async_copy(src.at(ds(base + p * r, r), ds(0, 128)), buf.at(ds(p * r, r), ds(0, 128)), sem.at(0))
+                .wait();
+    }
+};
+}  // namespace
+
+TEST(TimingKnownAnswer, StridedBlockCostsMoreThanContiguous) {
+    const report wide = WideCopy{}.predict(copy_body), tall = TallCopy{}.predict(copy_body);
+    EXPECT_EQ(wide.hbm_bytes, tall.hbm_bytes);
+    EXPECT_GT(wide.device_time, tall.device_time);
+    // Both are DMA-bound (HBM never idles after the first fetch), so they differ by the run costs
+    // alone: 2·nb DMAs of 512 runs against one run each.
+    const double extra = 2 * nb * 511 * hw.dma_run_cost_bytes / bw;
+    EXPECT_NEAR(wide.device_time - tall.device_time, extra, 0.05 * extra) << wide << tall;
+}
+
+TEST(TimingKnownAnswer, ManySmallDmasCostMoreThanFewLarge) {
+    const report many = Gather<64>{}.predict(gather_body<64>{});
+    const report few = Gather<2>{}.predict(gather_body<2>{});
+    EXPECT_EQ(many.hbm_bytes, few.hbm_bytes);
+    // Per step, 64 copies of 4 KiB: the core issues them back to back (64·i); each moves in
+    // (4 KiB + r0)/(B·η) + d ≈ 16 ns < i, so HBM keeps up and the wait ends with the last one's
+    // latency and transfer: o + 64·i + L + c4. Two copies of 128 KiB: HBM is busy from the
+    // first's arrival (the second issue overlaps its transfer): o + i + L + 2·c128. The prologue
+    // and epilogue are the same for both.
+    const double c4 = (4096 + hw.dma_run_cost_bytes) / bw + hw.dma_descriptor_s;
+    const double c128 = (131072 + hw.dma_run_cost_bytes) / bw + hw.dma_descriptor_s;
+    const double per_step = 62 * issue + c4 - 2 * c128 + issue;
+    EXPECT_NEAR(many.device_time - few.device_time, nb * per_step, 0.03 * nb * per_step) << many << few;
+    EXPECT_GT(many.device_time, few.device_time);
+}

@@ -583,6 +583,7 @@ private:
                     if (opt_.notes) labels_.push_back(label);
                     cur_meta_.start = true;
                     emit(stream::op_kind::dma_start, id, 0, r.amount, r.far, label, step);
+                    ops_[n_out_ - 1].run = r.run;
                     cur_meta_.start = false;
                     if (async)
                         ops_[n_out_ - 1].sem = r.sem;  // waited through its semaphore
