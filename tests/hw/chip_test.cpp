@@ -109,7 +109,8 @@ TEST(ChipPresets, MatchTpuModelTable) {
         // Every clock agrees with the MXU peak within 1% (v4's table clock is itself derived).
         const double mxu_clock = c.peak_bf16_flops / (2.0 * c.mxu_count * c.mxu_dim * c.mxu_dim);
         EXPECT_NEAR(c.clock_hz / mxu_clock, 1.0, 0.01);
-        EXPECT_DOUBLE_EQ(c.vreg_ops_per_s(), c.clock_hz * c.vpu_alus_per_lane);
+        EXPECT_DOUBLE_EQ(c.vreg_ops_per_s(), c.vector_hz() * c.vpu_alus_per_lane);
+        EXPECT_DOUBLE_EQ(c.eup_vregs_per_s(), c.vector_hz() * c.eup_vregs_per_cycle);
         // Overheads: documented estimates, within sane bounds.
         EXPECT_GT(c.dma_efficiency, 0.8);
         EXPECT_LE(c.dma_efficiency, 1.0);

@@ -110,6 +110,8 @@ inline constexpr chip v4{
     .dma_issue_s = detail::dma_issue_cycles_est / 1.05e9,  // [est] 32 cycles at 1.05 GHz
     .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
     .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.05e9,      // [est] 16 DMA-engine cycles
+    .vector_clock_hz = 0,  // the clock above
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
 };
 
 inline constexpr chip v5e{
@@ -140,6 +142,8 @@ inline constexpr chip v5e{
     .dma_issue_s = detail::dma_issue_cycles_est / 1.5e9,  // [est] 32 cycles
     .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
     .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.5e9,      // [est] 16 DMA-engine cycles
+    .vector_clock_hz = 0,  // the clock above
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
 };
 
 inline constexpr chip v5p{
@@ -169,6 +173,8 @@ inline constexpr chip v5p{
     .dma_issue_s = detail::dma_issue_cycles_est / 1.75e9,  // [est] 32 cycles
     .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
     .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.75e9,      // [est] 16 DMA-engine cycles
+    .vector_clock_hz = 0,  // the clock above
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
 };
 
 // v6e and 7x publish no clock, and their peaks do not match MXU count × shape × any plausible
@@ -205,6 +211,10 @@ inline constexpr chip v6e{
     .dma_issue_s = detail::dma_issue_cycles_est / 1.5e9,  // [est] as v5e, see above
     .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
     .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.5e9,      // [est] 16 DMA-engine cycles
+    // [est] the VPU's and EUP's clock: the peak at 4 MXUs of 256², 1.75 GHz (one revision of Cloud's v6e page lists 4 MXUs per TensorCore);
+    // the 2-MXU clock_hz above is too high for the vector units (docs/model.md, "Work to time").
+    .vector_clock_hz = detail::clock_from_peak(9.20e14, 4, 256),
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
 };
 
 inline constexpr chip v7x{
@@ -237,6 +247,10 @@ inline constexpr chip v7x{
     .dma_issue_s = detail::dma_issue_cycles_est / 1.5e9,  // [est] as v5e, see above
     .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
     .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.5e9,      // [est] 16 DMA-engine cycles
+    // [est] the VPU's and EUP's clock: the peak at 4 MXUs of 256², 2.2 GHz (as v6e: the peak at 4 MXUs of 256²);
+    // the 2-MXU clock_hz above is too high for the vector units (docs/model.md, "Work to time").
+    .vector_clock_hz = detail::clock_from_peak(1.155e15, 4, 256),
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
 };
 
 /// The chip a pallas_call without a Chip<...> option is checked against and timed on.
@@ -289,6 +303,9 @@ constexpr void each_h1_condition(const chip& c, On&& on) {
        "ptpu[H1] chip: vpu_alus_per_lane, vmem_loads_per_cycle or vmem_stores_per_cycle is "
        "below 1; each must be at least 1");
     on(c.clock_hz > 0, "ptpu[H1] chip: clock_hz is not positive; set the TensorCore clock");
+    on(c.vector_clock_hz >= 0 && c.eup_vregs_per_cycle > 0,
+       "ptpu[H1] chip: vector_clock_hz is negative or NaN, or eup_vregs_per_cycle is not "
+       "positive; use 0 for the chip clock and a positive EUP rate");
     on(c.step_overhead_s >= 0 && c.dma_latency_s >= 0 && c.dma_issue_s >= 0,
        "ptpu[H1] chip: step_overhead_s, dma_latency_s or dma_issue_s is negative or NaN; use "
        "0 to model no overhead");

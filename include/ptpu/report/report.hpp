@@ -11,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ptpu/core/integers.hpp"
@@ -42,6 +43,13 @@ struct report {
     double vpu_time = 0;         ///< Σ over bodies of VPU busy time
     double mxu_utilization = 0;  ///< mxu_time / (device_time × cores)
     double vpu_utilization = 0;
+    double eup_time = 0;  ///< Σ over bodies of transcendental-unit (EUP) busy time
+    double eup_utilization = 0;
+    /// What bounds the kernel: the largest of HBM (bytes at B·η), each unit's busy time (MXU,
+    /// VPU, EUP, vector loads, vector stores, scalar unit) and the step overhead (overhead and
+    /// DMA issue), per core: "HBM", "MXU", "VPU", "EUP", "vector loads", "vector stores",
+    /// "scalar", "step overhead".
+    std::string bound;
     double flops = 0;               ///< MXU FLOPs charged (padded, × passes)
     std::int64_t hbm_bytes = 0;     ///< bytes moved over HBM by all DMAs
     double achieved_bandwidth = 0;  ///< hbm_bytes / device_time
@@ -104,6 +112,27 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
     const double span = rep.device_time * info.cores;
     rep.mxu_utilization = span > 0 ? rep.mxu_time / span : 0;
     rep.vpu_utilization = span > 0 ? rep.vpu_time / span : 0;
+    rep.eup_time = wt.eup;
+    rep.eup_utilization = span > 0 ? rep.eup_time / span : 0;
+    {
+        double issue = 0;
+        for (int c = 0; c < info.cores; ++c) issue += rep.core[static_cast<std::size_t>(c)].dma_issue;
+        const double n = info.cores;
+        const std::pair<double, const char*> cand[] = {
+            {static_cast<double>(r.hbm_bytes) / (hw.hbm_bytes_per_s * hw.dma_efficiency), "HBM"},
+            {wt.mxu / n, "MXU"},
+            {wt.vpu / n, "VPU"},
+            {wt.eup / n, "EUP"},
+            {wt.load / n, "vector loads"},
+            {wt.store / n, "vector stores"},
+            {wt.scalar / n, "scalar"},
+            {(sum_overhead + issue) / n, "step overhead"},
+        };
+        const auto* best = &cand[0];
+        for (const auto& x : cand)
+            if (x.first > best->first) best = &x;
+        rep.bound = best->second;
+    }
     rep.hbm_bytes = r.hbm_bytes;
     rep.achieved_bandwidth = rep.device_time > 0 ? static_cast<double>(rep.hbm_bytes) / rep.device_time : 0;
     rep.bandwidth_fraction = rep.achieved_bandwidth / hw.hbm_bytes_per_s;
@@ -170,7 +199,8 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
     os << "  HBM                " << r.hbm_bytes << " B at " << detail::fmt_num(r.achieved_bandwidth / 1e9, 1)
        << " GB/s (" << fmt_pct(r.bandwidth_fraction) << " of spec)\n";
     os << "  MXU utilization    " << fmt_pct(r.mxu_utilization) << ", VPU " << fmt_pct(r.vpu_utilization)
-       << "\n";
+       << ", EUP " << fmt_pct(r.eup_utilization) << "\n";
+    os << "  bound by           " << r.bound << "\n";
     os << "  control overhead   " << fmt_pct(r.overhead_share) << " of core time, exposed DMA "
        << fmt_time(r.exposed_dma) << "\n";
     os << "  roofline           " << (r.memory_bound ? "memory" : "compute") << "-bound at "
