@@ -11,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,15 @@
 #include "ptpu/stream/op.hpp"
 
 namespace ptpu {
+
+/// Where the time went, per operand (inputs then outputs): its pipeline DMAs and the time the
+/// cores were blocked waiting for them.
+struct operand_report {
+    std::string name;         ///< Arg's name, or in0 … out0 …
+    index_t dmas = 0;         ///< pipeline DMAs (fetches, write-backs, blocking copies)
+    index_t bytes = 0;        ///< bytes they moved
+    double exposed_dma = 0;   ///< Σ over cores of the time blocked waiting for them
+};
 
 struct core_report {
     double time = 0;         ///< end of the core's stream
@@ -68,6 +78,10 @@ struct report {
     std::vector<sim::span> timeline;         ///< when recorded
     std::vector<dma_note> notes;             ///< what each DMA span's label refers to
     std::vector<std::string> operand_names;  ///< "in0", "out0", … (exporters name DMAs with them)
+    std::vector<operand_report> operands;    ///< per operand, in operand order
+    double body_exposed_dma = 0;             ///< exposed DMA of body copies (sync/async_copy)
+    /// The operand whose DMAs the cores waited for longest ("" when no wait was exposed).
+    std::string bound_operand;
 };
 
 /// What a front end tells the report about the kernel, besides the model's result and the
@@ -78,6 +92,7 @@ struct kernel_facts {
     index_t smem_bytes = 0;    ///< SMEM one core allocates
     int n_in = 0;              ///< operands: inputs first,
     int n_ops = 0;             ///< then outputs
+    std::array<std::string_view, max_operands> names{};  ///< operand names ("": by position)
 };
 
 /// Builds a report from the model's result on chip `hw`, the runners' account and the facts.
@@ -152,9 +167,19 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
     rep.steps = std::move(r.steps);
     rep.timeline = std::move(r.timeline);
     rep.notes = std::move(notes);
-    for (int i = 0; i < info.n_ops; ++i)
-        rep.operand_names.push_back(i < info.n_in ? "in" + std::to_string(i)
-                                                  : "out" + std::to_string(i - info.n_in));
+    for (int i = 0; i < info.n_ops; ++i) {
+        const std::string_view n = info.names[static_cast<std::size_t>(i)];
+        rep.operand_names.push_back(!n.empty()      ? std::string(n)
+                                    : i < info.n_in ? "in" + std::to_string(i)
+                                                    : "out" + std::to_string(i - info.n_in));
+        const auto u = static_cast<std::size_t>(i);
+        rep.operands.push_back({rep.operand_names.back(), stats.op_dmas[u], stats.op_bytes[u],
+                                r.wait_by_operand[u + 1]});
+    }
+    rep.body_exposed_dma = r.wait_by_operand[0];
+    double worst = 0;
+    for (const operand_report& o : rep.operands)
+        if (o.exposed_dma > worst) worst = o.exposed_dma, rep.bound_operand = o.name;
     return rep;
 }
 
@@ -200,7 +225,20 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
        << " GB/s (" << fmt_pct(r.bandwidth_fraction) << " of spec)\n";
     os << "  MXU utilization    " << fmt_pct(r.mxu_utilization) << ", VPU " << fmt_pct(r.vpu_utilization)
        << ", EUP " << fmt_pct(r.eup_utilization) << "\n";
-    os << "  bound by           " << r.bound << "\n";
+    os << "  bound by           " << r.bound;
+    if (!r.bound_operand.empty()) os << "; longest DMA waits on " << r.bound_operand;
+    os << "\n";
+    if (!r.operands.empty()) {
+        os << "  operands           " << std::left << std::setw(16) << "name" << std::right << std::setw(8) << "DMAs"
+           << std::setw(14) << "bytes" << std::setw(14) << "exposed DMA" << "\n";
+        for (const operand_report& o : r.operands)
+            os << "                     " << std::left << std::setw(16) << o.name << std::right << std::setw(8)
+               << o.dmas << std::setw(14) << o.bytes << std::setw(14) << fmt_time(o.exposed_dma) << "\n";
+        if (r.body_exposed_dma > 0)
+            os << "                     " << std::left << std::setw(16) << "(body copies)" << std::right
+               << std::setw(8) << r.stats.body_dmas << std::setw(14) << r.stats.body_dma_bytes << std::setw(14)
+               << fmt_time(r.body_exposed_dma) << "\n";
+    }
     os << "  control overhead   " << fmt_pct(r.overhead_share) << " of core time, exposed DMA "
        << fmt_time(r.exposed_dma) << "\n";
     os << "  roofline           " << (r.memory_bound ? "memory" : "compute") << "-bound at "
@@ -213,6 +251,25 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
         os << "  semaphores         " << r.stats.sem_signals << " signals, " << r.stats.sem_waits << " waits, stalled "
            << fmt_time(r.semaphore_stall) << "\n";
     return os;
+}
+
+/// The per-step breakdown (report::steps, recorded with run_options::per_step) as a table: step,
+/// core, begin, overhead, DMA issue, compute and exposed DMA; at most `max_rows` rows, then a
+/// count of the rows left out.
+inline void print_steps(std::ostream& os, const report& r, std::size_t max_rows = 32) {
+    using detail::fmt_time;
+    os << std::right << std::setw(8) << "step" << std::setw(6) << "core" << std::setw(14) << "begin" << std::setw(14)
+       << "overhead" << std::setw(14) << "DMA issue" << std::setw(14) << "compute" << std::setw(14) << "exposed DMA"
+       << "\n";
+    std::size_t n = 0;
+    for (const sim::step_times& s : r.steps) {
+        if (n++ == max_rows) break;
+        os << std::setw(8) << s.step << std::setw(6) << s.core << std::setw(14) << fmt_time(s.begin) << std::setw(14)
+           << fmt_time(s.overhead) << std::setw(14) << fmt_time(s.issue) << std::setw(14) << fmt_time(s.compute)
+           << std::setw(14) << fmt_time(s.wait) << "\n";
+    }
+    if (r.steps.size() > max_rows) os << "  … " << r.steps.size() - max_rows << " more steps\n";
+    if (r.steps.empty()) os << "  (no per-step rows: run with run_options::per_step)\n";
 }
 
 }  // namespace ptpu

@@ -404,6 +404,7 @@ private:
             cur_meta_ = m;
             emit(o.kind, o.dma, o.seconds, o.bytes, o.far, o.label, o.step);
             ops_[n_out_ - 1].run = o.run;
+            ops_[n_out_ - 1].who = o.who;
         }
         n_batch_ = n_out_;
         r.usable = false;  // the next step is made in full
@@ -428,6 +429,7 @@ private:
         o.bytes = bytes;
         o.far = far;
         o.run = 0;
+        o.who = 0;
         o.sem = 0;
         o.label = label;
         o.step = step;
@@ -445,6 +447,11 @@ private:
     }
     void wait(std::uint32_t id, std::uint32_t step) {
         emit(stream::op_kind::dma_wait, id, 0, 0, true, label_of(id), step);
+    }
+    // A pipeline wait: on operand e.op's DMA (op::who, the per-operand exposed DMA).
+    void wait(std::uint32_t id, const event& e) {
+        wait(id, e.step);
+        ops_[n_out_ - 1].who = static_cast<std::uint8_t>(e.op + 1);
     }
     void count(const event& e, index_t bytes, bool in) {
         const auto op = static_cast<std::size_t>(e.op);
@@ -485,11 +492,11 @@ private:
                 return;
             case event_kind::sync_in:
             case event_kind::restore:
-                wait(dma_start(e, move(e, true)), e.step);
+                wait(dma_start(e, move(e, true)), e);
                 return;
             case event_kind::wait_in:
                 mem_.cur[op] = e.slot;
-                wait(in_flight_in_[op][e.slot], e.step);
+                wait(in_flight_in_[op][e.slot], e);
                 return;
             case event_kind::body:
                 invoke_body(e);
@@ -502,14 +509,14 @@ private:
                 if (e.kind == event_kind::write)
                     in_flight_out_[op][e.slot] = id;
                 else
-                    wait(id, e.step);  // S29: a blocking copy
+                    wait(id, e);  // S29: a blocking copy
                 // S20: the body's output window is slot(copy_out); copy_out advances it.
                 if (e.kind != event_kind::sync_out)
                     mem_.cur[op] = (e.slot + 1) % std::max(1, tables_.info.ops[op].buffers);
                 return;
             }
             case event_kind::wait_out:
-                wait(in_flight_out_[op][e.slot], e.step);
+                wait(in_flight_out_[op][e.slot], e);
                 return;
         }
     }

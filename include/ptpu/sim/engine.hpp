@@ -648,6 +648,7 @@ private:
         wait_slot_[c] = s;
         wait_label_[c] = o.label;
         wait_step_[c] = o.step;
+        wait_who_[c] = o.who <= max_operands ? o.who : 0;
     }
 
     void end_stream(int c) {
@@ -689,6 +690,7 @@ private:
         s.issue = res_.busy_issue[c];
         s.compute = res_.busy_compute[c];
         s.wait = res_.wait_dma[c];
+        s.wait_who = res_.wait_by_operand;
         s.hbm_busy = res_.hbm_busy_time;
         return s;
     }
@@ -789,6 +791,7 @@ private:
         cycle_sum_.issue -= s.issue;
         cycle_sum_.compute -= s.compute;
         cycle_sum_.wait -= s.wait;
+        for (std::size_t w = 0; w < s.wait_who.size(); ++w) cycle_sum_.wait_who[w] -= s.wait_who[w];
         cycle_sum_.hbm_busy -= s.hbm_busy;
         cycle_done_ = b.last_done != a.last_done;  // a DMA completed within the period
         replay_.clear();
@@ -861,8 +864,8 @@ private:
                 const op& y = e.batch[k];
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
                 same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && x.seconds == y.seconds &&
-                       x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.label == y.label &&
-                       x.step - s0 == y.step;
+                       x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
+                       x.label == y.label && x.step - s0 == y.step;
             }
             if (!same) {
                 mismatch = true;
@@ -930,8 +933,8 @@ private:
                 const op& y = cycle_[k];
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
                 if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || x.seconds != y.seconds ||
-                    x.bytes != y.bytes || x.far != y.far || x.run != y.run || x.label != y.label ||
-                    x.step - step0 != y.step) {
+                    x.bytes != y.bytes || x.far != y.far || x.run != y.run || x.who != y.who ||
+                    x.label != y.label || x.step - step0 != y.step) {
                     whole = false;
                     break;
                 }
@@ -975,6 +978,7 @@ private:
         res_.busy_issue[c] += md * s.issue;
         res_.busy_compute[c] += md * s.compute;
         res_.wait_dma[c] += md * s.wait;
+        for (std::size_t w = 0; w < s.wait_who.size(); ++w) res_.wait_by_operand[w] += md * s.wait_who[w];
         res_.hbm_busy_time += md * s.hbm_busy;
         t_[c] += dt;
         if (cycle_done_) last_done_ += dt;
@@ -1019,6 +1023,7 @@ private:
             e.sum.issue += nd * s.issue;
             e.sum.compute += nd * s.compute;
             e.sum.wait += nd * s.wait;
+            for (std::size_t w = 0; w < s.wait_who.size(); ++w) e.sum.wait_who[w] += nd * s.wait_who[w];
             e.sum.hbm_busy += nd * s.hbm_busy;
         }
         valid_from_ = j - depth;
@@ -1064,6 +1069,7 @@ private:
             t_[c] = t;
             state_[c] = core_state::ready;
             res_.wait_dma[c] += t - begin;
+            res_.wait_by_operand[wait_who_[c]] += t - begin;
             if (opt_.per_step) {
                 step_times& row = res_.steps[static_cast<std::size_t>(row_[c])];
                 row.wait += t - begin;
@@ -1099,6 +1105,7 @@ private:
     std::array<std::vector<std::int64_t>, 2> sem_val_;  // semaphore values per core
     std::array<std::uint32_t, 2> wait_label_{};
     std::array<std::uint32_t, 2> wait_step_{};
+    std::array<std::uint8_t, 2> wait_who_{};  // op::who of the DMA wait a core is blocked in
     std::array<int, 2> row_{-1, -1};               // current per-step row of each core
     std::unordered_map<std::uint64_t, int> rows_;  // (core, step) -> row, with per_step
     std::uint64_t seq_ = 0;

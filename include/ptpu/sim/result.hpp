@@ -87,6 +87,9 @@ struct result {
     std::array<double, 2> busy_issue{};  ///< dma_issue_s per DMA start
     std::array<double, 2> busy_compute{};
     std::array<double, 2> wait_dma{};  ///< blocked in waits: exposed DMA time
+    /// wait_dma of both cores by the waits' op::who: [0] body copies and DMA semaphores, [1 + k]
+    /// operand k's pipeline DMAs (the report's per-operand exposed DMA).
+    std::array<double, max_operands + 1> wait_by_operand{};
     std::array<double, 2> wait_sem{};  ///< blocked on regular semaphores: the other core's signals
     std::int64_t hbm_bytes = 0;        ///< bytes of far DMAs
     std::int64_t onchip_bytes = 0;     ///< bytes of VMEM->VMEM DMAs

@@ -27,6 +27,9 @@ struct op {
     op_kind kind = op_kind::overhead;
     std::uint8_t core = 0;    ///< sem_signal: the core whose semaphore is signalled
     bool dma_sem = false;     ///< sem_wait: on a DMA semaphore (its stall is exposed DMA time)
+    /// dma_wait: 1 + the operand (inputs then outputs) whose pipeline DMA it waits on; 0: not a
+    /// pipeline operand's (a body's copy). The model attributes exposed DMA time by it.
+    std::uint8_t who = 0;
     std::uint32_t dma = 0;    ///< dma_start/dma_wait: the DMA's id, unique among a core's live DMAs
     double seconds = 0;       ///< overhead/compute: busy time of the core stream
     std::int64_t bytes = 0;   ///< dma_start: bytes moved (0: latency only); sem ops: the amount
