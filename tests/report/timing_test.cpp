@@ -287,5 +287,9 @@ TEST(Report, ExposedDmaPerOperandAndNames) {
     print_steps(table, full);
     text << r;
     EXPECT_NE(table.str().find("exposed DMA"), std::string::npos);
+    // Step 0 waits for the prologue's fetch of the weights (bit 1 + 0), and the table says so.
+    ASSERT_FALSE(full.steps.empty());
+    EXPECT_TRUE(full.steps[0].waited_on & (1u << 1)) << table.str();
+    EXPECT_NE(table.str().find(" weights"), std::string::npos) << table.str();
     EXPECT_NE(text.str().find("weights"), std::string::npos) << text.str();
 }

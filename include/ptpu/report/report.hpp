@@ -254,19 +254,27 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
 }
 
 /// The per-step breakdown (report::steps, recorded with run_options::per_step) as a table: step,
-/// core, begin, overhead, DMA issue, compute and exposed DMA; at most `max_rows` rows, then a
-/// count of the rows left out.
+/// core, begin, overhead, DMA issue, compute, exposed DMA and the operands waited on; at most
+/// `max_rows` rows, then a count of the rows left out.
 inline void print_steps(std::ostream& os, const report& r, std::size_t max_rows = 32) {
     using detail::fmt_time;
     os << std::right << std::setw(8) << "step" << std::setw(6) << "core" << std::setw(14) << "begin" << std::setw(14)
        << "overhead" << std::setw(14) << "DMA issue" << std::setw(14) << "compute" << std::setw(14) << "exposed DMA"
-       << "\n";
+       << "  waited on\n";
     std::size_t n = 0;
     for (const sim::step_times& s : r.steps) {
         if (n++ == max_rows) break;
         os << std::setw(8) << s.step << std::setw(6) << s.core << std::setw(14) << fmt_time(s.begin) << std::setw(14)
            << fmt_time(s.overhead) << std::setw(14) << fmt_time(s.issue) << std::setw(14) << fmt_time(s.compute)
-           << std::setw(14) << fmt_time(s.wait) << "\n";
+           << std::setw(14) << fmt_time(s.wait) << " ";
+        for (std::size_t b = 0; b < 32; ++b) {
+            if ((s.waited_on >> b & 1u) == 0) continue;
+            os << " "
+               << (b == 0                             ? std::string("(body)")
+                   : b - 1 < r.operand_names.size() ? r.operand_names[b - 1]
+                                                    : "op" + std::to_string(b - 1));
+        }
+        os << "\n";
     }
     if (r.steps.size() > max_rows) os << "  … " << r.steps.size() - max_rows << " more steps\n";
     if (r.steps.empty()) os << "  (no per-step rows: run with run_options::per_step)\n";

@@ -1074,6 +1074,7 @@ private:
                 step_times& row = res_.steps[static_cast<std::size_t>(row_[c])];
                 row.wait += t - begin;
                 row.end = t;
+                if (t > begin) row.waited_on |= std::uint32_t{1} << wait_who_[c];
             }
             if (opt_.timeline && t > begin)
                 res_.timeline.push_back({c, span::track::stream, op_kind::dma_wait, wait_label_[c],
