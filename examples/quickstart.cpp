@@ -8,7 +8,7 @@ using namespace ptpu;
 
 using X = Array<float, 1024, 512>;                                         // an HBM operand
 using Blk = BlockSpec<Block<256, 512>, [](auto i) { return idx(i, 0); }>;  // VMEM, Buffered<2>
-using Add = pallas_call<Grid<4>, In<Arg<X, Blk>, Arg<X, Blk>>, Out<Arg<X, Blk>>, Chip<tpu::v5e>>;
+using Add = pallas_call<Grid<4>, In<Arg<X, Blk, "x">, Arg<X, Blk, "y">>, Out<Arg<X, Blk, "z">>, Chip<tpu::v5e>>;
 
 static_assert(Add::dma_count() == 12);                     // the schedule is a constant
 static_assert(Add::info.vmem_bytes == 6 * 256 * 512 * 4);  // 3 operands x 2 slots

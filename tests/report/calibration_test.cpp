@@ -78,8 +78,11 @@ TEST(Calibration, SmallBlockMatmulIsDominatedByStepOverhead) {
     const report r = Matmul<1024, 128, tpu::v5e>{}.predict(matmul_body<precision::default_>);
     EXPECT_GT(r.overhead_share, 0.5) << r;
     EXPECT_LT(r.mxu_utilization, 0.2) << r;
-    // The roofline alone would be several times too optimistic here (tpu-model.md §2).
-    EXPECT_LT(r.roofline_fraction, 0.4) << r;
+    // The roofline alone is far too optimistic here (tpu-model.md §2): 71.3 MB over 820 GB/s is
+    // 87 us, while each of the 512 steps takes at least the whole tiny step o + 2i + C ≈ 0.35 us
+    // (179 us), so at most ≈ 0.49 of the roofline is reached.
+    EXPECT_LT(r.roofline_fraction, 0.5) << r;
+    EXPECT_GT(r.device_time, 512 * 0.35e-6 * 0.95) << r;
 }
 
 TEST(Calibration, FullRunAndPredictAgreeWithOps) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 using namespace ptpu;
 
@@ -20,6 +21,9 @@ constexpr double o = hw.step_overhead_s;
 // A copy of N blocks of (512, 2048) f32 = 4 MiB each, with C seconds of charged compute per step.
 constexpr index_t rows = 512, cols = 2048, n_steps = 8;
 constexpr double X = rows * cols * 4.0;
+// What one block DMA costs HBM (docs/model.md, "DMA shape costs"): a block of whole rows is one
+// contiguous run, so its bytes plus one run cost plus the descriptor's time at B·η.
+constexpr double Xc = X + hw.dma_run_cost_bytes + hw.dma_descriptor_s * bw;
 using Big = Array<float, n_steps * rows, cols>;
 constexpr auto row_map = [](auto i) { return idx(i, 0); };
 template <int BC, chip C = hw, class Sem = Semantics<arbitrary>>
@@ -55,7 +59,7 @@ TEST(TimingKnownAnswer, DmaBoundDoubleBufferedCopy) {
     // computes and write 0 is issued and in its latency (C + L, the issue of fetch 1 having been
     // inside the transfers). From then on each step's fetch and write keep it busy
     // (max(o + C, 2X/(B·η)) = 2X/(B·η)) until the last write-back ends.
-    const double expected = o + issue + lat + 2 * n_steps * X / bw + C + lat;
+    const double expected = o + issue + lat + 2 * n_steps * Xc / bw + C + lat;
     EXPECT_NEAR(r.device_time, expected, 0.01 * expected) << r;
     EXPECT_GT(r.exposed_dma, 0.8 * r.device_time);  // the core mostly waits
     EXPECT_TRUE(r.memory_bound);
@@ -66,8 +70,8 @@ TEST(TimingKnownAnswer, SingleBufferedCopySerializes) {
     const double C = 3e-6;
     const report r = run<Copy<1>>(C);
     // Buffered<1>: fetch, wait, compute, blocking write-back, one after the other (S28, S29):
-    // per step o + (issue + L + X/(B·η)) + C + (issue + L + X/(B·η)).
-    const double per_step = o + 2 * (issue + lat + X / bw) + C;
+    // per step o + (issue + L + Xc/(B·η)) + C + (issue + L + Xc/(B·η)).
+    const double per_step = o + 2 * (issue + lat + Xc / bw) + C;
     EXPECT_NEAR(r.device_time, n_steps * per_step, 0.01 * n_steps * per_step) << r;
     // Double buffering hides the transfers behind each other: strictly faster.
     EXPECT_LT(run<Copy<2>>(C).device_time, r.device_time);
@@ -79,11 +83,11 @@ TEST(TimingKnownAnswer, ComputeBoundStepsTakeOverheadPlusCompute) {
     // Step 0 waits for fetch 0, which shares HBM with fetch 1 once that starts (processor
     // sharing): fetch 0 moves alone for o + issue seconds, then at half rate.
     const double alone = o + issue;
-    const double rest0 = X - alone * bw;
+    const double rest0 = Xc - alone * bw;
     const double t0 = 2 * issue + o + lat + 2 * rest0 / bw;  // fetch 0 completes, step 0 computes
     // Then every step is compute-bound: max(o + C, X/(B·η)) = o + C, plus its DMA issues (step 0:
     // its write; steps 1..6: fetch and write; step 7: its write); the last write is exposed.
-    const double expected = t0 + (C + issue) + 6 * (o + C + 2 * issue) + (o + C + issue) + lat + X / bw;
+    const double expected = t0 + (C + issue) + 6 * (o + C + 2 * issue) + (o + C + issue) + lat + Xc / bw;
     EXPECT_NEAR(r.device_time, expected, 0.01 * expected) << r;
     EXPECT_FALSE(r.memory_bound);
 }
@@ -97,6 +101,53 @@ TEST(TimingKnownAnswer, MegacoreSharesHbm) {
     const double c1 = run<Copy<2, tpu::v5p, Semantics<arbitrary>>>(200e-6).device_time;
     const double c2 = run<Copy<2, tpu::v5p, Semantics<parallel>>>(200e-6).device_time;
     EXPECT_NEAR(c1 / c2, 2.0, 0.1) << c1 << " vs " << c2;
+}
+
+namespace {
+// The reference kernel of the grid step (tpu-model.md §2; docs/model.md, "The grid step"): a bf16
+// matmul with (128,128,128) blocks, k innermost, accumulating into its f32 output block.
+template <index_t N>
+using Tiny = pallas_call<
+    Grid<N / 128, N / 128, N / 128>, Semantics<parallel, parallel, arbitrary>, Chip<hw>,
+    In<Arg<Array<bf16, N, N>, BlockSpec<Block<128, 128>, [](auto i, auto, auto k) { return idx(i, k); }>>,
+       Arg<Array<bf16, N, N>, BlockSpec<Block<128, 128>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
+    Out<Arg<Array<float, N, N>, BlockSpec<Block<128, 128>, [](auto i, auto j, auto) { return idx(i, j); }>>>>;
+constexpr auto tiny_body = [](auto x, auto y, auto out) {
+    const auto p = dot(load(x), load(y));
+    if (program_id(2) == 0)
+        store(out, p);
+    else
+        store(out, load(out) + p);
+};
+template <index_t N>
+void expect_tiny_step(const report& r) {
+    const double n = double(N / 128) * (N / 128) * (N / 128), tiles = double(N / 128) * (N / 128);
+    // Every step: its overhead, the issue of the next step's two 32 KiB fetches and the 128³ MXU
+    // product (the busiest unit of the body). The fetches, issued one step ahead, are hidden:
+    // L + 2·(32 KiB + r0 + d·B·η)/(B·η) ≈ 0.31 us < the step. Once per output tile, a write
+    // issue. Exposed: the prologue's first fetches (issue, latency, both transfers) and the
+    // last write-back (latency and transfer).
+    const double C = 2.0 * 128 * 128 * 128 / hw.peak_bf16_flops;
+    const double fetch = 128 * 128 * 2 + hw.dma_run_cost_bytes + hw.dma_descriptor_s * bw;
+    const double write = 128 * 128 * 4 + hw.dma_run_cost_bytes + hw.dma_descriptor_s * bw;
+    const double expected = n * (o + 2 * issue + C) + tiles * issue + (issue + lat + 2 * fetch / bw) +
+                            (lat + write / bw);
+    EXPECT_NEAR(r.device_time, expected, 0.01 * expected) << r;
+    // The whole steady-state step is the quoted 0.35 us (tpu-model.md §2), within 5%.
+    EXPECT_NEAR(r.device_time / n, 0.35e-6, 0.05 * 0.35e-6) << N;
+    EXPECT_LT(r.exposed_dma, 0.02 * r.device_time) << r;
+    // Steady periods fast-forwarded (N > 1024) still attribute every exposed wait to an operand.
+    double sum = r.body_exposed_dma;
+    for (const auto& op : r.operands) sum += op.exposed_dma;
+    EXPECT_NEAR(sum, r.exposed_dma, 1e-9 * r.device_time);
+    EXPECT_EQ(r.bound, "step overhead") << r;
+}
+}  // namespace
+
+TEST(TimingKnownAnswer, TinyBlockMatmulStepIsTheQuotedStep) {
+    expect_tiny_step<1024>(Tiny<1024>{}.predict(tiny_body));
+    expect_tiny_step<4096>(Tiny<4096>{}.predict(tiny_body));
+    expect_tiny_step<8192>(Tiny<8192>{}.predict(tiny_body));
 }
 
 TEST(TimingKnownAnswer, TimingOnlyPredictsTheSameTime) {
@@ -129,4 +180,116 @@ TEST(Report, NegativeChargeIsC1) {
     } catch (const ptpu::error& e) {
         EXPECT_EQ(e.rule(), "C1");
     }
+}
+
+// ---- DMA shape costs (docs/model.md, "DMA shape costs") ----------------------------------------
+
+namespace {
+constexpr index_t nb = 16;  // blocks of (512, 512) bf16 = 512 KiB
+// The same blocks cut from a wide row-major array (512 rows of 1 KiB each) or stacked (one run).
+using Wide = Array<bf16, 512, nb * 512>;
+using Tall = Array<bf16, nb * 512, 512>;
+using WideCopy = pallas_call<Grid<nb>, Chip<hw>,
+                             In<Arg<Wide, BlockSpec<Block<512, 512>, [](auto i) { return idx(0, i); }>>>,
+                             Out<Arg<Wide, BlockSpec<Block<512, 512>, [](auto i) { return idx(0, i); }>>>>;
+using TallCopy = pallas_call<Grid<nb>, Chip<hw>,
+                             In<Arg<Tall, BlockSpec<Block<512, 512>, [](auto i) { return idx(i, 0); }>>>,
+                             Out<Arg<Tall, BlockSpec<Block<512, 512>, [](auto i) { return idx(i, 0); }>>>>;
+constexpr auto copy_body = [](auto in, auto out) {
+    if (!timing_only()) out.uncharged_array() = in.uncharged_array();
+};
+
+// A kernel fetching 256 KiB per step from HBM itself, in `Pieces` async copies.
+constexpr index_t rows_per_step = 512;
+using Src = Array<float, nb * rows_per_step, 128>;
+template <index_t Pieces>
+using Gather = pallas_call<Grid<nb>, Chip<hw>, In<Arg<Src, BlockSpec<Full, zero_map, any>>>,
+                           Out<Arg<Array<float, 8, 128>, BlockSpec<Full, zero_map, vmem>>>,
+                           Scratch<vmem, float, rows_per_step, 128>, Scratch<semaphore, dma_semaphore, 1>>;
+template <index_t Pieces>
+struct gather_body {
+    template <class S, class O, class B, class M>
+    void operator()(S src, O, B buf, M sem) const {
+        constexpr index_t r = rows_per_step / Pieces;
+        const index_t base = program_id(0) * rows_per_step;
+        for (index_t p = 0; p < Pieces; ++p)
+            make_async_copy(src.at(ds(base + p * r, r), ds(0, 128)), buf.at(ds(p * r, r), ds(0, 128)), sem.at(0))
+                .start();
+        for (index_t p = 0; p < Pieces; ++p)
+            make_async_copy(src.at(ds(base + p * r, r), ds(0, 128)), buf.at(ds(p * r, r), ds(0, 128)), sem.at(0))
+                .wait();
+    }
+};
+}  // namespace
+
+TEST(TimingKnownAnswer, StridedBlockCostsMoreThanContiguous) {
+    const report wide = WideCopy{}.predict(copy_body), tall = TallCopy{}.predict(copy_body);
+    EXPECT_EQ(wide.hbm_bytes, tall.hbm_bytes);
+    EXPECT_GT(wide.device_time, tall.device_time);
+    // Both are DMA-bound (HBM never idles after the first fetch), so they differ by the run costs
+    // alone: 2·nb DMAs of 512 runs against one run each.
+    const double extra = 2 * nb * 511 * hw.dma_run_cost_bytes / bw;
+    EXPECT_NEAR(wide.device_time - tall.device_time, extra, 0.05 * extra) << wide << tall;
+}
+
+TEST(TimingKnownAnswer, ManySmallDmasCostMoreThanFewLarge) {
+    const report many = Gather<64>{}.predict(gather_body<64>{});
+    const report few = Gather<2>{}.predict(gather_body<2>{});
+    EXPECT_EQ(many.hbm_bytes, few.hbm_bytes);
+    // Per step, 64 copies of 4 KiB: the core issues them back to back (64·i); each moves in
+    // (4 KiB + r0)/(B·η) + d ≈ 16 ns < i, so HBM keeps up and the wait ends with the last one's
+    // latency and transfer: o + 64·i + L + c4. Two copies of 128 KiB: HBM is busy from the
+    // first's arrival (the second issue overlaps its transfer): o + i + L + 2·c128. The prologue
+    // and epilogue are the same for both.
+    const double c4 = (4096 + hw.dma_run_cost_bytes) / bw + hw.dma_descriptor_s;
+    const double c128 = (131072 + hw.dma_run_cost_bytes) / bw + hw.dma_descriptor_s;
+    const double per_step = 62 * issue + c4 - 2 * c128 + issue;
+    EXPECT_NEAR(many.device_time - few.device_time, nb * per_step, 0.03 * nb * per_step) << many << few;
+    EXPECT_GT(many.device_time, few.device_time);
+}
+
+// ---- Per-operand attribution --------------------------------------------------------------------
+
+namespace {
+// Two inputs, one of them a large block fetched every step (the bottleneck) and one small.
+using BigIn = Array<float, n_steps * rows, cols>;
+using SmallIn = Array<float, n_steps * 8, 128>;
+using Attributed =
+    pallas_call<Grid<n_steps>, Chip<hw>, VmemLimit<(64 << 20)>,
+                In<Arg<BigIn, BlockSpec<Block<rows, cols>, row_map>, "weights">,
+                   Arg<SmallIn, BlockSpec<Block<8, 128>, row_map>>>,
+                Out<Arg<SmallIn, BlockSpec<Block<8, 128>, row_map>, "y">>>;
+}  // namespace
+
+TEST(Report, ExposedDmaPerOperandAndNames) {
+    const report r = Attributed{}.predict([](auto, auto, auto o) { charge(work{.explicit_seconds = 1e-6}); (void)o; });
+    ASSERT_EQ(r.operands.size(), 3u);
+    EXPECT_EQ(r.operands[0].name, "weights");
+    EXPECT_EQ(r.operands[1].name, "in1");  // unnamed: by position
+    EXPECT_EQ(r.operands[2].name, "y");
+    EXPECT_EQ(r.operand_names[0], "weights");
+    EXPECT_EQ(r.operands[0].bytes, static_cast<index_t>(n_steps * X));
+    EXPECT_EQ(r.operands[0].dmas, n_steps);
+    EXPECT_EQ(r.operands[2].bytes, n_steps * 8 * 128 * 4);
+    // Every exposed wait is attributed to an operand, and the 4 MiB weights cause nearly all of it.
+    double sum = r.body_exposed_dma;
+    for (const auto& o : r.operands) sum += o.exposed_dma;
+    EXPECT_NEAR(sum, r.exposed_dma, 1e-12 * r.device_time);
+    EXPECT_GT(r.operands[0].exposed_dma, 0.9 * r.exposed_dma) << r;
+    EXPECT_EQ(r.bound_operand, "weights");
+    EXPECT_EQ(r.bound, "HBM");
+    // The same attribution with the fast lane off (every op simulated): per-step rows on.
+    Attributed k{};
+    k.options.per_step = 1;
+    const report full = k.predict([](auto, auto, auto o) { charge(work{.explicit_seconds = 1e-6}); (void)o; });
+    EXPECT_NEAR(full.operands[0].exposed_dma, r.operands[0].exposed_dma, 1e-9 * r.device_time);
+    std::ostringstream table, text;
+    print_steps(table, full);
+    text << r;
+    EXPECT_NE(table.str().find("exposed DMA"), std::string::npos);
+    // Step 0 waits for the prologue's fetch of the weights (bit 1 + 0), and the table says so.
+    ASSERT_FALSE(full.steps.empty());
+    EXPECT_TRUE(full.steps[0].waited_on & (1u << 1)) << table.str();
+    EXPECT_NE(table.str().find(" weights"), std::string::npos) << table.str();
+    EXPECT_NE(text.str().find("weights"), std::string::npos) << text.str();
 }

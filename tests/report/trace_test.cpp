@@ -5,6 +5,8 @@
 
 #include <ptpu/ptpu.hpp>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
@@ -41,7 +43,20 @@ TEST(ChromeTrace, LoadsWithTracksAndNamedEvents) {
         }
     }
     EXPECT_TRUE(threads.count("core stream"));
-    EXPECT_TRUE(threads.count("DMA engine 0"));
+    // One DMA lane per operand, named by it (and a second for an operand whose DMAs overlap:
+    // the prologue's fetch 0 and step 0's fetch 1 are in flight together).
+    EXPECT_TRUE(threads.count("DMA in0")) << j.dump();
+    EXPECT_TRUE(threads.count("DMA out0"));
+    // No two DMA events of one lane overlap.
+    std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> lanes;
+    for (const auto& e : j["traceEvents"])
+        if (e["ph"] == "X" && e["tid"].get<int>() > 0)
+            lanes[{e["pid"].get<int>(), e["tid"].get<int>()}].push_back(
+                {e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>()});
+    for (auto& [k, v] : lanes) {
+        std::sort(v.begin(), v.end());
+        for (std::size_t i = 1; i < v.size(); ++i) EXPECT_GE(v[i].first, v[i - 1].second - 1e-9);
+    }
     // Every pipeline DMA is an event named by operand, kind, block index and slot (A1's order).
     for (const char* n :
          {"in0 fetch (0, 0) slot 0", "in0 fetch (1, 0) slot 1", "in0 fetch (3, 0) slot 1",
@@ -67,5 +82,6 @@ TEST(SvgTimeline, IsOneSelfContainedDocument) {
     EXPECT_NE(svg.find("</svg>"), std::string::npos);
     EXPECT_NE(svg.find("core 0 stream"), std::string::npos);
     EXPECT_NE(svg.find("in0 fetch (2, 0) slot 0"), std::string::npos);
+    EXPECT_NE(svg.find("core 0 out0</text>"), std::string::npos);  // a lane per operand
     EXPECT_EQ(svg.find("http://", svg.find("xmlns") + 40), std::string::npos);  // no external refs
 }

@@ -28,8 +28,8 @@ TEST(CostTimeOf, KnownWorkOnV5e) {
     const work w{
         .mxu_passes_flops = 1.97e9,  // 10 µs
         .mxu_int8_ops = 3.94e8,      // 1 µs
-        .vreg_cheap = 6000,          // 6000 + 4·1000 + 16·100 = 11600 vreg ops / 6e9 per s
-        .vreg_medium = 1000,
+        .vreg_cheap = 6000,          // 6000 + 2·1000 + 16·100 = 9600 vreg ops / 6e9 per s
+        .vreg_medium = 1000,         // and 1000 EUP pushes / 1.5e9 per s
         .vreg_expensive = 100,
         .vector_loads = 4500,   // / 4.5e9 = 1 µs
         .vector_stores = 3000,  // / 1.5e9 = 2 µs
@@ -38,7 +38,8 @@ TEST(CostTimeOf, KnownWorkOnV5e) {
     };
     const auto t = time_of(w, tpu::v5e);
     expect_close(t.mxu, 11e-6);
-    expect_close(t.vpu, 11600 / 6e9);
+    expect_close(t.vpu, 9600 / 6e9);
+    expect_close(t.eup, 1000 / 1.5e9);
     expect_close(t.load, 1e-6);
     expect_close(t.store, 2e-6);
     expect_close(t.scalar, 2e-6);
@@ -61,12 +62,20 @@ TEST(CostTimeOf, UnitsOverlapTheBusiestDecides) {
 TEST(CostTimeOf, ClassFactorsAndCustomModel) {
     const work w{.vreg_medium = 600, .vreg_expensive = 60};
     const auto d = time_of(w, tpu::v5e);
-    expect_close(d.vpu, (4 * 600 + 16 * 60) / 6e9);
+    expect_close(d.vpu, (2 * 600 + 16 * 60) / 6e9);
+    expect_close(d.eup, 600 / 1.5e9);  // one EUP push per medium vreg, 1 per cycle [est]
     const ptpu::sim::cost_model m{.medium_factor = 1, .expensive_factor = 2, .scalar_ops_per_cycle = 1};
     const auto c = time_of(work{.vreg_medium = 600, .vreg_expensive = 60, .scalar_ops = 3e3}, tpu::v5e, m);
     expect_close(c.vpu, (600 + 2 * 60) / 6e9);
     expect_close(c.scalar, 2e-6);
     expect_close(c.total, 2e-6);
+    // Transcendental-bound: 3000 exp vregs take 2 µs on the EUP, their VALU part 1 µs.
+    const auto e = time_of(work{.vreg_medium = 3000}, tpu::v5e);
+    expect_close(e.eup, 2e-6);
+    expect_close(e.vpu, 1e-6);
+    expect_close(e.total, 2e-6);
+    // v7x: the vector units run at the [est] vector clock (2.2 GHz), not the MXU-derived one.
+    expect_close(time_of(work{.vreg_cheap = 8.8e3}, tpu::v7x).vpu, 8.8e3 / (4 * tpu::v7x.vector_clock_hz));
     // v4 has 2 VALUs per lane at 1.05 GHz.
     expect_close(time_of(work{.vreg_cheap = 2.1e3}, tpu::v4).vpu, 1e-6);
 }

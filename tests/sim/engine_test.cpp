@@ -36,6 +36,8 @@ constexpr chip round_chip() {
     c.dma_latency_s = 0.5 * us;
     c.dma_issue_s = 0.02 * us;
     c.step_overhead_s = 0.35 * us;
+    c.dma_run_cost_bytes = 0;  // no shape costs: a DMA of X bytes is X/(B·η) on the channel
+    c.dma_descriptor_s = 0;
     return c;
 }
 constexpr chip rc = round_chip();
@@ -350,19 +352,51 @@ TEST(SimEngine, OnChipCopiesUseTheirOwnBandwidth) {
     const double onchip = ptpu::sim::onchip_bytes_per_s(c);
     const double i = c.dma_issue_s, L = c.dma_latency_s;
     const std::int64_t X = 8 << 20;
+    // The far copy is one contiguous run: it costs HBM its bytes, one run cost and the
+    // descriptor's time (docs/model.md, "DMA shape costs"); on-chip copies have no shape cost.
+    const double far = (X + c.dma_run_cost_bytes) / hbm + c.dma_descriptor_s;
     vec_source src;
     src.ops[0] = {start(1, X, 0, true), start(2, X, 0, false), wait(1), wait(2)};
     src.ops[1] = {start(1, X, 0, false), wait(1)};
     const result r = run(c, src, 2, {.timeline = true});
-    expect_close(done_at(r, 0, 1), i + L + X / hbm);
+    expect_close(done_at(r, 0, 1), i + L + far);
     expect_close(done_at(r, 0, 2), 2 * i + L + X / onchip);
     expect_close(done_at(r, 1, 1), i + L + X / onchip);
     EXPECT_EQ(r.hbm_bytes, X);
     EXPECT_EQ(r.onchip_bytes, 2 * X);
-    expect_close(r.hbm_busy_time, X / hbm);
+    expect_close(r.hbm_busy_time, far);
     const result s =
         run1(c, {start(1, X, 0, false), start(2, X, 0, false), wait(1), wait(2)}, {.timeline = true});
     expect_close(done_at(s, 0, 1), L + 2 * X / onchip);
+}
+
+TEST(SimEngine, DmaShapeCostsRunsAndDescriptors) {
+    // docs/model.md, "DMA shape costs": a far DMA of X bytes in runs of r bytes costs HBM
+    // X + ceil(X/r)·r0 bytes plus the descriptor's d, at B·η. Alone, it completes i + L + that.
+    const chip& c = tpu::v5e;
+    const double hbm = c.hbm_bytes_per_s * c.dma_efficiency;
+    const double i = c.dma_issue_s, L = c.dma_latency_s, r0 = c.dma_run_cost_bytes, d = c.dma_descriptor_s;
+    const std::int64_t X = 512 * 1024;  // a (512, 512) bf16 block: 512 rows of 1 KiB
+    op strided = start(1, X);
+    strided.run = 1024;
+    const result s = run1(c, {strided, wait(1)}, {.timeline = true});
+    expect_close(done_at(s, 0, 1), i + L + (X + 512 * r0) / hbm + d);
+    const result k = run1(c, {start(1, X), wait(1)}, {.timeline = true});
+    expect_close(done_at(k, 0, 1), i + L + (X + r0) / hbm + d);
+    EXPECT_GT(s.device_time, k.device_time);
+    expect_close(s.hbm_busy_time, (X + 512 * r0) / hbm + d);
+    EXPECT_EQ(s.hbm_bytes, X);  // the bytes moved, not what they cost
+    // 64 DMAs of 32 KiB issued back to back against 2 of 1 MiB: HBM never idles once the first
+    // transfer has begun (each issue is shorter than a transfer), so the last completes after
+    // one issue, one latency and every byte, run and descriptor: 62 more of each per 2 MiB.
+    const std::int64_t Y = 32 * 1024;
+    std::vector<op> many, two{start(0, 32 * Y), start(1, 32 * Y), wait(0), wait(1)};
+    for (std::uint32_t j = 0; j < 64; ++j) many.push_back(start(j, Y));
+    for (std::uint32_t j = 0; j < 64; ++j) many.push_back(wait(j));
+    const result m = run1(c, many), t = run1(c, two);
+    expect_close(m.device_time, i + L + 64 * ((Y + r0) / hbm + d));
+    expect_close(t.device_time, i + L + 2 * ((32 * Y + r0) / hbm + d));
+    EXPECT_GT(m.device_time, t.device_time);
 }
 
 // ---- Lazy pulling ------------------------------------------------------------------------------

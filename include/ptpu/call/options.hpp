@@ -146,9 +146,14 @@ struct call_traits {
     static constexpr void describe_ops(call_desc& c, [[maybe_unused]] operand_role role, int first,
                                        pack<A...>) {
         int k = first;
-        ((c.ops[static_cast<std::size_t>(k++)] =
-              describe_operand<typename A::array, typename A::spec, G, ctx>(role)),
+        ((c.ops[static_cast<std::size_t>(k)] = describe_operand<typename A::array, typename A::spec, G, ctx>(role),
+          copy_name<A>(c.ops[static_cast<std::size_t>(k)]), ++k),
          ...);
+    }
+    template <class A>
+    static constexpr void copy_name([[maybe_unused]] operand_desc& d) {
+        if constexpr (requires { A::name.text; })
+            for (std::size_t i = 0; i < sizeof d.name; ++i) d.name[i] = A::name.text[i];
     }
     template <class... S>
     static constexpr void describe_scratch_all([[maybe_unused]] call_desc& c, pack<S...>) {

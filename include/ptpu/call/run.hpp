@@ -200,7 +200,13 @@ template <int = 0>
     if (r.dangling_dmas > 0)  // a pipeline never leaves one; a stream that did is a leak (39)
         throw error("39", "kernel exit", std::to_string(r.dangling_dmas) + " DMAs were started and never waited",
                     "wait on every DMA started");
-    const kernel_facts facts{pinfo.cores, pinfo.vmem_bytes, pinfo.smem_bytes, desc.n_in, desc.n_ops()};
+    kernel_facts facts{pinfo.cores, pinfo.vmem_bytes, pinfo.smem_bytes, desc.n_in, desc.n_ops()};
+    for (int i = 0; i < desc.n_ops() && i < static_cast<int>(max_operands); ++i) {
+        const char* n = desc.ops[static_cast<std::size_t>(i)].name;
+        std::size_t len = 0;
+        while (len < sizeof desc.ops[0].name && n[len] != '\0') ++len;
+        facts.names[static_cast<std::size_t>(i)] = std::string_view(n, len);
+    }
     return make_report(desc.hw, facts, stats, std::move(r), std::move(notes), opt.costs);
 }
 

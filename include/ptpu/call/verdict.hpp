@@ -111,8 +111,8 @@ template <class Arg>
 struct noun_arg {
     static constexpr const char* value = nullptr;
 };
-template <class A, class Shape, auto Map, class... Options>
-struct noun_arg<Arg<A, BlockSpec<Shape, Map, Options...>>> {
+template <class A, class Shape, auto Map, operand_name Name, class... Options>
+struct noun_arg<Arg<A, BlockSpec<Shape, Map, Options...>, Name>> {
     static constexpr const char* spec() {
         using memory = pick_t<is_space_opt, vmem, Options...>;
         if constexpr (!((space<Options> || is_buffered<Options> || is_revisit<Options>)&&...))

@@ -42,13 +42,31 @@ struct chip {
     double dma_efficiency;   ///< achieved fraction of HBM bandwidth for large block DMAs
     double dma_latency_s;    ///< fixed latency from DMA issue to first byte moved
     double dma_issue_s;      ///< time the scalar core spends issuing one DMA
+    /// DMA shape costs (docs/model.md, "DMA shape costs"): each contiguous run of a DMA costs
+    /// the channel as much as this many more bytes ...
+    double dma_run_cost_bytes = 0;
+    /// ... and each DMA (descriptor) this much time of the channel before its bytes.
+    double dma_descriptor_s = 0;
+
+    // Vector units (docs/model.md, "Work to time").
+    /// Clock of the VPU and the transcendental unit (EUP); 0: clock_hz. Differs from clock_hz on
+    /// chips whose clock_hz is only derived from the MXU peak (v6e, 7x).
+    double vector_clock_hz = 0;
+    /// Vregs the EUP (exp, log, tanh, logistic, rsqrt, divide, …) takes per cycle.
+    double eup_vregs_per_cycle = 1;
 
     /// Peak FLOP/s of one core for f32 operands at DEFAULT precision (one bf16 pass).
     [[nodiscard]] constexpr double peak_f32_default_flops() const { return peak_bf16_flops; }
 
     /// Vector register operations per second on one core: one vreg op per ALU slot per cycle.
     [[nodiscard]] constexpr double vreg_ops_per_s() const {
-        return clock_hz * static_cast<double>(vpu_alus_per_lane);
+        return vector_hz() * static_cast<double>(vpu_alus_per_lane);
+    }
+    /// Transcendental vreg pushes per second on one core.
+    [[nodiscard]] constexpr double eup_vregs_per_s() const { return vector_hz() * eup_vregs_per_cycle; }
+    /// The clock of the vector units.
+    [[nodiscard]] constexpr double vector_hz() const {
+        return vector_clock_hz > 0 ? vector_clock_hz : clock_hz;
     }
 
     /// Cores a pallas_call may split its parallel grid dimensions over (S6, S43).

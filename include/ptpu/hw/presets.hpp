@@ -20,17 +20,60 @@ namespace detail {
 
 inline constexpr std::int64_t mib = std::int64_t{1} << 20;
 
-// [est] Nothing public gives the time from a DMA start to its first byte. 0.5 µs is the order of
-// an HBM round trip plus descriptor processing; it stays below the ≈1.7 µs fixed cost measured for
-// whole XLA copy ops on 7x (tpu-model.md §2), which also includes the op launch. In a
-// double-buffered steady state the next fetch is in flight before the current one drains, so it
-// mostly shows in the prologue and with Buffered(1).
-inline constexpr double dma_latency_est_s = 0.5e-6;
-
 // [est] Scalar-core cycles to issue one DMA: the core pushes one DMA request per cycle
 // (tpu-model.md §1 [src]), but first computes the block's addresses, sizes and semaphore with
 // scalar instructions; a few dozen cycles is our guess.
 inline constexpr double dma_issue_cycles_est = 32;
+
+// The grid step, re-derived (docs/model.md, "The grid step"). The widely quoted ≈0.35 µs per grid
+// step on v5e [meas] (tpu-model.md §2) is the WHOLE steady-state step of a kernel whose compute
+// and traffic are tiny, the reference being a bf16 matmul with (128,128,128) blocks: everything
+// the scalar core does in such a step is inside it (loop control and program ids, index maps,
+// the pipeline's bookkeeping, issuing the two next-block fetches, the waits, which return at
+// once) plus the body's 128³ MXU product. The control overhead `o` is what is left once the
+// parts the model charges separately are taken out:
+//   o = 0.35 µs − 2 · i − C_ref,   i = 32 cycles,   C_ref = 2 · 128³ / peak_bf16 [derived].
+inline constexpr double v5e_clock_hz = 1.5e9;       // [src] scaling book
+inline constexpr double v5e_peak_bf16 = 1.97e14;    // [src] tpu_info.py
+inline constexpr double v5e_tiny_step_s = 0.35e-6;  // [meas] tpu-model.md §2
+inline constexpr double ref_block_flops = 2.0 * 128 * 128 * 128;
+inline constexpr double v5e_step_overhead_s =
+    v5e_tiny_step_s - 2 * dma_issue_cycles_est / v5e_clock_hz - ref_block_flops / v5e_peak_bf16;
+// ≈ 286 ns, i.e. ≈ 429 scalar-core cycles: the other generations' `o` is these cycles at their
+// own clock [est] (v4 0.41 µs, v5p 0.245 µs; v6e and 7x publish no usable clock and take v5e's
+// time). Their whole tiny step then scales by clock too: v5p 0.30 µs, v4 0.50 µs (tpu-model.md's
+// 0.28 and 0.47 µs assume a 1.4 GHz v5e; with the 1.5 GHz preset they are 0.30 and 0.50).
+inline constexpr double step_overhead_cycles = v5e_step_overhead_s * v5e_clock_hz;
+
+// [est] Nothing public gives the time from the end of a DMA's issue to its first byte. The v5e
+// evidence bounds it: the reference step hides its next fetches (two 32 KiB blocks, 87 ns at
+// 0.92 of 820 GB/s), issued one step ahead, so L + 87 ns + i <= 0.35 µs, i.e. L <= 0.24 µs. We
+// take 0.2 µs, the order of an HBM round trip plus descriptor processing and well below the
+// ≈1.7 µs fixed cost of whole XLA copy ops on 7x (tpu-model.md §2, which includes the op launch).
+// It is a memory-system latency, not scalar-core cycles, so all generations take it.
+inline constexpr double dma_latency_est_s = 0.2e-6;
+
+// [est] DMA shape costs (tpu-model.md §2, last point; docs/model.md, "DMA shape costs"). Each
+// contiguous run of a DMA (a row of a block cut from a wider array) costs the channel as much as
+// `dma_run_cost_bytes` more bytes (a new burst, address translation and row activation): runs of
+// 1 KiB move at 94% of the contiguous rate, 256 B at 80%. Each descriptor costs the channel
+// `dma_descriptor_s` of DMA-engine time (fetching and decoding it) before its bytes, as bytes at
+// the channel's rate. No public numbers exist for either.
+inline constexpr double dma_run_cost_bytes_est = 64;
+inline constexpr double dma_descriptor_cycles_est = 16;
+
+// η for contiguous block DMAs, [derived] from the one measurement (tpu-model.md §2): the fused MLP
+// moved 5,308,416 B of weights per grid step in a rigid 7.02 µs on v5e (756 GB/s, 0.92 of spec).
+// Two of its three weight blocks are (1152, 384) f32 cut from (1152, 6912) arrays, 1152 runs of
+// 1536 B each; the third, (384, 1152) of (6912, 1152), is one run. Under the shape costs above the
+// step's channel time is (X + R·r0) / (B·η) + 3·d, so
+//   η = (X + R·r0) / (B · (7.02 µs − 3·d)),  R = 2·1152 + 1,  d = 16 cycles at 1.5 GHz,
+// ≈ 0.952: the 0.92 measured was the contiguous rate less the cost of those strided rows.
+inline constexpr double mlp_step_bytes = 5308416;
+inline constexpr double mlp_step_runs = 2 * 1152 + 1;
+inline constexpr double v5e_dma_efficiency =
+    (mlp_step_bytes + mlp_step_runs * dma_run_cost_bytes_est) /
+    (8.20e11 * (7.02e-6 - 3 * dma_descriptor_cycles_est / v5e_clock_hz));
 
 // The clock at which the published MXU peak is reached: peak / (MXUs · dim² · 2 FLOP per MAC).
 constexpr double clock_from_peak(double peak_flops, int mxus, int dim) {
@@ -61,10 +104,14 @@ inline constexpr chip v4{
     .vmem_loads_per_cycle = 3,                   // [est] v5p's [src] value
     .vmem_stores_per_cycle = 1,                  // [est] v5p's [src] value
     .clock_hz = 1.05e9,                          // [derived] 1.375e14 / (4 · 128² · 2) = 1.049e9
-    .step_overhead_s = 0.47e-6,                  // [est] tpu-model.md §2: v5e's 0.35 µs scaled by clock
-    .dma_efficiency = 0.92,                      // [est] v5e's [meas] value
+    .step_overhead_s = detail::step_overhead_cycles / 1.05e9,  // [est] v5e's cycles (see above), 0.41 µs
+    .dma_efficiency = detail::v5e_dma_efficiency,  // [est] v5e's [derived] value
     .dma_latency_s = detail::dma_latency_est_s,  // [est] see its definition
     .dma_issue_s = detail::dma_issue_cycles_est / 1.05e9,  // [est] 32 cycles at 1.05 GHz
+    .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
+    .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.05e9,      // [est] 16 DMA-engine cycles
+    .vector_clock_hz = 0,  // the clock above
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
 };
 
 inline constexpr chip v5e{
@@ -87,11 +134,16 @@ inline constexpr chip v5e{
     .vmem_loads_per_cycle = 3,             // [est] v5p's [src] value
     .vmem_stores_per_cycle = 1,            // [est] v5p's [src] value
     .clock_hz = 1.5e9,                     // [src] scaling book
-    .step_overhead_s = 0.35e-6,            // [meas] widely quoted per grid step overhead
-    // [meas] fused MLP kernel moving 5.31 MB of weights per step in a rigid 7.02 µs (756 GB/s).
-    .dma_efficiency = 0.92,
+    // [derived] the 0.35 µs [meas] whole tiny step less its two DMA issues and its 128³ product
+    .step_overhead_s = detail::v5e_step_overhead_s,
+    // [derived] from the fused MLP's 7.02 µs per 5.31 MB step [meas] (756 GB/s), see above.
+    .dma_efficiency = detail::v5e_dma_efficiency,
     .dma_latency_s = detail::dma_latency_est_s,           // [est] see its definition
     .dma_issue_s = detail::dma_issue_cycles_est / 1.5e9,  // [est] 32 cycles
+    .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
+    .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.5e9,      // [est] 16 DMA-engine cycles
+    .vector_clock_hz = 0,  // the clock above
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
 };
 
 inline constexpr chip v5p{
@@ -115,12 +167,14 @@ inline constexpr chip v5p{
     .vmem_loads_per_cycle = 3,    // [src] scaling book
     .vmem_stores_per_cycle = 1,   // [src] scaling book
     .clock_hz = 1.75e9,           // [src] scaling book
-    // [est] tpu-model.md §2: v5e's 0.35 µs scaled by clock. Its arithmetic implies a 1.4 GHz v5e;
-    // with the 1.5 GHz above it would be 0.30 µs. Kept as given until measured.
-    .step_overhead_s = 0.28e-6,
-    .dma_efficiency = 0.92,                                // [est] v5e's [meas] value
+    .step_overhead_s = detail::step_overhead_cycles / 1.75e9,  // [est] v5e's cycles (see above), 0.245 µs
+    .dma_efficiency = detail::v5e_dma_efficiency,          // [est] v5e's [derived] value
     .dma_latency_s = detail::dma_latency_est_s,            // [est] see its definition
     .dma_issue_s = detail::dma_issue_cycles_est / 1.75e9,  // [est] 32 cycles
+    .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
+    .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.75e9,      // [est] 16 DMA-engine cycles
+    .vector_clock_hz = 0,  // the clock above
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
 };
 
 // v6e and 7x publish no clock, and their peaks do not match MXU count × shape × any plausible
@@ -151,10 +205,16 @@ inline constexpr chip v6e{
     // [est] 9.20e14 / (2 · 256² · 2) ≈ 3.51 GHz, see above; likely too high for real silicon.
     // One revision of Cloud's v6e page lists 4 MXUs per TensorCore, which would give 1.75 GHz.
     .clock_hz = detail::clock_from_peak(9.20e14, 2, 256),
-    .step_overhead_s = 0.35e-6,                           // [est] v5e's [meas] value, see above
-    .dma_efficiency = 0.92,                               // [est] v5e's [meas] value
+    .step_overhead_s = detail::v5e_step_overhead_s,       // [est] v5e's [derived] value, see above
+    .dma_efficiency = detail::v5e_dma_efficiency,         // [est] v5e's [derived] value
     .dma_latency_s = detail::dma_latency_est_s,           // [est] see its definition
     .dma_issue_s = detail::dma_issue_cycles_est / 1.5e9,  // [est] as v5e, see above
+    .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
+    .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.5e9,      // [est] 16 DMA-engine cycles
+    // [est] the VPU's and EUP's clock: the peak at 4 MXUs of 256², 1.75 GHz (one revision of Cloud's v6e page lists 4 MXUs per TensorCore);
+    // the 2-MXU clock_hz above is too high for the vector units (docs/model.md, "Work to time").
+    .vector_clock_hz = detail::clock_from_peak(9.20e14, 4, 256),
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
 };
 
 inline constexpr chip v7x{
@@ -179,12 +239,18 @@ inline constexpr chip v7x{
     .vmem_loads_per_cycle = 3,                              // [est] v5p's [src] value
     .vmem_stores_per_cycle = 1,                             // [est] v5p's [src] value
     .clock_hz = detail::clock_from_peak(1.155e15, 2, 256),  // [est] ≈ 4.41 GHz, see above
-    .step_overhead_s = 0.35e-6,                             // [est] v5e's [meas] value, see above
+    .step_overhead_s = detail::v5e_step_overhead_s,         // [est] v5e's [derived] value, see above
     // [est] the only 7x measurement: XLA-level HBM copies reach ≈87% of spec [meas]. Pallas block
-    // DMAs on 7x are unmeasured; taking the chip's own figure over v5e's 0.92 is conservative.
+    // DMAs on 7x are unmeasured; taking the chip's own figure over v5e's 0.95 is conservative.
     .dma_efficiency = 0.87,
     .dma_latency_s = detail::dma_latency_est_s,           // [est] see its definition
     .dma_issue_s = detail::dma_issue_cycles_est / 1.5e9,  // [est] as v5e, see above
+    .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
+    .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.5e9,      // [est] 16 DMA-engine cycles
+    // [est] the VPU's and EUP's clock: the peak at 4 MXUs of 256², 2.2 GHz (as v6e: the peak at 4 MXUs of 256²);
+    // the 2-MXU clock_hz above is too high for the vector units (docs/model.md, "Work to time").
+    .vector_clock_hz = detail::clock_from_peak(1.155e15, 4, 256),
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
 };
 
 /// The chip a pallas_call without a Chip<...> option is checked against and timed on.
@@ -237,9 +303,15 @@ constexpr void each_h1_condition(const chip& c, On&& on) {
        "ptpu[H1] chip: vpu_alus_per_lane, vmem_loads_per_cycle or vmem_stores_per_cycle is "
        "below 1; each must be at least 1");
     on(c.clock_hz > 0, "ptpu[H1] chip: clock_hz is not positive; set the TensorCore clock");
+    on(c.vector_clock_hz >= 0 && c.eup_vregs_per_cycle > 0,
+       "ptpu[H1] chip: vector_clock_hz is negative or NaN, or eup_vregs_per_cycle is not "
+       "positive; use 0 for the chip clock and a positive EUP rate");
     on(c.step_overhead_s >= 0 && c.dma_latency_s >= 0 && c.dma_issue_s >= 0,
        "ptpu[H1] chip: step_overhead_s, dma_latency_s or dma_issue_s is negative or NaN; use "
        "0 to model no overhead");
+    on(c.dma_run_cost_bytes >= 0 && c.dma_descriptor_s >= 0,
+       "ptpu[H1] chip: dma_run_cost_bytes or dma_descriptor_s is negative or NaN; use 0 to "
+       "model no DMA shape cost");
     on(c.dma_efficiency > 0 && c.dma_efficiency <= 1,
        "ptpu[H1] chip: dma_efficiency is not in (0, 1]; it is the achieved fraction of "
        "hbm_bytes_per_s");

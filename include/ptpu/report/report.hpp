@@ -11,6 +11,8 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ptpu/core/integers.hpp"
@@ -20,6 +22,15 @@
 #include "ptpu/stream/op.hpp"
 
 namespace ptpu {
+
+/// Where the time went, per operand (inputs then outputs): its pipeline DMAs and the time the
+/// cores were blocked waiting for them.
+struct operand_report {
+    std::string name;         ///< Arg's name, or in0 … out0 …
+    index_t dmas = 0;         ///< pipeline DMAs (fetches, write-backs, blocking copies)
+    index_t bytes = 0;        ///< bytes they moved
+    double exposed_dma = 0;   ///< Σ over cores of the time blocked waiting for them
+};
 
 struct core_report {
     double time = 0;         ///< end of the core's stream
@@ -42,6 +53,13 @@ struct report {
     double vpu_time = 0;         ///< Σ over bodies of VPU busy time
     double mxu_utilization = 0;  ///< mxu_time / (device_time × cores)
     double vpu_utilization = 0;
+    double eup_time = 0;  ///< Σ over bodies of transcendental-unit (EUP) busy time
+    double eup_utilization = 0;
+    /// What bounds the kernel: the largest of HBM (bytes at B·η), each unit's busy time (MXU,
+    /// VPU, EUP, vector loads, vector stores, scalar unit) and the step overhead (overhead and
+    /// DMA issue), per core: "HBM", "MXU", "VPU", "EUP", "vector loads", "vector stores",
+    /// "scalar", "step overhead".
+    std::string bound;
     double flops = 0;               ///< MXU FLOPs charged (padded, × passes)
     std::int64_t hbm_bytes = 0;     ///< bytes moved over HBM by all DMAs
     double achieved_bandwidth = 0;  ///< hbm_bytes / device_time
@@ -60,6 +78,10 @@ struct report {
     std::vector<sim::span> timeline;         ///< when recorded
     std::vector<dma_note> notes;             ///< what each DMA span's label refers to
     std::vector<std::string> operand_names;  ///< "in0", "out0", … (exporters name DMAs with them)
+    std::vector<operand_report> operands;    ///< per operand, in operand order
+    double body_exposed_dma = 0;             ///< exposed DMA of body copies (sync/async_copy)
+    /// The operand whose DMAs the cores waited for longest ("" when no wait was exposed).
+    std::string bound_operand;
     /// Advice on how the kernel uses the chip (e.g. one TensorCore of two), one line each.
     std::vector<std::string> lints;
 };
@@ -72,6 +94,7 @@ struct kernel_facts {
     index_t smem_bytes = 0;    ///< SMEM one core allocates
     int n_in = 0;              ///< operands: inputs first,
     int n_ops = 0;             ///< then outputs
+    std::array<std::string_view, max_operands> names{};  ///< operand names ("": by position)
 };
 
 /// Builds a report from the model's result on chip `hw`, the runners' account and the facts.
@@ -107,6 +130,27 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
     const double span = rep.device_time * info.cores;
     rep.mxu_utilization = span > 0 ? rep.mxu_time / span : 0;
     rep.vpu_utilization = span > 0 ? rep.vpu_time / span : 0;
+    rep.eup_time = wt.eup;
+    rep.eup_utilization = span > 0 ? rep.eup_time / span : 0;
+    {
+        double issue = 0;
+        for (int c = 0; c < info.cores; ++c) issue += rep.core[static_cast<std::size_t>(c)].dma_issue;
+        const double n = info.cores;
+        const std::pair<double, const char*> cand[] = {
+            {static_cast<double>(r.hbm_bytes) / (hw.hbm_bytes_per_s * hw.dma_efficiency), "HBM"},
+            {wt.mxu / n, "MXU"},
+            {wt.vpu / n, "VPU"},
+            {wt.eup / n, "EUP"},
+            {wt.load / n, "vector loads"},
+            {wt.store / n, "vector stores"},
+            {wt.scalar / n, "scalar"},
+            {(sum_overhead + issue) / n, "step overhead"},
+        };
+        const auto* best = &cand[0];
+        for (const auto& x : cand)
+            if (x.first > best->first) best = &x;
+        rep.bound = best->second;
+    }
     rep.hbm_bytes = r.hbm_bytes;
     rep.achieved_bandwidth = rep.device_time > 0 ? static_cast<double>(rep.hbm_bytes) / rep.device_time : 0;
     rep.bandwidth_fraction = rep.achieved_bandwidth / hw.hbm_bytes_per_s;
@@ -126,6 +170,19 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
     rep.steps = std::move(r.steps);
     rep.timeline = std::move(r.timeline);
     rep.notes = std::move(notes);
+    for (int i = 0; i < info.n_ops; ++i) {
+        const std::string_view n = info.names[static_cast<std::size_t>(i)];
+        rep.operand_names.push_back(!n.empty()      ? std::string(n)
+                                    : i < info.n_in ? "in" + std::to_string(i)
+                                                    : "out" + std::to_string(i - info.n_in));
+        const auto u = static_cast<std::size_t>(i);
+        rep.operands.push_back({rep.operand_names.back(), stats.op_dmas[u], stats.op_bytes[u],
+                                r.wait_by_operand[u + 1]});
+    }
+    rep.body_exposed_dma = r.wait_by_operand[0];
+    double worst = 0;
+    for (const operand_report& o : rep.operands)
+        if (o.exposed_dma > worst) worst = o.exposed_dma, rep.bound_operand = o.name;
     if (hw.pallas_cores() > 1 && info.cores == 1)
         rep.lints.push_back("uses 1 of " + std::to_string(hw.pallas_cores()) + " TensorCores of " + std::string(hw.name) +
                             ": mark a grid dim parallel (Semantics<parallel, ...>) so the grid splits over both, "
@@ -177,7 +234,21 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
     os << "  HBM                " << r.hbm_bytes << " B at " << detail::fmt_num(r.achieved_bandwidth / 1e9, 1)
        << " GB/s (" << fmt_pct(r.bandwidth_fraction) << " of spec)\n";
     os << "  MXU utilization    " << fmt_pct(r.mxu_utilization) << ", VPU " << fmt_pct(r.vpu_utilization)
-       << "\n";
+       << ", EUP " << fmt_pct(r.eup_utilization) << "\n";
+    os << "  bound by           " << r.bound;
+    if (!r.bound_operand.empty()) os << "; longest DMA waits on " << r.bound_operand;
+    os << "\n";
+    if (!r.operands.empty()) {
+        os << "  operands           " << std::left << std::setw(16) << "name" << std::right << std::setw(8) << "DMAs"
+           << std::setw(14) << "bytes" << std::setw(14) << "exposed DMA" << "\n";
+        for (const operand_report& o : r.operands)
+            os << "                     " << std::left << std::setw(16) << o.name << std::right << std::setw(8)
+               << o.dmas << std::setw(14) << o.bytes << std::setw(14) << fmt_time(o.exposed_dma) << "\n";
+        if (r.body_exposed_dma > 0)
+            os << "                     " << std::left << std::setw(16) << "(body copies)" << std::right
+               << std::setw(8) << r.stats.body_dmas << std::setw(14) << r.stats.body_dma_bytes << std::setw(14)
+               << fmt_time(r.body_exposed_dma) << "\n";
+    }
     os << "  control overhead   " << fmt_pct(r.overhead_share) << " of core time, exposed DMA "
        << fmt_time(r.exposed_dma) << "\n";
     os << "  roofline           " << (r.memory_bound ? "memory" : "compute") << "-bound at "
@@ -194,6 +265,33 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
         os << "  semaphores         " << r.stats.sem_signals << " signals, " << r.stats.sem_waits << " waits, stalled "
            << fmt_time(r.semaphore_stall) << "\n";
     return os;
+}
+
+/// The per-step breakdown (report::steps, recorded with run_options::per_step) as a table: step,
+/// core, begin, overhead, DMA issue, compute, exposed DMA and the operands waited on; at most
+/// `max_rows` rows, then a count of the rows left out.
+inline void print_steps(std::ostream& os, const report& r, std::size_t max_rows = 32) {
+    using detail::fmt_time;
+    os << std::right << std::setw(8) << "step" << std::setw(6) << "core" << std::setw(14) << "begin" << std::setw(14)
+       << "overhead" << std::setw(14) << "DMA issue" << std::setw(14) << "compute" << std::setw(14) << "exposed DMA"
+       << "  waited on\n";
+    std::size_t n = 0;
+    for (const sim::step_times& s : r.steps) {
+        if (n++ == max_rows) break;
+        os << std::setw(8) << s.step << std::setw(6) << s.core << std::setw(14) << fmt_time(s.begin) << std::setw(14)
+           << fmt_time(s.overhead) << std::setw(14) << fmt_time(s.issue) << std::setw(14) << fmt_time(s.compute)
+           << std::setw(14) << fmt_time(s.wait) << " ";
+        for (std::size_t b = 0; b < 32; ++b) {
+            if ((s.waited_on >> b & 1u) == 0) continue;
+            os << " "
+               << (b == 0                             ? std::string("(body)")
+                   : b - 1 < r.operand_names.size() ? r.operand_names[b - 1]
+                                                    : "op" + std::to_string(b - 1));
+        }
+        os << "\n";
+    }
+    if (r.steps.size() > max_rows) os << "  … " << r.steps.size() - max_rows << " more steps\n";
+    if (r.steps.empty()) os << "  (no per-step rows: run with run_options::per_step)\n";
 }
 
 }  // namespace ptpu

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -97,28 +98,59 @@ inline std::string json_escape(const std::string& in) {
     return out;
 }
 
-/// Greedy lanes: each DMA span goes to the first lane of its core free at its start, so spans in
-/// one lane never overlap (a lane stands for a DMA engine busy with one transfer).
-inline std::vector<int> dma_lanes(const report& r, int& lanes_out) {
-    std::vector<int> lane(r.timeline.size(), -1);
+/// DMA lanes, one per operand (named by it; body copies share one), and within an operand
+/// greedy sub-lanes: a span goes to the first of its operand's lanes free at its start, so spans
+/// in one lane never overlap. `names` holds each lane's label, the same lanes on every core.
+struct dma_lane_set {
+    std::vector<int> lane;  ///< per timeline span: its lane (-1: not a DMA span)
+    std::vector<std::string> names;
+};
+inline dma_lane_set dma_lanes(const report& r) {
+    dma_lane_set out;
+    out.lane.assign(r.timeline.size(), -1);
+    const std::size_t n_ops = r.operand_names.size();
+    auto group = [&](const sim::span& s) -> std::size_t {
+        if (s.label >= r.notes.size()) return n_ops + 1;
+        const dma_note& n = r.notes[s.label];
+        if (n.kind == stream::copy_kind::body || n.kind == stream::copy_kind::body_async) return n_ops;
+        return n.op < n_ops ? n.op : n_ops + 1;
+    };
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < r.timeline.size(); ++i)
         if (r.timeline[i].track == sim::span::track::dma) order.push_back(i);
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return r.timeline[a].begin < r.timeline[b].begin; });
-    std::vector<std::vector<double>> busy_until(2);
-    lanes_out = 0;
+    // busy[core][group]: when each sub-lane frees; sub[i]: the span's sub-lane.
+    std::vector<std::vector<std::vector<double>>> busy(2, std::vector<std::vector<double>>(n_ops + 2));
+    std::vector<std::size_t> sub(r.timeline.size(), 0), width(n_ops + 2, 0);
     for (std::size_t i : order) {
         const sim::span& s = r.timeline[i];
-        auto& lanes = busy_until[static_cast<std::size_t>(s.core)];
+        const std::size_t g = group(s);
+        auto& lanes = busy[static_cast<std::size_t>(s.core)][g];
         std::size_t k = 0;
         while (k < lanes.size() && lanes[k] > s.begin) ++k;
         if (k == lanes.size()) lanes.push_back(0);
         lanes[k] = s.end;
-        lane[i] = static_cast<int>(k);
-        lanes_out = std::max(lanes_out, static_cast<int>(lanes.size()));
+        sub[i] = k;
+        width[g] = std::max(width[g], k + 1);
     }
-    return lane;
+    std::vector<int> first(n_ops + 2, 0);
+    for (std::size_t g = 0; g < n_ops + 2; ++g) {
+        first[g] = static_cast<int>(out.names.size());
+        const std::string base = g < n_ops ? r.operand_names[g] : g == n_ops ? "body copies" : "DMA";
+        for (std::size_t k = 0; k < width[g]; ++k)
+            out.names.push_back(k == 0 ? base : base + " (" + std::to_string(k + 1) + ")");
+    }
+    for (std::size_t i : order) out.lane[i] = first[group(r.timeline[i])] + static_cast<int>(sub[i]);
+    return out;
+}
+
+/// A round tick step for an axis of length `t`: 1, 2 or 5 times a power of ten, about t/8.
+inline double tick_step(double t) {
+    const double raw = t / 8;
+    const double p = std::pow(10.0, std::floor(std::log10(raw)));
+    const double m = raw / p;
+    return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
 inline void write_file(const std::string& path, const std::string& text, const char* where) {
@@ -132,8 +164,9 @@ inline void write_file(const std::string& path, const std::string& text, const c
 /// Chrome trace-event JSON of the report's timeline (times in microseconds).
 inline std::string to_chrome_trace(const report& r) {
     detail::require_timeline(r, "to_chrome_trace");
-    int lanes = 0;
-    const std::vector<int> lane = detail::dma_lanes(r, lanes);
+    const detail::dma_lane_set ls = detail::dma_lanes(r);
+    const std::vector<int>& lane = ls.lane;
+    const int lanes = static_cast<int>(ls.names.size());
     std::ostringstream o;
     o.precision(6);
     o << std::fixed;
@@ -154,7 +187,8 @@ inline std::string to_chrome_trace(const report& r) {
         for (int k = 0; k < lanes; ++k) {
             sep();
             o << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << c << ",\"tid\":" << k + 1
-              << ",\"args\":{\"name\":\"DMA engine " << k << "\"}}";
+              << ",\"args\":{\"name\":\"DMA " << detail::json_escape(ls.names[static_cast<std::size_t>(k)])
+              << "\"}}";
         }
     }
     for (std::size_t i = 0; i < r.timeline.size(); ++i) {
@@ -192,8 +226,9 @@ struct svg_options {
 /// exposed waits) and a row per DMA lane (inbound and outbound DMAs), a time axis and a legend.
 inline std::string to_svg(const report& r, const svg_options& opt = {}) {
     detail::require_timeline(r, "to_svg");
-    int lanes = 0;
-    const std::vector<int> lane = detail::dma_lanes(r, lanes);
+    const detail::dma_lane_set ls = detail::dma_lanes(r);
+    const std::vector<int>& lane = ls.lane;
+    const int lanes = static_cast<int>(ls.names.size());
     const double t_end = r.device_time > 0 ? r.device_time : 1e-9;
     const int left = 150, right = 20, top = 50;
     const int plot = std::max(200, opt.width - left - right);
@@ -231,8 +266,9 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
         const int y0 = top + c * (rows_per_core * opt.row_height + 16);
         o << "<text x=\"10\" y=\"" << y0 + 15 << "\">core " << c << " stream</text>\n";
         for (int k = 0; k < std::max(lanes, 1); ++k)
-            o << "<text x=\"10\" y=\"" << y0 + (k + 1) * opt.row_height + 15 << "\">core " << c << " DMA "
-              << k << "</text>\n";
+            o << "<text x=\"10\" y=\"" << y0 + (k + 1) * opt.row_height + 15 << "\">core " << c << " "
+              << detail::json_escape(k < lanes ? ls.names[static_cast<std::size_t>(k)] : std::string("DMA"))
+              << "</text>\n";
     }
     for (std::size_t i = 0; i < r.timeline.size(); ++i) {
         const sim::span& s = r.timeline[i];
@@ -248,8 +284,9 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
     const int axis_y = height - 45;
     o << "<line x1=\"" << left << "\" y1=\"" << axis_y << "\" x2=\"" << left + plot << "\" y2=\"" << axis_y
       << "\" stroke=\"black\"/>\n";
-    for (int k = 0; k <= 10; ++k) {
-        const double t = t_end * k / 10;
+    const double tick = detail::tick_step(t_end);
+    for (int k = 0; k * tick <= t_end * (1 + 1e-9); ++k) {
+        const double t = k * tick;
         o << "<line x1=\"" << x(t) << "\" y1=\"" << axis_y << "\" x2=\"" << x(t) << "\" y2=\"" << axis_y + 5
           << "\" stroke=\"black\"/><text x=\"" << x(t) - 15 << "\" y=\"" << axis_y + 17 << "\">" << t * 1e6
           << " us</text>\n";

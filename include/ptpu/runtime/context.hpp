@@ -37,6 +37,7 @@ struct body_op_record {
     index_t amount = 0;  ///< DMAs: bytes; signals and waits: the count
     std::uint32_t seq = 0;  ///< stream_op DMAs: the DMA's number among the body's (its start's)
     stream::op op{};        ///< stream_op: the op, time converted
+    std::uint16_t run = 0;  ///< DMAs: stream::op::run of the HBM end (0: one run)
 };
 
 /// A DMA a body started (async copy) that its semaphore has not yet taken in: the data lands
@@ -244,7 +245,23 @@ inline kernel_context& require_context(const char* where) {
 inline void before_write(const void* lo, const void* hi) {
     if (kernel_context* c = current_context()) c->borrows.before_write(lo, hi, c->step, c->core);
 }
-inline void note_body_dma(space_kind src, space_kind dst, index_t bytes) {
+/// The contiguous run, in bytes, of a strided region (stream::op::run): the innermost dims laid
+/// out densely, times the first that is not; 0 when the region is one run or runs reach 64 KiB
+/// (docs/model.md, "DMA shape costs").
+template <std::size_t R>
+constexpr std::uint16_t run_of_region(const std::array<index_t, R>& shape, const std::array<index_t, R>& strides,
+                                      index_t item) {
+    index_t run = item, dense = 1;
+    for (std::size_t k = R; k-- > 0;) {
+        if (shape[k] == 1) continue;
+        // A dim of several elements not laid out densely after the inner ones: several runs.
+        if (strides[k] != dense) return run < 65536 ? static_cast<std::uint16_t>(run) : 0;
+        run *= shape[k];
+        dense *= shape[k];
+    }
+    return 0;
+}
+inline void note_body_dma(space_kind src, space_kind dst, index_t bytes, std::uint16_t run = 0) {
     if (kernel_context* c = current_context()) {
         ++c->body_dma_count;
         c->body_dma_bytes += bytes;
@@ -252,6 +269,7 @@ inline void note_body_dma(space_kind src, space_kind dst, index_t bytes) {
         r.far = access(src).far || access(dst).far;
         r.before = c->body_work;
         r.amount = bytes;
+        r.run = run;
         c->body_ops.push_back(r);
         c->body_work = work{};
     }

@@ -167,8 +167,12 @@ void sync_copy(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst) {
     }
     // Timing-only runs skip vector data movement but keep what scalar code reads (SMEM).
     const bool move = !timing_only() || S2::kind == space_kind::smem;
+    // The shape cost is the HBM end's (docs/model.md, "DMA shape costs").
+    const std::uint16_t runs_of =
+        detail::run_of_region(src.shape(), access(S1::kind).far ? src.strides() : dst.strides(),
+                              static_cast<index_t>(sizeof(U)));
     if (total == 0 || !move) {
-        detail::note_body_dma(S1::kind, S2::kind, total * static_cast<index_t>(sizeof(U)));
+        detail::note_body_dma(S1::kind, S2::kind, total * static_cast<index_t>(sizeof(U)), runs_of);
         return;
     }
     check(src.data() != nullptr && dst.data() != nullptr, "PRED1", "sync_copy",
@@ -193,7 +197,7 @@ void sync_copy(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst) {
         }
         if (d < 0) break;
     }
-    detail::note_body_dma(S1::kind, S2::kind, total * static_cast<index_t>(sizeof(U)));
+    detail::note_body_dma(S1::kind, S2::kind, total * static_cast<index_t>(sizeof(U)), runs_of);
 }
 
 }  // namespace ptpu

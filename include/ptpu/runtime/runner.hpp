@@ -92,6 +92,7 @@ public:
             any_valid_ = any_valid_ || (!uniform && o.windowed());
             for (int d = 0; d < o.rank; ++d)  // (set_valid updates the others before each body)
                 mem.valid[u][static_cast<std::size_t>(d)] = b_size(o, d);
+            run_[u] = run_of(o);
         }
         kctx_.flush_ops = [](void* self) { static_cast<basic_runner*>(self)->flush_body_ops(); };
         kctx_.flush_self = this;
@@ -419,6 +420,8 @@ private:
             }
             cur_meta_ = m;
             emit(o.kind, o.dma, o.seconds, o.bytes, o.far, o.label, o.step);
+            ops_[n_out_ - 1].run = o.run;
+            ops_[n_out_ - 1].who = o.who;
         }
         n_batch_ = n_out_;
         r.usable = false;  // the next step is made in full
@@ -442,6 +445,8 @@ private:
         o.seconds = seconds;
         o.bytes = bytes;
         o.far = far;
+        o.run = 0;
+        o.who = 0;
         o.sem = 0;
         o.label = label;
         o.step = step;
@@ -453,11 +458,17 @@ private:
         if (opt_.notes) labels_.push_back(label);
         cur_meta_.start = true;
         emit(stream::op_kind::dma_start, id, 0, bytes, true, label, e.step);
+        ops_[n_out_ - 1].run = run_[static_cast<std::size_t>(e.op)];
         cur_meta_.start = false;
         return id;
     }
     void wait(std::uint32_t id, std::uint32_t step) {
         emit(stream::op_kind::dma_wait, id, 0, 0, true, label_of(id), step);
+    }
+    // A pipeline wait: on operand e.op's DMA (op::who, the per-operand exposed DMA).
+    void wait(std::uint32_t id, const event& e) {
+        wait(id, e.step);
+        ops_[n_out_ - 1].who = static_cast<std::uint8_t>(e.op + 1);
     }
     void count(const event& e, index_t bytes, bool in) {
         const auto op = static_cast<std::size_t>(e.op);
@@ -520,11 +531,11 @@ private:
                 return;
             case event_kind::sync_in:
             case event_kind::restore:
-                wait(dma_start(e, move(e, true)), e.step);
+                wait(dma_start(e, move(e, true)), e);
                 return;
             case event_kind::wait_in:
                 mem_.cur[op] = e.slot;
-                wait(in_flight_in_[op][e.slot], e.step);
+                wait(in_flight_in_[op][e.slot], e);
                 return;
             case event_kind::body:
                 if (any_valid_) set_valid(e.step);
@@ -538,14 +549,14 @@ private:
                 if (e.kind == event_kind::write)
                     in_flight_out_[op][e.slot] = id;
                 else
-                    wait(id, e.step);  // S29: a blocking copy
+                    wait(id, e);  // S29: a blocking copy
                 // S20: the body's output window is slot(copy_out); copy_out advances it.
                 if (e.kind != event_kind::sync_out)
                     mem_.cur[op] = (e.slot + 1) % std::max(1, tables_.info.ops[op].buffers);
                 return;
             }
             case event_kind::wait_out:
-                wait(in_flight_out_[op][e.slot], e.step);
+                wait(in_flight_out_[op][e.slot], e);
                 return;
         }
     }
@@ -635,6 +646,8 @@ private:
                     out.sem = o.sem;
                     out.core = o.core;
                     out.dma_sem = o.dma_sem;
+                    out.run = o.run;
+                    out.who = 0;  // an inner pipeline's operands are not the call's: body DMA time
                     break;
                 }
                 case body_op_kind::sync_dma:
@@ -645,6 +658,7 @@ private:
                     if (opt_.notes) labels_.push_back(label);
                     cur_meta_.start = true;
                     emit(stream::op_kind::dma_start, id, 0, r.amount, r.far, label, step);
+                    ops_[n_out_ - 1].run = r.run;
                     cur_meta_.start = false;
                     if (async)
                         ops_[n_out_ - 1].sem = r.sem;  // waited through its semaphore
@@ -693,6 +707,27 @@ private:
     core_schedule sched_;
     std::array<bool, max_operands> move_{};
     std::array<index_t, max_operands> uniform_bytes_{};
+    std::array<std::uint16_t, max_operands> run_{};  // stream::op::run of the operand's DMAs
+
+    // The contiguous run of an operand's nominal block in its row-major array (stream::op::run):
+    // the trailing dims the block spans whole, times the first it cuts; 0 when the block is one
+    // run or its runs reach 64 KiB (docs/model.md, "DMA shape costs").
+    static std::uint16_t run_of(const operand_desc& o) {
+        index_t run = itemsize(o.type);
+        for (int d = o.rank - 1; d >= 0; --d) {
+            const auto u = static_cast<std::size_t>(d);
+            const index_t n = o.shape[u];
+            const index_t b = o.full_block ? n : std::min(o.block[u].size, n);
+            run *= b;
+            if (b < n) {
+                for (int e = d - 1; e >= 0; --e)  // more than one run?
+                    if (o.block[static_cast<std::size_t>(e)].size > 1)
+                        return run < 65536 ? static_cast<std::uint16_t>(run) : 0;
+                return 0;
+            }
+        }
+        return 0;
+    }
     work last_work_{};
     index_t last_work_n_ = 0;  // times last_work_ was charged since it was last added to the total
     double last_seconds_ = 0;

@@ -242,6 +242,8 @@ public:
         r.far = access(S1::kind).far || access(S2::kind).far;
         r.sem = detail::semaphore_number(c, sem_.data());
         r.amount = d.bytes;
+        // The shape cost is the HBM end's (docs/model.md, "DMA shape costs").
+        r.run = detail::run_of_region(src_.shape(), access(S1::kind).far ? src_.strides() : dst_.strides(), d.item);
         detail::note_body_op(c, r);
         c.pending.push_back(std::move(d));
         return *this;

@@ -14,10 +14,10 @@ namespace ptpu::sim {
 /// The cost factors the chip preset does not hold, because no public source gives them. All are
 /// estimates [est]; calibrate them like preset fields. Cost factors are in cheap-vreg-op units.
 struct cost_model {
-    // [est] A medium op (divide, exp, log, tanh, pow, rsqrt; tpu-model.md §1) is one push through
-    // the transcendental unit, whose throughput is a fraction of the VALU slots', plus a few VALU
-    // ops of range handling or Newton refinement: 4 cheap ops.
-    double medium_factor = 4;
+    // [est] A medium op (divide, exp, log, tanh, logistic, pow, rsqrt; tpu-model.md §1) is one
+    // push through the transcendental unit (EUP, chip::eup_vregs_per_s, a unit of its own) plus
+    // VALU ops of range handling or a Newton step: this many cheap ops on the VALUs.
+    double medium_factor = 2;
     // [est] sin/cos have no hardware unit: a range reduction plus a polynomial of degree 7-9 in
     // mul/add pairs is 16-24 VALU ops; 16 keeps it at four medium ops.
     double expensive_factor = 16;
@@ -36,12 +36,13 @@ inline constexpr cost_model default_costs{};
 /// Seconds one body's work takes on one core, per unit, and the total.
 struct work_time {
     double mxu = 0;         ///< MXU: bf16-rate FLOPs / peak_bf16_flops + int8 OPs / peak_int8_ops
-    double vpu = 0;         ///< VALU: class-weighted vreg ops / (clock · ALUs per lane)
+    double vpu = 0;         ///< VALU: class-weighted vreg ops / (vector clock · ALUs per lane)
+    double eup = 0;         ///< EUP: medium-class vregs / chip::eup_vregs_per_s
     double load = 0;        ///< vector loads / (clock · loads per cycle)
     double store = 0;       ///< vector stores / (clock · stores per cycle)
     double scalar = 0;      ///< scalar ops / (clock · scalar_ops_per_cycle)
     double explicit_s = 0;  ///< work.explicit_seconds, as charged
-    double total = 0;       ///< max(mxu, vpu, load, store, scalar) + explicit_s
+    double total = 0;       ///< max(mxu, vpu, eup, load, store, scalar) + explicit_s
 };
 
 namespace detail {
@@ -82,12 +83,13 @@ constexpr work_time time_of(const work& w, const chip& c, const cost_model& m = 
     t.mxu = w.mxu_passes_flops / c.peak_bf16_flops +
             (w.mxu_int8_ops > 0 ? w.mxu_int8_ops / c.peak_int8_ops : 0.0);
     t.vpu = (w.vreg_cheap + m.medium_factor * w.vreg_medium + m.expensive_factor * w.vreg_expensive) /
-            (clock * static_cast<double>(c.vpu_alus_per_lane));
+            c.vreg_ops_per_s();
+    t.eup = w.vreg_medium / c.eup_vregs_per_s();
     t.load = w.vector_loads / (clock * static_cast<double>(c.vmem_loads_per_cycle));
     t.store = w.vector_stores / (clock * static_cast<double>(c.vmem_stores_per_cycle));
     t.scalar = w.scalar_ops / (clock * m.scalar_ops_per_cycle);
     t.explicit_s = w.explicit_seconds;
-    t.total = std::max({t.mxu, t.vpu, t.load, t.store, t.scalar}) + t.explicit_s;
+    t.total = std::max({t.mxu, t.vpu, t.eup, t.load, t.store, t.scalar}) + t.explicit_s;
     return t;
 }
 

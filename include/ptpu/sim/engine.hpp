@@ -61,6 +61,7 @@ struct live_dma {
     double tag = 0;    // transfer: its channel's virtual byte count at which it completes
     double begin = 0;  // end of the issue: the DMA exists
     std::int64_t bytes = 0;
+    double cost = 0;        // bytes the channel is charged: bytes plus its shape costs (far DMAs)
     std::uint64_t seq = 0;  // start order, the last tie-break
     std::uint32_t id = 0;
     std::uint32_t label = 0;
@@ -117,7 +118,7 @@ public:
     }
 
     // A transfer of `bytes` joins at time t; returns its tag.
-    double arrive(int s, std::int64_t bytes, double t, const std::vector<live_dma>& dmas) {
+    double arrive(int s, double bytes, double t, const std::vector<live_dma>& dmas) {
         if (slots_.empty()) {
             v_ = 0;  // restart the virtual clock: keeps it small and exact
             busy_since_ = t;
@@ -125,7 +126,7 @@ public:
             v_ += (t - t_last_) * share(slots_.size());
         }
         t_last_ = t;
-        const double tag = v_ + static_cast<double>(bytes);
+        const double tag = v_ + bytes;
         slots_.push_back(s);
         tags_.push_back(tag);
         if (first_ < 0 || tag < first_tag_ ||
@@ -287,6 +288,7 @@ public:
         for (auto& l : live_) l.reserve(32);
         const double onchip = onchip_bytes_per_s(c, opt.costs);
         channels_[0].set_bandwidth(c.hbm_bytes_per_s * c.dma_efficiency);
+        desc_bytes_ = c.dma_descriptor_s * c.hbm_bytes_per_s * c.dma_efficiency;
         channels_[1].set_bandwidth(onchip);
         channels_[2].set_bandwidth(onchip);
         res_.cores = cores;
@@ -601,6 +603,7 @@ private:
         d.tag = 0;
         d.begin = t;
         d.bytes = o.bytes;
+        d.cost = o.far ? hbm_cost(o) : static_cast<double>(o.bytes);
         d.seq = seq_++;
         d.id = o.dma;
         d.label = o.label;
@@ -617,6 +620,14 @@ private:
             ev_slot_ = s;
             ev_finish_ = false;
         }
+    }
+
+    // What a far DMA costs HBM, in bytes at B·η (docs/model.md, "DMA shape costs"): its bytes,
+    // `dma_run_cost_bytes` per contiguous run and the descriptor's `dma_descriptor_s`.
+    double hbm_cost(const op& o) const {
+        const double bytes = static_cast<double>(o.bytes);
+        const double runs = o.run == 0 ? 1.0 : std::ceil(bytes / o.run);
+        return bytes + runs * chip_.dma_run_cost_bytes + desc_bytes_;
     }
 
     void wait_dma(int c, const op& o) {
@@ -637,6 +648,7 @@ private:
         wait_slot_[c] = s;
         wait_label_[c] = o.label;
         wait_step_[c] = o.step;
+        wait_who_[c] = o.who <= max_operands ? o.who : 0;
     }
 
     void end_stream(int c) {
@@ -678,6 +690,7 @@ private:
         s.issue = res_.busy_issue[c];
         s.compute = res_.busy_compute[c];
         s.wait = res_.wait_dma[c];
+        s.wait_who = res_.wait_by_operand;
         s.hbm_busy = res_.hbm_busy_time;
         return s;
     }
@@ -778,6 +791,7 @@ private:
         cycle_sum_.issue -= s.issue;
         cycle_sum_.compute -= s.compute;
         cycle_sum_.wait -= s.wait;
+        for (std::size_t w = 0; w < s.wait_who.size(); ++w) cycle_sum_.wait_who[w] -= s.wait_who[w];
         cycle_sum_.hbm_busy -= s.hbm_busy;
         cycle_done_ = b.last_done != a.last_done;  // a DMA completed within the period
         replay_.clear();
@@ -850,7 +864,8 @@ private:
                 const op& y = e.batch[k];
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
                 same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && x.seconds == y.seconds &&
-                       x.bytes == y.bytes && x.far == y.far && x.label == y.label && x.step - s0 == y.step;
+                       x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
+                       x.label == y.label && x.step - s0 == y.step;
             }
             if (!same) {
                 mismatch = true;
@@ -918,7 +933,8 @@ private:
                 const op& y = cycle_[k];
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
                 if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || x.seconds != y.seconds ||
-                    x.bytes != y.bytes || x.far != y.far || x.label != y.label || x.step - step0 != y.step) {
+                    x.bytes != y.bytes || x.far != y.far || x.run != y.run || x.who != y.who ||
+                    x.label != y.label || x.step - step0 != y.step) {
                     whole = false;
                     break;
                 }
@@ -962,6 +978,7 @@ private:
         res_.busy_issue[c] += md * s.issue;
         res_.busy_compute[c] += md * s.compute;
         res_.wait_dma[c] += md * s.wait;
+        for (std::size_t w = 0; w < s.wait_who.size(); ++w) res_.wait_by_operand[w] += md * s.wait_who[w];
         res_.hbm_busy_time += md * s.hbm_busy;
         t_[c] += dt;
         if (cycle_done_) last_done_ += dt;
@@ -1006,6 +1023,7 @@ private:
             e.sum.issue += nd * s.issue;
             e.sum.compute += nd * s.compute;
             e.sum.wait += nd * s.wait;
+            for (std::size_t w = 0; w < s.wait_who.size(); ++w) e.sum.wait_who[w] += nd * s.wait_who[w];
             e.sum.hbm_busy += nd * s.hbm_busy;
         }
         valid_from_ = j - depth;
@@ -1019,7 +1037,7 @@ private:
             complete(s, t);  // never joins a channel
             return;
         }
-        d.tag = channels_[d.channel].arrive(s, d.bytes, t, dmas_);
+        d.tag = channels_[d.channel].arrive(s, d.cost, t, dmas_);
     }
 
     void finish(int s, double t) {
@@ -1051,10 +1069,12 @@ private:
             t_[c] = t;
             state_[c] = core_state::ready;
             res_.wait_dma[c] += t - begin;
+            res_.wait_by_operand[wait_who_[c]] += t - begin;
             if (opt_.per_step) {
                 step_times& row = res_.steps[static_cast<std::size_t>(row_[c])];
                 row.wait += t - begin;
                 row.end = t;
+                if (t > begin) row.waited_on |= std::uint32_t{1} << wait_who_[c];
             }
             if (opt_.timeline && t > begin)
                 res_.timeline.push_back({c, span::track::stream, op_kind::dma_wait, wait_label_[c],
@@ -1067,6 +1087,7 @@ private:
     }
 
     const chip& chip_;
+    double desc_bytes_ = 0;  // dma_descriptor_s as bytes at B·η
     int cores_;
     Source& src_;
     const options& opt_;
@@ -1085,6 +1106,7 @@ private:
     std::array<std::vector<std::int64_t>, 2> sem_val_;  // semaphore values per core
     std::array<std::uint32_t, 2> wait_label_{};
     std::array<std::uint32_t, 2> wait_step_{};
+    std::array<std::uint8_t, 2> wait_who_{};  // op::who of the DMA wait a core is blocked in
     std::array<int, 2> row_{-1, -1};               // current per-step row of each core
     std::unordered_map<std::uint64_t, int> rows_;  // (core, step) -> row, with per_step
     std::uint64_t seq_ = 0;

@@ -62,6 +62,9 @@ struct step_times {
     double compute = 0;
     double wait = 0;      ///< blocked on DMAs (DMA waits, DMA-semaphore waits)
     double sem_wait = 0;  ///< blocked on regular semaphores (signals of the other core)
+    /// Bit `who` (op::who) set for each DMA wait of the step that blocked: bit 1 + k operand k,
+    /// bit 0 a body copy (the operands waited on, report's print_steps).
+    std::uint32_t waited_on = 0;
 };
 
 /// Why a simulation could not go on: every unfinished core waits on a semaphore that nothing in
@@ -87,6 +90,9 @@ struct result {
     std::array<double, 2> busy_issue{};  ///< dma_issue_s per DMA start
     std::array<double, 2> busy_compute{};
     std::array<double, 2> wait_dma{};  ///< blocked in waits: exposed DMA time
+    /// wait_dma of both cores by the waits' op::who: [0] body copies and DMA semaphores, [1 + k]
+    /// operand k's pipeline DMAs (the report's per-operand exposed DMA).
+    std::array<double, max_operands + 1> wait_by_operand{};
     std::array<double, 2> wait_sem{};  ///< blocked on regular semaphores: the other core's signals
     std::int64_t hbm_bytes = 0;        ///< bytes of far DMAs
     std::int64_t onchip_bytes = 0;     ///< bytes of VMEM->VMEM DMAs

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -37,6 +38,7 @@ struct dma_snap {
 struct tally {
     std::int64_t ops = 0, dmas = 0, hbm_bytes = 0, onchip_bytes = 0, idle = 0;
     double overhead = 0, issue = 0, compute = 0, wait = 0, hbm_busy = 0;
+    std::array<double, max_operands + 1> wait_who{};  // wait by op::who
 };
 struct boundary {
     double t = 0;
@@ -62,11 +64,12 @@ inline std::uint64_t mix(std::uint64_t h, const op& o) {
     std::uint64_t x = static_cast<std::uint64_t>(o.kind) | std::uint64_t{o.far} << 8 |
                       std::uint64_t{o.dma} << 16 | static_cast<std::uint64_t>(o.bytes) << 40;
     x ^= std::bit_cast<std::uint64_t>(o.seconds) ^ (std::uint64_t{o.step} << 32 | o.label);
+    x ^= (std::uint64_t{o.who} << 9) ^ (std::uint64_t{o.run} << 24);
     return (h ^ x) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
 }
 inline bool same_op(const op& a, const op& b) {
     return a.kind == b.kind && a.dma == b.dma && a.seconds == b.seconds && a.bytes == b.bytes &&
-           a.far == b.far && a.label == b.label && a.step == b.step;
+           a.far == b.far && a.run == b.run && a.who == b.who && a.label == b.label && a.step == b.step;
 }
 
 // Boundary n of the history (numbers before the first recorded one exist after a skip).

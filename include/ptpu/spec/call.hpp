@@ -44,11 +44,24 @@ struct Array {
     static_assert(rank <= max_rank, PTPU_RULE_TEXT_V1_ARRAY_RANK);
 };
 
-/// One operand: its array type and its BlockSpec (default: the whole array in VMEM).
-template <class A, class Spec = BlockSpec<>>
+/// An operand's name in reports, traces and timelines: Arg<X, Spec, "weights">. At most 15
+/// characters; empty (the default) names it by position: in0, in1, …, out0, ….
+struct operand_name {
+    char text[16]{};
+    constexpr operand_name() = default;
+    template <std::size_t N>
+    constexpr operand_name(const char (&s)[N]) {  // NOLINT: implicit, so that "x" can be a template argument
+        static_assert(N <= 16, "ptpu[V1] Arg: an operand name has at most 15 characters");
+        for (std::size_t i = 0; i + 1 < N; ++i) text[i] = s[i];
+    }
+};
+
+/// One operand: its array type, its BlockSpec (default: the whole array in VMEM) and its name.
+template <class A, class Spec = BlockSpec<>, operand_name Name = operand_name{}>
 struct Arg {
     using array = A;
     using spec = Spec;
+    static constexpr operand_name name = Name;
 };
 
 /// The inputs and outputs of a call, in kernel-signature order (S46).

@@ -31,6 +31,7 @@ enum class map_issue : std::uint8_t { none, arity, not_tuple, wrong_rank };
 /// One input or output operand of a call, as data.
 struct operand_desc {
     operand_role role = operand_role::input;
+    char name[16]{};  ///< Arg's name ("": by position, in0 … out0 …)
     space_kind space = space_kind::vmem;
     dtype type = dtype::f32;
     int rank = 0;

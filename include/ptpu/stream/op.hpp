@@ -27,10 +27,16 @@ struct op {
     op_kind kind = op_kind::overhead;
     std::uint8_t core = 0;    ///< sem_signal: the core whose semaphore is signalled
     bool dma_sem = false;     ///< sem_wait: on a DMA semaphore (its stall is exposed DMA time)
+    /// dma_wait: 1 + the operand (inputs then outputs) whose pipeline DMA it waits on; 0: not a
+    /// pipeline operand's (a body's copy). The model attributes exposed DMA time by it.
+    std::uint8_t who = 0;
     std::uint32_t dma = 0;    ///< dma_start/dma_wait: the DMA's id, unique among a core's live DMAs
     double seconds = 0;       ///< overhead/compute: busy time of the core stream
     std::int64_t bytes = 0;   ///< dma_start: bytes moved (0: latency only); sem ops: the amount
     bool far = true;          ///< dma_start: one end is HBM (shares HBM); false: VMEM->VMEM
+    /// dma_start: bytes of each contiguous run (a row of a block cut from a wider array); 0: the
+    /// DMA is one run, or its runs are 64 KiB or longer (docs/model.md, "DMA shape costs").
+    std::uint16_t run = 0;
     std::uint32_t sem = 0;    ///< a semaphore number (>= 1); dma_start: 0, or the one it completes into
     std::uint32_t label = 0;  ///< opaque, passed back in the timeline (an index into the notes)
     std::uint32_t step = 0;   ///< opaque grid step number, passed back (per-step breakdown)
