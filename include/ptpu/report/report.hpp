@@ -79,7 +79,7 @@ struct report {
     std::vector<dma_note> notes;             ///< what each DMA span's label refers to
     std::vector<std::string> operand_names;  ///< "in0", "out0", … (exporters name DMAs with them)
     std::vector<operand_report> operands;    ///< per operand, in operand order
-    double body_exposed_dma = 0;             ///< exposed DMA of body copies (sync/async_copy)
+    double body_exposed_dma = 0;             ///< exposed DMA of body copies (sync/async_copy, inner pipelines)
     /// The operand whose DMAs the cores waited for longest ("" when no wait was exposed).
     std::string bound_operand;
     /// Advice on how the kernel uses the chip (e.g. one TensorCore of two), one line each.
