@@ -2,7 +2,7 @@
 // (inputs then outputs) with their block specs, buffer counts and lookahead flags, and how many
 // TensorCores its parallel dims may be split over. Both front ends describe pipelines this way:
 // pallas_call (the pipeline at a kernel's entry, spec/describe.hpp adds what only a call has)
-// and, later, emit_pipeline (a pipeline inside a body). Which buffer counts, lookahead and block
+// and emit_pipeline (a pipeline inside a body, call/emit_pipeline.hpp). Which buffer counts, lookahead and block
 // kinds a pipeline may use depends on the front end: see capabilities in spec/validate.hpp.
 #pragma once
 
