@@ -449,3 +449,46 @@ TEST(EmitPipeline, TimelineNamesThePipeline) {
     EXPECT_NE(trace.find("pipeline 1 op0 fetch (1, 0) slot 1"), std::string::npos);
     EXPECT_NE(trace.find("pipeline 1 op1 write (3, 0) slot 1"), std::string::npos);
 }
+
+// S54, no_pipelining: every step copies every input block in and every output block out,
+// blocking, in slot 0; the accumulating matmul still gives x @ y (A2).
+TEST(EmitPipeline, NoPipelining) {
+    using A = Array<float, 256, 256>;
+    using Mm = pallas_call<Grid<>, In<Arg<A, AnyFull>, Arg<A, AnyFull>>, Out<Arg<A, AnyFull>>,
+                           Scratch<vmem, float, 128, 128>, Chip<tpu::v5e>>;
+    host_array<A> x, y;
+    for (index_t i = 0; i < 256; ++i)
+        for (index_t j = 0; j < 256; ++j) x(i, j) = static_cast<float>((i + j) % 5 - 2), y(i, j) = static_cast<float>((i * j) % 3 - 1);
+    using XS = BlockSpec<Block<128, 128>, [](index_t i, index_t, index_t k) { return idx(i, k); }>;
+    using YS = BlockSpec<Block<128, 128>, [](index_t, index_t j, index_t k) { return idx(k, j); }>;
+    using OS = BlockSpec<Block<128, 128>, [](index_t i, index_t j, index_t) { return idx(i, j); }>;
+    std::vector<event> t;
+    auto [z, rep] = Mm{}(
+        [&](auto xh, auto yh, auto zh, auto acc) {
+            emit_pipeline(
+                [&](auto a, auto b, auto o) {
+                    if (pipeline_index(2) == 0) store(acc, zeros<float>(c<128>, c<128>));
+                    store(acc, load(acc) + dot(load(a), load(b)));
+                    store(o, load(acc));  // every step: the output goes out every step (S54)
+                },
+                {2, 2, 2}, in_specs<XS, YS>, out_specs<OS>, {.trace = &t, .no_pipelining = true})(xh, yh, zh);
+        },
+        x, y);
+    index_t ins = 0, outs = 0, other = 0;
+    for (const event& e : t) {
+        ins += e.kind == event_kind::sync_in;
+        outs += e.kind == event_kind::sync_out;
+        other += e.kind == event_kind::fetch || e.kind == event_kind::write || e.kind == event_kind::wait_in;
+        if (e.kind == event_kind::sync_in || e.kind == event_kind::sync_out) EXPECT_EQ(e.slot, 0);
+    }
+    EXPECT_EQ(ins, 16);   // both inputs, all 8 steps, even unchanged blocks
+    EXPECT_EQ(outs, 8);
+    EXPECT_EQ(other, 0);
+    EXPECT_EQ(rep.stats.inner_dmas, 24);
+    for (index_t i = 0; i < 256; ++i)
+        for (index_t j = 0; j < 256; ++j) {
+            float s = 0;
+            for (index_t k = 0; k < 256; ++k) s += x(i, k) * y(k, j);
+            ASSERT_EQ(z(i, j), s) << i << "," << j;
+        }
+}

@@ -78,6 +78,9 @@ struct pipeline_options {
     /// When set, the schedule's events of every invocation are appended here (the exact Pallas
     /// event order, §4's traces; events carry block steps and slots).
     std::vector<event>* trace = nullptr;
+    /// no_pipelining=True (S54), a debug mode: every step copies every input block in and every
+    /// output block out, blocking, in one slot; writes to an input window do not survive a step.
+    bool no_pipelining = false;
 };
 
 namespace detail {
@@ -345,6 +348,7 @@ public:
         p.grid_rank = static_cast<int>(G);
         p.n_in = static_cast<int>(sizeof...(I));
         p.n_out = static_cast<int>(sizeof...(O));
+        p.no_pipelining = opt_.no_pipelining;
         detail::inner_map_ctx mctx;
         mctx.rank = static_cast<int>(G);
         using ctx_t = std::conditional_t<sizeof...(Extra) == 0, void, std::tuple<Extra...>>;

@@ -146,6 +146,7 @@ constexpr void scan_pipeline(const pipeline_desc& c, const capabilities& caps, i
         info.problem = p;
         return;
     }
+    info.no_pipelining = c.no_pipelining;
     info.revisit_any_mask = 0;
     for (int i = 0; i < n_ops; ++i)
         if (c.ops[static_cast<std::size_t>(i)].revisit_any) info.revisit_any_mask |= 1u << i;

@@ -143,6 +143,8 @@ public:
             else
                 pout_[n_pout_++] = i;
         }
+        no_pipe_ = info.no_pipelining;
+        for (int i = 0; i < n_ops; ++i) windowed_[i] = info.ops[static_cast<std::size_t>(i)].windowed;
         done_ = n_ <= 0;  // S21: nothing at all without steps
     }
     /// Core `core`'s schedule of a call analyzed by analyze(), its change bits from pass 1.
@@ -163,7 +165,7 @@ public:
     /// for a pipeline with lookahead inputs (a fill depends on how far ahead earlier fills got),
     /// and once the pipeline has ended.
     [[nodiscard]] constexpr std::uint64_t shape() {
-        if (done_ || s_ == 0 || s_ > n_ - depth_ || s_ == n_ - 1 || has_lookahead_) return 0;
+        if (done_ || s_ == 0 || s_ > n_ - depth_ || s_ == n_ - 1 || has_lookahead_ || no_pipe_) return 0;
         // Away from those steps, every condition make_step() tests is changed(op, g) or
         // changed(op, g + 1) of a windowed operand, and changed(i, g + bc - 1) of an input with
         // bc > 2, combined with facts fixed for the operand (its buffer count, revisit_any).
@@ -271,6 +273,17 @@ private:
         const index_t s = s_;
         const index_t g = begin_ + s;
         if constexpr (!std::is_same_v<Changes, table_changes>) ch_.forget_before(g);
+        if (no_pipe_) {  // S54: every block in, the body, every block out; one slot, never advanced
+            put(out, event_kind::step, 0, 0, g, g);
+            for (int i = 0; i < n_in_; ++i)
+                if (windowed_[i]) put(out, event_kind::sync_in, i, 0, g, g);
+            put(out, event_kind::body, 0, 0, g, g);
+            for (int o = n_in_; o < n_ops_; ++o)
+                if (windowed_[o]) put(out, event_kind::sync_out, o, 0, g, g);
+            ++s_;
+            done_ = s_ == n_;
+            return;
+        }
         if (s == 0) {
             for (int i = 0; i < n_in_; ++i)  // S22.2: trivially-windowed inputs, once, before the prologue
                 if (trivial_[i]) put(out, event_kind::sync_in, i, 0, begin_, begin_);
@@ -360,6 +373,8 @@ private:
     bool revisit_any_[max_operands]{};
     bool lookahead_[max_operands]{};
     bool has_lookahead_ = false;
+    bool no_pipe_ = false;                 // S54
+    bool windowed_[max_operands]{};
     index_t nf_[max_operands]{};  // S32: the last step a lookahead fill considered (local)
     index_t cin_[max_operands]{}, win_[max_operands]{}, cout_[max_operands]{}, wout_[max_operands]{};
     index_t s_ = 0;

@@ -35,6 +35,7 @@ struct plan_info {
     index_t smem_bytes = 0;  ///< per core: prefetch + SMEM windows + SMEM scratch
     std::size_t events = 0;
     std::uint32_t revisit_any_mask = 0;  ///< bit i: operand i restores its block (S40)
+    bool no_pipelining = false;          ///< S54: blocking copies of every block, every step
 };
 
 }  // namespace ptpu

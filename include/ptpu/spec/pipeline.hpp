@@ -78,6 +78,9 @@ struct pipeline_desc {
     /// emit_pipeline's tiling option (S35, S38): DMA slices follow the array's memory tiles
     /// (S36), so a bounded_slice start must be tile-aligned (S38, checked by the planner).
     bool tiling = false;
+    /// emit_pipeline's no_pipelining debug mode (S54): every step copies every input block in and
+    /// every output block out, blocking, in one slot that never advances.
+    bool no_pipelining = false;
 
     [[nodiscard]] constexpr int n_ops() const { return n_in + n_out; }
     [[nodiscard]] constexpr index_t steps() const {
