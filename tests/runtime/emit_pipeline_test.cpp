@@ -479,7 +479,9 @@ TEST(EmitPipeline, NoPipelining) {
         ins += e.kind == event_kind::sync_in;
         outs += e.kind == event_kind::sync_out;
         other += e.kind == event_kind::fetch || e.kind == event_kind::write || e.kind == event_kind::wait_in;
-        if (e.kind == event_kind::sync_in || e.kind == event_kind::sync_out) EXPECT_EQ(e.slot, 0);
+        if (e.kind == event_kind::sync_in || e.kind == event_kind::sync_out) {
+            EXPECT_EQ(e.slot, 0);
+        }
     }
     EXPECT_EQ(ins, 16);   // both inputs, all 8 steps, even unchanged blocks
     EXPECT_EQ(outs, 8);
