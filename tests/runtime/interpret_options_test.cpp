@@ -118,10 +118,12 @@ TEST(InterpretOptions, ScratchStartsAsPoison) {
     for (std::int32_t v : p.i) ASSERT_EQ(v, INT_MIN);
     for (std::int32_t v : p.s) ASSERT_EQ(v, INT_MIN);
     for (bool v : p.b) ASSERT_TRUE(v);
-    // Without it, fresh memory is all 0xff bytes: NaN for floats, -1 for ints.
+    // Without it, fresh memory is all 0xff bytes: NaN for floats, -1 for ints; bools are true
+    // (a host bool may hold nothing else: reading 0xff as bool is undefined behaviour).
     const scratch_seen d = first_scratch({});
     for (float v : d.f) ASSERT_TRUE(std::isnan(v));
     for (std::int32_t v : d.i) ASSERT_EQ(v, -1);
+    for (bool v : d.b) ASSERT_TRUE(v);
 }
 
 TEST(InterpretOptions, PoisonChangesNoResult) {

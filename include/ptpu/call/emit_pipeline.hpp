@@ -252,7 +252,11 @@ struct inner_run {
             for (int k = 0; k < op.buffers; ++k) {
                 std::byte* slot = a.bytes.data() + static_cast<std::ptrdiff_t>(at);
                 a.mem.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] = slot;
-                if (outer.poison_buffers) fill_poison(slot, op.block_bytes / itemsize(p.ops[static_cast<std::size_t>(i)].type), p.ops[static_cast<std::size_t>(i)].type);
+                const dtype t = p.ops[static_cast<std::size_t>(i)].type;
+                if (outer.poison_buffers)
+                    fill_poison(slot, op.block_bytes / itemsize(t), t);
+                else if (t == dtype::boolean)  // a host bool must hold 0 or 1: garbage is true
+                    std::memset(slot, 0x01, static_cast<std::size_t>(op.block_bytes));
                 at += align_up(op.block_bytes, 64);
             }
             for (int d = 0; d < p.ops[static_cast<std::size_t>(i)].rank; ++d)  // (the runner updates varying ones)

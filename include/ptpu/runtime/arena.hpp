@@ -114,7 +114,7 @@ inline void fill_poison(std::byte* p, index_t elems, dtype t) {
 
 /// Lays out one core's memories in `arena` (layout.arena_bytes long) as `layout` says: fresh
 /// memory is garbage on a TPU (S57), so it is poisoned: all bytes 0xff (NaN for floats, -1 for
-/// ints), or with `poison` interpret mode's typed poison (fill_poison) in every window slot and
+/// ints; bools true, the only garbage a host bool may hold), or with `poison` interpret mode's typed poison (fill_poison) in every window slot and
 /// scratch buffer, and in the padding of every edge block copied in (core_memory::poison_padding
 /// gives `poison_padding`); semaphores start at zero; the scalar-prefetch operands are copied
 /// into SMEM first (S51).
@@ -130,7 +130,10 @@ inline void place(core_memory& m, std::byte* arena, const call_desc& c, const pl
         for (int k = 0; k < info.ops[u].buffers; ++k) {
             std::byte* slot = arena + layout.slot_at[u][static_cast<std::size_t>(k)];
             m.slots[u][static_cast<std::size_t>(k)] = slot;
-            if (poison) fill_poison(slot, info.ops[u].slot_bytes / itemsize(o.type), o.type);
+            if (poison)
+                fill_poison(slot, info.ops[u].slot_bytes / itemsize(o.type), o.type);
+            else if (o.type == dtype::boolean)  // a host bool must hold 0 or 1: garbage is true
+                std::memset(slot, 0x01, static_cast<std::size_t>(info.ops[u].slot_bytes));
         }
     }
     for (int k = 0; k < c.n_scratch; ++k) {
@@ -141,6 +144,8 @@ inline void place(core_memory& m, std::byte* arena, const call_desc& c, const pl
             std::memset(m.scratch[u], 0, static_cast<std::size_t>(s.elems() * itemsize(s.type)));
         else if (poison)  // a bool takes its memref's 4 bytes (layout_of): all of them true
             fill_poison(m.scratch[u], s.elems() * itemsize(memref_dtype(s.type)) / itemsize(s.type), s.type);
+        else if (s.type == dtype::boolean)  // a host bool must hold 0 or 1: garbage is true
+            std::memset(m.scratch[u], 0x01, static_cast<std::size_t>(s.elems() * itemsize(memref_dtype(s.type))));
     }
     for (int k = 0; k < c.n_prefetch; ++k) {
         const auto u = static_cast<std::size_t>(k);
