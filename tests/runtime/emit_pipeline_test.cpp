@@ -199,7 +199,28 @@ TEST(EmitPipeline, A11PartitionTable) {
     EXPECT_EQ(p.offset[1], 4);
     EXPECT_EQ(p.grid[1], 3);
     const index_t g4[] = {4};
-    EXPECT_THROW(detail::partition_grid(g4, 1, {arbitrary}, 0, 2), error);
+    auto rule_of = [](auto&& f) {
+        try {
+            f();
+        } catch (const error& e) {
+            return e.rule();
+        }
+        return std::string("none");
+    };
+    EXPECT_EQ(rule_of([&] { (void)detail::partition_grid(g4, 1, {arbitrary}, 0, 2); }), "32");  // no parallel dim
+    EXPECT_EQ(rule_of([&] { (void)detail::partition_grid(g4, 1, {}, 0, 2); }), "32");           // semantics length
+    // Inner-pipeline queries outside an emit_pipeline body are 22.
+    const host_array<X> x = ramp();
+    EXPECT_EQ(rule_of([&] { (void)Outer{}([](auto, auto) { (void)pipeline_index(0); }, x); }), "22");
+    EXPECT_EQ(rule_of([&] {
+                  (void)Outer{}(
+                      [](auto xh, auto oh) {
+                          emit_pipeline([](auto i, auto o) { store(o, load(i)); (void)pipeline_index(1); }, {4},
+                                        in_specs<Rows>, out_specs<Rows>)(xh, oh);
+                      },
+                      x);
+              }),
+              "22");  // an axis the inner grid does not have
 }
 
 // 24: the inner windows take VMEM from what the core has left.
