@@ -114,7 +114,7 @@ template <int = 0>
     for (int core = 0; core < pinfo.cores; ++core)
         place(mem[static_cast<std::size_t>(core)], lease.get(core, static_cast<std::size_t>(layout.arena_bytes)), desc,
               pinfo, layout, prefetch, opt.poison_buffers,
-              opt.poison_buffers || opt.out_of_bounds_reads == oob_reads::uninitialized);
+              opt.poison_buffers || opt.out_of_bounds_reads == oob_reads::uninitialized, !opt.timing_only);
 
     bool semaphores = false;
     for (int s = 0; s < desc.n_scratch; ++s)

@@ -118,18 +118,26 @@ inline void fill_poison(std::byte* p, index_t elems, dtype t) {
 /// scratch buffer, and in the padding of every edge block copied in (core_memory::poison_padding
 /// gives `poison_padding`); semaphores start at zero; the scalar-prefetch operands are copied
 /// into SMEM first (S51).
+///
+/// `vector_data` false (a timing-only run without interpret-mode poison): no vector data moves
+/// and no op reads VMEM values, so the VMEM windows and scratch are not filled: filling them cost
+/// a predicted call about 1 ms per 10 MB of windows, more than the rest of a short run. Their
+/// bytes stay what the reused arena held (zero, or an earlier call's data: determinate, never
+/// read as values); SMEM and semaphores, which scalar code reads, are filled as always.
 inline void place(core_memory& m, std::byte* arena, const call_desc& c, const plan_info& info,
                   const memory_layout& layout, const std::array<const void*, max_operands>& prefetch,
-                  bool poison = false, bool poison_padding = false) {
+                  bool poison = false, bool poison_padding = false, bool vector_data = true) {
     m.arena = arena;
     m.poison_padding = poison_padding;
-    std::memset(arena, 0xff, static_cast<std::size_t>(layout.arena_bytes));
+    if (vector_data || poison) std::memset(arena, 0xff, static_cast<std::size_t>(layout.arena_bytes));
     for (int i = 0; i < c.n_ops(); ++i) {
         const auto u = static_cast<std::size_t>(i);
         const operand_desc& o = c.ops[u];
         for (int k = 0; k < info.ops[u].buffers; ++k) {
             std::byte* slot = arena + layout.slot_at[u][static_cast<std::size_t>(k)];
             m.slots[u][static_cast<std::size_t>(k)] = slot;
+            if (!vector_data && !poison && o.space != space_kind::vmem)
+                std::memset(slot, 0xff, static_cast<std::size_t>(info.ops[u].slot_bytes));
             if (poison)
                 fill_poison(slot, info.ops[u].slot_bytes / itemsize(o.type), o.type);
             else if (o.type == dtype::boolean)  // a host bool must hold 0 or 1: garbage is true
@@ -140,6 +148,8 @@ inline void place(core_memory& m, std::byte* arena, const call_desc& c, const pl
         const auto u = static_cast<std::size_t>(k);
         const scratch_desc& s = c.scratch[u];
         m.scratch[u] = arena + layout.scratch_at[u];
+        if (!vector_data && !poison && s.space != space_kind::vmem && s.space != space_kind::semaphore)
+            std::memset(m.scratch[u], 0xff, static_cast<std::size_t>(s.elems() * itemsize(memref_dtype(s.type))));
         if (s.space == space_kind::semaphore)
             std::memset(m.scratch[u], 0, static_cast<std::size_t>(s.elems() * itemsize(s.type)));
         else if (poison)  // a bool takes its memref's 4 bytes (layout_of): all of them true
