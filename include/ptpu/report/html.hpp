@@ -141,6 +141,14 @@ inline std::string html_time(double s) {
     return fixed(us / 1e3, us < 10000 ? 2 : 1) + " ms";
 }
 
+/// An axis label: as many decimals as the tick step needs ("0", "50 µs", "2.5 µs", "1.2 ms").
+inline std::string tick_label(double t, double step) {
+    const bool ms = step >= 1e-4;
+    const double v = ms ? t * 1e3 : t * 1e6, st = ms ? step * 1e3 : step * 1e6;
+    if (t == 0) return "0";
+    return fixed(v, st >= 1 ? 0 : st >= 0.1 ? 1 : 2) + (ms ? " ms" : " µs");
+}
+
 inline std::string html_ratio(double x) { return fixed(x, x < 10 ? 2 : 1) + "×"; }
 
 inline double vmem_high_water(const report& r) {
@@ -204,7 +212,7 @@ inline std::string bar_chart(const html_kernel& k, const std::vector<std::size_t
     for (double t = 0; t <= axis_max * (1 + 1e-9); t += tick)
         o << "<line x1=\"" << fixed(x(t), 1) << "\" y1=\"" << top - 4 << "\" x2=\"" << fixed(x(t), 1) << "\" y2=\""
           << height - axis_h + 4 << "\" class=\"grid\"/><text x=\"" << fixed(x(t), 1) << "\" y=\"" << height - 10
-          << "\" text-anchor=\"middle\" class=\"tick\">" << html_escape(html_time(t)) << "</text>\n";
+          << "\" text-anchor=\"middle\" class=\"tick\">" << html_escape(tick_label(t, tick)) << "</text>\n";
     for (std::size_t row = 0; row < order.size(); ++row) {
         const std::size_t i = order[row];
         const report& r = k.configs[i].result;
