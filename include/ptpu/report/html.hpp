@@ -303,7 +303,8 @@ figure.timeline{margin:0;border:1px solid var(--line);border-radius:6px;padding:
 figure.timeline.wide{grid-column:1/-1;cursor:zoom-out}
 figure.timeline svg{width:100%;height:auto;display:block}
 figure.timeline figcaption{font-weight:600;margin:0 0 6px}
-ul.notes,ul.rejected{margin:4px 0;padding-left:20px;color:var(--muted)}
+p.note{margin:8px 0 0;color:var(--muted)}
+ul.rejected{margin:4px 0;padding-left:20px;color:var(--muted)}
 code{font-family:"DejaVu Sans Mono",monospace;font-size:13px}
 a{color:var(--accent)}
 footer{padding:0 32px 28px;color:var(--muted);font-size:13px}
@@ -395,15 +396,11 @@ inline std::string to_html(const std::vector<html_kernel>& kernels, const html_o
             o << "</tr>\n";
         }
         o << "</table>\n";
+        for (const std::string& n : k.notes) o << "<p class=\"note\">" << html_escape(n) << "</p>\n";
         if (!k.rejected.empty()) {
             o << "<p>Not run: rejected before any byte moved, by the rule named:</p>\n<ul class=\"rejected\">";
             for (const auto& [name, why] : k.rejected)
                 o << "<li><code>" << html_escape(name) << "</code>: " << html_escape(why) << "</li>";
-            o << "</ul>\n";
-        }
-        if (!k.notes.empty()) {
-            o << "<ul class=\"notes\">";
-            for (const std::string& n : k.notes) o << "<li>" << html_escape(n) << "</li>";
             o << "</ul>\n";
         }
 
