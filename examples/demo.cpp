@@ -377,7 +377,7 @@ int main(int argc, char** argv) {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cout << "\nWrote " << page << " and " << traces << " Perfetto traces into "
               << std::filesystem::absolute(out).lexically_normal().string() << "/ (open index.html in a browser; "
-              << "no network needed) in " << std::setprecision(1) << secs << " s\n";
+              << "no network needed) in " << std::fixed << std::setprecision(1) << secs << " s\n";
     if (!ok) std::cout << "numerics: MISMATCH (see above)\n";
     return ok ? 0 : 1;
 }
