@@ -195,7 +195,12 @@ inline constexpr const char* c_semaphore = "#8e44ad";
 /// The stacked bars, one per configuration in rank order.
 inline std::string bar_chart(const html_kernel& k, const std::vector<std::size_t>& order, std::size_t best,
                              std::size_t id, bool any_semaphore) {
-    const int label_w = 330, plot_w = 520, value_w = 140, row_h = 26, top = 8, axis_h = 30;
+    // The label column fits the longest label (about 7.5 px a character at 13 px; "★ " and
+    // " (default)" included), so no name is cut.
+    std::size_t chars = 0;
+    for (const html_config& c : k.configs) chars = std::max(chars, c.name.size());
+    const int label_w = std::clamp(static_cast<int>(static_cast<double>(chars + 12) * 7.5) + 10, 200, 560);
+    const int plot_w = 520, value_w = 140, row_h = 26, top = 8, axis_h = 30;
     const int width = label_w + plot_w + value_w;
     const int height = top + static_cast<int>(order.size()) * row_h + axis_h;
     double t_max = 0;
@@ -292,7 +297,7 @@ table.ranked tr.best td{background:#eefaf0;font-weight:600}
 table.ranked tr.default td{background:#fff8e6}
 .tag{display:inline-block;font-size:11px;font-weight:700;padding:0 6px;border-radius:8px;margin-left:6px;vertical-align:1px}
 .tag.best{background:#2e8b57;color:#fff}.tag.default{background:#c98a00;color:#fff}
-svg.bars{width:100%;max-width:1000px;height:auto;display:block}
+svg.bars{width:100%;max-width:1200px;height:auto;display:block}
 svg.bars .label{font-size:13px;fill:var(--ink)}svg.bars .best .label{font-weight:700}
 svg.bars .value{font-size:12px;fill:var(--muted)}svg.bars .tick{font-size:11px;fill:var(--muted)}
 svg.bars .grid{stroke:#e6e9ef}
