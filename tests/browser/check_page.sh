@@ -5,6 +5,7 @@
 # not blank (much larger than the screenshot of an empty page of the same size).
 #
 #   check_page.sh --demo DEMO_EXE WORKDIR [MIN_KERNELS]   runs the demo into WORKDIR/out first
+#                                                          (and checks it says where it wrote)
 #   check_page.sh --page PAGE.html WORKDIR [MIN_KERNELS]
 #
 # Exit 0: ok; 77: no chromium (ctest SKIP_RETURN_CODE); anything else: a failure, said as FAIL:.
@@ -14,9 +15,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 [ $# -ge 3 ] || { echo "usage: $0 --demo EXE|--page PAGE WORKDIR [MIN_KERNELS]" >&2; exit 2; }
 mode=$1 arg=$2 work=$3 min_kernels=${4:-1}
 
-browser=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$browser" ]; then
-    echo "SKIP: chromium is not installed (tools/deps.sh installs it)"
+# PTPU_BROWSER: another Chromium binary (or a missing one, to see the skip).
+browser=${PTPU_BROWSER:-$(command -v chromium || command -v chromium-browser || true)}
+if [ -z "$browser" ] || [ ! -x "$browser" ]; then
+    echo "SKIP: chromium is not installed (tools/test installs it: tools/deps.sh, ptpu_test_packages)"
     exit 77
 fi
 
