@@ -51,8 +51,9 @@ struct html_options {
 
 /// Where a configuration's predicted time goes, on the TensorCore that finishes last. The parts
 /// sum to report::device_time: a core's stream is never idle, so its time is overhead + DMA
-/// issue + compute + exposed DMA + semaphore stall (the engine's identity); what the device
-/// spends after that core's last op (DMAs still in flight) counts as exposed DMA.
+/// issue + compute + exposed DMA + semaphore stall (the engine's identity, sim/result.hpp); what
+/// the device spends after that core's last op (dangling DMAs still in flight) counts as exposed
+/// DMA.
 struct time_split {
     int core = 0;
     double compute = 0;
