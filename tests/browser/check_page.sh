@@ -36,10 +36,11 @@ esac
 dir=$(cd "$(dirname "$page")" && pwd)
 url="file://$dir/$(basename "$page")"
 
-# Offline by construction: nothing to fetch (no src=, no <link>, no @import, no url(...)), and
-# every relative href is a file next to the page.
-if grep -Eiq '<link|<img|<iframe|[[:space:]]src=|@import|url\(' "$page"; then
-    fail "the page loads an external resource: $(grep -Eio '<link[^>]*|<img[^>]*|<iframe[^>]*|[[:space:]]src=[^ >]*|@import[^;]*|url\([^)]*' "$page" | head -3)"
+# Offline by construction: nothing to fetch (no src=, no <link>, no @import, no url() of another
+# document; url(#id) within the page is fine), and every relative href is a file next to the page.
+external='<link|<img|<iframe|[[:space:]]src=|@import|url\(["'"'"']?[^#"'"'"' )]'
+if grep -Eiq "$external" "$page"; then
+    fail "the page loads an external resource: $(grep -Eio "$external[^>]*" "$page" | head -3)"
 fi
 links=0
 while IFS= read -r href; do
