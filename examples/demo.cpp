@@ -1,26 +1,148 @@
-// ptpu's demo: one fused-MLP kernel (the calibration example of tpu-model.md §2), written once,
-// checked at compile time, run on real data, and predicted under several pipelining
-// configurations and chips, ranked by predicted device time. Writes a Perfetto trace and an SVG
-// timeline of the fastest configuration. The configurations are generated from a compile-time
-// space (sweep/static_space.hpp) and ranked with sweep/space.hpp.
+// ptpu's demo: which pipelining configuration should a kernel use on which chip, and why. Three
+// kernels (a fused MLP, a blocked matmul with an accumulator, a megacore elementwise add), each
+// written once as a generic body, are planned, run on real data (the result checked against a
+// float64 reference for every configuration) and predicted under several configurations, then
+// ranked by predicted device time. Prints a table per kernel and writes one HTML page that opens
+// offline (bars of where the time goes, the timelines of the best and the default configuration)
+// with a Perfetto trace per configuration next to it.
+//
+// The configurations are run-time values of one dynamic_call per kernel (call/dynamic.hpp), so a
+// configuration costs no template instantiation (this file compiles in about the time of one
+// static kernel); each is checked by the same planner as a static pallas_call, and a rejected
+// one is reported with its rule id.
+//
+//     demo [--out DIR]     (default: ptpu_demo_out under the current directory)
 #include <ptpu/ptpu.hpp>
-#include <ptpu/sweep/space.hpp>
-#include <ptpu/sweep/static_space.hpp>
+#include <ptpu/report/html.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace ptpu;
 
-constexpr index_t E = 1152, H = 6912, T = 256, bt = 128;
+namespace {
 
-// The kernel body: a gated MLP, y = (SiLU(x Wg) * (x Wu)) Wd, accumulated over H blocks.
+using F2 = Operand<float, 2>;
+
+// ---- running a list of configurations ----------------------------------------------------------
+
+// One kernel's comparison: each configuration runs through `run`, which plans it, runs it (on data
+// when it checks numerics) and returns its report and the error it measured against the
+// reference; a rule that rejects a configuration is reported with its id, not skipped silently.
+struct comparison {
+    html_kernel page;
+    double worst_error = 0;  // over the configurations run on data
+    int checked = 0;
+};
+
+template <class Point>
+comparison compare(std::string title, std::string summary, const std::vector<Point>& points,
+                   std::size_t default_point, std::string (*name)(const Point&),
+                   const std::function<std::pair<report, double>(const Point&)>& run) {
+    comparison out;
+    out.page.title = std::move(title);
+    out.page.summary = std::move(summary);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        try {
+            auto [rep, err] = run(points[i]);
+            if (i == default_point) out.page.default_config = out.page.configs.size();
+            out.page.configs.push_back({name(points[i]), std::move(rep)});
+            if (err >= 0) out.worst_error = std::max(out.worst_error, err), ++out.checked;
+        } catch (const error& e) {
+            if (i == default_point) throw;  // the default must run: speedups are measured against it
+            out.page.rejected.emplace_back(name(points[i]), e.what());
+        }
+    }
+    return out;
+}
+
+// The console table: ranked best first, what bounds each configuration, the gain over the default.
+void print(const comparison& c, double tolerance) {
+    const html_kernel& k = c.page;
+    const std::vector<std::size_t> order = rank_order(k);
+    const report& d = k.configs[k.default_config].result;
+    std::size_t w = 13;
+    for (const html_config& x : k.configs) w = std::max(w, x.name.size() + 10);
+    std::cout << "\n== " << k.title << " ==\n" << k.summary << "\n\n"
+              << "  rank  " << std::left << std::setw(static_cast<int>(w)) << "configuration" << std::right
+              << "     time  vs default  bound by       exposed DMA  overhead    VMEM    MXU\n";
+    for (std::size_t r = 0; r < order.size(); ++r) {
+        const html_config& x = k.configs[order[r]];
+        const time_split s = split_time(x.result);
+        const double t = x.result.device_time;
+        index_t vmem = 0;
+        for (const core_report& cr : x.result.core) vmem = std::max(vmem, cr.vmem_high_water);
+        std::string name = x.name;
+        if (order[r] == best_of(k)) name += "  [best]";
+        if (order[r] == k.default_config) name += "  [default]";
+        std::cout << "  " << std::setw(4) << r + 1 << "  " << std::left << std::setw(static_cast<int>(w)) << name
+                  << std::right << std::fixed << std::setprecision(1) << std::setw(7) << t * 1e6 << " us"
+                  << std::setprecision(2) << std::setw(11) << d.device_time / t << "x  " << std::left
+                  << std::setw(14) << x.result.bound << std::right << std::setprecision(1) << std::setw(10)
+                  << s.exposed_dma / t * 100 << "%" << std::setw(9) << s.overhead / t * 100 << "%" << std::setw(6)
+                  << static_cast<double>(vmem) / (1 << 20) << " MiB" << std::setprecision(0) << std::setw(5)
+                  << x.result.mxu_utilization * 100 << "%\n";
+    }
+    for (const auto& [name, why] : k.rejected) std::cout << "  rejected  " << name << ": " << why << "\n";
+    for (const std::string& n : k.notes) std::cout << "  " << n << "\n";
+    const html_config& b = k.configs[best_of(k)];
+    std::cout << "  best: " << b.name << " at " << std::setprecision(1) << b.result.device_time * 1e6 << " us, "
+              << std::setprecision(2) << d.device_time / b.result.device_time << "x faster than the default ("
+              << k.configs[k.default_config].name << "); bound by " << b.result.bound << "\n";
+    if (c.worst_error > tolerance) std::cout << "  NUMERICS MISMATCH\n";
+}
+
+// Inputs that are not all alike: smooth functions of the flat index.
+std::vector<float> wave(std::size_t n, float freq, float scale, float phase = 0) {
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = scale * std::sin(freq * static_cast<float>(i) + phase);
+    return v;
+}
+
+// A DEFAULT-precision TPU matmul rounds its inputs to bf16; the references do the same.
+std::vector<double> rounded(const std::vector<float>& v) {
+    std::vector<double> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<float>(bf16(v[i]));
+    return out;
+}
+std::string sci(double v) {
+    std::ostringstream o;
+    o << std::scientific << std::setprecision(1) << v;
+    return o.str();
+}
+// Normwise: the largest difference over the largest reference value (elementwise ratios would
+// be dominated by the values near zero).
+struct error_norm {
+    double diff = 0, scale = 0;
+    void add(double ref, double got) {
+        diff = std::max(diff, std::abs(ref - got));
+        scale = std::max(scale, std::abs(ref));
+    }
+    [[nodiscard]] double relative() const { return scale > 0 ? diff / scale : diff; }
+};
+
+std::string chip_label(const chip& c) {
+    // TPU generations are called v4 ... v6e, then 7x (its preset is named v7x).
+    const std::string n = std::string(c.name) == "v7x" ? "7x" : c.name;
+    return n + std::string(5 - std::min<std::size_t>(n.size(), 4), ' ');
+}
+
+// ---- kernel 1: the fused MLP (the calibration example of tpu-model.md §2) ----------------------
+
+constexpr index_t E = 1152, H = 6912, T = 256, bt = 128;
+constexpr index_t H_data = 1536;  // the problem run on data per configuration (every block_h divides it)
+
+// y = (SiLU(x Wg) * (x Wu)) Wd, accumulated over H blocks.
 constexpr auto mlp = [](auto x, auto wg, auto wu, auto wd, auto o) {
     const auto xv = load(x);
     const auto g = dot(xv, load(wg));
@@ -28,135 +150,234 @@ constexpr auto mlp = [](auto x, auto wg, auto wu, auto wd, auto o) {
     store(o, program_id(1) == 0 ? y : load(o) + y);
 };
 
-// The index maps over the (row block i, H block j) grid: x and y by rows, the weights by H.
-// (Named rather than written inside Mlp: g++ 12 mis-instantiates lambdas in an alias template
-// whose arguments are dependent, as in mlp_config below.)
-constexpr auto by_row = [](auto i, auto) { return idx(i, 0); };
-constexpr auto by_h_col = [](auto, auto j) { return idx(0, j); };
-constexpr auto by_h_row = [](auto, auto j) { return idx(j, 0); };
+using Mlp = dynamic_call<In<F2, F2, F2, F2>, Out<F2>>;
 
-// One configuration: H block size, weight buffer count, chip.
-template <index_t BH, int BC, chip C, index_t TT = T, index_t HH = H>
-using Mlp = pallas_call<Grid<TT / bt, HH / BH>, Semantics<parallel, arbitrary>, Chip<C>,
-                        In<Arg<Array<float, TT, E>, BlockSpec<Block<bt, E>, by_row>>,
-                           Arg<Array<float, E, HH>, BlockSpec<Block<E, BH>, by_h_col, Buffered<BC>>>,
-                           Arg<Array<float, E, HH>, BlockSpec<Block<E, BH>, by_h_col, Buffered<BC>>>,
-                           Arg<Array<float, HH, E>, BlockSpec<Block<BH, E>, by_h_row, Buffered<BC>>>>,
-                        Out<Arg<Array<float, TT, E>, BlockSpec<Block<bt, E>, by_row>>>>;
-
-// The schedule is a constant: each weight block is fetched once per step, x and y once per row.
-static_assert(Mlp<384, 2, tpu::v5e>::dma_count(1) == 36 && Mlp<384, 2, tpu::v5e>::dma_count(0) == 2);
-// VMEM is checked against the chip: Mlp<768, 2, tpu::v5e> would not compile (check 24: 2 x 3 x
-// 3.5 MB of weight windows exceed v5e's 16 MiB scoped limit); on v6e (32 MiB) it fits.
-static_assert(Mlp<768, 2, tpu::v6e>::info.vmem_bytes > 16 * (1 << 20));
-
-// One point of the comparison, from the axes' types: H block size, weight buffer count, chip.
-// The partial specialization deduces the values (g++ 12 crashes on `Chip::value`, a class-type
-// value, as a dependent template argument).
-template <class BlockH, class Buffers, class Chip>
-struct mlp_config;
-template <index_t BH, int BC, chip C>
-struct mlp_config<sweep::value_t<BH>, sweep::value_t<BC>, sweep::value_t<C>> {
-    using call = Mlp<BH, BC, C>;
-    static std::string name() {
-        const chip& c = C;
-        // TPU generations are called v4 ... v6e, then 7x (its preset is named v7x).
-        const std::string label = std::string(c.name) == "v7x" ? "7x" : c.name;
-        std::string n = label + std::string(5 - label.size(), ' ') + "block_h " + std::to_string(BH) +
-                        "  Buffered<" + std::to_string(BC) + ">";
-        if (c.pallas_cores() > 1) n += " (" + std::to_string(c.pallas_cores()) + " cores)";
-        return n;
-    }
+struct mlp_point {
+    index_t block_h;
+    int buffers;
+    const chip* hw;
 };
 
-// The configurations compared: on v5e the measured one (block_h 384, Buffered<2>) and its
-// neighbours (smaller blocks; single buffering, which lets block_h 768 fit 16 MiB), on v6e the
-// larger block its 32 MiB allow, and the measured one on v5p and 7x.
-constexpr auto configurations = sweep::join(
-    sweep::product(sweep::values<index_t{128}, index_t{384}>, sweep::values<2>, sweep::values<tpu::v5e>),
-    sweep::product(sweep::values<index_t{384}, index_t{768}>, sweep::values<1>, sweep::values<tpu::v5e>),
-    sweep::product(sweep::values<index_t{384}, index_t{768}>, sweep::values<2>, sweep::values<tpu::v6e>),
-    sweep::product(sweep::values<index_t{384}>, sweep::values<2>, sweep::values<tpu::v5p, tpu::v7x>));
-static_assert(sweep::size(configurations) == 8);
+Mlp mlp_call(const mlp_point& p, index_t h) {
+    Mlp c;
+    c.grid = {T / bt, h / p.block_h};
+    c.semantics = {parallel, arbitrary};
+    c.chip = *p.hw;
+    const auto by_row = [](index_t i, index_t) { return idx(i, 0); };
+    c.in[0] = c.out[0] = {.shape = {T, E}, .block = {bt, E}, .index_map = by_row};
+    // The weights by H block, each Buffered<buffers>.
+    c.in[1] = c.in[2] = {.shape = {E, h}, .block = {E, p.block_h},
+                         .index_map = [](index_t, index_t j) { return idx(0, j); }, .buffer_count = p.buffers};
+    c.in[3] = {.shape = {h, E}, .block = {p.block_h, E},
+               .index_map = [](index_t, index_t j) { return idx(j, 0); }, .buffer_count = p.buffers};
+    c.options.timeline = true;
+    return c;
+}
 
-struct row {
-    std::string name;
-    report r;
-};
+std::string mlp_name(const mlp_point& p) {
+    std::string n = chip_label(*p.hw) + "block_h " + std::to_string(p.block_h) + "  Buffered<" +
+                    std::to_string(p.buffers) + ">";
+    if (p.hw->pallas_cores() > 1) n += " (" + std::to_string(p.hw->pallas_cores()) + " cores)";
+    return n;
+}
 
-int main() {
-    std::cout << "ptpu demo\n\nChip presets (per TensorCore; tpu-model.md):\n";
-    for (const chip* c : tpu::all_presets)
-        std::cout << "  " << std::left << std::setw(4) << c->name << std::right << std::setw(2)
-                  << c->cores_per_chip << " TC" << (c->megacore ? " megacore" : "         ") << "  VMEM "
-                  << std::setw(3) << (c->vmem_bytes >> 20) << " MiB  HBM " << std::setw(5)
-                  << c->hbm_bytes_per_s / 1e9 << " GB/s  bf16 " << std::setw(5) << c->peak_bf16_flops / 1e12
-                  << " TFLOP/s\n";
-
-    // 1. Real execution on a smaller problem (H = 768): the result against a reference.
-    {
-        constexpr index_t h = 768;
-        host_array<Array<float, T, E>> x;
-        host_array<Array<float, E, h>> wg, wu;
-        host_array<Array<float, h, E>> wd;
-        for (std::size_t i = 0; i < x.size(); ++i) x.vector()[i] = std::sin(0.001f * static_cast<float>(i));
-        for (std::size_t i = 0; i < wg.size(); ++i) {
-            wg.vector()[i] = 0.01f * std::cos(0.003f * static_cast<float>(i));
-            wu.vector()[i] = 0.01f * std::sin(0.002f * static_cast<float>(i));
-            wd.vector()[i] = 0.01f * std::cos(0.005f * static_cast<float>(i));
-        }
-        using Small = Mlp<384, 2, tpu::v5e, T, h>;
-        auto [y, rep] = Small{}(mlp, x, wg, wu, wd);
-        // Reference in double, inputs rounded to bf16 as a DEFAULT-precision TPU matmul does.
-        auto b = [](float v) { return static_cast<double>(static_cast<float>(bf16(v))); };
-        double worst = 0;
-        for (index_t t = 0; t < T; t += 17)
-            for (index_t e = 0; e < E; e += 97) {
-                double acc = 0;
-                for (index_t k = 0; k < h; ++k) {
-                    double g = 0, u = 0;
-                    for (index_t c = 0; c < E; ++c) {
-                        g += b(x(t, c)) * b(wg(c, k));
-                        u += b(x(t, c)) * b(wu(c, k));
-                    }
-                    const double hk = g / (1 + std::exp(-g)) * u;
-                    acc += b(static_cast<float>(hk)) * b(wd(k, e));
-                }
-                worst = std::max(worst, std::abs(acc - y(t, e)) / (std::abs(acc) + 1e-3));
+comparison mlp_comparison() {
+    // On v5e the measured configuration (block_h 384, Buffered<2>: 258.4 us) and its neighbours,
+    // on v6e the larger block its 32 MiB allow, and the measured one on v5p and 7x. block_h 768
+    // double-buffered does not fit v5e's 16 MiB (check 24): reported as rejected.
+    const std::vector<mlp_point> points = {
+        {384, 2, &tpu::v5e}, {128, 2, &tpu::v5e}, {384, 1, &tpu::v5e}, {768, 1, &tpu::v5e}, {768, 2, &tpu::v5e},
+        {384, 2, &tpu::v6e}, {768, 2, &tpu::v6e}, {384, 2, &tpu::v5p}, {384, 2, &tpu::v7x}};
+    // The data run's inputs and a float64 reference of every 17th row, computed once.
+    const std::vector<float> x = wave(T * E, 0.001f, 1), wg = wave(E * H_data, 0.003f, 0.01f, 1.5f),
+                             wu = wave(E * H_data, 0.002f, 0.01f), wd = wave(H_data * E, 0.005f, 0.01f, 1.5f);
+    const std::vector<double> xb = rounded(x), wgb = rounded(wg), wub = rounded(wu), wdb = rounded(wd);
+    std::vector<index_t> rows;
+    std::vector<double> ref;
+    for (index_t t = 0; t < T; t += 17) {
+        rows.push_back(t);
+        std::vector<double> hidden(H_data, 0.0), g(H_data, 0.0), u(H_data, 0.0);
+        for (index_t c = 0; c < E; ++c)
+            for (index_t k = 0; k < H_data; ++k) {
+                g[k] += xb[t * E + c] * wgb[c * H_data + k];
+                u[k] += xb[t * E + c] * wub[c * H_data + k];
             }
-        std::cout << "\nReal run, H = 768 on v5e: max relative error vs reference " << worst << " ("
-                  << (worst < 1e-2 ? "ok" : "MISMATCH") << "); predicted " << rep.device_time * 1e6
-                  << " us\n";
-        if (worst >= 1e-2) return 1;
+        for (index_t k = 0; k < H_data; ++k)
+            hidden[k] = static_cast<float>(bf16(static_cast<float>(g[k] / (1 + std::exp(-g[k])) * u[k])));
+        for (index_t e = 0; e < E; ++e) {
+            double acc = 0;
+            for (index_t k = 0; k < H_data; ++k) acc += hidden[k] * wdb[k * E + e];
+            ref.push_back(acc);
+        }
     }
+    comparison c = compare<mlp_point>(
+        "Fused MLP", "y = (SiLU(x Wg) * (x Wu)) Wd with T=256, E=1152, H=6912 (f32), over a grid of (row block, "
+        "H block); the H block size, the weights' buffer count and the chip vary. The default, v5e block_h 384 "
+        "Buffered<2>, was measured on a v5e at 258.4 us (README, \"The timing model\").",
+        points, 0, mlp_name, [&](const mlp_point& p) {
+            const report full = mlp_call(p, H).predict(mlp);  // plans (and may reject) before any data
+            Mlp small = mlp_call(p, H_data);
+            small.options.timeline = false;
+            auto [y, r] = small(mlp, x, wg, wu, wd);
+            error_norm err;
+            for (std::size_t k = 0; k < rows.size(); ++k)
+                for (index_t e = 0; e < E; ++e) err.add(ref[k * E + e], y[static_cast<std::size_t>(rows[k] * E + e)]);
+            return std::pair{full, err.relative()};
+        });
+    c.page.notes.push_back("numerics: each configuration ran on data with H = " + std::to_string(H_data) +
+                           "; error against a float64 reference (bf16-rounded inputs, as a DEFAULT-precision "
+                           "matmul), max |difference| / max |reference|: " + sci(c.worst_error));
+    return c;
+}
 
-    // 2. The full problem (H = 6912) under several configurations, predicted without data.
-    std::vector<row> predicted;
-    sweep::for_each<mlp_config>(configurations, [&](auto config) {
-        using K = typename decltype(config)::type;
-        predicted.push_back({K::name(), typename K::call{{.timeline = true}}.predict(mlp)});
-    });
-    const std::vector<row> rows = sweep::ranked(predicted, [](const row& x) { return x.r.device_time; });
+// ---- kernel 2: a blocked matmul with an f32 accumulator ----------------------------------------
 
-    std::cout
-        << "\nFused MLP (E=1152, H=6912, T=256, f32), ranked by predicted device time\n"
-        << "(v5e block_h 384 Buffered<2> is the configuration measured at 258.4 us):\n\n"
-        << "  rank  configuration                              time      bound    HBM BW  MXU   overhead\n";
-    int rank = 1;
-    for (const row& x : rows)
-        std::cout << "  " << std::setw(4) << rank++ << "  " << std::left << std::setw(41) << x.name
-                  << std::right << std::fixed << std::setprecision(1) << std::setw(7) << x.r.device_time * 1e6
-                  << " us  " << (x.r.memory_bound ? "memory " : "compute") << "  " << std::setw(4)
-                  << std::setprecision(0) << x.r.bandwidth_fraction * 100 << "%  " << std::setw(3)
-                  << x.r.mxu_utilization * 100 << "%  " << std::setw(4) << std::setprecision(1)
-                  << x.r.overhead_share * 100 << "%\n";
+constexpr index_t N = 1024;
 
-    std::cout << "\nFastest: " << rows.front().name << "\n" << rows.front().r;
-    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ptpu_demo";
-    std::filesystem::create_directories(dir);
-    write_chrome_trace(rows.front().r, (dir / "trace.json").string());
-    write_svg(rows.front().r, (dir / "timeline.svg").string());
-    std::cout << "\nTimeline: " << (dir / "trace.json").string() << " (open in ui.perfetto.dev) and "
-              << (dir / "timeline.svg").string() << " (open in a browser)\n";
-    return 0;
+constexpr auto matmul = [](auto x, auto y, auto o, auto acc) {
+    if (program_id(2) == 0) store(acc, zeros_like(acc));
+    store(acc, load(acc) + dot(load(x), load(y)));
+    if (program_id(2) == num_programs(2) - 1) store(o, load(acc));
+};
+
+using Matmul = dynamic_call<In<F2, F2>, Out<F2>, ScratchShapes<F2>>;
+
+struct matmul_point {
+    index_t bm, bn, bk;
+    int buffers;
+};
+
+std::string matmul_name(const matmul_point& p) {
+    return "v5e  blocks " + std::to_string(p.bm) + "x" + std::to_string(p.bn) + "x" + std::to_string(p.bk) +
+           "  Buffered<" + std::to_string(p.buffers) + ">";
+}
+
+comparison matmul_comparison() {
+    const std::vector<matmul_point> points = {{256, 256, 256, 2},  {128, 128, 128, 2},  {256, 256, 1024, 2},
+                                              {512, 512, 256, 2},  {512, 512, 512, 2},  {512, 512, 512, 1},  {512, 512, 512, 3},
+                                              {512, 512, 1024, 2}, {1024, 1024, 256, 2}, {1024, 1024, 1024, 2}};
+    const std::vector<float> x = wave(N * N, 0.0013f, 1), y = wave(N * N, 0.0007f, 1, 0.5f);
+    const std::vector<double> xb = rounded(x), yb = rounded(y);
+    std::vector<double> ref;  // every 13th row
+    for (index_t i = 0; i < N; i += 13) {
+        std::vector<double> row(N, 0.0);
+        for (index_t k = 0; k < N; ++k)
+            for (index_t j = 0; j < N; ++j) row[j] += xb[i * N + k] * yb[k * N + j];
+        ref.insert(ref.end(), row.begin(), row.end());
+    }
+    comparison c = compare<matmul_point>(
+        "Blocked matmul", "o = x y with 1024 x 1024 f32 operands on v5e, an f32 VMEM accumulator over the k blocks "
+        "(grid (i, j, k), k arbitrary); the block shape and buffer count vary.",
+        points, 0, matmul_name, [&](const matmul_point& p) {
+            Matmul mm;
+            mm.grid = {N / p.bm, N / p.bn, N / p.bk};
+            mm.semantics = {parallel, parallel, arbitrary};
+            mm.chip = tpu::v5e;
+            mm.in[0] = {.shape = {N, N}, .block = {p.bm, p.bk},
+                        .index_map = [](index_t i, index_t, index_t k) { return idx(i, k); },
+                        .buffer_count = p.buffers};
+            mm.in[1] = {.shape = {N, N}, .block = {p.bk, p.bn},
+                        .index_map = [](index_t, index_t j, index_t k) { return idx(k, j); },
+                        .buffer_count = p.buffers};
+            mm.out[0] = {.shape = {N, N}, .block = {p.bm, p.bn},
+                         .index_map = [](index_t i, index_t j, index_t) { return idx(i, j); }};
+            mm.scratch[0] = {p.bm, p.bn};
+            mm.options.timeline = true;
+            auto [o, r] = mm(matmul, x, y);  // the full problem on data: the report is its prediction
+            error_norm err;
+            for (index_t i = 0, k = 0; i < N; i += 13, ++k)
+                for (index_t j = 0; j < N; ++j)
+                    err.add(ref[static_cast<std::size_t>(k * N + j)], o[static_cast<std::size_t>(i * N + j)]);
+            return std::pair{std::move(r), err.relative()};
+        });
+    c.page.notes.push_back("numerics: each configuration ran on data at full size; error against a float64 "
+                           "reference (bf16-rounded inputs) on every 13th row, max |difference| / max |reference|: " +
+                           sci(c.worst_error));
+    return c;
+}
+
+// ---- kernel 3: an elementwise add split over v5p's two TensorCores (megacore) -------------------
+
+constexpr index_t R = 4096, C = 512;
+
+constexpr auto add = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
+
+using Add = dynamic_call<In<F2, F2>, Out<F2>>;
+
+struct add_point {
+    index_t rows;
+    bool split;  // the row axis parallel: split over both TensorCores (S44)
+    int buffers;
+};
+
+std::string add_name(const add_point& p) {
+    return "v5p  rows " + std::to_string(p.rows) + (p.split ? "  parallel (2 cores)" : "  arbitrary (1 core)") +
+           "  Buffered<" + std::to_string(p.buffers) + ">";
+}
+
+comparison add_comparison() {
+    const std::vector<add_point> points = {{256, false, 2}, {1024, false, 2}, {128, true, 2}, {256, true, 2},
+                                           {512, true, 2},  {512, true, 1},   {1024, true, 2}, {2048, true, 2}};
+    const std::vector<float> x = wave(R * C, 0.01f, 100), y = wave(R * C, 0.003f, 7, 1);
+    comparison c = compare<add_point>(
+        "Megacore elementwise add", "z = x + y with 4096 x 512 f32 operands on v5p (two TensorCores sharing HBM); "
+        "the row block, whether the row axis is split over the cores, and the buffer count vary.",
+        points, 0, add_name, [&](const add_point& p) {
+            Add a;
+            a.grid = {R / p.rows};
+            a.semantics = {p.split ? parallel : arbitrary};
+            a.chip = tpu::v5p;
+            a.in[0] = a.in[1] = a.out[0] = {.shape = {R, C}, .block = {p.rows, C},
+                                            .index_map = [](index_t i) { return idx(i, 0); },
+                                            .buffer_count = p.buffers};
+            a.options.timeline = true;
+            auto [z, r] = a(add, x, y);
+            error_norm err;  // exact in f32
+            for (std::size_t i = 0; i < z.size(); ++i) err.add(x[i] + y[i], z[i]);
+            return std::pair{std::move(r), err.relative()};
+        });
+    c.page.notes.push_back(c.worst_error == 0 ? "numerics: each configuration ran on data at full size; every "
+                                                "element equals x + y exactly"
+                                              : "numerics: max |difference| / max |x + y|: " + sci(c.worst_error));
+    return c;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string out = "ptpu_demo_out";
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--out" && i + 1 < argc) {
+            out = argv[++i];
+        } else {
+            std::cerr << "usage: demo [--out DIR]   (default: ptpu_demo_out)\n";
+            return a == "--help" || a == "-h" ? 0 : 2;
+        }
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    std::cout << "ptpu demo: which pipelining configuration, on which chip, and why\n";
+    const std::vector<comparison> kernels = {mlp_comparison(), matmul_comparison(), add_comparison()};
+    const double tolerance[] = {1e-5, 1e-5, 0};  // f32 accumulation against float64; the add is exact
+    bool ok = true;
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+        print(kernels[k], tolerance[k]);
+        ok = ok && kernels[k].worst_error <= tolerance[k] && kernels[k].checked == static_cast<int>(kernels[k].page.configs.size());
+    }
+    std::vector<html_kernel> pages;
+    std::size_t traces = 0;
+    for (const comparison& c : kernels) {
+        pages.push_back(c.page);
+        traces += c.page.configs.size();
+    }
+    html_options opt;
+    opt.subtitle = "examples/demo.cpp: three kernels, each run on data, checked against a reference and predicted "
+                   "under several configurations by ptpu's timing model.";
+    const std::string page = write_html_report(out, pages, opt);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "\nWrote " << page << " and " << traces << " Perfetto traces into "
+              << std::filesystem::absolute(out).lexically_normal().string() << "/ (open index.html in a browser; "
+              << "no network needed) in " << std::fixed << std::setprecision(1) << secs << " s\n";
+    if (!ok) std::cout << "numerics: MISMATCH (see above)\n";
+    return ok ? 0 : 1;
 }

@@ -2,10 +2,14 @@
 # Says what it installs; uses sudo when not root.
 ptpu_packages=(git cmake ninja-build g++ clang libgtest-dev libgmock-dev libbenchmark-dev
                libboost-dev librange-v3-dev libeigen3-dev nlohmann-json3-dev)
+# Only the tests need these (tools/test passes them): chromium opens the demo's HTML report in a
+# real, headless browser (examples/CMakeLists.txt, example.demo.html_in_browser).
+ptpu_test_packages=(chromium)
 
+# ptpu_install_deps [EXTRA_PACKAGE...]: ptpu_packages and the extra ones.
 ptpu_install_deps() {
     local missing=() p
-    for p in "${ptpu_packages[@]}"; do
+    for p in "${ptpu_packages[@]}" "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
             missing+=("$p")
     done
