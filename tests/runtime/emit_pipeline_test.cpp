@@ -515,3 +515,78 @@ TEST(EmitPipeline, NoPipelining) {
             ASSERT_EQ(z(i, j), s) << i << "," << j;
         }
 }
+
+// A9: mixed block dims over a source already in VMEM. The spec's space is the source's, so
+// nothing is copied (S17, S56): the body's refs are views of the source's blocks, rebound every
+// step; o = 2x + 1 exactly, with and without no_pipelining, and no inner DMA or copy event.
+TEST(EmitPipeline, A9VmemSourceAliased) {
+    using X3 = Array<std::int32_t, 2, 16, 512>;
+    using Call = pallas_call<Grid<>, In<Arg<X3, BlockSpec<Full>>>, Out<Arg<X3, BlockSpec<Full>>>, Chip<tpu::v5e>>;
+    host_array<X3> x;
+    std::iota(x.begin(), x.end(), 0);
+    using InS = BlockSpec<Block<squeezed, blocked{8}, 256>, [](index_t i, index_t j, index_t k) { return idx(i, j, k); }>;
+    using OutS =
+        BlockSpec<Block<squeezed, element{8}, 256>, [](index_t i, index_t j, index_t k) { return idx(i, 8 * j, k); }>;
+    for (const bool no_pipe : {false, true}) {
+        std::vector<event> t;
+        std::vector<std::ptrdiff_t> offsets;
+        auto [o, rep] = Call{}(
+            [&](auto xv, auto ov) {
+                emit_pipeline(
+                    [&](auto a, auto w) {
+                        offsets.push_back(a.data() - xv.data());
+                        store(w, load(a) * 2 + 1);
+                    },
+                    {2, 2, 2}, in_specs<InS>, out_specs<OutS>, {.trace = &t, .no_pipelining = no_pipe})(xv, ov);
+            },
+            x);
+        for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], 2 * x.vector()[k] + 1) << k << " " << no_pipe;
+        EXPECT_EQ(rep.stats.inner_steps, 8);
+        EXPECT_EQ(rep.stats.inner_dmas, 0);  // aliased: no copy at all
+        EXPECT_EQ(rep.stats.inner_bytes, 0);
+        EXPECT_EQ(rep.stats.dma_in + rep.stats.dma_out, 2);  // the outer call's own whole-array windows
+        std::size_t steps = 0, bodies = 0;
+        for (const event& e : t) {
+            steps += e.kind == event_kind::step;
+            bodies += e.kind == event_kind::body;
+        }
+        EXPECT_EQ(steps, 8u);
+        EXPECT_EQ(bodies, 8u);
+        EXPECT_EQ(t.size(), 16u);  // nothing but steps and bodies
+        // The views start at the blocks: (i, 8j, 256k) of a (2, 16, 512) array.
+        const std::vector<std::ptrdiff_t> want = {0, 256, 8 * 512, 8 * 512 + 256, 16 * 512, 16 * 512 + 256,
+                                                  24 * 512, 24 * 512 + 256};
+        EXPECT_EQ(offsets, want);
+    }
+    // An HBM spec over an ANY source aliases too: the body gets the block's HBM view, to copy.
+    using Hb = BlockSpec<Block<squeezed, 16, 512>, [](index_t i) { return idx(i, 0, 0); }, hbm>;
+    using Call2 = pallas_call<Grid<>, In<Arg<X3, AnyFull>>, Out<Arg<X3, AnyFull>>, Scratch<vmem, std::int32_t, 16, 512>,
+                              Chip<tpu::v5e>>;
+    auto [o2, rep2] = Call2{}(
+        [](auto xh, auto oh, auto buf) {
+            emit_pipeline(
+                [&](auto a, auto w) {
+                    sync_copy(a, buf);
+                    store(buf, load(buf) + 1);
+                    sync_copy(buf, w);
+                },
+                {2}, in_specs<Hb>, out_specs<Hb>)(xh, oh);
+        },
+        x);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o2.vector()[k], x.vector()[k] + 1) << k;
+    EXPECT_EQ(rep2.stats.inner_dmas, 0);  // the pipeline copies nothing: the body's 4 copies are its own
+    EXPECT_EQ(rep2.stats.body_dmas, 4);
+    // Blocks that do not divide an aliased source: the last view would reach past it (S34).
+    using Ragged = BlockSpec<Block<squeezed, 16, 384>, [](index_t i, index_t k) { return idx(i, 0, k); }>;
+    try {
+        (void)Call{}(
+            [](auto xv, auto ov) {
+                emit_pipeline([](auto a, auto w) { store(w, load(a)); }, {2, 2}, in_specs<Ragged>, out_specs<Ragged>)(xv, ov);
+            },
+            x);
+        FAIL() << "no error";
+    } catch (const error& e) {
+        EXPECT_EQ(e.rule(), "S34") << e.what();
+        EXPECT_NE(std::string(e.what()).find("emit_pipeline input 0"), std::string::npos) << e.what();
+    }
+}

@@ -174,13 +174,51 @@ struct source_of<ref<T, S, R, E>> {
     static constexpr std::size_t rank = R;
 };
 
+// S56: an inner operand's block lives in its spec's space (vmem unless given), which must be VMEM,
+// SMEM or HBM (29: any fails here, as upstream). A spec whose space is the source's, or HBM,
+// aliases the source (S17): no window and no DMA, the body sees a view of the block.
+template <class Spec, class SrcSpace>
+constexpr bool inner_aliased() {
+    constexpr space_kind b = Spec::memory::kind, s = SrcSpace::kind;
+    return b == space_kind::hbm || b == s;
+}
+template <class Spec, class SrcSpace>
+constexpr bool check_inner_spaces() {
+    constexpr space_kind b = Spec::memory::kind, s = SrcSpace::kind;
+    constexpr bool src_far = s == space_kind::any || s == space_kind::hbm;
+    constexpr bool src_ok = src_far || s == space_kind::vmem || s == space_kind::smem;
+    if constexpr (b != space_kind::vmem && b != space_kind::smem && b != space_kind::hbm)
+        static_assert(b == space_kind::vmem,
+                      "ptpu[29] emit_pipeline: unsupported buffer memory space (a spec in any, semaphore, ...); give "
+                      "the spec vmem or smem for a window, hbm for a view of the source's block");
+    else if constexpr (!src_ok)
+        static_assert(src_ok, "ptpu[29] emit_pipeline: an operand's source must be an ANY/HBM, VMEM or SMEM ref");
+    else if constexpr (b == space_kind::hbm && !src_far)
+        static_assert(src_far,
+                      "ptpu[29] emit_pipeline: you cannot request an HBM block spec for a non-HBM source; give the "
+                      "spec the source's space (vmem: a view of the block, S17) or pass an ANY/HBM ref");
+    else if constexpr (!inner_aliased<Spec, SrcSpace>() && !src_far)
+        static_assert(src_far,
+                      "ptpu[M1] emit_pipeline: no DMA path between the source's space and the spec's (VMEM and SMEM "
+                      "are not copied into each other); give the spec the source's space (aliased, S56)");
+    if constexpr (inner_aliased<Spec, SrcSpace>() && !Spec::shape::full) {
+        constexpr bool padded = [] {
+            for (const auto& d : Spec::shape::dims)
+                if (d.kind == dim_kind::element && (d.pad_lo != 0 || d.pad_hi != 0)) return true;
+            return false;
+        }();
+        static_assert(!padded,
+                      "ptpu[30] emit_pipeline: Element with padding is not supported when the spec aliases its "
+                      "source (S17); drop the padding, or copy from an ANY/HBM source");
+    }
+    return true;
+}
+
 // One operand of an inner pipeline as the planner sees it: the spec over the source ref.
 template <class Spec, std::size_t G, class Ref>
 operand_desc describe_inner(operand_role role, const Ref& r, int k) {
     using src = source_of<Ref>;
-    static_assert(std::is_same_v<typename src::space, any> || std::is_same_v<typename src::space, hbm>,
-                  "ptpu[29] emit_pipeline: a pipelined operand's source must be an ANY/HBM ref (a VMEM source "
-                  "would be aliased, S56, which ptpu does not do yet)");
+    static_assert(check_inner_spaces<Spec, typename src::space>());
     using Shape = typename Spec::shape;
     operand_desc d;
     d.role = role;
@@ -188,9 +226,10 @@ operand_desc describe_inner(operand_role role, const Ref& r, int k) {
     d.type = dtype_of<typename src::value_type>;
     d.rank = static_cast<int>(src::rank);
     for (std::size_t i = 0; i < src::rank; ++i) d.shape[i] = r.shape()[i];
-    // The runner copies blocks of a row-major array: the source must be one.
+    // The runner copies blocks of a row-major array: the source must be one (an aliased view
+    // takes the source's strides as they are).
     index_t stride = 1;
-    for (std::size_t i = src::rank; i-- > 0;) {
+    for (std::size_t i = src::rank; !inner_aliased<Spec, typename src::space>() && i-- > 0;) {
         if (r.shape()[i] > 1 && r.strides()[i] != stride)
             throw error("R1", "emit_pipeline",
                         std::string(role == operand_role::input ? "input " : "output ") + std::to_string(k) +
@@ -211,7 +250,25 @@ operand_desc describe_inner(operand_role role, const Ref& r, int k) {
     d.lookahead = Spec::mode::lookahead;
     d.revisit_any = Spec::revisit::any;
     d.zero_map = std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>;
+    d.aliased = inner_aliased<Spec, typename src::space>();
     return d;
+}
+
+// An aliased view (S17) reaching past its source: Blocked dims that do not divide the array
+// have no window to pad the last block in, so the view would read outside the source.
+[[noreturn, gnu::cold, gnu::noinline]] inline void alias_outside(bool input, int k, int d, index_t start, index_t n,
+                                                                index_t dim) {
+    kernel_context* c = current_context();
+    std::string at;
+    if (c != nullptr)
+        for (int i = 0; i < c->inner_rank; ++i)
+            at += (i ? ", " : "") + std::to_string(c->inner_point[static_cast<std::size_t>(i)] +
+                                                   c->inner_offset[static_cast<std::size_t>(i)]);
+    throw error("S34", std::string("emit_pipeline ") + (input ? "input " : "output ") + std::to_string(k),
+                "the view of the source's block at inner iteration (" + at + ") spans [" + std::to_string(start) +
+                    ", " + std::to_string(start + n) + ") of dim " + std::to_string(d) + ", whose size is " +
+                    std::to_string(dim) + " (an aliased operand has no window to pad it, S17)",
+                "use blocks that divide the source, or pass an ANY/HBM source to copy the block in");
 }
 
 // A host block standing for the inner pipeline's VMEM buffers (run_scoped allocations).
@@ -355,7 +412,6 @@ public:
         p.no_pipelining = opt_.no_pipelining;
         detail::inner_map_ctx mctx;
         mctx.rank = static_cast<int>(G);
-        using ctx_t = std::conditional_t<sizeof...(Extra) == 0, void, std::tuple<Extra...>>;
         if constexpr (sizeof...(Extra) > 0) mctx.user = &extra_;
         std::array<index_t, max_rank> g{};
         for (std::size_t d = 0; d < G; ++d) g[d] = grid_[d];
@@ -386,29 +442,71 @@ public:
         }(std::index_sequence_for<Refs...>{});
         static constexpr std::array<block_fn, sizeof...(I) + sizeof...(O)> maps{
             &detail::inner_map<I, G, ctx_t>..., &detail::inner_map<O, G, ctx_t>...};
-        auto invoke = [&](core_memory& m) { call_body(m, std::index_sequence_for<I..., O...>{}, refs...); };
+        auto invoke = [&](core_memory& m) { call_body(m, mctx, std::index_sequence_for<I..., O...>{}, refs...); };
         const body_call call{[](void* obj, core_memory& m) { (*static_cast<decltype(invoke)*>(obj))(m); }, &invoke};
         detail::inner_run::run(outer, p, maps.data(), &mctx, hbm, call, opt_.trace);
     }
 
 private:
+    using ctx_t = std::conditional_t<sizeof...(Extra) == 0, void, std::tuple<Extra...>>;
+
     template <std::size_t... K, class... Refs>
-    void call_body(core_memory& m, std::index_sequence<K...>, const Refs&...) const {
-        body_(window<K, std::tuple_element_t<K, std::tuple<I..., O...>>,
-                     typename detail::source_of<std::tuple_element_t<K, std::tuple<Refs...>>>::value_type,
-                     detail::source_of<std::tuple_element_t<K, std::tuple<Refs...>>>::rank>(m)...);
+    void call_body(core_memory& m, const detail::inner_map_ctx& mctx, std::index_sequence<K...>,
+                   const Refs&... refs) const {
+        // Braces make the windows in operand order (an aliased view out of range names the first).
+        std::apply(body_, std::tuple{window<K, std::tuple_element_t<K, std::tuple<I..., O...>>>(m, mctx, refs)...});
     }
-    template <std::size_t K, class Spec, class T, std::size_t R>
-    static detail::window_ref_t<T, Spec, R> window(core_memory& m) {
+    template <std::size_t K, class Spec, class Src>
+    static auto window(core_memory& m, const detail::inner_map_ctx& mctx, const Src& src) {
+        using T = typename detail::source_of<Src>::value_type;
+        constexpr std::size_t R = detail::source_of<Src>::rank;
         using W = detail::window_ref_t<T, Spec, R>;
-        constexpr auto e = detail::window_extents<Spec, R>();
-        std::array<index_t, e.size()> shape{};
-        for (std::size_t d = 0; d < e.size(); ++d) shape[d] = e[d];
-        if constexpr (Spec::shape::full) static_assert(Spec::shape::full, "");
         constexpr std::size_t n_in = sizeof...(I);
         const detail::ref_label who{K < n_in ? detail::ref_label::kind::input : detail::ref_label::kind::output,
                                     static_cast<std::uint8_t>(K < n_in ? K : K - n_in)};
-        return W(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape).labelled(who);
+        if constexpr (detail::inner_aliased<Spec, typename detail::source_of<Src>::space>()) {
+            return alias_view<K, Spec, W>(src, mctx).labelled(who);
+        } else {
+            constexpr auto e = detail::window_extents<Spec, R>();
+            std::array<index_t, e.size()> shape{};
+            for (std::size_t d = 0; d < e.size(); ++d) shape[d] = e[d];
+            return W(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape).labelled(who);
+        }
+    }
+    // S17: the body's ref of an aliased operand is the source's block at this inner step, in
+    // place (compute_slice: a Blocked dim from b*n, an Element or BoundedSlice dim from its
+    // start, n long; a squeezed dim indexed away).
+    template <std::size_t K, class Spec, class W, class Src>
+    static W alias_view(const Src& src, const detail::inner_map_ctx& mctx) {
+        using T = typename detail::source_of<Src>::value_type;
+        constexpr std::size_t R = detail::source_of<Src>::rank;
+        T* p = const_cast<T*>(src.data());
+        if constexpr (Spec::shape::full) {
+            return W(p, src.shape(), src.strides());
+        } else {
+            const kernel_context& c = detail::require_context("emit_pipeline");
+            index_t at[G]{};
+            for (std::size_t d = 0; d < G; ++d) at[d] = c.inner_point[d];
+            const index_tuple<max_rank> b = detail::inner_map<Spec, G, ctx_t>(at, &mctx);
+            constexpr std::size_t WR = detail::window_rank<Spec, R>();
+            std::array<index_t, WR> shape{}, strides{};
+            std::size_t j = 0;
+            for (std::size_t d = 0; d < R; ++d) {
+                const block_dim& bd = Spec::shape::dims[d];
+                const bool sq = bd.kind == dim_kind::squeezed;
+                const index_t start = bd.kind == dim_kind::blocked ? b.v[d].start * bd.size : b.v[d].start;
+                const index_t n = sq ? 1 : bd.size;
+                if (start < 0 || start + n > src.shape()[d])
+                    detail::alias_outside(K < sizeof...(I), static_cast<int>(K < sizeof...(I) ? K : K - sizeof...(I)),
+                                          static_cast<int>(d), start, n, src.shape()[d]);
+                p += start * src.strides()[d];
+                if (!sq) {
+                    shape[j] = n;
+                    strides[j++] = src.strides()[d];
+                }
+            }
+            return W(p, shape, strides);
+        }
     }
 
     Body body_;

@@ -98,6 +98,7 @@ constexpr void scan_pipeline(const pipeline_desc& c, const capabilities& caps, i
                     info.problem = fail(rule::r18, i, d);
                     return;
                 }
+        if (o.aliased) continue;  // S17: a view of the source's block, no window (emit_pipeline)
         if (!o.windowed()) {
             if (!all_zero) {
                 info.problem = fail(rule::r14, i);

@@ -47,9 +47,12 @@ struct operand_desc {
     map_issue issue = map_issue::none;
     int map_returned = 0;  ///< how many entries the index map returned (check 2)
     int alias_of = -1;     ///< outputs: the input index whose HBM buffer it reuses (S50)
+    /// emit_pipeline: the source already lives in the spec's space (or the spec is HBM): no
+    /// window, no DMA; the body sees a view of the source's block, rebound every step (S17, S56).
+    bool aliased = false;
 
     [[nodiscard]] constexpr index_t itemsize_bytes() const { return itemsize(type); }
-    [[nodiscard]] constexpr bool windowed() const { return !access(space).windowless; }
+    [[nodiscard]] constexpr bool windowed() const { return !access(space).windowless && !aliased; }
     [[nodiscard]] constexpr index_t array_elems() const {
         index_t n = 1;
         for (int i = 0; i < rank; ++i) n *= shape[static_cast<std::size_t>(i)];

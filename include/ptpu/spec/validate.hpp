@@ -268,6 +268,7 @@ constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& cap
         if (o.issue == map_issue::not_tuple) return fail(rule::r3, i);
         if (o.issue == map_issue::wrong_rank) return fail(rule::r2, i, -1, o.map_returned, o.block_rank);
         if (caps.top_level && o.rank < 1) return fail(rule::r13, i);
+        if (o.aliased) continue;  // emit_pipeline's view of the source's block: no window (S17)
         if (access(o.space).windowless) {
             for (int d = 0; d < o.rank; ++d) {
                 const auto& bd = o.block[static_cast<std::size_t>(d)];
