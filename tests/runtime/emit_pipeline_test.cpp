@@ -590,3 +590,110 @@ TEST(EmitPipeline, A9VmemSourceAliased) {
         EXPECT_NE(std::string(e.what()).find("emit_pipeline input 0"), std::string::npos) << e.what();
     }
 }
+
+// S53 and S55: emit_pipeline_with_allocations lays the windows out once in a VMEM scratch of the
+// enclosing kernel; every invocation reuses them, so the caller may fill the first slot of a
+// prefetched input (Buffered<2, false, 1>) before invoking: the prologue skips that fetch and
+// step 0 its wait. The scratch is the windows' VMEM, counted once (the high-water equals the
+// same pipeline's without allocations).
+namespace {
+using Z = Array<float, 64, 128>;
+using PfRows = BlockSpec<Block<8, 128>, [](index_t j) { return idx(4 * program_id(0) + j, 0); }, Buffered<2, false, 1>>;
+using OutRows = BlockSpec<Block<8, 128>, [](index_t j) { return idx(4 * program_id(0) + j, 0); }>;
+// The same shapes with static maps, for the bytes the allocations take.
+using AllocSched = emit_pipeline_schedule<Grid<4>, In<Arg<Z, BlockSpec<Block<8, 128>, [](index_t j) { return idx(j, 0); }>>>,
+                                          Out<Arg<Z, BlockSpec<Block<8, 128>, [](index_t j) { return idx(j, 0); }>>>>;
+static_assert(AllocSched::allocation_bytes() == 4 * 8 * 128 * 4);  // 2 + 2 slots of (8, 128) f32
+}  // namespace
+
+TEST(EmitPipeline, AllocationsAndPrefetchedCount) {
+    host_array<Z> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    using WithAlloc = pallas_call<Grid<2>, In<Arg<Z, AnyFull>>, Out<Arg<Z, AnyFull>>,
+                                  Scratch<vmem, std::uint8_t, AllocSched::allocation_bytes()>, Chip<tpu::v5e>>;
+    std::vector<event> t;
+    auto body = [](auto in, auto out) { store(out, load(in) + 1.0f); };
+    auto [o, rep] = WithAlloc{}(
+        [&](auto xh, auto oh, auto buf) {
+            auto [pipe, make_allocations] =
+                emit_pipeline_with_allocations(body, {4}, in_specs<PfRows>, out_specs<OutRows>, {.trace = &t});
+            auto allocs = make_allocations(buf, xh, oh);
+            // S55: the caller fills slot 0 with this invocation's first block.
+            sync_copy(xh.at(ds(32 * program_id(0), c<8>), ds(0, c<128>)), allocs.template window<0>(0));
+            pipe(xh, oh, allocs);
+        },
+        x);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], x.vector()[k] + 1.0f) << k;
+    std::vector<std::uint32_t> fetched, waited;
+    for (const event& e : t) {
+        if (e.kind == event_kind::fetch) fetched.push_back(e.block_step);
+        if (e.kind == event_kind::wait_in) waited.push_back(e.step);
+    }
+    // Each of the two invocations fetches blocks 1, 2, 3 (not 0) and waits at steps 1, 2, 3.
+    EXPECT_EQ(fetched, (std::vector<std::uint32_t>{1, 2, 3, 1, 2, 3}));
+    EXPECT_EQ(waited, (std::vector<std::uint32_t>{1, 2, 3, 1, 2, 3}));
+    EXPECT_EQ(rep.stats.inner_dmas, 2 * (3 + 4));
+    EXPECT_EQ(rep.stats.body_dmas, 2);  // the caller's prefetches
+    // Without allocations (and without the prefetch) the windows take the same VMEM, per
+    // invocation; with them the scratch is that VMEM, not counted again.
+    using Plain = pallas_call<Grid<2>, In<Arg<Z, AnyFull>>, Out<Arg<Z, AnyFull>>, Chip<tpu::v5e>>;
+    auto [p, prep] = Plain{}(
+        [&](auto xh, auto oh) { emit_pipeline(body, {4}, in_specs<OutRows>, out_specs<OutRows>)(xh, oh); }, x);
+    EXPECT_TRUE(std::ranges::equal(o, p));
+    EXPECT_EQ(rep.core[0].vmem_high_water, AllocSched::allocation_bytes());
+    EXPECT_EQ(prep.core[0].vmem_high_water, AllocSched::allocation_bytes());
+
+    // The windows persist across invocations: what an invocation's body leaves in its input slot
+    // is there for the next (a fresh pipeline would hand out garbage).
+    using One = BlockSpec<Full, zero_map, Buffered<1, false, 1>>;  // trivially windowed: k >= 1 skips its sync copy
+    using Small = Array<float, 8, 128>;
+    using Persist = pallas_call<Grid<3>, In<Arg<Small, AnyFull>>, Out<Arg<Small, AnyFull>>,
+                                Scratch<vmem, std::uint8_t, 8192>, Chip<tpu::v5e>>;
+    host_array<Small> s;
+    std::fill(s.begin(), s.end(), 5.0f);
+    std::vector<event> t2;
+    auto [q, qrep] = Persist{}(
+        [&](auto xh, auto oh, auto buf) {
+            auto [pipe, make_allocations] = emit_pipeline_with_allocations(
+                [](auto acc, auto out) {
+                    store(acc, load(acc) + 1.0f);  // the window accumulates across invocations
+                    store(out, load(acc));
+                },
+                {1}, in_specs<One>, out_specs<BlockSpec<Full>>, {.trace = &t2});
+            auto allocs = make_allocations(buf, xh, oh);
+            if (program_id(0) == 0) sync_copy(xh, allocs.template window<0>(0));
+            pipe(xh, oh, allocs);
+        },
+        s);
+    for (float v : q) ASSERT_EQ(v, 8.0f);  // 5 + 1 + 1 + 1
+    for (const event& e : t2) EXPECT_NE(e.kind, event_kind::sync_in);
+}
+
+// Check 28 (S55): prefetched_count must stay below the buffer count, applies to inputs only;
+// 24: a scratch smaller than the windows.
+TEST(EmitPipeline, PrefetchedCountRules) {
+    const host_array<X> x = ramp();
+    using Call = pallas_call<Grid<>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Scratch<vmem, std::uint8_t, 16384>,
+                             Chip<tpu::v5e>>;
+    auto rule_of = [&]<class In, class Out>(std::type_identity<In>, std::type_identity<Out>) {
+        try {
+            (void)Call{}(
+                [](auto xh, auto oh, auto buf) {
+                    auto [pipe, make] = emit_pipeline_with_allocations([](auto a, auto w) { store(w, load(a)); }, {4},
+                                                                       in_specs<In>, out_specs<Out>);
+                    pipe(xh, oh, make(buf, xh, oh));
+                },
+                x);
+        } catch (const error& e) {
+            return e.rule();
+        }
+        return std::string("none");
+    };
+    using Pf2 = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<2, false, 2>>;
+    using OutPf = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<2, false, 1>>;
+    using Big = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<5>>;  // 5*4 KiB + 2*4 KiB
+    EXPECT_EQ(rule_of(std::type_identity<Pf2>{}, std::type_identity<Rows>{}), "28");
+    EXPECT_EQ(rule_of(std::type_identity<Rows>{}, std::type_identity<OutPf>{}), "28");
+    EXPECT_EQ(rule_of(std::type_identity<Big>{}, std::type_identity<Rows>{}), "24");
+    EXPECT_EQ(rule_of(std::type_identity<Rows>{}, std::type_identity<Rows>{}), "none");
+}

@@ -248,6 +248,7 @@ operand_desc describe_inner(operand_role role, const Ref& r, int k) {
     d.buffer_count = Spec::mode::buffer_count;
     d.explicit_mode = Spec::explicit_mode;
     d.lookahead = Spec::mode::lookahead;
+    d.prefetched = Spec::mode::prefetched_count;
     d.revisit_any = Spec::revisit::any;
     d.zero_map = std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>;
     d.aliased = inner_aliased<Spec, typename src::space>();
@@ -271,6 +272,31 @@ operand_desc describe_inner(operand_role role, const Ref& r, int k) {
                 "use blocks that divide the source, or pass an ANY/HBM source to copy the block in");
 }
 
+// Where slot k of window i of an inner pipeline lives in its allocations (S53): the windows in
+// operand order, each slot at its VMEM size (tile-padded, at least the block rounded up to 64
+// bytes), so the bytes they take are what the VMEM check counts.
+constexpr index_t allocation_stride(const operand_plan& op) {
+    return std::max(op.slot_bytes, align_up(op.block_bytes, 64));
+}
+constexpr index_t allocation_bytes(const plan_info& info, int n_ops) {
+    index_t n = 0;
+    for (int i = 0; i < n_ops; ++i)
+        if (info.ops[static_cast<std::size_t>(i)].windowed)
+            n += info.ops[static_cast<std::size_t>(i)].buffers * allocation_stride(info.ops[static_cast<std::size_t>(i)]);
+    return n;
+}
+
+/// The buffers of an inner pipeline made once, in a VMEM scratch buffer of the enclosing kernel,
+/// and reused by every invocation (emit_pipeline_with_allocations, S53): their contents persist
+/// between invocations (so a caller may prefill slots, S55), and the VMEM they take is the
+/// scratch's, counted once.
+struct allocations_base {
+    std::array<std::array<std::byte*, max_buffers>, max_operands> slots{};
+    std::array<int, max_operands> buffers{};
+    std::array<std::array<index_t, max_rank>, max_operands> shapes{};  ///< the sources' (Full windows)
+    index_t bytes = 0;  ///< what the windows take of the scratch
+};
+
 // A host block standing for the inner pipeline's VMEM buffers (run_scoped allocations).
 struct inner_arena {
     std::vector<std::byte> bytes;
@@ -281,15 +307,58 @@ struct inner_arena {
 struct inner_run {
     // Checks the VMEM the inner windows take against what the core has left (24), lays the
     // slots out, runs the pipeline to completion and records its ops in the enclosing body's.
-    static void run(kernel_context& outer, const pipeline_desc& p, const block_fn* maps, const void* ctx,
-                    const std::array<void*, max_operands>& hbm, body_call body, std::vector<event>* trace) {
+    static plan_tables plan(const kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
+                            const void* ctx) {
         const int gen = outer.hw != nullptr ? outer.hw->generation : 5;
         plan_tables t = analyze_pipeline(p, emit_pipeline_caps, gen, maps, ctx);
         raise(t.info.problem);
+        return t;
+    }
+    // Lays the windows of plan `t` out in `buf` (`size` bytes of VMEM scratch).
+    static void lay_out(allocations_base& a, const pipeline_desc& p, const plan_tables& t, std::byte* buf,
+                        index_t size) {
+        a.bytes = allocation_bytes(t.info, p.n_ops());
+        for (int i = 0; i < p.n_ops(); ++i)
+            if (t.info.ops[static_cast<std::size_t>(i)].windowed && p.ops[static_cast<std::size_t>(i)].space != space_kind::vmem)
+                throw error("29", "emit_pipeline_with_allocations",
+                            "operand " + std::to_string(i) + " has an SMEM window; the allocations live in VMEM scratch",
+                            "give the spec vmem, or run that pipeline without allocations");
+        if (a.bytes > size)
+            throw error("24", "emit_pipeline_with_allocations",
+                        "the pipeline's windows need " + std::to_string(a.bytes) + " bytes and the scratch buffer has " +
+                            std::to_string(size),
+                        "give the enclosing kernel a VMEM scratch of " + std::to_string(a.bytes) +
+                            " bytes (emit_pipeline_schedule<...>::allocation_bytes() for static specs)");
+        index_t at = 0;
+        for (int i = 0; i < p.n_ops(); ++i) {
+            const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
+            a.buffers[static_cast<std::size_t>(i)] = op.windowed ? op.buffers : 0;
+            a.shapes[static_cast<std::size_t>(i)] = p.ops[static_cast<std::size_t>(i)].shape;
+            for (int k = 0; op.windowed && k < op.buffers; ++k) {
+                a.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] = buf + at;
+                at += allocation_stride(op);
+            }
+        }
+    }
+
+    static void run(kernel_context& outer, const pipeline_desc& p, const block_fn* maps, const void* ctx,
+                    const std::array<void*, max_operands>& hbm, body_call body, std::vector<event>* trace,
+                    const allocations_base* alloc = nullptr) {
+        const plan_tables t = plan(outer, p, maps, ctx);
+        if (alloc != nullptr)
+            for (int i = 0; i < p.n_ops(); ++i) {
+                const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
+                if ((op.windowed ? op.buffers : 0) != alloc->buffers[static_cast<std::size_t>(i)])
+                    throw error("ARG1", "emit_pipeline",
+                                "the allocations passed were made for another pipeline or other refs (operand " +
+                                    std::to_string(i) + ": " + std::to_string(alloc->buffers[static_cast<std::size_t>(i)]) +
+                                    " buffers, the pipeline needs " + std::to_string(op.windowed ? op.buffers : 0) + ")",
+                                "make the allocations with this pipeline's make_allocations over the same refs");
+            }
         index_t vmem = 0, host = 0;
         for (int i = 0; i < p.n_ops(); ++i) {
             const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
-            if (!op.windowed) continue;
+            if (!op.windowed || alloc != nullptr) continue;  // allocations: the scratch's VMEM, counted once
             if (p.ops[static_cast<std::size_t>(i)].space == space_kind::vmem) vmem += op.buffers * op.slot_bytes;
             host += op.buffers * align_up(op.block_bytes, 64);
         }
@@ -307,6 +376,11 @@ struct inner_run {
         for (int i = 0; i < p.n_ops(); ++i) {
             const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
             for (int k = 0; k < op.buffers; ++k) {
+                if (alloc != nullptr) {  // made once: what the last invocation (or the caller) left
+                    a.mem.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] =
+                        alloc->slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
+                    continue;
+                }
                 std::byte* slot = a.bytes.data() + static_cast<std::ptrdiff_t>(at);
                 a.mem.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] = slot;
                 const dtype t = p.ops[static_cast<std::size_t>(i)].type;
@@ -394,23 +468,101 @@ class inner_pipeline;
 
 template <class Body, std::size_t G, class... I, class... O, class... Extra>
 class inner_pipeline<Body, G, in_specs_t<I...>, out_specs_t<O...>, std::tuple<Extra...>> {
+    using ctx_t = std::conditional_t<sizeof...(Extra) == 0, void, std::tuple<Extra...>>;
+
 public:
     inner_pipeline(Body body, const std::array<index_t, G>& grid, const pipeline_options& opt,
                    std::tuple<Extra...> extra)
         : body_(std::move(body)), grid_(grid), opt_(opt), extra_(std::move(extra)) {}
 
-    /// Runs the pipeline over `refs`: the inputs' then the outputs' source refs (any/hbm).
+    static constexpr std::size_t n_refs = sizeof...(I) + sizeof...(O);
+    // S55: a prefetched input's first slots are the caller's, in allocations made beforehand.
+    static constexpr bool prefetches = ((I::mode::prefetched_count > 0) || ... || false);
+
+    /// The windows of this pipeline made once (emit_pipeline_with_allocations): invoke the
+    /// pipeline with them last, pipe(refs..., allocs); `window<K>(slot)` is input/output K's slot
+    /// as a ref (to prefill for prefetched_count, S55).
     template <class... Refs>
-    void operator()(const Refs&... refs) const {
-        static_assert(sizeof...(Refs) == sizeof...(I) + sizeof...(O),
-                      "ptpu[ARG1] emit_pipeline: pass one ref per input spec, then one per output spec");
-        kernel_context& outer = detail::require_context("emit_pipeline");
+    class allocations : public detail::allocations_base {
+    public:
+        template <std::size_t K>
+        auto window(int slot) const {
+            using Src = std::tuple_element_t<K, std::tuple<Refs...>>;
+            using Spec = std::tuple_element_t<K, std::tuple<I..., O...>>;
+            using T = typename detail::source_of<Src>::value_type;
+            constexpr std::size_t R = detail::source_of<Src>::rank;
+            using W = detail::window_ref_t<T, Spec, R>;
+            if (slot < 0 || slot >= buffers[K])
+                throw error("R2", "allocations::window<" + std::to_string(K) + ">",
+                            "slot " + std::to_string(slot) + " of " + std::to_string(buffers[K]),
+                            "name a slot in [0, buffer count) of a windowed operand");
+            constexpr auto e = detail::window_extents<Spec, R>();
+            std::array<index_t, e.size()> shape{};
+            for (std::size_t d = 0; d < e.size(); ++d) shape[d] = Spec::shape::full ? shapes[K][d] : e[d];
+            return W(reinterpret_cast<T*>(slots[K][static_cast<std::size_t>(slot)]), shape);
+        }
+    };
+
+    /// make_allocations (upstream's, S53): lays this pipeline's windows for `refs` (inputs then
+    /// outputs) out in `scratch`, a VMEM scratch ref of the enclosing kernel (at least
+    /// allocation_bytes; error 24 says how many), to be reused by every invocation.
+    template <class S, class... Refs>
+    allocations<Refs...> make_allocations(const S& scratch, const Refs&... refs) const {
+        static_assert(sizeof...(Refs) == n_refs,
+                      "ptpu[ARG1] make_allocations: pass the scratch, then one ref per input spec, then one per output spec");
+        static_assert(std::is_same_v<typename detail::source_of<S>::space, vmem>,
+                      "ptpu[29] make_allocations: the allocations live in a VMEM scratch ref of the enclosing kernel");
+        kernel_context& outer = detail::require_context("make_allocations");
         pipeline_desc p;
+        detail::inner_map_ctx mctx;
+        std::array<void*, max_operands> hbm{};
+        allocations<Refs...> a;
+        if (!prepare(p, mctx, hbm, refs...)) return a;  // this core runs none of the grid
+        const plan_tables t = detail::inner_run::plan(outer, p, maps.data(), &mctx);
+        using T = typename detail::source_of<S>::value_type;
+        index_t n = 1;
+        for (index_t e : scratch.shape()) n *= e;
+        detail::inner_run::lay_out(a, p, t, reinterpret_cast<std::byte*>(const_cast<T*>(scratch.data())),
+                                   n * static_cast<index_t>(sizeof(T)));
+        return a;
+    }
+
+    /// Runs the pipeline over `refs`: the inputs' then the outputs' source refs (any/hbm, or
+    /// VMEM/SMEM refs a spec of their space aliases), then, optionally, its allocations.
+    template <class... Args>
+    void operator()(const Args&... args) const {
+        if constexpr (sizeof...(Args) == n_refs + 1) {
+            auto all = std::forward_as_tuple(args...);
+            using A = std::remove_cvref_t<std::tuple_element_t<n_refs, decltype(all)>>;
+            static_assert(std::is_base_of_v<detail::allocations_base, A>,
+                          "ptpu[ARG1] emit_pipeline: pass one ref per input spec, then one per output spec, then "
+                          "(optionally) the pipeline's allocations");
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                run(&std::get<n_refs>(all), std::get<K>(all)...);
+            }(std::make_index_sequence<n_refs>{});
+        } else {
+            static_assert(sizeof...(Args) == n_refs,
+                          "ptpu[ARG1] emit_pipeline: pass one ref per input spec, then one per output spec");
+            static_assert(!prefetches,
+                          "ptpu[28] emit_pipeline: a prefetched input (prefetched_count > 0, S55) expects its "
+                          "window bound to allocations the caller filled; make them with "
+                          "emit_pipeline_with_allocations and pass them last");
+            run(nullptr, args...);
+        }
+    }
+
+private:
+    static constexpr std::array<block_fn, n_refs> maps{&detail::inner_map<I, G, ctx_t>..., &detail::inner_map<O, G, ctx_t>...};
+
+    // The pipeline as the planner sees it for this core: false when the core's part of a split
+    // grid is empty (S21: nothing runs).
+    template <class... Refs>
+    bool prepare(pipeline_desc& p, detail::inner_map_ctx& mctx, std::array<void*, max_operands>& hbm,
+                 const Refs&... refs) const {
         p.grid_rank = static_cast<int>(G);
         p.n_in = static_cast<int>(sizeof...(I));
         p.n_out = static_cast<int>(sizeof...(O));
         p.no_pipelining = opt_.no_pipelining;
-        detail::inner_map_ctx mctx;
         mctx.rank = static_cast<int>(G);
         if constexpr (sizeof...(Extra) > 0) mctx.user = &extra_;
         std::array<index_t, max_rank> g{};
@@ -424,9 +576,8 @@ public:
         }
         for (std::size_t d = 0; d < G; ++d) {
             p.grid[d] = g[d];
-            if (g[d] == 0 && opt_.core_axis >= 0) return;  // this core's part is empty (S21)
+            if (g[d] == 0 && opt_.core_axis >= 0) return false;  // this core's part is empty (S21)
         }
-        std::array<void*, max_operands> hbm{};
         std::size_t k = 0;
         auto describe = [&]<class Spec>(std::type_identity<Spec>, const auto& r) {
             const operand_role role = k < sizeof...(I) ? operand_role::input : operand_role::output;
@@ -440,15 +591,20 @@ public:
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             (describe(std::type_identity<std::tuple_element_t<K, std::tuple<I..., O...>>>{}, refs), ...);
         }(std::index_sequence_for<Refs...>{});
-        static constexpr std::array<block_fn, sizeof...(I) + sizeof...(O)> maps{
-            &detail::inner_map<I, G, ctx_t>..., &detail::inner_map<O, G, ctx_t>...};
-        auto invoke = [&](core_memory& m) { call_body(m, mctx, std::index_sequence_for<I..., O...>{}, refs...); };
-        const body_call call{[](void* obj, core_memory& m) { (*static_cast<decltype(invoke)*>(obj))(m); }, &invoke};
-        detail::inner_run::run(outer, p, maps.data(), &mctx, hbm, call, opt_.trace);
+        return true;
     }
 
-private:
-    using ctx_t = std::conditional_t<sizeof...(Extra) == 0, void, std::tuple<Extra...>>;
+    template <class... Refs>
+    void run(const detail::allocations_base* alloc, const Refs&... refs) const {
+        kernel_context& outer = detail::require_context("emit_pipeline");
+        pipeline_desc p;
+        detail::inner_map_ctx mctx;
+        std::array<void*, max_operands> hbm{};
+        if (!prepare(p, mctx, hbm, refs...)) return;
+        auto invoke = [&](core_memory& m) { call_body(m, mctx, std::index_sequence_for<I..., O...>{}, refs...); };
+        const body_call call{[](void* obj, core_memory& m) { (*static_cast<decltype(invoke)*>(obj))(m); }, &invoke};
+        detail::inner_run::run(outer, p, maps.data(), &mctx, hbm, call, opt_.trace, alloc);
+    }
 
     template <std::size_t... K, class... Refs>
     void call_body(core_memory& m, const detail::inner_map_ctx& mctx, std::index_sequence<K...>,
@@ -469,7 +625,7 @@ private:
         } else {
             constexpr auto e = detail::window_extents<Spec, R>();
             std::array<index_t, e.size()> shape{};
-            for (std::size_t d = 0; d < e.size(); ++d) shape[d] = e[d];
+            for (std::size_t d = 0; d < e.size(); ++d) shape[d] = Spec::shape::full ? src.shape()[d] : e[d];
             return W(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape).labelled(who);
         }
     }
@@ -558,6 +714,8 @@ public:
             if (e.kind == k && (op < 0 || e.op == op)) ++n;
         return n;
     }
+    /// The bytes of VMEM scratch the pipeline's allocations take (emit_pipeline_with_allocations).
+    static constexpr index_t allocation_bytes() { return detail::allocation_bytes(info, desc.n_ops()); }
     static constexpr index_t dma_count(int op = -1) {
         index_t n = 0;
         for (int i = 0; i < desc.n_ops(); ++i)
@@ -578,6 +736,24 @@ auto emit_pipeline(Body body, const index_t (&grid)[G], in_specs_t<I...>, out_sp
     for (std::size_t d = 0; d < G; ++d) g[d] = grid[d];
     return inner_pipeline<Body, G, in_specs_t<I...>, out_specs_t<O...>, std::tuple<Extra...>>(
         std::move(body), g, opt, std::tuple<Extra...>(std::move(extra)...));
+}
+
+/// pltpu.emit_pipeline_with_allocations: the pipeline and its make_allocations (S53). The
+/// enclosing kernel gives a VMEM scratch buffer; `make_allocations(scratch, refs...)` lays the
+/// pipeline's windows out in it once, and every invocation `pipe(refs..., allocs)` reuses them:
+/// no VMEM is taken per invocation (the scratch is counted once), and the windows keep their
+/// contents between invocations, so the caller may fill the first slots of a prefetched input
+/// (Buffered<k, L, p>, S55) with `allocs.window<K>(slot)` before invoking.
+///
+///   auto [pipe, make_allocations] = emit_pipeline_with_allocations(body, {4}, in_specs<S>, out_specs<S>);
+///   auto allocs = make_allocations(scratch, x_hbm, o_hbm);
+///   pipe(x_hbm, o_hbm, allocs);
+template <class Body, std::size_t G, class... I, class... O, class... Extra>
+auto emit_pipeline_with_allocations(Body body, const index_t (&grid)[G], in_specs_t<I...> in, out_specs_t<O...> out,
+                                    const pipeline_options& opt = {}, Extra... extra) {
+    auto pipe = emit_pipeline(std::move(body), grid, in, out, opt, std::move(extra)...);
+    auto make = [pipe](const auto& scratch, const auto&... refs) { return pipe.make_allocations(scratch, refs...); };
+    return std::pair{std::move(pipe), std::move(make)};
 }
 
 }  // namespace ptpu

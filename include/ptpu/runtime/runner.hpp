@@ -538,6 +538,11 @@ private:
                 wait(in_flight_in_[op][e.slot], e);
                 return;
             case event_kind::body:
+                if (sched_.has_prefetched())  // S55: the first steps' windows have no wait_in
+                    for (int k = 0; k < desc_.n_in; ++k)
+                        if (tables_.info.ops[static_cast<std::size_t>(k)].windowed &&
+                            !tables_.info.ops[static_cast<std::size_t>(k)].trivial)
+                            mem_.cur[static_cast<std::size_t>(k)] = sched_.body_slot(k);
                 if (any_valid_) set_valid(e.step);
                 invoke_body(e);
                 emit_body(e);

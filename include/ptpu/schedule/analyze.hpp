@@ -117,6 +117,13 @@ constexpr void scan_pipeline(const pipeline_desc& c, const capabilities& caps, i
             return;
         }
         op.buffers = (op.trivial || op.constant) ? 1 : o.buffer_count;  // S47, S48
+        // S55 (check 28): the caller filled the first k slots; a trivial window has one buffer
+        // and k >= 1 skips its sync copy.
+        if (o.prefetched > 0 && !op.trivial && o.prefetched >= op.buffers) {
+            info.problem = fail(rule::r28, i, -1, o.prefetched, op.buffers);
+            return;
+        }
+        op.prefetched = o.prefetched;
         op.lookahead = o.lookahead && op.buffers >= 2;
         op.block_bytes = o.block_elems() * itemsize(o.type);
         op.slot_bytes = slot_bytes(o, generation);

@@ -22,6 +22,7 @@ struct operand_plan {
     index_t slot_bytes = 0;   ///< bytes one slot occupies in its memory, tile-padded (check 24)
     index_t dmas = 0;         ///< DMAs the pipeline issues for it (fetch, sync, restore, write)
     bool lookahead = false;   ///< an input fetched with lookahead (S32; with at least 2 buffers)
+    int prefetched = 0;       ///< slots the caller filled before the pipeline (S55)
 };
 
 /// Summary of a plan, and the first problem found (diag.ok() when valid).

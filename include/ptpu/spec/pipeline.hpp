@@ -42,6 +42,7 @@ struct operand_desc {
     int buffer_count = 2;
     bool explicit_mode = false;
     bool lookahead = false;
+    int prefetched = 0;  ///< Buffered's prefetched_count (S55): slots the caller filled
     bool revisit_any = false;
     bool zero_map = false;  ///< index_map=None (literal zeros)
     map_issue issue = map_issue::none;
