@@ -634,6 +634,35 @@ TEST(EmitPipeline, AllocationsAndPrefetchedCount) {
     EXPECT_EQ(waited, (std::vector<std::uint32_t>{1, 2, 3, 1, 2, 3}));
     EXPECT_EQ(rep.stats.inner_dmas, 2 * (3 + 4));
     EXPECT_EQ(rep.stats.body_dmas, 2);  // the caller's prefetches
+    // Two of three slots prefilled (Buffered<3, false, 2>): blocks 0 and 1 are the caller's, the
+    // pipeline fetches 2 and 3 and waits from step 2 on; step 1's body reads slot 1 although no
+    // wait names it.
+    {
+        using Pf3 = BlockSpec<Block<8, 128>, [](index_t j) { return idx(j, 0); }, Buffered<3, false, 2>>;
+        using Rows8 = BlockSpec<Block<8, 128>, [](index_t j) { return idx(j, 0); }>;
+        using Call3 = pallas_call<Grid<>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>,
+                                  Scratch<vmem, std::uint8_t, 5 * 4096>, Chip<tpu::v5e>>;
+        const host_array<X> r = ramp();
+        std::vector<event> t3;
+        auto [o3, rep3] = Call3{}(
+            [&](auto xh, auto oh, auto buf) {
+                auto [pipe, make_allocations] =
+                    emit_pipeline_with_allocations(body, {4}, in_specs<Pf3>, out_specs<Rows8>, {.trace = &t3});
+                auto allocs = make_allocations(buf, xh, oh);
+                sync_copy(xh.at(ds(0, c<8>), ds(0, c<128>)), allocs.template window<0>(0));
+                sync_copy(xh.at(ds(8, c<8>), ds(0, c<128>)), allocs.template window<0>(1));
+                pipe(xh, oh, allocs);
+            },
+            r);
+        for (std::size_t k = 0; k < r.size(); ++k) ASSERT_EQ(o3.vector()[k], r.vector()[k] + 1.0f) << k;
+        std::vector<std::uint32_t> f3, w3;
+        for (const event& e : t3) {
+            if (e.kind == event_kind::fetch) f3.push_back(e.block_step);
+            if (e.kind == event_kind::wait_in) w3.push_back(e.step);
+        }
+        EXPECT_EQ(f3, (std::vector<std::uint32_t>{2, 3}));
+        EXPECT_EQ(w3, (std::vector<std::uint32_t>{2, 3}));
+    }
     // Without allocations (and without the prefetch) the windows take the same VMEM, per
     // invocation; with them the scratch is that VMEM, not counted again.
     using Plain = pallas_call<Grid<2>, In<Arg<Z, AnyFull>>, Out<Arg<Z, AnyFull>>, Chip<tpu::v5e>>;
