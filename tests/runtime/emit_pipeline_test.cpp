@@ -726,3 +726,38 @@ TEST(EmitPipeline, PrefetchedCountRules) {
     EXPECT_EQ(rule_of(std::type_identity<Big>{}, std::type_identity<Rows>{}), "24");
     EXPECT_EQ(rule_of(std::type_identity<Rows>{}, std::type_identity<Rows>{}), "none");
 }
+
+// S35, check 31: with the tiling option, a block that does not divide its array dim is DMA'd
+// rounded up to the dim's tile on the last block: (601, 128) f32 in 256-row blocks moves rows
+// [512, 608) last (96 rows, not 89); the data is exact. Without tiling the last copy is 89 rows.
+// A block that is not a multiple of the tile cannot round (31).
+TEST(EmitPipeline, TilingRoundsTheLastBlock) {
+    using Odd = Array<float, 601, 128>;
+    using Call = pallas_call<Grid<>, In<Arg<Odd, AnyFull>>, Out<Arg<Odd, AnyFull>>, Chip<tpu::v5e>>;
+    host_array<Odd> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    using B256 = BlockSpec<Block<256, 128>, [](index_t i) { return idx(i, 0); }>;
+    for (const bool tiled : {true, false}) {
+        auto [o, rep] = Call{}(
+            [&](auto xh, auto oh) {
+                emit_pipeline([](auto a, auto w) { store(w, load(a) * 3.0f); }, {3}, in_specs<B256>, out_specs<B256>,
+                              {.tiling = tiled})(xh, oh);
+            },
+            x);
+        for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], 3.0f * x.vector()[k]) << k;
+        const index_t rows = tiled ? 256 + 256 + 96 : 601;
+        EXPECT_EQ(rep.stats.inner_bytes, 2 * rows * 128 * 4) << tiled;  // in and out
+    }
+    using B12 = BlockSpec<Block<12, 128>, [](index_t i) { return idx(i, 0); }>;
+    try {
+        (void)Call{}(
+            [](auto xh, auto oh) {
+                emit_pipeline([](auto a, auto w) { store(w, load(a)); }, {51}, in_specs<B12>, out_specs<B12>,
+                              {.tiling = true})(xh, oh);
+            },
+            x);
+        FAIL() << "no error";
+    } catch (const error& e) {
+        EXPECT_EQ(e.rule(), "31") << e.what();
+    }
+}

@@ -81,6 +81,10 @@ struct pipeline_options {
     /// no_pipelining=True (S54), a debug mode: every step copies every input block in and every
     /// output block out, blocking, in one slot; writes to an input window do not survive a step.
     bool no_pipelining = false;
+    /// The tiling option (S35, S36, S38): DMA slices follow the arrays' memory tiles. A block
+    /// that does not divide its dim must be a multiple of the tile (31), and the partial last
+    /// block's DMA is rounded up to the tile; bounded_slice starts must be tile-aligned (S38).
+    bool tiling = false;
 };
 
 namespace detail {
@@ -563,6 +567,7 @@ private:
         p.n_in = static_cast<int>(sizeof...(I));
         p.n_out = static_cast<int>(sizeof...(O));
         p.no_pipelining = opt_.no_pipelining;
+        p.tiling = opt_.tiling;
         mctx.rank = static_cast<int>(G);
         if constexpr (sizeof...(Extra) > 0) mctx.user = &extra_;
         std::array<index_t, max_rank> g{};

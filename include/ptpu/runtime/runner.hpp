@@ -491,6 +491,8 @@ private:
             bytes = !move_[op] ? region_of(o, b).elems() * itemsize(o.type)
                     : in       ? copy_block_in(hbm_[op], slot, o, b)
                                : copy_block_out(hbm_[op], slot, o, b);
+            if (desc_.tiling)  // S35: the last partial block's DMA is rounded up to the tile
+                bytes = tiled_dma_elems(o, b, tables_.info.ops[op].tile.data()) * itemsize(o.type);
         }
         count(e, bytes, in);
         return bytes;

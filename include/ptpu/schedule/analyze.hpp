@@ -125,6 +125,15 @@ constexpr void scan_pipeline(const pipeline_desc& c, const capabilities& caps, i
         }
         op.prefetched = o.prefetched;
         op.lookahead = o.lookahead && op.buffers >= 2;
+        if (c.tiling)  // S35 (check 31): a partial last block rounds up to the tile
+            for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
+                const block_dim& bd = o.block[d];
+                op.tile[d] = scan.tile[d];
+                if (bd.kind == dim_kind::blocked && o.shape[d] % bd.size != 0 && bd.size % scan.tile[d] != 0) {
+                    info.problem = fail(rule::r31, i, static_cast<int>(d), bd.size, scan.tile[d]);
+                    return;
+                }
+            }
         op.block_bytes = o.block_elems() * itemsize(o.type);
         op.slot_bytes = slot_bytes(o, generation);
     }

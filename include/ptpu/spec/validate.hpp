@@ -110,6 +110,10 @@ namespace ptpu {
     X(r28_output,                                                                                            \
       "ptpu[28] emit_pipeline: prefetched_count applies to inputs only (S55); drop it from the output's "    \
       "Buffered")                                                                                            \
+    X(r31,                                                                                                   \
+      "ptpu[31] emit_pipeline: with tiling, a block that does not divide its array dim must be a multiple "  \
+      "of the dim's memory tile (block size must divide tiling, S35); pick a block that divides the dim or " \
+      "a multiple of the tile (8 rows for f32's second-minor dim, 128 lanes)")                               \
     X(r27_buffers,                                                                                           \
       "ptpu[27] emit_pipeline: buffer_count must be at least 1; use Buffered<1> or more")                   \
     X(r27_out_buffers,                                                                                       \
