@@ -761,3 +761,122 @@ TEST(EmitPipeline, TilingRoundsTheLastBlock) {
         EXPECT_EQ(e.rule(), "31") << e.what();
     }
 }
+
+// A13, race detection (run_options::detect_races) of the pipeline's own DMAs: a body touching a
+// window slot while the pipeline's fetch into it, or its copy out of it, is in flight (DMA2); a
+// pipeline fetch starting on a slot an async copy still reads (DMA3); two cores writing one
+// HBM region with nothing ordering them (MC2), through a core_axis pipeline or the bodies' own
+// copies; and none of them for the correct versions (run with detect_races on by default:
+// PTPU_DETECT_RACES_DEFAULT=1 builds this file so every test above checks for false reports).
+TEST(EmitPipeline, A13RaceDetection) {
+    const host_array<X> x = ramp();
+    using Call = pallas_call<Grid<>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Scratch<vmem, std::uint8_t, 16384>,
+                             Scratch<vmem, float, 8, 128>, Scratch<semaphore, dma_semaphore, 1>, Chip<tpu::v5e>>;
+    // The body reaches other slots through the allocations (a ref kept from another step would
+    // do the same): slot k of operand op as a (8, 128) VMEM ref.
+    const detail::allocations_base* pipe_allocs = nullptr;
+    auto slot = [&](int op, int k) {
+        return ref<float, vmem, 2>(reinterpret_cast<float*>(pipe_allocs->slots[static_cast<std::size_t>(op)][static_cast<std::size_t>(k)]),
+                                   {8, 128});
+    };
+    auto run = [&](int mistake, bool detect) {
+        Call call;
+        call.options.detect_races = detect;
+        try {
+            (void)call(
+                [&](auto xh, auto oh, auto buf, auto tmp, auto sem) {
+                    auto [pipe, make] = emit_pipeline_with_allocations(
+                        [&](auto in, auto out) {
+                            const index_t s = pipeline_index(0);
+                            // At step 0 the fetch of block 1 into input slot 1 is in flight.
+                            if (mistake == 1 && s == 0) (void)load(slot(0, 1));
+                            // At step 1 the copy out of output slot 0 (step 0's) is in flight.
+                            if (mistake == 2 && s == 1) store(slot(1, 0), load(in));
+                            // An async copy reading input slot 0, left in flight past step 0:
+                            // step 1 fetches block 2 into that slot.
+                            if (mistake == 3 && s == 0) async_copy(in, tmp, sem.at(0));
+                            if (mistake == 3 && s == 1) make_async_copy(in, tmp, sem.at(0)).wait();
+                            store(out, load(in));
+                        },
+                        {4}, in_specs<Rows>, out_specs<Rows>);
+                    auto allocs = make(buf, xh, oh);
+                    pipe_allocs = &allocs;
+                    pipe(xh, oh, allocs);
+                },
+                x);
+        } catch (const error& e) {
+            return std::string(e.rule()) + " " + e.what();
+        }
+        return std::string("none");
+    };
+    EXPECT_EQ(run(0, true), "none");
+    const std::string r1 = run(1, true), r2 = run(2, true), r3 = run(3, true);
+    EXPECT_EQ(r1.substr(0, 4), "DMA2") << r1;
+    EXPECT_NE(r1.find("reads pipeline 1 input 0 window slot 1 while the pipeline's fetch into it (block of step 1, "
+                      "started at step 0)"),
+              std::string::npos)
+        << r1;
+    EXPECT_EQ(r2.substr(0, 4), "DMA2") << r2;
+    EXPECT_NE(r2.find("writes pipeline 1 output 0 window slot 0 while the pipeline's copy out of it"), std::string::npos)
+        << r2;
+    EXPECT_EQ(r3.substr(0, 4), "DMA3") << r3;
+    EXPECT_NE(r3.find("pipeline 1 input 0 window slot 0"), std::string::npos) << r3;
+    for (int m : {1, 2, 3}) EXPECT_EQ(run(m, false), "none") << m;  // undetected without the option
+
+    // Two cores, one HBM output block: the core_axis split gives each core half the inner grid,
+    // but the output map folds the split dim (i % 2), so both cores copy out rows 0-31 (MC2). Indexed
+    // by the split dim it is fine.
+    using Z = Array<float, 64, 512>;
+    using TileIn = BlockSpec<Block<16, 128>, [](index_t i, index_t j) { return idx(i, j); }>;
+    using Shared = BlockSpec<Block<16, 128>, [](index_t i, index_t j) { return idx(i % 2, j); }>;
+    using Mega = pallas_call<Grid<2>, In<Arg<Z, AnyFull>>, Out<Arg<Z, AnyFull>>, Semantics<parallel>, Chip<tpu::v5p>>;
+    host_array<Z> z;
+    std::iota(z.begin(), z.end(), 0.0f);
+    auto mega = [&]<class OutSpec>(std::type_identity<OutSpec>) {
+        Mega m;
+        m.options.detect_races = true;
+        try {
+            (void)m(
+                [](auto xh, auto oh) {
+                    emit_pipeline([](auto i, auto w) { store(w, load(i)); }, {4, 4}, in_specs<TileIn>, out_specs<OutSpec>,
+                                  {.semantics = {parallel, arbitrary}, .core_axis = 0})(xh, oh);
+                },
+                z);
+        } catch (const error& e) {
+            return std::string(e.rule()) + " " + e.what();
+        }
+        return std::string("none");
+    };
+    const std::string mc = mega(std::type_identity<Shared>{});
+    EXPECT_EQ(mc.substr(0, 3), "MC2") << mc;
+    EXPECT_NE(mc.find("core 1"), std::string::npos) << mc;
+    EXPECT_NE(mc.find("core 0 wrote"), std::string::npos) << mc;
+    EXPECT_NE(mc.find("pipeline 1 output 0"), std::string::npos) << mc;
+    EXPECT_EQ(mega(std::type_identity<TileIn>{}), "none");
+
+    // The bodies' own copies: both cores write the whole output (A13's whole-array output on a
+    // parallel grid of 2). Core 1 waiting for core 0's signal first orders them: no race.
+    using Pair = pallas_call<Grid<2>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Scratch<vmem, float, 32, 128>,
+                             Scratch<semaphore, regular_semaphore, 1>, Semantics<parallel>, Chip<tpu::v5p>>;
+    auto pair = [&](bool ordered) {
+        Pair p;
+        p.options.detect_races = true;
+        try {
+            (void)p(
+                [ordered](auto xh, auto oh, auto buf, auto ready) {
+                    if (ordered && core_index() == 1) semaphore_wait(ready.at(0), 1);
+                    sync_copy(xh, buf);
+                    sync_copy(buf, oh);
+                    if (ordered && core_index() == 0) semaphore_signal(ready.at(0), 1, 1);
+                },
+                x);
+        } catch (const error& e) {
+            return std::string(e.rule()) + " " + e.what();
+        }
+        return std::string("none");
+    };
+    const std::string pr = pair(false);
+    EXPECT_EQ(pr.substr(0, 3), "MC2") << pr;
+    EXPECT_NE(pr.find("sync_copy to ref of output 0"), std::string::npos) << pr;
+    EXPECT_EQ(pair(true), "none");
+}

@@ -409,6 +409,8 @@ struct inner_run {
         inner.hw = outer.hw;
         inner.timing_only = outer.timing_only;
         inner.detect_races = outer.detect_races;
+        inner.races = outer.races;  // A13: the call's two-core write log
+        inner.parent = &outer;      // and the enclosing pipelines' DMAs in flight
         inner.arena = outer.arena;
         inner.semaphores = outer.semaphores;
         inner.vmem_limit = outer.vmem_limit;
