@@ -880,3 +880,29 @@ TEST(EmitPipeline, A13RaceDetection) {
     EXPECT_NE(pr.find("sync_copy to ref of output 0"), std::string::npos) << pr;
     EXPECT_EQ(pair(true), "none");
 }
+
+// S39 compares whole block indices (S10: a bounded slice's start and size): an output slice
+// written again later with the same start but another size is another block, not a revisit.
+TEST(EmitPipeline, BoundedOutputSameStartIsNotARevisit) {
+    using Xs = Array<float, 8, 128>;
+    using T3 = Array<std::int32_t, 3>;
+    using Call = pallas_call<Grid<>, In<Arg<Xs, AnyFull>, Arg<T3, AnyFull>, Arg<T3, AnyFull>>, Out<Arg<Xs, AnyFull>>,
+                             Scratch<smem, std::int32_t, 3>, Scratch<smem, std::int32_t, 3>, Chip<tpu::v5e>>;
+    using Sl = BlockSpec<Block<bounded_slice{8}, 128>,
+                         [](index_t i, const auto& st, const auto& sz) { return idx(ds(st(i), sz(i)), 0); }>;
+    host_array<Xs> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    host_array<T3> st, sz;
+    const std::int32_t a[] = {0, 4, 0}, b[] = {4, 4, 2};  // rows 0-3, 4-7, then 0-1 again
+    std::copy(a, a + 3, st.begin());
+    std::copy(b, b + 3, sz.begin());
+    auto [o, rep] = Call{}(
+        [](auto xh, auto sh, auto zh, auto oh, auto ss, auto zs) {
+            sync_copy(sh, ss);
+            sync_copy(zh, zs);
+            emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {3}, in_specs<Sl>, out_specs<Sl>, {}, ss, zs)(xh, oh);
+        },
+        x, st, sz);
+    EXPECT_TRUE(std::ranges::equal(o, x));
+    EXPECT_EQ(rep.stats.inner_steps, 3);
+}

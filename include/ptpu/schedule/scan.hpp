@@ -100,7 +100,11 @@ struct operand_scan {
                 id_stride[d] = n_ids;
                 n_ids = n_ids > (index_t{1} << 22) ? n_ids : n_ids * std::max<index_t>(n, 1);
             }
-        use_table = track_runs && n_ids <= (index_t{1} << 22);
+        // The table is keyed by block starts: a bounded_slice output (whose blocks differ in
+        // size too, S10) keeps the list, compared on whole block indices.
+        bool sliced = false;
+        for (int d = 0; d < o.rank; ++d) sliced = sliced || o.block[static_cast<std::size_t>(d)].kind == dim_kind::bounded_slice;
+        use_table = track_runs && !sliced && n_ids <= (index_t{1} << 22);
         writer_store.assign(use_table ? static_cast<std::size_t>(n_ids) : 0, 0);
         writer = writer_store.data();
     }
