@@ -183,7 +183,7 @@ void sync_copy(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst) {
         detail::check_dma_access(src.data(), src.data() + ls + 1, false, "sync_copy");
         detail::check_dma_access(dst.data(), dst.data() + ld + 1, true, "sync_copy");
         kernel_context* c = detail::current_context();
-        if (c != nullptr && c->races != nullptr && access(S2::kind).far) {  // A13: a write of HBM, for MC2
+        if (c != nullptr && c->races != nullptr && access(S2::kind).far && dst.data() != nullptr) {  // A13: a write of HBM, for MC2
             hbm_write w = detail::box_of(dst.data(), dst.shape(), dst.strides(), static_cast<index_t>(sizeof(U)));
             w.what = "sync_copy to " + detail::ref_where(dst.label());
             detail::note_hbm_write(*c, std::move(w));

@@ -246,7 +246,7 @@ public:
         // The shape cost is the HBM end's (docs/model.md, "DMA shape costs").
         r.run = detail::run_of_region(src_.shape(), access(S1::kind).far ? src_.strides() : dst_.strides(), d.item);
         detail::note_body_op(c, r);
-        if (c.races != nullptr && access(S2::kind).far && n > 0) {  // A13: a write of HBM, for MC2
+        if (c.races != nullptr && access(S2::kind).far && n > 0 && dst_.data() != nullptr) {  // A13: a write of HBM, for MC2
             hbm_write w = detail::box_of(dst_.data(), dst_.shape(), dst_.strides(), d.item);
             w.what = "async_copy to " + d.dst_name;
             detail::note_hbm_write(c, std::move(w));
