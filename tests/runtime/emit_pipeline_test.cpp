@@ -662,6 +662,28 @@ TEST(EmitPipeline, AllocationsAndPrefetchedCount) {
         }
         EXPECT_EQ(f3, (std::vector<std::uint32_t>{2, 3}));
         EXPECT_EQ(w3, (std::vector<std::uint32_t>{2, 3}));
+        // With lookahead (Buffered<2, true, 1>) over blocks 0, 0, 1, 1: the caller's block 0 in
+        // slot 0, the step-0 fill fetches block 1 (the next distinct one, step 2's) into slot 1.
+        using PfLook = BlockSpec<Block<8, 128>, [](index_t j) { return idx(j / 2, 0); }, Buffered<2, true, 1>>;
+        std::vector<event> t4;
+        auto [o4, rep4] = Call3{}(
+            [&](auto xh, auto oh, auto buf) {
+                auto [pipe, make_allocations] =
+                    emit_pipeline_with_allocations(body, {4}, in_specs<PfLook>, out_specs<Rows8>, {.trace = &t4});
+                auto allocs = make_allocations(buf, xh, oh);
+                sync_copy(xh.at(ds(0, c<8>), ds(0, c<128>)), allocs.template window<0>(0));
+                pipe(xh, oh, allocs);
+            },
+            r);
+        for (index_t row = 0; row < 32; ++row)
+            for (index_t col = 0; col < 128; ++col) ASSERT_EQ(o4(row, col), r((row / 8) / 2 * 8 + row % 8, col) + 1.0f);
+        std::vector<std::uint32_t> f4, w4;
+        for (const event& e : t4) {
+            if (e.kind == event_kind::fetch) f4.push_back(e.step * 10 + e.block_step);
+            if (e.kind == event_kind::wait_in) w4.push_back(e.step);
+        }
+        EXPECT_EQ(f4, (std::vector<std::uint32_t>{2}));  // issued at step 0, block of step 2
+        EXPECT_EQ(w4, (std::vector<std::uint32_t>{2}));
     }
     // Without allocations (and without the prefetch) the windows take the same VMEM, per
     // invocation; with them the scratch is that VMEM, not counted again.
