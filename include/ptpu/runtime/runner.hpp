@@ -100,7 +100,8 @@ public:
         kctx_.seconds_ctx = opt.seconds_ctx;
         kctx_.step_overhead_s = opt.step_overhead_s;
         kctx_.notes = opt.notes ? notes : nullptr;
-        repeat_on_ = opt.timing_only && !opt.notes && !opt.semaphores;
+        // (Race detection follows every DMA's start and wait: no step is made from another's ops.)
+        repeat_on_ = opt.timing_only && !opt.notes && !opt.semaphores && !kctx.detect_races;
         for (int i = 0; i < desc.n_ops(); ++i)
             repeat_on_ = repeat_on_ && !move_[static_cast<std::size_t>(i)] &&
                          uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
