@@ -844,6 +844,19 @@ TEST(EmitPipeline, A13RaceDetection) {
     EXPECT_EQ(r3.substr(0, 4), "DMA3") << r3;
     EXPECT_NE(r3.find("pipeline 1 input 0 window slot 0"), std::string::npos) << r3;
     for (int m : {1, 2, 3}) EXPECT_EQ(run(m, false), "none") << m;  // undetected without the option
+    // A timing-only run of a long pipeline (whose steps would repeat) reports nothing either.
+    {
+        using Long = Array<float, 512, 128>;
+        pallas_call<Grid<>, In<Arg<Long, AnyFull>>, Out<Arg<Long, AnyFull>>, Chip<tpu::v5e>> quick;
+        quick.options.timing_only = true;
+        quick.options.detect_races = true;
+        host_array<Long> big;
+        EXPECT_NO_THROW((void)quick(
+            [](auto xh, auto oh) {
+                emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {64}, in_specs<Rows>, out_specs<Rows>)(xh, oh);
+            },
+            big));
+    }
 
     // Two cores, one HBM output block: the core_axis split gives each core half the inner grid,
     // but the output map folds the split dim (i % 2), so both cores copy out rows 0-31 (MC2). Indexed
