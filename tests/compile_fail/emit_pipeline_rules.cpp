@@ -1,8 +1,18 @@
 // Compile-fail cases of emit_pipeline: a static inner schedule breaking a rule gives that rule's
-// message; a wrong number of refs; a source that is not an ANY/HBM ref.
+// message; a wrong number of refs; the memory spaces of S56 (check 29): a VMEM source is aliased
+// when the spec is in VMEM too (the ok twin), but an HBM spec over it, a spec in ANY, a copy
+// between VMEM and SMEM, and Element padding on an aliased operand (30) do not compile; nor do a
+// prefetched input (S55) without allocations to hold its prefilled slots (28), prefetched_count
+// in a pallas_call (19), and a prefetched_count not below the buffer count (28).
 //! ko 1 S34
 //! ko 2 ARG1
 //! ko 3 29
+//! ko 4 29
+//! ko 5 M1
+//! ko 6 30
+//! ko 7 28
+//! ko 8 19
+//! ko 9 28
 #include <ptpu/ptpu.hpp>
 
 using namespace ptpu;
@@ -10,22 +20,46 @@ using namespace ptpu;
 using X = Array<float, 32, 128>;
 using Rows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }>;
 using Past = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i + 4, 0); }>;
+using HbmRows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, hbm>;
+using AnyRows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, any>;
+using PadRows = BlockSpec<Block<element{8, 1, 1}, 128>, [](index_t i) { return idx(8 * i, 0); }>;
+
+using PfRows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<2, false, 1>>;
+using Pf2Rows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<2, false, 2>>;
 
 #if !defined(PTPU_KO)
 static_assert(emit_pipeline_schedule<Grid<4>, In<Arg<X, Rows>>, Out<Arg<X, Rows>>>::dma_count() == 8);
+static_assert(emit_pipeline_schedule<Grid<4>, In<Arg<X, PfRows>>, Out<Arg<X, Rows>>>::dma_count() == 7);
+#elif PTPU_KO == 8
+using K = pallas_call<Grid<4>, In<Arg<X, PfRows>>, Out<Arg<X, Rows>>>;
+static_assert(K::valid || true);  // instantiates the checks: 19 reports itself
+#elif PTPU_KO == 9
+constexpr std::size_t n = emit_pipeline_schedule<Grid<4>, In<Arg<X, Pf2Rows>>, Out<Arg<X, Rows>>>::info.events;
 #elif PTPU_KO == 1
 constexpr std::size_t n = emit_pipeline_schedule<Grid<4>, In<Arg<X, Past>>, Out<Arg<X, Rows>>>::info.events;  // S34
 #endif
 
 void body([[maybe_unused]] ref<float, any, 2> x, [[maybe_unused]] ref<float, any, 2> o,
-          [[maybe_unused]] ref<float, vmem, 2> v) {
-    auto pipe = emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Rows>, out_specs<Rows>);
+          [[maybe_unused]] ref<float, vmem, 2> v, [[maybe_unused]] ref<float, smem, 2> s) {
+    [[maybe_unused]] auto pipe =
+        emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Rows>, out_specs<Rows>);
 #if !defined(PTPU_KO)
     pipe(x, o);
+    pipe(v, o);  // S56: a VMEM source under a VMEM spec is aliased, not copied
 #elif PTPU_KO == 2
     pipe(x);  // ARG1: one ref per spec
 #elif PTPU_KO == 3
-    pipe(v, o);  // 29: a VMEM source (aliasing, S56) is not supported
+    emit_pipeline([](auto, auto out) { store(out, zeros<float>(c<8>, c<128>)); }, {4}, in_specs<HbmRows>,
+                  out_specs<Rows>)(v, o);  // 29: an HBM spec over a VMEM source
+#elif PTPU_KO == 4
+    emit_pipeline([](auto, auto out) { store(out, zeros<float>(c<8>, c<128>)); }, {4}, in_specs<AnyRows>,
+                  out_specs<Rows>)(x, o);  // 29: a buffer in ANY
+#elif PTPU_KO == 5
+    pipe(s, o);  // M1: SMEM into a VMEM window is no DMA path
+#elif PTPU_KO == 6
+    emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<PadRows>, out_specs<Rows>)(v, o);
+#elif PTPU_KO == 7
+    emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<PfRows>, out_specs<Rows>)(x, o);
 #endif
 }
 

@@ -515,3 +515,429 @@ TEST(EmitPipeline, NoPipelining) {
             ASSERT_EQ(z(i, j), s) << i << "," << j;
         }
 }
+
+// A9: mixed block dims over a source already in VMEM. The spec's space is the source's, so
+// nothing is copied (S17, S56): the body's refs are views of the source's blocks, rebound every
+// step; o = 2x + 1 exactly, with and without no_pipelining, and no inner DMA or copy event.
+TEST(EmitPipeline, A9VmemSourceAliased) {
+    using X3 = Array<std::int32_t, 2, 16, 512>;
+    using Call = pallas_call<Grid<>, In<Arg<X3, BlockSpec<Full>>>, Out<Arg<X3, BlockSpec<Full>>>, Chip<tpu::v5e>>;
+    host_array<X3> x;
+    std::iota(x.begin(), x.end(), 0);
+    using InS = BlockSpec<Block<squeezed, blocked{8}, 256>, [](index_t i, index_t j, index_t k) { return idx(i, j, k); }>;
+    using OutS =
+        BlockSpec<Block<squeezed, element{8}, 256>, [](index_t i, index_t j, index_t k) { return idx(i, 8 * j, k); }>;
+    for (const bool no_pipe : {false, true}) {
+        std::vector<event> t;
+        std::vector<std::ptrdiff_t> offsets;
+        auto [o, rep] = Call{}(
+            [&](auto xv, auto ov) {
+                emit_pipeline(
+                    [&](auto a, auto w) {
+                        offsets.push_back(a.data() - xv.data());
+                        store(w, load(a) * 2 + 1);
+                    },
+                    {2, 2, 2}, in_specs<InS>, out_specs<OutS>, {.trace = &t, .no_pipelining = no_pipe})(xv, ov);
+            },
+            x);
+        for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], 2 * x.vector()[k] + 1) << k << " " << no_pipe;
+        EXPECT_EQ(rep.stats.inner_steps, 8);
+        EXPECT_EQ(rep.stats.inner_dmas, 0);  // aliased: no copy at all
+        EXPECT_EQ(rep.stats.inner_bytes, 0);
+        EXPECT_EQ(rep.stats.dma_in + rep.stats.dma_out, 2);  // the outer call's own whole-array windows
+        std::size_t steps = 0, bodies = 0;
+        for (const event& e : t) {
+            steps += e.kind == event_kind::step;
+            bodies += e.kind == event_kind::body;
+        }
+        EXPECT_EQ(steps, 8u);
+        EXPECT_EQ(bodies, 8u);
+        EXPECT_EQ(t.size(), 16u);  // nothing but steps and bodies
+        // The views start at the blocks: (i, 8j, 256k) of a (2, 16, 512) array.
+        const std::vector<std::ptrdiff_t> want = {0, 256, 8 * 512, 8 * 512 + 256, 16 * 512, 16 * 512 + 256,
+                                                  24 * 512, 24 * 512 + 256};
+        EXPECT_EQ(offsets, want);
+    }
+    // An HBM spec over an ANY source aliases too: the body gets the block's HBM view, to copy.
+    using Hb = BlockSpec<Block<squeezed, 16, 512>, [](index_t i) { return idx(i, 0, 0); }, hbm>;
+    using Call2 = pallas_call<Grid<>, In<Arg<X3, AnyFull>>, Out<Arg<X3, AnyFull>>, Scratch<vmem, std::int32_t, 16, 512>,
+                              Chip<tpu::v5e>>;
+    auto [o2, rep2] = Call2{}(
+        [](auto xh, auto oh, auto buf) {
+            emit_pipeline(
+                [&](auto a, auto w) {
+                    sync_copy(a, buf);
+                    store(buf, load(buf) + 1);
+                    sync_copy(buf, w);
+                },
+                {2}, in_specs<Hb>, out_specs<Hb>)(xh, oh);
+        },
+        x);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o2.vector()[k], x.vector()[k] + 1) << k;
+    EXPECT_EQ(rep2.stats.inner_dmas, 0);  // the pipeline copies nothing: the body's 4 copies are its own
+    EXPECT_EQ(rep2.stats.body_dmas, 4);
+    // Blocks that do not divide an aliased source: the last view would reach past it (S34).
+    using Ragged = BlockSpec<Block<squeezed, 16, 384>, [](index_t i, index_t k) { return idx(i, 0, k); }>;
+    try {
+        (void)Call{}(
+            [](auto xv, auto ov) {
+                emit_pipeline([](auto a, auto w) { store(w, load(a)); }, {2, 2}, in_specs<Ragged>, out_specs<Ragged>)(xv, ov);
+            },
+            x);
+        FAIL() << "no error";
+    } catch (const error& e) {
+        EXPECT_EQ(e.rule(), "S34") << e.what();
+        EXPECT_NE(std::string(e.what()).find("emit_pipeline input 0"), std::string::npos) << e.what();
+    }
+}
+
+// S53 and S55: emit_pipeline_with_allocations lays the windows out once in a VMEM scratch of the
+// enclosing kernel; every invocation reuses them, so the caller may fill the first slot of a
+// prefetched input (Buffered<2, false, 1>) before invoking: the prologue skips that fetch and
+// step 0 its wait. The scratch is the windows' VMEM, counted once (the high-water equals the
+// same pipeline's without allocations).
+namespace {
+using Z = Array<float, 64, 128>;
+using PfRows = BlockSpec<Block<8, 128>, [](index_t j) { return idx(4 * program_id(0) + j, 0); }, Buffered<2, false, 1>>;
+using OutRows = BlockSpec<Block<8, 128>, [](index_t j) { return idx(4 * program_id(0) + j, 0); }>;
+// The same shapes with static maps, for the bytes the allocations take.
+using AllocSched = emit_pipeline_schedule<Grid<4>, In<Arg<Z, BlockSpec<Block<8, 128>, [](index_t j) { return idx(j, 0); }>>>,
+                                          Out<Arg<Z, BlockSpec<Block<8, 128>, [](index_t j) { return idx(j, 0); }>>>>;
+static_assert(AllocSched::allocation_bytes() == 4 * 8 * 128 * 4);  // 2 + 2 slots of (8, 128) f32
+}  // namespace
+
+TEST(EmitPipeline, AllocationsAndPrefetchedCount) {
+    host_array<Z> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    using WithAlloc = pallas_call<Grid<2>, In<Arg<Z, AnyFull>>, Out<Arg<Z, AnyFull>>,
+                                  Scratch<vmem, std::uint8_t, AllocSched::allocation_bytes()>, Chip<tpu::v5e>>;
+    std::vector<event> t;
+    auto body = [](auto in, auto out) { store(out, load(in) + 1.0f); };
+    auto [o, rep] = WithAlloc{}(
+        [&](auto xh, auto oh, auto buf) {
+            auto [pipe, make_allocations] =
+                emit_pipeline_with_allocations(body, {4}, in_specs<PfRows>, out_specs<OutRows>, {.trace = &t});
+            auto allocs = make_allocations(buf, xh, oh);
+            // S55: the caller fills slot 0 with this invocation's first block.
+            sync_copy(xh.at(ds(32 * program_id(0), c<8>), ds(0, c<128>)), allocs.template window<0>(0));
+            pipe(xh, oh, allocs);
+        },
+        x);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], x.vector()[k] + 1.0f) << k;
+    std::vector<std::uint32_t> fetched, waited;
+    for (const event& e : t) {
+        if (e.kind == event_kind::fetch) fetched.push_back(e.block_step);
+        if (e.kind == event_kind::wait_in) waited.push_back(e.step);
+    }
+    // Each of the two invocations fetches blocks 1, 2, 3 (not 0) and waits at steps 1, 2, 3.
+    EXPECT_EQ(fetched, (std::vector<std::uint32_t>{1, 2, 3, 1, 2, 3}));
+    EXPECT_EQ(waited, (std::vector<std::uint32_t>{1, 2, 3, 1, 2, 3}));
+    EXPECT_EQ(rep.stats.inner_dmas, 2 * (3 + 4));
+    EXPECT_EQ(rep.stats.body_dmas, 2);  // the caller's prefetches
+    // Two of three slots prefilled (Buffered<3, false, 2>): blocks 0 and 1 are the caller's, the
+    // pipeline fetches 2 and 3 and waits from step 2 on; step 1's body reads slot 1 although no
+    // wait names it.
+    {
+        using Pf3 = BlockSpec<Block<8, 128>, [](index_t j) { return idx(j, 0); }, Buffered<3, false, 2>>;
+        using Rows8 = BlockSpec<Block<8, 128>, [](index_t j) { return idx(j, 0); }>;
+        using Call3 = pallas_call<Grid<>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>,
+                                  Scratch<vmem, std::uint8_t, 5 * 4096>, Chip<tpu::v5e>>;
+        const host_array<X> r = ramp();
+        std::vector<event> t3;
+        auto [o3, rep3] = Call3{}(
+            [&](auto xh, auto oh, auto buf) {
+                auto [pipe, make_allocations] =
+                    emit_pipeline_with_allocations(body, {4}, in_specs<Pf3>, out_specs<Rows8>, {.trace = &t3});
+                auto allocs = make_allocations(buf, xh, oh);
+                sync_copy(xh.at(ds(0, c<8>), ds(0, c<128>)), allocs.template window<0>(0));
+                sync_copy(xh.at(ds(8, c<8>), ds(0, c<128>)), allocs.template window<0>(1));
+                pipe(xh, oh, allocs);
+            },
+            r);
+        for (std::size_t k = 0; k < r.size(); ++k) ASSERT_EQ(o3.vector()[k], r.vector()[k] + 1.0f) << k;
+        std::vector<std::uint32_t> f3, w3;
+        for (const event& e : t3) {
+            if (e.kind == event_kind::fetch) f3.push_back(e.block_step);
+            if (e.kind == event_kind::wait_in) w3.push_back(e.step);
+        }
+        EXPECT_EQ(f3, (std::vector<std::uint32_t>{2, 3}));
+        EXPECT_EQ(w3, (std::vector<std::uint32_t>{2, 3}));
+        // With lookahead (Buffered<2, true, 1>) over blocks 0, 0, 1, 1: the caller's block 0 in
+        // slot 0, the step-0 fill fetches block 1 (the next distinct one, step 2's) into slot 1.
+        using PfLook = BlockSpec<Block<8, 128>, [](index_t j) { return idx(j / 2, 0); }, Buffered<2, true, 1>>;
+        std::vector<event> t4;
+        auto [o4, rep4] = Call3{}(
+            [&](auto xh, auto oh, auto buf) {
+                auto [pipe, make_allocations] =
+                    emit_pipeline_with_allocations(body, {4}, in_specs<PfLook>, out_specs<Rows8>, {.trace = &t4});
+                auto allocs = make_allocations(buf, xh, oh);
+                sync_copy(xh.at(ds(0, c<8>), ds(0, c<128>)), allocs.template window<0>(0));
+                pipe(xh, oh, allocs);
+            },
+            r);
+        for (index_t row = 0; row < 32; ++row)
+            for (index_t col = 0; col < 128; ++col) ASSERT_EQ(o4(row, col), r((row / 8) / 2 * 8 + row % 8, col) + 1.0f);
+        std::vector<std::uint32_t> f4, w4;
+        for (const event& e : t4) {
+            if (e.kind == event_kind::fetch) f4.push_back(e.step * 10 + e.block_step);
+            if (e.kind == event_kind::wait_in) w4.push_back(e.step);
+        }
+        EXPECT_EQ(f4, (std::vector<std::uint32_t>{2}));  // issued at step 0, block of step 2
+        EXPECT_EQ(w4, (std::vector<std::uint32_t>{2}));
+    }
+    // Without allocations (and without the prefetch) the windows take the same VMEM, per
+    // invocation; with them the scratch is that VMEM, not counted again.
+    using Plain = pallas_call<Grid<2>, In<Arg<Z, AnyFull>>, Out<Arg<Z, AnyFull>>, Chip<tpu::v5e>>;
+    auto [p, prep] = Plain{}(
+        [&](auto xh, auto oh) { emit_pipeline(body, {4}, in_specs<OutRows>, out_specs<OutRows>)(xh, oh); }, x);
+    EXPECT_TRUE(std::ranges::equal(o, p));
+    EXPECT_EQ(rep.core[0].vmem_high_water, AllocSched::allocation_bytes());
+    EXPECT_EQ(prep.core[0].vmem_high_water, AllocSched::allocation_bytes());
+
+    // The windows persist across invocations: what an invocation's body leaves in its input slot
+    // is there for the next (a fresh pipeline would hand out garbage).
+    using One = BlockSpec<Full, zero_map, Buffered<1, false, 1>>;  // trivially windowed: k >= 1 skips its sync copy
+    using Small = Array<float, 8, 128>;
+    using Persist = pallas_call<Grid<3>, In<Arg<Small, AnyFull>>, Out<Arg<Small, AnyFull>>,
+                                Scratch<vmem, std::uint8_t, 8192>, Chip<tpu::v5e>>;
+    host_array<Small> s;
+    std::fill(s.begin(), s.end(), 5.0f);
+    std::vector<event> t2;
+    auto [q, qrep] = Persist{}(
+        [&](auto xh, auto oh, auto buf) {
+            auto [pipe, make_allocations] = emit_pipeline_with_allocations(
+                [](auto acc, auto out) {
+                    store(acc, load(acc) + 1.0f);  // the window accumulates across invocations
+                    store(out, load(acc));
+                },
+                {1}, in_specs<One>, out_specs<BlockSpec<Full>>, {.trace = &t2});
+            auto allocs = make_allocations(buf, xh, oh);
+            if (program_id(0) == 0) sync_copy(xh, allocs.template window<0>(0));
+            pipe(xh, oh, allocs);
+        },
+        s);
+    for (float v : q) ASSERT_EQ(v, 8.0f);  // 5 + 1 + 1 + 1
+    for (const event& e : t2) EXPECT_NE(e.kind, event_kind::sync_in);
+}
+
+// Check 28 (S55): prefetched_count must stay below the buffer count, applies to inputs only;
+// 24: a scratch smaller than the windows.
+TEST(EmitPipeline, PrefetchedCountRules) {
+    const host_array<X> x = ramp();
+    using Call = pallas_call<Grid<>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Scratch<vmem, std::uint8_t, 16384>,
+                             Chip<tpu::v5e>>;
+    auto rule_of = [&]<class In, class Out>(std::type_identity<In>, std::type_identity<Out>) {
+        try {
+            (void)Call{}(
+                [](auto xh, auto oh, auto buf) {
+                    auto [pipe, make] = emit_pipeline_with_allocations([](auto a, auto w) { store(w, load(a)); }, {4},
+                                                                       in_specs<In>, out_specs<Out>);
+                    pipe(xh, oh, make(buf, xh, oh));
+                },
+                x);
+        } catch (const error& e) {
+            return e.rule();
+        }
+        return std::string("none");
+    };
+    using Pf2 = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<2, false, 2>>;
+    using OutPf = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<2, false, 1>>;
+    using Big = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<5>>;  // 5*4 KiB + 2*4 KiB
+    EXPECT_EQ(rule_of(std::type_identity<Pf2>{}, std::type_identity<Rows>{}), "28");
+    EXPECT_EQ(rule_of(std::type_identity<Rows>{}, std::type_identity<OutPf>{}), "28");
+    EXPECT_EQ(rule_of(std::type_identity<Big>{}, std::type_identity<Rows>{}), "24");
+    EXPECT_EQ(rule_of(std::type_identity<Rows>{}, std::type_identity<Rows>{}), "none");
+}
+
+// S35, check 31: with the tiling option, a block that does not divide its array dim is DMA'd
+// rounded up to the dim's tile on the last block: (601, 128) f32 in 256-row blocks moves rows
+// [512, 608) last (96 rows, not 89); the data is exact. Without tiling the last copy is 89 rows.
+// A block that is not a multiple of the tile cannot round (31).
+TEST(EmitPipeline, TilingRoundsTheLastBlock) {
+    using Odd = Array<float, 601, 128>;
+    using Call = pallas_call<Grid<>, In<Arg<Odd, AnyFull>>, Out<Arg<Odd, AnyFull>>, Chip<tpu::v5e>>;
+    host_array<Odd> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    using B256 = BlockSpec<Block<256, 128>, [](index_t i) { return idx(i, 0); }>;
+    for (const bool tiled : {true, false}) {
+        auto [o, rep] = Call{}(
+            [&](auto xh, auto oh) {
+                emit_pipeline([](auto a, auto w) { store(w, load(a) * 3.0f); }, {3}, in_specs<B256>, out_specs<B256>,
+                              {.tiling = tiled})(xh, oh);
+            },
+            x);
+        for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], 3.0f * x.vector()[k]) << k;
+        const index_t rows = tiled ? 256 + 256 + 96 : 601;
+        EXPECT_EQ(rep.stats.inner_bytes, 2 * rows * 128 * 4) << tiled;  // in and out
+    }
+    using B12 = BlockSpec<Block<12, 128>, [](index_t i) { return idx(i, 0); }>;
+    try {
+        (void)Call{}(
+            [](auto xh, auto oh) {
+                emit_pipeline([](auto a, auto w) { store(w, load(a)); }, {51}, in_specs<B12>, out_specs<B12>,
+                              {.tiling = true})(xh, oh);
+            },
+            x);
+        FAIL() << "no error";
+    } catch (const error& e) {
+        EXPECT_EQ(e.rule(), "31") << e.what();
+    }
+}
+
+// A13, race detection (run_options::detect_races) of the pipeline's own DMAs: a body touching a
+// window slot while the pipeline's fetch into it, or its copy out of it, is in flight (DMA2); a
+// pipeline fetch starting on a slot an async copy still reads (DMA3); two cores writing one
+// HBM region with nothing ordering them (MC2), through a core_axis pipeline or the bodies' own
+// copies; and none of them for the correct versions (run with detect_races on by default:
+// PTPU_DETECT_RACES_DEFAULT=1 builds this file so every test above checks for false reports).
+TEST(EmitPipeline, A13RaceDetection) {
+    const host_array<X> x = ramp();
+    using Call = pallas_call<Grid<>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Scratch<vmem, std::uint8_t, 16384>,
+                             Scratch<vmem, float, 8, 128>, Scratch<semaphore, dma_semaphore, 1>, Chip<tpu::v5e>>;
+    // The body reaches other slots through the allocations (a ref kept from another step would
+    // do the same): slot k of operand op as a (8, 128) VMEM ref.
+    const detail::allocations_base* pipe_allocs = nullptr;
+    auto slot = [&](int op, int k) {
+        return ref<float, vmem, 2>(reinterpret_cast<float*>(pipe_allocs->slots[static_cast<std::size_t>(op)][static_cast<std::size_t>(k)]),
+                                   {8, 128});
+    };
+    auto run = [&](int mistake, bool detect) {
+        Call call;
+        call.options.detect_races = detect;
+        try {
+            (void)call(
+                [&](auto xh, auto oh, auto buf, auto tmp, auto sem) {
+                    auto [pipe, make] = emit_pipeline_with_allocations(
+                        [&](auto in, auto out) {
+                            const index_t s = pipeline_index(0);
+                            // At step 0 the fetch of block 1 into input slot 1 is in flight.
+                            if (mistake == 1 && s == 0) (void)load(slot(0, 1));
+                            // At step 1 the copy out of output slot 0 (step 0's) is in flight.
+                            if (mistake == 2 && s == 1) store(slot(1, 0), load(in));
+                            // An async copy reading input slot 0, left in flight past step 0:
+                            // step 1 fetches block 2 into that slot.
+                            if (mistake == 3 && s == 0) async_copy(in, tmp, sem.at(0));
+                            if (mistake == 3 && s == 1) make_async_copy(in, tmp, sem.at(0)).wait();
+                            store(out, load(in));
+                        },
+                        {4}, in_specs<Rows>, out_specs<Rows>);
+                    auto allocs = make(buf, xh, oh);
+                    pipe_allocs = &allocs;
+                    pipe(xh, oh, allocs);
+                },
+                x);
+        } catch (const error& e) {
+            return std::string(e.rule()) + " " + e.what();
+        }
+        return std::string("none");
+    };
+    EXPECT_EQ(run(0, true), "none");
+    const std::string r1 = run(1, true), r2 = run(2, true), r3 = run(3, true);
+    EXPECT_EQ(r1.substr(0, 4), "DMA2") << r1;
+    EXPECT_NE(r1.find("reads pipeline 1 input 0 window slot 1 while the pipeline's fetch into it (block of step 1, "
+                      "started at step 0)"),
+              std::string::npos)
+        << r1;
+    EXPECT_EQ(r2.substr(0, 4), "DMA2") << r2;
+    EXPECT_NE(r2.find("writes pipeline 1 output 0 window slot 0 while the pipeline's copy out of it"), std::string::npos)
+        << r2;
+    EXPECT_EQ(r3.substr(0, 4), "DMA3") << r3;
+    EXPECT_NE(r3.find("pipeline 1 input 0 window slot 0"), std::string::npos) << r3;
+    for (int m : {1, 2, 3}) EXPECT_EQ(run(m, false), "none") << m;  // undetected without the option
+    // A timing-only run of a long pipeline (whose steps would repeat) reports nothing either.
+    {
+        using Long = Array<float, 512, 128>;
+        pallas_call<Grid<>, In<Arg<Long, AnyFull>>, Out<Arg<Long, AnyFull>>, Chip<tpu::v5e>> quick;
+        quick.options.timing_only = true;
+        quick.options.detect_races = true;
+        host_array<Long> big;
+        EXPECT_NO_THROW((void)quick(
+            [](auto xh, auto oh) {
+                emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {64}, in_specs<Rows>, out_specs<Rows>)(xh, oh);
+            },
+            big));
+    }
+
+    // Two cores, one HBM output block: the core_axis split gives each core half the inner grid,
+    // but the output map folds the split dim (i % 2), so both cores copy out rows 0-31 (MC2). Indexed
+    // by the split dim it is fine.
+    using Z = Array<float, 64, 512>;
+    using TileIn = BlockSpec<Block<16, 128>, [](index_t i, index_t j) { return idx(i, j); }>;
+    using Shared = BlockSpec<Block<16, 128>, [](index_t i, index_t j) { return idx(i % 2, j); }>;
+    using Mega = pallas_call<Grid<2>, In<Arg<Z, AnyFull>>, Out<Arg<Z, AnyFull>>, Semantics<parallel>, Chip<tpu::v5p>>;
+    host_array<Z> z;
+    std::iota(z.begin(), z.end(), 0.0f);
+    auto mega = [&]<class OutSpec>(std::type_identity<OutSpec>) {
+        Mega m;
+        m.options.detect_races = true;
+        try {
+            (void)m(
+                [](auto xh, auto oh) {
+                    emit_pipeline([](auto i, auto w) { store(w, load(i)); }, {4, 4}, in_specs<TileIn>, out_specs<OutSpec>,
+                                  {.semantics = {parallel, arbitrary}, .core_axis = 0})(xh, oh);
+                },
+                z);
+        } catch (const error& e) {
+            return std::string(e.rule()) + " " + e.what();
+        }
+        return std::string("none");
+    };
+    const std::string mc = mega(std::type_identity<Shared>{});
+    EXPECT_EQ(mc.substr(0, 3), "MC2") << mc;
+    EXPECT_NE(mc.find("core 1"), std::string::npos) << mc;
+    EXPECT_NE(mc.find("core 0 wrote"), std::string::npos) << mc;
+    EXPECT_NE(mc.find("pipeline 1 output 0"), std::string::npos) << mc;
+    EXPECT_EQ(mega(std::type_identity<TileIn>{}), "none");
+
+    // The bodies' own copies: both cores write the whole output (A13's whole-array output on a
+    // parallel grid of 2). Core 1 waiting for core 0's signal first orders them: no race.
+    using Pair = pallas_call<Grid<2>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Scratch<vmem, float, 32, 128>,
+                             Scratch<semaphore, regular_semaphore, 1>, Semantics<parallel>, Chip<tpu::v5p>>;
+    auto pair = [&](bool ordered) {
+        Pair p;
+        p.options.detect_races = true;
+        try {
+            (void)p(
+                [ordered](auto xh, auto oh, auto buf, auto ready) {
+                    if (ordered && core_index() == 1) semaphore_wait(ready.at(0), 1);
+                    sync_copy(xh, buf);
+                    sync_copy(buf, oh);
+                    if (ordered && core_index() == 0) semaphore_signal(ready.at(0), 1, 1);
+                },
+                x);
+        } catch (const error& e) {
+            return std::string(e.rule()) + " " + e.what();
+        }
+        return std::string("none");
+    };
+    const std::string pr = pair(false);
+    EXPECT_EQ(pr.substr(0, 3), "MC2") << pr;
+    EXPECT_NE(pr.find("sync_copy to ref of output 0"), std::string::npos) << pr;
+    EXPECT_EQ(pair(true), "none");
+}
+
+// S39 compares whole block indices (S10: a bounded slice's start and size): an output slice
+// written again later with the same start but another size is another block, not a revisit.
+TEST(EmitPipeline, BoundedOutputSameStartIsNotARevisit) {
+    using Xs = Array<float, 8, 128>;
+    using T3 = Array<std::int32_t, 3>;
+    using Call = pallas_call<Grid<>, In<Arg<Xs, AnyFull>, Arg<T3, AnyFull>, Arg<T3, AnyFull>>, Out<Arg<Xs, AnyFull>>,
+                             Scratch<smem, std::int32_t, 3>, Scratch<smem, std::int32_t, 3>, Chip<tpu::v5e>>;
+    using Sl = BlockSpec<Block<bounded_slice{8}, 128>,
+                         [](index_t i, const auto& st, const auto& sz) { return idx(ds(st(i), sz(i)), 0); }>;
+    host_array<Xs> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    host_array<T3> st, sz;
+    const std::int32_t a[] = {0, 4, 0}, b[] = {4, 4, 2};  // rows 0-3, 4-7, then 0-1 again
+    std::copy(a, a + 3, st.begin());
+    std::copy(b, b + 3, sz.begin());
+    auto [o, rep] = Call{}(
+        [](auto xh, auto sh, auto zh, auto oh, auto ss, auto zs) {
+            sync_copy(sh, ss);
+            sync_copy(zh, zs);
+            emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {3}, in_specs<Sl>, out_specs<Sl>, {}, ss, zs)(xh, oh);
+        },
+        x, st, sz);
+    EXPECT_TRUE(std::ranges::equal(o, x));
+    EXPECT_EQ(rep.stats.inner_steps, 3);
+}

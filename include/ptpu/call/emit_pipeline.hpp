@@ -81,6 +81,10 @@ struct pipeline_options {
     /// no_pipelining=True (S54), a debug mode: every step copies every input block in and every
     /// output block out, blocking, in one slot; writes to an input window do not survive a step.
     bool no_pipelining = false;
+    /// The tiling option (S35, S36, S38): DMA slices follow the arrays' memory tiles. A block
+    /// that does not divide its dim must be a multiple of the tile (31), and the partial last
+    /// block's DMA is rounded up to the tile; bounded_slice starts must be tile-aligned (S38).
+    bool tiling = false;
 };
 
 namespace detail {
@@ -174,13 +178,51 @@ struct source_of<ref<T, S, R, E>> {
     static constexpr std::size_t rank = R;
 };
 
+// S56: an inner operand's block lives in its spec's space (vmem unless given), which must be VMEM,
+// SMEM or HBM (29: any fails here, as upstream). A spec whose space is the source's, or HBM,
+// aliases the source (S17): no window and no DMA, the body sees a view of the block.
+template <class Spec, class SrcSpace>
+constexpr bool inner_aliased() {
+    constexpr space_kind b = Spec::memory::kind, s = SrcSpace::kind;
+    return b == space_kind::hbm || b == s;
+}
+template <class Spec, class SrcSpace>
+constexpr bool check_inner_spaces() {
+    constexpr space_kind b = Spec::memory::kind, s = SrcSpace::kind;
+    constexpr bool src_far = s == space_kind::any || s == space_kind::hbm;
+    constexpr bool src_ok = src_far || s == space_kind::vmem || s == space_kind::smem;
+    if constexpr (b != space_kind::vmem && b != space_kind::smem && b != space_kind::hbm)
+        static_assert(b == space_kind::vmem,
+                      "ptpu[29] emit_pipeline: unsupported buffer memory space (a spec in any, semaphore, ...); give "
+                      "the spec vmem or smem for a window, hbm for a view of the source's block");
+    else if constexpr (!src_ok)
+        static_assert(src_ok, "ptpu[29] emit_pipeline: an operand's source must be an ANY/HBM, VMEM or SMEM ref");
+    else if constexpr (b == space_kind::hbm && !src_far)
+        static_assert(src_far,
+                      "ptpu[29] emit_pipeline: you cannot request an HBM block spec for a non-HBM source; give the "
+                      "spec the source's space (vmem: a view of the block, S17) or pass an ANY/HBM ref");
+    else if constexpr (!inner_aliased<Spec, SrcSpace>() && !src_far)
+        static_assert(src_far,
+                      "ptpu[M1] emit_pipeline: no DMA path between the source's space and the spec's (VMEM and SMEM "
+                      "are not copied into each other); give the spec the source's space (aliased, S56)");
+    if constexpr (inner_aliased<Spec, SrcSpace>() && !Spec::shape::full) {
+        constexpr bool padded = [] {
+            for (const auto& d : Spec::shape::dims)
+                if (d.kind == dim_kind::element && (d.pad_lo != 0 || d.pad_hi != 0)) return true;
+            return false;
+        }();
+        static_assert(!padded,
+                      "ptpu[30] emit_pipeline: Element with padding is not supported when the spec aliases its "
+                      "source (S17); drop the padding, or copy from an ANY/HBM source");
+    }
+    return true;
+}
+
 // One operand of an inner pipeline as the planner sees it: the spec over the source ref.
 template <class Spec, std::size_t G, class Ref>
 operand_desc describe_inner(operand_role role, const Ref& r, int k) {
     using src = source_of<Ref>;
-    static_assert(std::is_same_v<typename src::space, any> || std::is_same_v<typename src::space, hbm>,
-                  "ptpu[29] emit_pipeline: a pipelined operand's source must be an ANY/HBM ref (a VMEM source "
-                  "would be aliased, S56, which ptpu does not do yet)");
+    static_assert(check_inner_spaces<Spec, typename src::space>());
     using Shape = typename Spec::shape;
     operand_desc d;
     d.role = role;
@@ -188,9 +230,10 @@ operand_desc describe_inner(operand_role role, const Ref& r, int k) {
     d.type = dtype_of<typename src::value_type>;
     d.rank = static_cast<int>(src::rank);
     for (std::size_t i = 0; i < src::rank; ++i) d.shape[i] = r.shape()[i];
-    // The runner copies blocks of a row-major array: the source must be one.
+    // The runner copies blocks of a row-major array: the source must be one (an aliased view
+    // takes the source's strides as they are).
     index_t stride = 1;
-    for (std::size_t i = src::rank; i-- > 0;) {
+    for (std::size_t i = src::rank; !inner_aliased<Spec, typename src::space>() && i-- > 0;) {
         if (r.shape()[i] > 1 && r.strides()[i] != stride)
             throw error("R1", "emit_pipeline",
                         std::string(role == operand_role::input ? "input " : "output ") + std::to_string(k) +
@@ -209,10 +252,54 @@ operand_desc describe_inner(operand_role role, const Ref& r, int k) {
     d.buffer_count = Spec::mode::buffer_count;
     d.explicit_mode = Spec::explicit_mode;
     d.lookahead = Spec::mode::lookahead;
+    d.prefetched = Spec::mode::prefetched_count;
     d.revisit_any = Spec::revisit::any;
     d.zero_map = std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>;
+    d.aliased = inner_aliased<Spec, typename src::space>();
     return d;
 }
+
+// An aliased view (S17) reaching past its source: Blocked dims that do not divide the array
+// have no window to pad the last block in, so the view would read outside the source.
+[[noreturn, gnu::cold, gnu::noinline]] inline void alias_outside(bool input, int k, int d, index_t start, index_t n,
+                                                                index_t dim) {
+    kernel_context* c = current_context();
+    std::string at;
+    if (c != nullptr)
+        for (int i = 0; i < c->inner_rank; ++i)
+            at += (i ? ", " : "") + std::to_string(c->inner_point[static_cast<std::size_t>(i)] +
+                                                   c->inner_offset[static_cast<std::size_t>(i)]);
+    throw error("S34", std::string("emit_pipeline ") + (input ? "input " : "output ") + std::to_string(k),
+                "the view of the source's block at inner iteration (" + at + ") spans [" + std::to_string(start) +
+                    ", " + std::to_string(start + n) + ") of dim " + std::to_string(d) + ", whose size is " +
+                    std::to_string(dim) + " (an aliased operand has no window to pad it, S17)",
+                "use blocks that divide the source, or pass an ANY/HBM source to copy the block in");
+}
+
+// Where slot k of window i of an inner pipeline lives in its allocations (S53): the windows in
+// operand order, each slot at its VMEM size (tile-padded, at least the block rounded up to 64
+// bytes), so the bytes they take are what the VMEM check counts.
+constexpr index_t allocation_stride(const operand_plan& op) {
+    return std::max(op.slot_bytes, align_up(op.block_bytes, 64));
+}
+constexpr index_t allocation_bytes(const plan_info& info, int n_ops) {
+    index_t n = 0;
+    for (int i = 0; i < n_ops; ++i)
+        if (info.ops[static_cast<std::size_t>(i)].windowed)
+            n += info.ops[static_cast<std::size_t>(i)].buffers * allocation_stride(info.ops[static_cast<std::size_t>(i)]);
+    return n;
+}
+
+/// The buffers of an inner pipeline made once, in a VMEM scratch buffer of the enclosing kernel,
+/// and reused by every invocation (emit_pipeline_with_allocations, S53): their contents persist
+/// between invocations (so a caller may prefill slots, S55), and the VMEM they take is the
+/// scratch's, counted once.
+struct allocations_base {
+    std::array<std::array<std::byte*, max_buffers>, max_operands> slots{};
+    std::array<int, max_operands> buffers{};
+    std::array<std::array<index_t, max_rank>, max_operands> shapes{};  ///< the sources' (Full windows)
+    index_t bytes = 0;  ///< what the windows take of the scratch
+};
 
 // A host block standing for the inner pipeline's VMEM buffers (run_scoped allocations).
 struct inner_arena {
@@ -224,15 +311,58 @@ struct inner_arena {
 struct inner_run {
     // Checks the VMEM the inner windows take against what the core has left (24), lays the
     // slots out, runs the pipeline to completion and records its ops in the enclosing body's.
-    static void run(kernel_context& outer, const pipeline_desc& p, const block_fn* maps, const void* ctx,
-                    const std::array<void*, max_operands>& hbm, body_call body, std::vector<event>* trace) {
+    static plan_tables plan(const kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
+                            const void* ctx) {
         const int gen = outer.hw != nullptr ? outer.hw->generation : 5;
         plan_tables t = analyze_pipeline(p, emit_pipeline_caps, gen, maps, ctx);
         raise(t.info.problem);
+        return t;
+    }
+    // Lays the windows of plan `t` out in `buf` (`size` bytes of VMEM scratch).
+    static void lay_out(allocations_base& a, const pipeline_desc& p, const plan_tables& t, std::byte* buf,
+                        index_t size) {
+        a.bytes = allocation_bytes(t.info, p.n_ops());
+        for (int i = 0; i < p.n_ops(); ++i)
+            if (t.info.ops[static_cast<std::size_t>(i)].windowed && p.ops[static_cast<std::size_t>(i)].space != space_kind::vmem)
+                throw error("29", "emit_pipeline_with_allocations",
+                            "operand " + std::to_string(i) + " has an SMEM window; the allocations live in VMEM scratch",
+                            "give the spec vmem, or run that pipeline without allocations");
+        if (a.bytes > size)
+            throw error("24", "emit_pipeline_with_allocations",
+                        "the pipeline's windows need " + std::to_string(a.bytes) + " bytes and the scratch buffer has " +
+                            std::to_string(size),
+                        "give the enclosing kernel a VMEM scratch of " + std::to_string(a.bytes) +
+                            " bytes (emit_pipeline_schedule<...>::allocation_bytes() for static specs)");
+        index_t at = 0;
+        for (int i = 0; i < p.n_ops(); ++i) {
+            const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
+            a.buffers[static_cast<std::size_t>(i)] = op.windowed ? op.buffers : 0;
+            a.shapes[static_cast<std::size_t>(i)] = p.ops[static_cast<std::size_t>(i)].shape;
+            for (int k = 0; op.windowed && k < op.buffers; ++k) {
+                a.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] = buf + at;
+                at += allocation_stride(op);
+            }
+        }
+    }
+
+    static void run(kernel_context& outer, const pipeline_desc& p, const block_fn* maps, const void* ctx,
+                    const std::array<void*, max_operands>& hbm, body_call body, std::vector<event>* trace,
+                    const allocations_base* alloc = nullptr) {
+        const plan_tables t = plan(outer, p, maps, ctx);
+        if (alloc != nullptr)
+            for (int i = 0; i < p.n_ops(); ++i) {
+                const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
+                if ((op.windowed ? op.buffers : 0) != alloc->buffers[static_cast<std::size_t>(i)])
+                    throw error("ARG1", "emit_pipeline",
+                                "the allocations passed were made for another pipeline or other refs (operand " +
+                                    std::to_string(i) + ": " + std::to_string(alloc->buffers[static_cast<std::size_t>(i)]) +
+                                    " buffers, the pipeline needs " + std::to_string(op.windowed ? op.buffers : 0) + ")",
+                                "make the allocations with this pipeline's make_allocations over the same refs");
+            }
         index_t vmem = 0, host = 0;
         for (int i = 0; i < p.n_ops(); ++i) {
             const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
-            if (!op.windowed) continue;
+            if (!op.windowed || alloc != nullptr) continue;  // allocations: the scratch's VMEM, counted once
             if (p.ops[static_cast<std::size_t>(i)].space == space_kind::vmem) vmem += op.buffers * op.slot_bytes;
             host += op.buffers * align_up(op.block_bytes, 64);
         }
@@ -250,6 +380,11 @@ struct inner_run {
         for (int i = 0; i < p.n_ops(); ++i) {
             const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
             for (int k = 0; k < op.buffers; ++k) {
+                if (alloc != nullptr) {  // made once: what the last invocation (or the caller) left
+                    a.mem.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] =
+                        alloc->slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
+                    continue;
+                }
                 std::byte* slot = a.bytes.data() + static_cast<std::ptrdiff_t>(at);
                 a.mem.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] = slot;
                 const dtype t = p.ops[static_cast<std::size_t>(i)].type;
@@ -274,6 +409,8 @@ struct inner_run {
         inner.hw = outer.hw;
         inner.timing_only = outer.timing_only;
         inner.detect_races = outer.detect_races;
+        inner.races = outer.races;  // A13: the call's two-core write log
+        inner.parent = &outer;      // and the enclosing pipelines' DMAs in flight
         inner.arena = outer.arena;
         inner.semaphores = outer.semaphores;
         inner.vmem_limit = outer.vmem_limit;
@@ -337,25 +474,103 @@ class inner_pipeline;
 
 template <class Body, std::size_t G, class... I, class... O, class... Extra>
 class inner_pipeline<Body, G, in_specs_t<I...>, out_specs_t<O...>, std::tuple<Extra...>> {
+    using ctx_t = std::conditional_t<sizeof...(Extra) == 0, void, std::tuple<Extra...>>;
+
 public:
     inner_pipeline(Body body, const std::array<index_t, G>& grid, const pipeline_options& opt,
                    std::tuple<Extra...> extra)
         : body_(std::move(body)), grid_(grid), opt_(opt), extra_(std::move(extra)) {}
 
-    /// Runs the pipeline over `refs`: the inputs' then the outputs' source refs (any/hbm).
+    static constexpr std::size_t n_refs = sizeof...(I) + sizeof...(O);
+    // S55: a prefetched input's first slots are the caller's, in allocations made beforehand.
+    static constexpr bool prefetches = ((I::mode::prefetched_count > 0) || ... || false);
+
+    /// The windows of this pipeline made once (emit_pipeline_with_allocations): invoke the
+    /// pipeline with them last, pipe(refs..., allocs); `window<K>(slot)` is input/output K's slot
+    /// as a ref (to prefill for prefetched_count, S55).
     template <class... Refs>
-    void operator()(const Refs&... refs) const {
-        static_assert(sizeof...(Refs) == sizeof...(I) + sizeof...(O),
-                      "ptpu[ARG1] emit_pipeline: pass one ref per input spec, then one per output spec");
-        kernel_context& outer = detail::require_context("emit_pipeline");
+    class allocations : public detail::allocations_base {
+    public:
+        template <std::size_t K>
+        auto window(int slot) const {
+            using Src = std::tuple_element_t<K, std::tuple<Refs...>>;
+            using Spec = std::tuple_element_t<K, std::tuple<I..., O...>>;
+            using T = typename detail::source_of<Src>::value_type;
+            constexpr std::size_t R = detail::source_of<Src>::rank;
+            using W = detail::window_ref_t<T, Spec, R>;
+            if (slot < 0 || slot >= buffers[K])
+                throw error("R2", "allocations::window<" + std::to_string(K) + ">",
+                            "slot " + std::to_string(slot) + " of " + std::to_string(buffers[K]),
+                            "name a slot in [0, buffer count) of a windowed operand");
+            constexpr auto e = detail::window_extents<Spec, R>();
+            std::array<index_t, e.size()> shape{};
+            for (std::size_t d = 0; d < e.size(); ++d) shape[d] = Spec::shape::full ? shapes[K][d] : e[d];
+            return W(reinterpret_cast<T*>(slots[K][static_cast<std::size_t>(slot)]), shape);
+        }
+    };
+
+    /// make_allocations (upstream's, S53): lays this pipeline's windows for `refs` (inputs then
+    /// outputs) out in `scratch`, a VMEM scratch ref of the enclosing kernel (at least
+    /// allocation_bytes; error 24 says how many), to be reused by every invocation.
+    template <class S, class... Refs>
+    allocations<Refs...> make_allocations(const S& scratch, const Refs&... refs) const {
+        static_assert(sizeof...(Refs) == n_refs,
+                      "ptpu[ARG1] make_allocations: pass the scratch, then one ref per input spec, then one per output spec");
+        static_assert(std::is_same_v<typename detail::source_of<S>::space, vmem>,
+                      "ptpu[29] make_allocations: the allocations live in a VMEM scratch ref of the enclosing kernel");
+        kernel_context& outer = detail::require_context("make_allocations");
         pipeline_desc p;
+        detail::inner_map_ctx mctx;
+        std::array<void*, max_operands> hbm{};
+        allocations<Refs...> a;
+        if (!prepare(p, mctx, hbm, refs...)) return a;  // this core runs none of the grid
+        const plan_tables t = detail::inner_run::plan(outer, p, maps.data(), &mctx);
+        using T = typename detail::source_of<S>::value_type;
+        index_t n = 1;
+        for (index_t e : scratch.shape()) n *= e;
+        detail::inner_run::lay_out(a, p, t, reinterpret_cast<std::byte*>(const_cast<T*>(scratch.data())),
+                                   n * static_cast<index_t>(sizeof(T)));
+        return a;
+    }
+
+    /// Runs the pipeline over `refs`: the inputs' then the outputs' source refs (any/hbm, or
+    /// VMEM/SMEM refs a spec of their space aliases), then, optionally, its allocations.
+    template <class... Args>
+    void operator()(const Args&... args) const {
+        if constexpr (sizeof...(Args) == n_refs + 1) {
+            auto all = std::forward_as_tuple(args...);
+            using A = std::remove_cvref_t<std::tuple_element_t<n_refs, decltype(all)>>;
+            static_assert(std::is_base_of_v<detail::allocations_base, A>,
+                          "ptpu[ARG1] emit_pipeline: pass one ref per input spec, then one per output spec, then "
+                          "(optionally) the pipeline's allocations");
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                run(&std::get<n_refs>(all), std::get<K>(all)...);
+            }(std::make_index_sequence<n_refs>{});
+        } else {
+            static_assert(sizeof...(Args) == n_refs,
+                          "ptpu[ARG1] emit_pipeline: pass one ref per input spec, then one per output spec");
+            static_assert(!prefetches,
+                          "ptpu[28] emit_pipeline: a prefetched input (prefetched_count > 0, S55) expects its "
+                          "window bound to allocations the caller filled; make them with "
+                          "emit_pipeline_with_allocations and pass them last");
+            run(nullptr, args...);
+        }
+    }
+
+private:
+    static constexpr std::array<block_fn, n_refs> maps{&detail::inner_map<I, G, ctx_t>..., &detail::inner_map<O, G, ctx_t>...};
+
+    // The pipeline as the planner sees it for this core: false when the core's part of a split
+    // grid is empty (S21: nothing runs).
+    template <class... Refs>
+    bool prepare(pipeline_desc& p, detail::inner_map_ctx& mctx, std::array<void*, max_operands>& hbm,
+                 const Refs&... refs) const {
         p.grid_rank = static_cast<int>(G);
         p.n_in = static_cast<int>(sizeof...(I));
         p.n_out = static_cast<int>(sizeof...(O));
         p.no_pipelining = opt_.no_pipelining;
-        detail::inner_map_ctx mctx;
+        p.tiling = opt_.tiling;
         mctx.rank = static_cast<int>(G);
-        using ctx_t = std::conditional_t<sizeof...(Extra) == 0, void, std::tuple<Extra...>>;
         if constexpr (sizeof...(Extra) > 0) mctx.user = &extra_;
         std::array<index_t, max_rank> g{};
         for (std::size_t d = 0; d < G; ++d) g[d] = grid_[d];
@@ -368,9 +583,8 @@ public:
         }
         for (std::size_t d = 0; d < G; ++d) {
             p.grid[d] = g[d];
-            if (g[d] == 0 && opt_.core_axis >= 0) return;  // this core's part is empty (S21)
+            if (g[d] == 0 && opt_.core_axis >= 0) return false;  // this core's part is empty (S21)
         }
-        std::array<void*, max_operands> hbm{};
         std::size_t k = 0;
         auto describe = [&]<class Spec>(std::type_identity<Spec>, const auto& r) {
             const operand_role role = k < sizeof...(I) ? operand_role::input : operand_role::output;
@@ -384,31 +598,78 @@ public:
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             (describe(std::type_identity<std::tuple_element_t<K, std::tuple<I..., O...>>>{}, refs), ...);
         }(std::index_sequence_for<Refs...>{});
-        static constexpr std::array<block_fn, sizeof...(I) + sizeof...(O)> maps{
-            &detail::inner_map<I, G, ctx_t>..., &detail::inner_map<O, G, ctx_t>...};
-        auto invoke = [&](core_memory& m) { call_body(m, std::index_sequence_for<I..., O...>{}, refs...); };
-        const body_call call{[](void* obj, core_memory& m) { (*static_cast<decltype(invoke)*>(obj))(m); }, &invoke};
-        detail::inner_run::run(outer, p, maps.data(), &mctx, hbm, call, opt_.trace);
+        return true;
     }
 
-private:
-    template <std::size_t... K, class... Refs>
-    void call_body(core_memory& m, std::index_sequence<K...>, const Refs&...) const {
-        body_(window<K, std::tuple_element_t<K, std::tuple<I..., O...>>,
-                     typename detail::source_of<std::tuple_element_t<K, std::tuple<Refs...>>>::value_type,
-                     detail::source_of<std::tuple_element_t<K, std::tuple<Refs...>>>::rank>(m)...);
+    template <class... Refs>
+    void run(const detail::allocations_base* alloc, const Refs&... refs) const {
+        kernel_context& outer = detail::require_context("emit_pipeline");
+        pipeline_desc p;
+        detail::inner_map_ctx mctx;
+        std::array<void*, max_operands> hbm{};
+        if (!prepare(p, mctx, hbm, refs...)) return;
+        auto invoke = [&](core_memory& m) { call_body(m, mctx, std::index_sequence_for<I..., O...>{}, refs...); };
+        const body_call call{[](void* obj, core_memory& m) { (*static_cast<decltype(invoke)*>(obj))(m); }, &invoke};
+        detail::inner_run::run(outer, p, maps.data(), &mctx, hbm, call, opt_.trace, alloc);
     }
-    template <std::size_t K, class Spec, class T, std::size_t R>
-    static detail::window_ref_t<T, Spec, R> window(core_memory& m) {
+
+    template <std::size_t... K, class... Refs>
+    void call_body(core_memory& m, const detail::inner_map_ctx& mctx, std::index_sequence<K...>,
+                   const Refs&... refs) const {
+        // Braces make the windows in operand order (an aliased view out of range names the first).
+        std::apply(body_, std::tuple{window<K, std::tuple_element_t<K, std::tuple<I..., O...>>>(m, mctx, refs)...});
+    }
+    template <std::size_t K, class Spec, class Src>
+    static auto window(core_memory& m, const detail::inner_map_ctx& mctx, const Src& src) {
+        using T = typename detail::source_of<Src>::value_type;
+        constexpr std::size_t R = detail::source_of<Src>::rank;
         using W = detail::window_ref_t<T, Spec, R>;
-        constexpr auto e = detail::window_extents<Spec, R>();
-        std::array<index_t, e.size()> shape{};
-        for (std::size_t d = 0; d < e.size(); ++d) shape[d] = e[d];
-        if constexpr (Spec::shape::full) static_assert(Spec::shape::full, "");
         constexpr std::size_t n_in = sizeof...(I);
         const detail::ref_label who{K < n_in ? detail::ref_label::kind::input : detail::ref_label::kind::output,
                                     static_cast<std::uint8_t>(K < n_in ? K : K - n_in)};
-        return W(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape).labelled(who);
+        if constexpr (detail::inner_aliased<Spec, typename detail::source_of<Src>::space>()) {
+            return alias_view<K, Spec, W>(src, mctx).labelled(who);
+        } else {
+            constexpr auto e = detail::window_extents<Spec, R>();
+            std::array<index_t, e.size()> shape{};
+            for (std::size_t d = 0; d < e.size(); ++d) shape[d] = Spec::shape::full ? src.shape()[d] : e[d];
+            return W(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape).labelled(who);
+        }
+    }
+    // S17: the body's ref of an aliased operand is the source's block at this inner step, in
+    // place (compute_slice: a Blocked dim from b*n, an Element or BoundedSlice dim from its
+    // start, n long; a squeezed dim indexed away).
+    template <std::size_t K, class Spec, class W, class Src>
+    static W alias_view(const Src& src, const detail::inner_map_ctx& mctx) {
+        using T = typename detail::source_of<Src>::value_type;
+        constexpr std::size_t R = detail::source_of<Src>::rank;
+        T* p = const_cast<T*>(src.data());
+        if constexpr (Spec::shape::full) {
+            return W(p, src.shape(), src.strides());
+        } else {
+            const kernel_context& c = detail::require_context("emit_pipeline");
+            index_t at[G]{};
+            for (std::size_t d = 0; d < G; ++d) at[d] = c.inner_point[d];
+            const index_tuple<max_rank> b = detail::inner_map<Spec, G, ctx_t>(at, &mctx);
+            constexpr std::size_t WR = detail::window_rank<Spec, R>();
+            std::array<index_t, WR> shape{}, strides{};
+            std::size_t j = 0;
+            for (std::size_t d = 0; d < R; ++d) {
+                const block_dim& bd = Spec::shape::dims[d];
+                const bool sq = bd.kind == dim_kind::squeezed;
+                const index_t start = bd.kind == dim_kind::blocked ? b.v[d].start * bd.size : b.v[d].start;
+                const index_t n = sq ? 1 : bd.size;
+                if (start < 0 || start + n > src.shape()[d])
+                    detail::alias_outside(K < sizeof...(I), static_cast<int>(K < sizeof...(I) ? K : K - sizeof...(I)),
+                                          static_cast<int>(d), start, n, src.shape()[d]);
+                p += start * src.strides()[d];
+                if (!sq) {
+                    shape[j] = n;
+                    strides[j++] = src.strides()[d];
+                }
+            }
+            return W(p, shape, strides);
+        }
     }
 
     Body body_;
@@ -460,6 +721,8 @@ public:
             if (e.kind == k && (op < 0 || e.op == op)) ++n;
         return n;
     }
+    /// The bytes of VMEM scratch the pipeline's allocations take (emit_pipeline_with_allocations).
+    static constexpr index_t allocation_bytes() { return detail::allocation_bytes(info, desc.n_ops()); }
     static constexpr index_t dma_count(int op = -1) {
         index_t n = 0;
         for (int i = 0; i < desc.n_ops(); ++i)
@@ -480,6 +743,24 @@ auto emit_pipeline(Body body, const index_t (&grid)[G], in_specs_t<I...>, out_sp
     for (std::size_t d = 0; d < G; ++d) g[d] = grid[d];
     return inner_pipeline<Body, G, in_specs_t<I...>, out_specs_t<O...>, std::tuple<Extra...>>(
         std::move(body), g, opt, std::tuple<Extra...>(std::move(extra)...));
+}
+
+/// pltpu.emit_pipeline_with_allocations: the pipeline and its make_allocations (S53). The
+/// enclosing kernel gives a VMEM scratch buffer; `make_allocations(scratch, refs...)` lays the
+/// pipeline's windows out in it once, and every invocation `pipe(refs..., allocs)` reuses them:
+/// no VMEM is taken per invocation (the scratch is counted once), and the windows keep their
+/// contents between invocations, so the caller may fill the first slots of a prefetched input
+/// (Buffered<k, L, p>, S55) with `allocs.window<K>(slot)` before invoking.
+///
+///   auto [pipe, make_allocations] = emit_pipeline_with_allocations(body, {4}, in_specs<S>, out_specs<S>);
+///   auto allocs = make_allocations(scratch, x_hbm, o_hbm);
+///   pipe(x_hbm, o_hbm, allocs);
+template <class Body, std::size_t G, class... I, class... O, class... Extra>
+auto emit_pipeline_with_allocations(Body body, const index_t (&grid)[G], in_specs_t<I...> in, out_specs_t<O...> out,
+                                    const pipeline_options& opt = {}, Extra... extra) {
+    auto pipe = emit_pipeline(std::move(body), grid, in, out, opt, std::move(extra)...);
+    auto make = [pipe](const auto& scratch, const auto&... refs) { return pipe.make_allocations(scratch, refs...); };
+    return std::pair{std::move(pipe), std::move(make)};
 }
 
 }  // namespace ptpu

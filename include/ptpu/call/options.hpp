@@ -31,6 +31,10 @@
 #endif
 #endif
 
+#ifndef PTPU_DETECT_RACES_DEFAULT
+#define PTPU_DETECT_RACES_DEFAULT false
+#endif
+
 namespace ptpu {
 
 /// What a read of the part of an input block outside its array gives (InterpretParams'
@@ -52,11 +56,16 @@ struct run_options {
     /// timeline or per-step breakdown is recorded). Off: every op simulated one by one.
     bool steady_state = true;
     sim::cost_model costs = sim::default_costs;
-    /// Race detection for a body's async copies (like Pallas interpret mode's detect_races): a
-    /// read of a copy's destination, or a write of its source or destination, between its
-    /// start and the wait that takes it in is error DMA2 naming the ref and the step. Off, such
-    /// a read sees the destination's old contents (copies land at their wait).
-    bool detect_races = false;
+    /// Race detection (like Pallas interpret mode's detect_races, A13): a read of an async
+    /// copy's destination, or a write of its source or destination, between its start and the
+    /// wait that takes it in, and a body touching a window slot while a pipeline DMA into it
+    /// (or, for a write, out of it) is in flight, are error DMA2 naming the ref or slot and the
+    /// step; a pipeline DMA starting on a slot an async copy still reads or writes is DMA3; on
+    /// two cores, an HBM write overlapping one of the other core's that no semaphore signal and
+    /// wait order is MC2. Off, such a read sees the destination's old contents (copies land at
+    /// their wait). (PTPU_DETECT_RACES_DEFAULT=1 turns it on by default: the test suites run
+    /// with it to show it reports nothing on correct kernels.)
+    bool detect_races = PTPU_DETECT_RACES_DEFAULT;
     /// Interpret mode's poisoned memory (InterpretParams uninitialized_memory="nan", S57): every
     /// window slot and scratch buffer starts as NaN (floats), INT_MIN (signed ints), 0xff (u8)
     /// or true (bool), and so does the part of an input block outside its array at every copy.

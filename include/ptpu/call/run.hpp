@@ -121,6 +121,8 @@ template <int = 0>
         semaphores = semaphores || desc.scratch[static_cast<std::size_t>(s)].space == space_kind::semaphore;
     // One context per core: each core's body sees its own program ids, work and copies in flight.
     std::array<kernel_context, 2> kctx;
+    // detect_races on two cores: one happens-before log for both (MC2, A13).
+    race_log races;
     for (int core = 0; core < pinfo.cores; ++core) {
         kernel_context& k = kctx[static_cast<std::size_t>(core)];
         k.grid_rank = desc.grid_rank;
@@ -128,6 +130,7 @@ template <int = 0>
         k.hw = &desc.hw;
         k.timing_only = opt.timing_only;
         k.detect_races = opt.detect_races;
+        if (opt.detect_races && pinfo.cores > 1) k.races = &races;
         k.core = core;
         k.cores = pinfo.cores;
         k.vmem_limit = desc.vmem_limit;

@@ -3,6 +3,7 @@
 // the registry of vecs that read VMEM they do not own (copy-on-write loads, ops/vec.hpp).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -57,6 +58,51 @@ struct pending_dma {
     std::string src_name, dst_name;  ///< the refs, for messages
     index_t step = 0;                ///< the grid step that started it
     bool move = true;                ///< moves data (timing-only runs skip vector data)
+};
+
+/// A pipeline DMA between its start and its wait (run_options::detect_races, A13): a fetch
+/// into window slot [lo, hi) (the DMA writes it) or a write-out of it (the DMA reads it).
+struct pipeline_flight {
+    const std::byte* lo = nullptr;
+    const std::byte* hi = nullptr;
+    bool into = true;  ///< a fetch into the slot; else a write out of it
+    std::uint8_t op = 0;      ///< operand (inputs then outputs)
+    std::uint8_t slot = 0;
+    std::uint8_t pipeline = 0;  ///< 0: the call's own; k: an inner pipeline k levels in
+    std::uint8_t n_in = 0;      ///< the pipeline's inputs (to name the operand)
+    index_t step = 0;           ///< the step that started it
+    index_t block_step = 0;     ///< the step whose block it moves
+};
+
+/// A region of HBM a core wrote: a strided box (bytes) and when, for the two-core write race of
+/// detect_races (A13: two TensorCores writing one HBM region with nothing ordering them).
+struct hbm_write {
+    const std::byte* p = nullptr;  ///< its first byte
+    int rank = 0;
+    std::array<index_t, max_rank> count{};
+    std::array<index_t, max_rank> stride{};  ///< bytes
+    index_t item = 1;
+    const std::byte *lo = nullptr, *hi = nullptr;  ///< its bounding bytes
+    int core = 0;
+    std::int64_t epoch = 0;  ///< the writing core's epoch (vector clock entry) at the write
+    index_t step = 0;
+    std::string what;  ///< "pipeline 1 output 0 block (2, 0)", "sync_copy to ref of output 0"
+};
+
+/// The happens-before state of a two-core call with detect_races: a vector clock per core,
+/// advanced by each semaphore signal and joined by each wait (the signals a semaphore carries),
+/// and the HBM writes so far. A write overlapping the other core's that the writer has not
+/// synchronized with is error MC2. (Joining every signal a semaphore ever carried can miss a
+/// race, never invent one: as interpret mode's detector, false negatives only.)
+struct race_log {
+    std::int64_t vc[2][2] = {{0, -1}, {-1, 0}};  ///< vc[c][o]: the latest epoch of core o that core c has seen
+    struct sem_clock {
+        int core;
+        std::uint32_t number;
+        std::int64_t vc[2];
+    };
+    std::vector<sem_clock> sems;
+    std::vector<hbm_write> writes[2];
 };
 
 /// A semaphore scratch buffer of a core's arena (for names in messages: "scratch 2[1]").
@@ -225,6 +271,11 @@ struct kernel_context {
     index_t inner_bytes = 0;
     work inner_work{};  ///< work charged by inner pipelines' bodies
     detail::borrow_registry borrows;  ///< vecs reading this call's VMEM (copy-on-write loads)
+    /// detect_races: the pipeline DMAs in flight on this core (A13), and the call's two-core
+    /// write log (none with one core).
+    std::vector<pipeline_flight> flights;
+    race_log* races = nullptr;
+    const kernel_context* parent = nullptr;  ///< an inner pipeline's body: the enclosing body's context
 
     ~kernel_context() { borrows.close(step, core); }
 };
@@ -291,18 +342,130 @@ inline void note_body_op(kernel_context& c, body_op_record r) {
                 at_dst ? "wait on the copy (desc.wait()) before touching its destination"
                        : "wait on the copy (desc.wait()) before writing its source");
 }
+[[gnu::cold]] inline std::string flight_name(const pipeline_flight& f) {
+    const bool in = f.op < f.n_in;
+    return std::string(f.pipeline == 0 ? "the call's pipeline" : "pipeline " + std::to_string(f.pipeline)) + " " +
+           (in ? "input " : "output ") + std::to_string(in ? f.op : f.op - f.n_in) + " window slot " +
+           std::to_string(f.slot);
+}
+[[gnu::cold]] inline void raise_flight_race(const kernel_context& c, const pipeline_flight& f, bool write,
+                                             const char* what) {
+    throw error("DMA2", "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": " + what,
+                std::string(write ? "writes " : "reads ") + flight_name(f) + " while the pipeline's " +
+                    (f.into ? "fetch into it" : "copy out of it") + " (block of step " + std::to_string(f.block_step) +
+                    ", started at step " + std::to_string(f.step) + ") is in flight: on a TPU the " +
+                    (f.into ? "data is not there yet" : "copy may read the new values"),
+                "touch only the window the body is given at this step (keep no ref to another slot, or to an "
+                "allocations' window, across steps)");
+}
+[[gnu::cold]] inline void raise_slot_race(const kernel_context& c, const pipeline_flight& f, const pending_dma& d) {
+    throw error("DMA3", "core " + std::to_string(c.core) + ", step " + std::to_string(f.step) + ": " + flight_name(f),
+                std::string("the pipeline's ") + (f.into ? "fetch into" : "copy out of") + " the slot (block of step " +
+                    std::to_string(f.block_step) + ") starts while an async copy from " + d.src_name + " to " +
+                    d.dst_name + ", started at step " + std::to_string(d.step) +
+                    ", still reads or writes it: the slot is overwritten (or read) under the copy",
+                "wait on the copy (desc.wait()) within the step that started it, before the pipeline reuses the slot");
+}
 /// Race detection (run_options::detect_races): [lo, hi) is about to be read or written by the
-/// body; a DMA still in flight whose destination (or, for a write, source) overlaps it is an
-/// error DMA2. Nothing to do when no async copy is in flight.
+/// body; a body's async copy still in flight whose destination (or, for a write, source)
+/// overlaps it, or a pipeline DMA into (or, for a write, out of) a window slot it overlaps, of
+/// this body's pipeline or an enclosing one, is error DMA2. Nothing to do when nothing is in
+/// flight.
 inline void check_dma_access(const void* lo, const void* hi, bool write, const char* what) {
     const kernel_context* c = current_context();
-    if (c == nullptr || c->pending.empty() || !c->detect_races) return;
+    if (c == nullptr || !c->detect_races) return;
     const auto* l = static_cast<const std::byte*>(lo);
     const auto* h = static_cast<const std::byte*>(hi);
     for (const pending_dma& d : c->pending) {
         if (d.dst_lo < h && l < d.dst_hi) raise_dma_race(*c, d, write, true, what);
         if (write && d.src_lo < h && l < d.src_hi) raise_dma_race(*c, d, write, false, what);
     }
+    for (const kernel_context* k = c; k != nullptr; k = k->parent)
+        for (const pipeline_flight& f : k->flights)
+            if ((f.into || write) && f.lo < h && l < f.hi) raise_flight_race(*c, f, write, what);
+}
+
+// Whether two HBM boxes share a byte: exactly when they are views of one row-major array (the
+// same strides: the second's offset is split into coordinates of the first's), else by their
+// bounding bytes (which can only add a report, for views of one array at different ranks).
+inline bool boxes_overlap(const hbm_write& a, const hbm_write& b) {
+    if (!(a.lo < b.hi && b.lo < a.hi)) return false;
+    if (a.rank != b.rank || a.stride != b.stride || a.item != b.item || a.rank == 0) return true;
+    index_t delta = b.p - a.p;
+    for (int d = 0; d < a.rank; ++d) {
+        const auto u = static_cast<std::size_t>(d);
+        const index_t s = a.stride[u];
+        if (s <= 0) return true;
+        index_t off = delta / s;
+        if (delta - off * s < 0) --off;  // floor
+        delta -= off * s;
+        if (!(off < a.count[u] && 0 < off + b.count[u])) return false;
+    }
+    return delta == 0 || delta < a.item;
+}
+[[gnu::cold]] inline void raise_core_race(const kernel_context& c, const hbm_write& w, const hbm_write& earlier) {
+    throw error("MC2", "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": " + w.what,
+                "writes HBM that core " + std::to_string(earlier.core) + " wrote at its step " +
+                    std::to_string(earlier.step) + " (" + earlier.what +
+                    "), and no semaphore signal and wait orders the two writes: the result depends on which core "
+                    "writes last",
+                "give each core its own part of the output (index the output by the split parallel dim, or by "
+                "core_index()), or order the writes with semaphore_signal / semaphore_wait across the cores");
+}
+/// detect_races on two cores: the running core writes the HBM box `w` (its core and epoch are
+/// filled in here); MC2 when it overlaps a write of the other core this core has not
+/// synchronized with.
+inline void note_hbm_write(kernel_context& c, hbm_write w) {
+    race_log& log = *c.races;
+    const int me = c.core & 1, other = 1 - me;
+    w.core = c.core;
+    w.epoch = log.vc[me][me];
+    w.step = c.step;
+    for (const hbm_write& e : log.writes[other])
+        if (e.epoch > log.vc[me][other] && boxes_overlap(e, w)) raise_core_race(c, w, e);
+    log.writes[me].push_back(std::move(w));
+}
+/// The box of a ref's memory (for note_hbm_write).
+template <std::size_t R>
+hbm_write box_of(const void* data, const std::array<index_t, R>& shape, const std::array<index_t, R>& strides,
+                 index_t item) {
+    hbm_write w;
+    w.p = static_cast<const std::byte*>(data);
+    w.rank = static_cast<int>(R);
+    w.item = item;
+    index_t last = 0;
+    for (std::size_t d = 0; d < R; ++d) {
+        w.count[d] = shape[d];
+        w.stride[d] = strides[d] * item;
+        last += (shape[d] - 1) * strides[d];
+    }
+    w.lo = w.p;
+    w.hi = w.p + (last + 1) * item;
+    return w;
+}
+/// A semaphore signal from the running core to semaphore `number` of core `target`: the
+/// signal carries the core's clock, and the core moves to its next epoch.
+inline void race_signal(kernel_context& c, int target, std::uint32_t number) {
+    race_log& log = *c.races;
+    const int me = c.core & 1;
+    race_log::sem_clock* s = nullptr;
+    for (auto& e : log.sems)
+        if (e.core == target && e.number == number) s = &e;
+    if (s == nullptr) {
+        log.sems.push_back({target, number, {-1, -1}});
+        s = &log.sems.back();
+    }
+    for (int k = 0; k < 2; ++k) s->vc[k] = std::max(s->vc[k], log.vc[me][k]);
+    ++log.vc[me][me];
+}
+/// A wait on the running core's semaphore `number` completed: the core has seen what its
+/// signals carried.
+inline void race_wait(kernel_context& c, std::uint32_t number) {
+    race_log& log = *c.races;
+    const int me = c.core & 1;
+    for (const auto& e : log.sems)
+        if (e.core == c.core && e.number == number)
+            for (int k = 0; k < 2; ++k) log.vc[me][k] = std::max(log.vc[me][k], e.vc[k]);
 }
 
 /// Makes `ctx` current for the lifetime of the guard (nests, restores the previous one).

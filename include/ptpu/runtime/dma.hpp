@@ -72,6 +72,24 @@ constexpr block_region region_of(const operand_desc& o, const index_tuple<max_ra
     return r;
 }
 
+/// The elements a pipeline DMA of block `b` moves with the tiling option (S35): a Blocked dim's
+/// partial last block rounds its rows up to the dim's tile `tile[d]`, past the array's logical end
+/// into its physical tile padding (601 rows in 256-row blocks: the last DMA is rows [512, 608)).
+/// The copy itself moves the part inside the array (ptpu's arrays have no padding to read).
+constexpr index_t tiled_dma_elems(const operand_desc& o, const index_tuple<max_rank>& b, const index_t* tile) {
+    const block_region r = region_of(o, b);
+    index_t n = 1;
+    for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
+        const block_dim& bd = o.block[d];
+        index_t c = r.count[d];
+        const index_t rem = o.shape[d] % bd.size;
+        if (bd.kind == dim_kind::blocked && rem != 0 && tile[d] > 0 && b[d].start == o.shape[d] / bd.size)
+            c = std::min(bd.size, (rem + tile[d] - 1) / tile[d] * tile[d]);
+        n *= c;
+    }
+    return n;
+}
+
 namespace detail {
 // Copies an N-d box between two row-major layouts: the last dim as contiguous runs, the
 // second-to-last by pointer strides, the leading dims by an odometer.
@@ -164,6 +182,12 @@ void sync_copy(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst) {
         }
         detail::check_dma_access(src.data(), src.data() + ls + 1, false, "sync_copy");
         detail::check_dma_access(dst.data(), dst.data() + ld + 1, true, "sync_copy");
+        kernel_context* c = detail::current_context();
+        if (c != nullptr && c->races != nullptr && access(S2::kind).far && dst.data() != nullptr) {  // A13: a write of HBM, for MC2
+            hbm_write w = detail::box_of(dst.data(), dst.shape(), dst.strides(), static_cast<index_t>(sizeof(U)));
+            w.what = "sync_copy to " + detail::ref_where(dst.label());
+            detail::note_hbm_write(*c, std::move(w));
+        }
     }
     // Timing-only runs skip vector data movement but keep what scalar code reads (SMEM).
     const bool move = !timing_only() || S2::kind == space_kind::smem;

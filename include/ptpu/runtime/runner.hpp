@@ -100,7 +100,8 @@ public:
         kctx_.seconds_ctx = opt.seconds_ctx;
         kctx_.step_overhead_s = opt.step_overhead_s;
         kctx_.notes = opt.notes ? notes : nullptr;
-        repeat_on_ = opt.timing_only && !opt.notes && !opt.semaphores;
+        // (Race detection follows every DMA's start and wait: no step is made from another's ops.)
+        repeat_on_ = opt.timing_only && !opt.notes && !opt.semaphores && !kctx.detect_races;
         for (int i = 0; i < desc.n_ops(); ++i)
             repeat_on_ = repeat_on_ && !move_[static_cast<std::size_t>(i)] &&
                          uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
@@ -491,6 +492,8 @@ private:
             bytes = !move_[op] ? region_of(o, b).elems() * itemsize(o.type)
                     : in       ? copy_block_in(hbm_[op], slot, o, b)
                                : copy_block_out(hbm_[op], slot, o, b);
+            if (desc_.tiling)  // S35: the last partial block's DMA is rounded up to the tile
+                bytes = tiled_dma_elems(o, b, tables_.info.ops[op].tile.data()) * itemsize(o.type);
         }
         count(e, bytes, in);
         return bytes;
@@ -527,17 +530,25 @@ private:
                 emit(stream::op_kind::overhead, 0, opt_.step_overhead_s, 0, true, 0, e.step);
                 return;
             case event_kind::fetch:
+                if (kctx_.detect_races) race_start(e, true, true);
                 in_flight_in_[op][e.slot] = dma_start(e, move(e, true));
                 return;
             case event_kind::sync_in:
             case event_kind::restore:
+                if (kctx_.detect_races) race_start(e, true, false);
                 wait(dma_start(e, move(e, true)), e);
                 return;
             case event_kind::wait_in:
                 mem_.cur[op] = e.slot;
+                if (kctx_.detect_races) race_end(e, true);
                 wait(in_flight_in_[op][e.slot], e);
                 return;
             case event_kind::body:
+                if (sched_.has_prefetched())  // S55: the first steps' windows have no wait_in
+                    for (int k = 0; k < desc_.n_in; ++k)
+                        if (tables_.info.ops[static_cast<std::size_t>(k)].windowed &&
+                            !tables_.info.ops[static_cast<std::size_t>(k)].trivial)
+                            mem_.cur[static_cast<std::size_t>(k)] = sched_.body_slot(k);
                 if (any_valid_) set_valid(e.step);
                 invoke_body(e);
                 emit_body(e);
@@ -545,6 +556,7 @@ private:
             case event_kind::write:
             case event_kind::write_sync:
             case event_kind::sync_out: {
+                if (kctx_.detect_races) race_start(e, false, e.kind == event_kind::write);
                 const std::uint32_t id = dma_start(e, move(e, false));
                 if (e.kind == event_kind::write)
                     in_flight_out_[op][e.slot] = id;
@@ -556,9 +568,64 @@ private:
                 return;
             }
             case event_kind::wait_out:
+                if (kctx_.detect_races) race_end(e, false);
                 wait(in_flight_out_[op][e.slot], e);
                 return;
         }
+    }
+
+    // ---- Race detection (run_options::detect_races, A13) ---------------------------------------
+    // A pipeline DMA of window slot e.slot starts: into it (`in`) or out of it. A body's async
+    // copy still in flight that the DMA would overwrite (into the slot: the copy reads or writes
+    // it) or read mid-write (out of the slot: the copy writes it) is DMA3. An async DMA (`async`)
+    // stays in flight until its wait: the body may not touch the slot meanwhile (DMA2, checked by
+    // the body's accesses). A copy out to HBM is a write of HBM the other core may race (MC2).
+    void race_start(const event& e, bool in, bool async) {
+        const auto op = static_cast<std::size_t>(e.op);
+        const std::byte* lo = mem_.slots[op][e.slot];
+        const std::byte* hi = lo + tables_.info.ops[op].block_bytes;
+        pipeline_flight f{lo, hi, in, e.op, e.slot, opt_.pipeline, static_cast<std::uint8_t>(desc_.n_in),
+                          static_cast<index_t>(e.step), static_cast<index_t>(e.block_step)};
+        for (const pending_dma& d : kctx_.pending)
+            if ((d.dst_lo < hi && lo < d.dst_hi) || (in && d.src_lo < hi && lo < d.src_hi))
+                detail::raise_slot_race(kctx_, f, d);
+        if (async) kctx_.flights.push_back(f);
+        if (!in && kctx_.races != nullptr && hbm_[op] != nullptr) {
+            const operand_desc& o = desc_.ops[op];
+            const block_region r = region_of(o, block_of(e.op, e.block_step));
+            if (r.elems() == 0) return;
+            hbm_write w;
+            const index_t item = itemsize(o.type);
+            index_t stride = item, at = 0;
+            for (int d = o.rank - 1; d >= 0; --d) {
+                const auto u = static_cast<std::size_t>(d);
+                w.stride[u] = stride;
+                w.count[u] = r.count[u];
+                at += r.array_start[u] * stride;
+                stride *= o.shape[u];
+            }
+            w.rank = o.rank;
+            w.item = item;
+            w.p = static_cast<const std::byte*>(hbm_[op]) + at;
+            index_t last = 0;
+            for (int d = 0; d < o.rank; ++d)
+                last += (w.count[static_cast<std::size_t>(d)] - 1) * w.stride[static_cast<std::size_t>(d)];
+            w.lo = w.p;
+            w.hi = w.p + last + item;
+            w.what = detail::flight_name(f) + " copied out";
+            const index_t keep = kctx_.step;
+            kctx_.step = e.step;
+            detail::note_hbm_write(kctx_, std::move(w));
+            kctx_.step = keep;
+        }
+    }
+    void race_end(const event& e, bool in) {
+        auto& v = kctx_.flights;
+        for (std::size_t k = 0; k < v.size(); ++k)
+            if (v[k].op == e.op && v[k].slot == e.slot && v[k].into == in && v[k].pipeline == opt_.pipeline) {
+                v.erase(v.begin() + static_cast<std::ptrdiff_t>(k));
+                return;
+            }
     }
 
     void invoke_body(const event& e) {

@@ -157,6 +157,7 @@ inline void take(kernel_context& c, std::int32_t* cell, index_t want, bool dma, 
         }
         if (*cell >= want) {
             *cell -= static_cast<std::int32_t>(want);
+            if (c.races != nullptr) race_wait(c, r.sem);  // A13: the signals it took order what follows
             return;
         }
         if (c.yield == nullptr) raise_deadlock(c, cell, want, *cell, what);
@@ -245,6 +246,11 @@ public:
         // The shape cost is the HBM end's (docs/model.md, "DMA shape costs").
         r.run = detail::run_of_region(src_.shape(), access(S1::kind).far ? src_.strides() : dst_.strides(), d.item);
         detail::note_body_op(c, r);
+        if (c.races != nullptr && access(S2::kind).far && n > 0 && dst_.data() != nullptr) {  // A13: a write of HBM, for MC2
+            hbm_write w = detail::box_of(dst_.data(), dst_.shape(), dst_.strides(), d.item);
+            w.what = "async_copy to " + d.dst_name;
+            detail::note_hbm_write(c, std::move(w));
+        }
         c.pending.push_back(std::move(d));
         return *this;
     }
@@ -330,6 +336,7 @@ void semaphore_signal(const ref<T, S, R, E>& sem, I inc = 1, int core_index = -1
         throw error("S60", where, detail::semaphore_name(c, sem.data()) + " would exceed 2^31 - 1",
                     "wait on the semaphore before signalling it further");
     *cell += static_cast<std::int32_t>(inc);
+    if (c.races != nullptr) detail::race_signal(c, target, detail::semaphore_number(c, sem.data()));
     body_op_record r;
     r.kind = body_op_kind::signal;
     r.core = static_cast<std::uint8_t>(target);

@@ -98,6 +98,7 @@ constexpr void scan_pipeline(const pipeline_desc& c, const capabilities& caps, i
                     info.problem = fail(rule::r18, i, d);
                     return;
                 }
+        if (o.aliased) continue;  // S17: a view of the source's block, no window (emit_pipeline)
         if (!o.windowed()) {
             if (!all_zero) {
                 info.problem = fail(rule::r14, i);
@@ -116,7 +117,23 @@ constexpr void scan_pipeline(const pipeline_desc& c, const capabilities& caps, i
             return;
         }
         op.buffers = (op.trivial || op.constant) ? 1 : o.buffer_count;  // S47, S48
+        // S55 (check 28): the caller filled the first k slots; a trivial window has one buffer
+        // and k >= 1 skips its sync copy.
+        if (o.prefetched > 0 && !op.trivial && o.prefetched >= op.buffers) {
+            info.problem = fail(rule::r28, i, -1, o.prefetched, op.buffers);
+            return;
+        }
+        op.prefetched = o.prefetched;
         op.lookahead = o.lookahead && op.buffers >= 2;
+        if (c.tiling)  // S35 (check 31): a partial last block rounds up to the tile
+            for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
+                const block_dim& bd = o.block[d];
+                op.tile[d] = scan.tile[d];
+                if (bd.kind == dim_kind::blocked && o.shape[d] % bd.size != 0 && bd.size % scan.tile[d] != 0) {
+                    info.problem = fail(rule::r31, i, static_cast<int>(d), bd.size, scan.tile[d]);
+                    return;
+                }
+            }
         op.block_bytes = o.block_elems() * itemsize(o.type);
         op.slot_bytes = slot_bytes(o, generation);
     }

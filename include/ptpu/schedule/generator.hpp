@@ -135,6 +135,8 @@ public:
             trivial_[i] = p.trivial;
             revisit_any_[i] = (info.revisit_any_mask >> i) & 1u;
             lookahead_[i] = i < n_in && p.lookahead;
+            pf_[i] = i < n_in ? p.prefetched : 0;
+            max_pf_ = std::max(max_pf_, pf_[i]);
             has_lookahead_ = has_lookahead_ || lookahead_[i];
             depth_ = std::max(depth_, p.buffers);
             if (!p.windowed || p.trivial) continue;
@@ -165,7 +167,8 @@ public:
     /// for a pipeline with lookahead inputs (a fill depends on how far ahead earlier fills got),
     /// and once the pipeline has ended.
     [[nodiscard]] constexpr std::uint64_t shape() {
-        if (done_ || s_ == 0 || s_ > n_ - depth_ || s_ == n_ - 1 || has_lookahead_ || no_pipe_) return 0;
+        if (done_ || s_ == 0 || s_ > n_ - depth_ || s_ == n_ - 1 || has_lookahead_ || no_pipe_ || s_ < max_pf_)
+            return 0;
         // Away from those steps, every condition make_step() tests is changed(op, g) or
         // changed(op, g + 1) of a windowed operand, and changed(i, g + bc - 1) of an input with
         // bc > 2, combined with facts fixed for the operand (its buffer count, revisit_any).
@@ -187,6 +190,10 @@ public:
     [[nodiscard]] constexpr int n_windowed() const { return n_pin_ + n_pout_; }
     [[nodiscard]] constexpr int windowed(int k) const { return k < n_pin_ ? pin_[k] : pout_[k - n_pin_]; }
     [[nodiscard]] constexpr const Changes& changes() const { return ch_; }
+    /// With prefetched inputs (S55): the slot input `op`'s window is in at the last step's body
+    /// (while s < prefetched_count no wait_in event says so).
+    [[nodiscard]] constexpr int body_slot(int op) const { return body_slot_[op]; }
+    [[nodiscard]] constexpr bool has_prefetched() const { return max_pf_ > 0; }
 
     /// Makes the next step without listing its events, when its shape equals the last step's
     /// (shape() == last_shape() != 0): its counters move as the last step's did.
@@ -286,12 +293,17 @@ private:
         }
         if (s == 0) {
             for (int i = 0; i < n_in_; ++i)  // S22.2: trivially-windowed inputs, once, before the prologue
-                if (trivial_[i]) put(out, event_kind::sync_in, i, 0, begin_, begin_);
+                if (trivial_[i] && pf_[i] < 1) put(out, event_kind::sync_in, i, 0, begin_, begin_);  // S55
             for (index_t t = 0; t + 1 < depth_; ++t)  // S22.3, clamped to t < n (Q2 [M])
                 for (int k = 0; k < n_pin_; ++k) {
                     const int i = pin_[k];
                     const int bc = bc_[i];
                     if (t + 1 >= bc || t >= n_) continue;
+                    if (t < pf_[i]) {  // S55: the caller filled this slot; its fetch is skipped
+                        if (lookahead_[i]) nf_[i] = t;
+                        ++cin_[i];
+                        continue;
+                    }
                     if (lookahead_[i]) {  // S32: block 0, then one fill of one fetch per t
                         if (t == 0) {
                             nf_[i] = 0;
@@ -321,13 +333,16 @@ private:
         }
         for (int k = 0; k < n_pin_; ++k) {  // S23.2
             const int i = pin_[k];
-            if (s == 0 || changed(i, g)) put(out, event_kind::wait_in, i, win_[i] % bc_[i], g, g);
+            if ((s == 0 || changed(i, g)) && s >= pf_[i])  // S55: no wait for the caller's slots
+                put(out, event_kind::wait_in, i, win_[i] % bc_[i], g, g);
         }
         for (int k = 0; k < n_pout_; ++k) {  // S40 [M]: revisit_any outputs get their block back on a change
             const int o = pout_[k];
             if (revisit_any_[o] && (s == 0 || changed(o, g)))
                 put(out, event_kind::restore, o, cout_[o] % bc_[o], g, g);
         }
+        for (int k = 0; k < n_pin_ && max_pf_ > 0; ++k)  // S55: no wait names the body's slot then
+            body_slot_[pin_[k]] = static_cast<int>(win_[pin_[k]] % bc_[pin_[k]]);
         put(out, event_kind::body, 0, 0, g, g);
         for (int k = 0; k < n_pout_; ++k) {  // S23.4: at the last step of each output run
             const int o = pout_[k];
@@ -372,6 +387,9 @@ private:
     bool trivial_[max_operands]{};
     bool revisit_any_[max_operands]{};
     bool lookahead_[max_operands]{};
+    int pf_[max_operands]{};  // S55: prefetched_count of each input
+    int max_pf_ = 0;
+    int body_slot_[max_operands]{};
     bool has_lookahead_ = false;
     bool no_pipe_ = false;                 // S54
     bool windowed_[max_operands]{};

@@ -22,6 +22,10 @@ struct operand_plan {
     index_t slot_bytes = 0;   ///< bytes one slot occupies in its memory, tile-padded (check 24)
     index_t dmas = 0;         ///< DMAs the pipeline issues for it (fetch, sync, restore, write)
     bool lookahead = false;   ///< an input fetched with lookahead (S32; with at least 2 buffers)
+    int prefetched = 0;       ///< slots the caller filled before the pipeline (S55)
+    /// With the tiling option (pipeline_desc::tiling): each dim's memory tile (S36), which a
+    /// partial last block's DMA rounds up to (S35); empty (zeros) without it.
+    std::array<index_t, max_rank> tile{};
 };
 
 /// Summary of a plan, and the first problem found (diag.ok() when valid).

@@ -61,7 +61,7 @@ struct operand_scan {
     bool use_table = false;
     std::vector<index_t> writer_store;
     index_t* writer = nullptr;  // 0: unwritten; else 2*first_step + core + 1
-    bool windowed;
+    bool checked;  // its blocks must lie in the array: a window's, or an aliased view's (S17)
     // in_bounds(o, d, e) is 0 <= e.start < limit[d] when limit[d] >= 0 (no division per step).
     index_t limit[max_rank]{};
     // Bounded slices are checked against their contract (S38) when the front end has them
@@ -80,7 +80,7 @@ struct operand_scan {
           i(op),
           n_steps(call.steps()),
           track_runs(o.role == operand_role::output && o.windowed()),
-          windowed(o.windowed()) {
+          checked(o.windowed() || o.aliased) {
         for (int d = 0; d < o.rank; ++d) {
             const block_dim& bd = o.block[static_cast<std::size_t>(d)];
             const index_t dim = o.shape[static_cast<std::size_t>(d)];
@@ -100,7 +100,11 @@ struct operand_scan {
                 id_stride[d] = n_ids;
                 n_ids = n_ids > (index_t{1} << 22) ? n_ids : n_ids * std::max<index_t>(n, 1);
             }
-        use_table = track_runs && n_ids <= (index_t{1} << 22);
+        // The table is keyed by block starts: a bounded_slice output (whose blocks differ in
+        // size too, S10) keeps the list, compared on whole block indices.
+        bool sliced = false;
+        for (int d = 0; d < o.rank; ++d) sliced = sliced || o.block[static_cast<std::size_t>(d)].kind == dim_kind::bounded_slice;
+        use_table = track_runs && !sliced && n_ids <= (index_t{1} << 22);
         writer_store.assign(use_table ? static_cast<std::size_t>(n_ids) : 0, 0);
         writer = writer_store.data();
     }
@@ -136,7 +140,7 @@ struct operand_scan {
                 }
                 all_zero = all_zero && b[d].start == 0;
                 const index_t lim = limit[d];
-                if (lim < 0 && check_slices && windowed) {
+                if (lim < 0 && check_slices && checked) {
                     const rule r = slice_problem(o, d, b[d], tile[d]);
                     if (r != rule::ok) {
                         slice_failed(s, b, d, r);
@@ -145,7 +149,7 @@ struct operand_scan {
                     continue;
                 }
                 const bool inside = lim >= 0 ? b[d].start >= 0 && b[d].start < lim : in_bounds(o, d, b[d]);
-                if (windowed && !inside) {
+                if (checked && !inside) {
                     diag p = fail(rule::s34, i, static_cast<int>(d), s);
                     p.block = padded(b);
                     p.at[0] = iteration_of(c, s);

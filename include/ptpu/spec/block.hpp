@@ -94,11 +94,15 @@ struct Full {
     static constexpr bool full = true;
 };
 
-/// pl.Buffered(buffer_count, use_lookahead) (S16, S32). Only the pipeline-mode option of a spec.
-template <int BufferCount, bool Lookahead = false>
+/// pl.Buffered(buffer_count, use_lookahead, prefetched_count) (S16, S32, S55). Only the
+/// pipeline-mode option of a spec. PrefetchedCount (emit_pipeline inputs): the caller fills the
+/// first k slots of the window (emit_pipeline_with_allocations) and the pipeline skips their
+/// fetches and waits.
+template <int BufferCount, bool Lookahead = false, int PrefetchedCount = 0>
 struct Buffered {
     static constexpr int buffer_count = BufferCount;
     static constexpr bool lookahead = Lookahead;
+    static constexpr int prefetched_count = PrefetchedCount;
 };
 
 /// RevisitMode (S39, S40): `revisit_immediate` is the default; `revisit_any` restores the block
@@ -119,8 +123,8 @@ inline constexpr zero_map_t zero_map{};
 namespace detail {
 template <class T>
 inline constexpr bool is_buffered = false;
-template <int K, bool L>
-inline constexpr bool is_buffered<Buffered<K, L>> = true;
+template <int K, bool L, int P>
+inline constexpr bool is_buffered<Buffered<K, L, P>> = true;
 template <class T>
 inline constexpr bool is_revisit = std::is_same_v<T, revisit_any> || std::is_same_v<T, revisit_immediate>;
 
@@ -148,6 +152,7 @@ struct is_revisit_opt : std::bool_constant<is_revisit<T>> {};
 struct no_mode {
     static constexpr int buffer_count = 2;  // S16 default
     static constexpr bool lookahead = false;
+    static constexpr int prefetched_count = 0;
 };
 }  // namespace detail
 

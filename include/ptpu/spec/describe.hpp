@@ -149,6 +149,7 @@ constexpr operand_desc describe_operand(operand_role role) {
     d.buffer_count = Spec::mode::buffer_count;
     d.explicit_mode = Spec::explicit_mode;
     d.lookahead = Spec::mode::lookahead;
+    d.prefetched = Spec::mode::prefetched_count;
     d.revisit_any = Spec::revisit::any;
     d.zero_map = std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>;
     int returned = 0;

@@ -42,14 +42,18 @@ struct operand_desc {
     int buffer_count = 2;
     bool explicit_mode = false;
     bool lookahead = false;
+    int prefetched = 0;  ///< Buffered's prefetched_count (S55): slots the caller filled
     bool revisit_any = false;
     bool zero_map = false;  ///< index_map=None (literal zeros)
     map_issue issue = map_issue::none;
     int map_returned = 0;  ///< how many entries the index map returned (check 2)
     int alias_of = -1;     ///< outputs: the input index whose HBM buffer it reuses (S50)
+    /// emit_pipeline: the source already lives in the spec's space (or the spec is HBM): no
+    /// window, no DMA; the body sees a view of the source's block, rebound every step (S17, S56).
+    bool aliased = false;
 
     [[nodiscard]] constexpr index_t itemsize_bytes() const { return itemsize(type); }
-    [[nodiscard]] constexpr bool windowed() const { return !access(space).windowless; }
+    [[nodiscard]] constexpr bool windowed() const { return !access(space).windowless && !aliased; }
     [[nodiscard]] constexpr index_t array_elems() const {
         index_t n = 1;
         for (int i = 0; i < rank; ++i) n *= shape[static_cast<std::size_t>(i)];

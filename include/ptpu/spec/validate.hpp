@@ -101,6 +101,19 @@ namespace ptpu {
     X(r19_revisit,                                                                                           \
       "ptpu[19] pallas_call: revisit_any is not supported with double buffering; use Buffered<1> with "      \
       "revisit_any")                                                                                         \
+    X(r19_prefetched,                                                                                        \
+      "ptpu[19] pallas_call: prefetched_count is not supported for the top-level pipeline (S55 is "          \
+      "emit_pipeline's); drop it, or prefetch inside an emit_pipeline with allocations")                     \
+    X(r28,                                                                                                   \
+      "ptpu[28] emit_pipeline: prefetched_count must be less than buffer_count for non-trivial windowing; "  \
+      "use Buffered<k, L, p> with p < k")                                                                    \
+    X(r28_output,                                                                                            \
+      "ptpu[28] emit_pipeline: prefetched_count applies to inputs only (S55); drop it from the output's "    \
+      "Buffered")                                                                                            \
+    X(r31,                                                                                                   \
+      "ptpu[31] emit_pipeline: with tiling, a block that does not divide its array dim must be a multiple "  \
+      "of the dim's memory tile (block size must divide tiling, S35); pick a block that divides the dim or " \
+      "a multiple of the tile (8 rows for f32's second-minor dim, 128 lanes)")                               \
     X(r27_buffers,                                                                                           \
       "ptpu[27] emit_pipeline: buffer_count must be at least 1; use Buffered<1> or more")                   \
     X(r27_out_buffers,                                                                                       \
@@ -268,6 +281,7 @@ constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& cap
         if (o.issue == map_issue::not_tuple) return fail(rule::r3, i);
         if (o.issue == map_issue::wrong_rank) return fail(rule::r2, i, -1, o.map_returned, o.block_rank);
         if (caps.top_level && o.rank < 1) return fail(rule::r13, i);
+        if (o.aliased) continue;  // emit_pipeline's view of the source's block: no window (S17)
         if (access(o.space).windowless) {
             for (int d = 0; d < o.rank; ++d) {
                 const auto& bd = o.block[static_cast<std::size_t>(d)];
@@ -288,6 +302,7 @@ constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& cap
         const int max_bc = output ? caps.max_out_buffers : caps.max_in_buffers;
         if (caps.top_level) {
             if (o.lookahead) return fail(rule::r19_lookahead, i);
+            if (o.prefetched != 0) return fail(rule::r19_prefetched, i, -1, o.prefetched);
             if (o.buffer_count < 1 || o.buffer_count > max_bc)
                 return fail(rule::r19_buffers, i, -1, o.buffer_count);
             if (o.revisit_any && o.buffer_count != 1 && output)
@@ -299,6 +314,8 @@ constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& cap
             if (o.lookahead && output) return fail(rule::r27_out_lookahead, i);
             if (o.lookahead && !caps.lookahead) return fail(rule::r19_lookahead, i);
             if (o.lookahead && o.buffer_count == 1) return fail(rule::q1, i);  // Q1 [M]
+            if (o.prefetched != 0 && output) return fail(rule::r28_output, i, -1, o.prefetched);
+            if (o.prefetched < 0) return fail(rule::r28, i, -1, o.prefetched, o.buffer_count);
         }
         const bool smem_trivial = o.space == space_kind::smem && o.full_block && o.zero_map;
         if (caps.top_level && !smem_trivial) {
