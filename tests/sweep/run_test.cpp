@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <iostream>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -138,6 +137,8 @@ TEST(SweepRun, RejectedPointsCarryTheirRule) {
     for (const sweep::entry& e : r.rejected) ++count[e.rule];
     for (const auto& [rule, k] : count)
         EXPECT_NE(sum.find(std::to_string(k) + " by ptpu[" + rule + "]"), std::string::npos) << sum;
+    EXPECT_NE(sum.find(" by ptpu[24] VMEM limit"), std::string::npos) << sum;
+    EXPECT_NE(sum.find(" by ptpu[15] tiling"), std::string::npos) << sum;
     std::ostringstream table;
     r.print(table);
     EXPECT_NE(table.str().find(sum), std::string::npos);

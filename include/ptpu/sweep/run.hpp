@@ -178,6 +178,21 @@ struct entry {
     }
 };
 
+/// What a rule a sweep often meets is about, in a word or two ("VMEM limit" for 24), or "" for
+/// the others (pallas-semantics.md's checks and S-rules have the whole text; the message too).
+inline std::string_view rule_topic(std::string_view rule) {
+    constexpr std::pair<std::string_view, std::string_view> topics[] = {
+        {"13", "block rank"},        {"14", "ANY/HBM window"},      {"15", "tiling"},
+        {"16", "rank-1 tiling"},     {"18", "block dim type"},      {"19", "pipeline mode/buffers"},
+        {"20", "grid vs semantics"}, {"24", "VMEM limit"},          {"25", "grid"},
+        {"27", "buffer count"},      {"S34", "index map bounds"},   {"SMEM1", "SMEM limit"},
+        {"MC1", "megacore split"},   {"V1", "shape"},               {"PRED1", "SMEM window"},
+    };
+    for (const auto& [id, topic] : topics)
+        if (id == rule) return topic;
+    return {};
+}
+
 namespace detail {
 inline void csv_field(std::ostream& os, std::string_view s) {
     if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
@@ -283,8 +298,9 @@ public:
         return 0;
     }
 
-    /// "12 points rejected: 9 by ptpu[24] (e.g. <label>: <message>), 3 by ptpu[15] (...)", the
-    /// rules in order of count, then of first appearance; "" when none is rejected.
+    /// "12 points rejected: 9 by ptpu[24] VMEM limit, 3 by ptpu[15] tiling" (the rules by count,
+    /// then first appearance), then per rule the first point it rejects with its message,
+    /// "  e.g. <label>: ptpu[24] ..."; "" when none is rejected.
     [[nodiscard]] std::string rejections() const {
         if (rejected.empty()) return {};
         struct group {
@@ -305,8 +321,9 @@ public:
                         " rejected:";
         for (std::size_t i = 0; i < g.size(); ++i) {
             s += (i == 0 ? " " : ", ") + std::to_string(g[i].count) + " by ptpu[" + g[i].rule + "]";
+            if (const std::string_view t = rule_topic(g[i].rule); !t.empty()) s += " " + std::string(t);
         }
-        for (const group& x : g) s += "\n  ptpu[" + x.rule + "], e.g. " + x.first->label + ": " + x.first->message;
+        for (const group& x : g) s += "\n  e.g. " + x.first->label + ": " + x.first->message;
         return s;
     }
 
