@@ -665,6 +665,8 @@ result run(Points&& points, Configure configure, const Body& body, const options
 template <class Points, class Shape, class Configure, class Body, class Label = std::nullptr_t>
 result run_shapes(Points&& points, const std::vector<Shape>& shapes, Configure configure, const Body& body,
                   const options& opt = {}, Label label = nullptr) {
+    if (shapes.empty())
+        throw error("SW1", "sweep::run_shapes", "no shapes given", "give at least one problem shape");
     const auto pts = detail::materialize(std::forward<Points>(points));
     std::vector<std::string> labels = labels_of(pts, label, opt);
     std::vector<std::string> shape_labels;
