@@ -3,8 +3,8 @@
 // 8,192 or 10,240 grid steps each, x 8 buffer counts (x, y, out: 1 or 2) x 5 chips (v4, v5e,
 // v5p, v6e, 7x), one dynamic_call type, predicted by sweep::run in timing-only mode on all host
 // cores. Wall time (UseRealTime); counters: configurations, feasible, rejected, grid steps per
-// configuration, threads. Side by side in one run: one thread, the single-core chips alone, and
-// the same sweep keeping per-step rows (options::lean off), on 100 points.
+// configuration, threads. Side by side in one run: one thread, the single-core chips alone, and,
+// on 100 points, the sweep keeping per-step rows (options::lean off) and a plain loop of predicts.
 #include <benchmark/benchmark.h>
 
 #include <ptpu/ptpu.hpp>
@@ -116,19 +116,37 @@ void BM_RankSingleCoreChips(benchmark::State& st) {
 }
 BENCHMARK(BM_RankSingleCoreChips)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
-// 100 of the points (v5e and v6e, x and out double-buffered), lean (no per-step rows: the fast
-// lane on) and not (predict's default: per-step rows for grids of at most 65,536 steps).
+// 100 of the points (v5e and v6e, x and out double-buffered): the sweep lean (no per-step rows:
+// the fast lane on) and not (predict's default: per-step rows for grids of at most 65,536 steps),
+// on all cores and on one; and the same 100 predictions in a plain loop, what the sweep adds.
+const space_t& hundred() {
+    static const space_t s{shapes(), {2}, {1, 2}, {2}, {&tpu::v5e, &tpu::v6e}};
+    return s;
+}
 void BM_Rank100(benchmark::State& st) {
-    const space_t s{shapes(), {2}, {1, 2}, {2}, {&tpu::v5e, &tpu::v6e}};
     sweep::result r;
     for (auto _ : st) {
-        r = sweep::run(s, [](const blocks& b, int bx, int by, int bo, const chip* c) { return configure(b, bx, by, bo, c); },
-                       body, {.bar = sweep::progress::off, .lean = st.range(0) != 0});
+        r = sweep::run(hundred(), [](const blocks& b, int bx, int by, int bo, const chip* c) { return configure(b, bx, by, bo, c); },
+                       body, {.threads = static_cast<unsigned>(st.range(1)), .bar = sweep::progress::off, .lean = st.range(0) != 0});
         benchmark::DoNotOptimize(r.ranked.data());
     }
-    report_counters(st, r, mean_steps(s));
+    report_counters(st, r, mean_steps(hundred()));
 }
-BENCHMARK(BM_Rank100)->ArgName("lean")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Rank100)->ArgNames({"lean", "threads"})->Args({1, 0})->Args({1, 1})->Args({0, 0})
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+void BM_Loop100(benchmark::State& st) {
+    double sum = 0;
+    for (auto _ : st) {
+        for (const auto& [b, bx, by, bo, c] : hundred().points()) {
+            Matmul mm = configure(b, bx, by, bo, c);
+            mm.options.per_step = 0;
+            sum += mm.predict(body).device_time;
+        }
+        benchmark::DoNotOptimize(sum);
+    }
+}
+BENCHMARK(BM_Loop100)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace
 
