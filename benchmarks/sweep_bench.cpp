@@ -3,12 +3,14 @@
 // 8,192 or 10,240 grid steps each, x 8 buffer counts (x, y, out: 1 or 2) x 5 chips (v4, v5e,
 // v5p, v6e, 7x), one dynamic_call type, predicted by sweep::run in timing-only mode on all host
 // cores. Wall time (UseRealTime); counters: configurations, feasible, rejected, grid steps per
-// configuration, threads. Side by side in one run: one thread, the single-core chips alone, and,
+// configuration, threads, cpu_s (CPU seconds of all threads). Side by side in one run: one thread, the single-core chips alone, and,
 // on 100 points, the sweep keeping per-step rows (options::lean off) and a plain loop of predicts.
 #include <benchmark/benchmark.h>
 
 #include <ptpu/ptpu.hpp>
 #include <ptpu/sweep/run.hpp>
+
+#include <sys/resource.h>
 
 #include <ostream>
 #include <vector>
@@ -74,6 +76,15 @@ using space_t = sweep::space<blocks, int, int, int, const chip*>;
 space_t space(std::vector<const chip*> chips) { return space_t{shapes(), {1, 2}, {1, 2}, {1, 2}, std::move(chips)}; }
 const std::vector<const chip*> all_chips{&tpu::v4, &tpu::v5e, &tpu::v5p, &tpu::v6e, &tpu::v7x};
 
+// The process's CPU time, all threads (the machine is shared: wall time depends on its load, the
+// CPU seconds a sweep needs much less; cpu_s / 2 is its wall time on two free cores).
+double cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
 void report_counters(benchmark::State& st, const sweep::result& r, double steps) {
     st.counters["configs"] = static_cast<double>(r.size());
     st.counters["feasible"] = static_cast<double>(r.ranked.size());
@@ -92,11 +103,13 @@ double mean_steps(const space_t& s) {
 void BM_Rank1000(benchmark::State& st) {
     const space_t s = space(all_chips);
     sweep::result r;
+    const double cpu0 = cpu_seconds();
     for (auto _ : st) {
         r = sweep::run(s, [](const blocks& b, int bx, int by, int bo, const chip* c) { return configure(b, bx, by, bo, c); },
                        body, {.threads = static_cast<unsigned>(st.range(0)), .bar = sweep::progress::off});
         benchmark::DoNotOptimize(r.ranked.data());
     }
+    st.counters["cpu_s"] = (cpu_seconds() - cpu0) / static_cast<double>(st.iterations());
     report_counters(st, r, mean_steps(s));
 }
 BENCHMARK(BM_Rank1000)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
@@ -107,11 +120,13 @@ BENCHMARK(BM_Rank1000)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTi
 void BM_RankSingleCoreChips(benchmark::State& st) {
     const space_t s = space({&tpu::v5e, &tpu::v6e, &tpu::v7x});
     sweep::result r;
+    const double cpu0 = cpu_seconds();
     for (auto _ : st) {
         r = sweep::run(s, [](const blocks& b, int bx, int by, int bo, const chip* c) { return configure(b, bx, by, bo, c); },
                        body, {.bar = sweep::progress::off});
         benchmark::DoNotOptimize(r.ranked.data());
     }
+    st.counters["cpu_s"] = (cpu_seconds() - cpu0) / static_cast<double>(st.iterations());
     report_counters(st, r, mean_steps(s));
 }
 BENCHMARK(BM_RankSingleCoreChips)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
@@ -125,11 +140,13 @@ const space_t& hundred() {
 }
 void BM_Rank100(benchmark::State& st) {
     sweep::result r;
+    const double cpu0 = cpu_seconds();
     for (auto _ : st) {
         r = sweep::run(hundred(), [](const blocks& b, int bx, int by, int bo, const chip* c) { return configure(b, bx, by, bo, c); },
                        body, {.threads = static_cast<unsigned>(st.range(1)), .bar = sweep::progress::off, .lean = st.range(0) != 0});
         benchmark::DoNotOptimize(r.ranked.data());
     }
+    st.counters["cpu_s"] = (cpu_seconds() - cpu0) / static_cast<double>(st.iterations());
     report_counters(st, r, mean_steps(hundred()));
 }
 BENCHMARK(BM_Rank100)->ArgNames({"lean", "threads"})->Args({1, 0})->Args({1, 1})->Args({0, 0})
@@ -137,6 +154,7 @@ BENCHMARK(BM_Rank100)->ArgNames({"lean", "threads"})->Args({1, 0})->Args({1, 1})
 
 void BM_Loop100(benchmark::State& st) {
     double sum = 0;
+    const double cpu0 = cpu_seconds();
     for (auto _ : st) {
         for (const auto& [b, bx, by, bo, c] : hundred().points()) {
             Matmul mm = configure(b, bx, by, bo, c);
@@ -145,6 +163,7 @@ void BM_Loop100(benchmark::State& st) {
         }
         benchmark::DoNotOptimize(sum);
     }
+    st.counters["cpu_s"] = (cpu_seconds() - cpu0) / static_cast<double>(st.iterations());
 }
 BENCHMARK(BM_Loop100)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 

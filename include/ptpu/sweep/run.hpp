@@ -537,7 +537,14 @@ std::vector<outcome> run_pool(std::size_t n, const Job& job, const options& opt,
     };
     std::vector<std::thread> pool;
     pool.reserve(threads);
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+    try {
+        for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+    } catch (...) {  // no more threads: the ones started finish the points (or none ran: stop)
+        const std::lock_guard<std::mutex> lk(m);
+        running -= threads - static_cast<unsigned>(pool.size());
+        if (pool.empty()) throw;
+        used = static_cast<unsigned>(pool.size());
+    }
     const bool may_draw =
         opt.bar == progress::on || (opt.bar == progress::automatic && stderr_is_terminal());
     bool drawn = false;
