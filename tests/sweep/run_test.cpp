@@ -85,7 +85,9 @@ TEST(SweepRun, RanksByDeviceTimeAsIndividualPredictionsDo) {
     // Best first; equal times keep the space's order.
     for (std::size_t i = 1; i < r.ranked.size(); ++i) {
         EXPECT_LE(r.ranked[i - 1].time, r.ranked[i].time);
-        if (r.ranked[i - 1].time == r.ranked[i].time) EXPECT_LT(r.ranked[i - 1].index, r.ranked[i].index);
+        if (r.ranked[i - 1].time == r.ranked[i].time) {
+            EXPECT_LT(r.ranked[i - 1].index, r.ranked[i].index);
+        }
     }
     // Default labels are the point's values, the chip by name.
     EXPECT_EQ(r.at_index(0)->label, "128, 128, 1, v5e");
@@ -94,6 +96,19 @@ TEST(SweepRun, RanksByDeviceTimeAsIndividualPredictionsDo) {
     EXPECT_EQ(&r.top(5)[0], &r.best());
     EXPECT_EQ(r.top(100).size(), 24u);
     EXPECT_GE(r.threads, 1u);
+}
+
+TEST(SweepRun, EqualTimesKeepTheSpacesOrder) {
+    // The same configuration three times (equal times, exactly), after a slower one.
+    const space_t s{{128, 256, 256, 256}, {128}, {2}, {&tpu::v5e}};
+    const sweep::result r = sweep::run(s, configure, body, {.threads = 2, .bar = sweep::progress::off});
+    ASSERT_EQ(r.ranked.size(), 4u);
+    EXPECT_EQ(r.ranked[0].time, r.ranked[2].time);
+    EXPECT_EQ(r.ranked[0].index, 1u);
+    EXPECT_EQ(r.ranked[1].index, 2u);
+    EXPECT_EQ(r.ranked[2].index, 3u);
+    EXPECT_EQ(r.ranked[3].index, 0u);
+    EXPECT_GT(r.ranked[3].time, r.ranked[0].time);
 }
 
 TEST(SweepRun, RejectedPointsCarryTheirRule) {
