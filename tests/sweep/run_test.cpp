@@ -181,6 +181,23 @@ TEST(SweepRun, ParallelEqualsSerial) {
     }
 }
 
+TEST(SweepRun, AnyRangeOfPoints) {
+    // Points that are not tuples (a vector of block sizes) and a filtered view of a space.
+    const std::vector<index_t> sizes{256, 100, 128};
+    const sweep::result r = sweep::run(
+        sizes, [](index_t bm) { return matmul(n, bm, 128, 2, tpu::v6e); }, body, {.bar = sweep::progress::off});
+    ASSERT_EQ(r.ranked.size(), 2u);
+    ASSERT_EQ(r.rejected.size(), 1u);
+    EXPECT_EQ(r.rejected[0].label, "100");
+    EXPECT_EQ(r.rejected[0].rule, "15");
+    const space_t s = feasible_space();
+    auto v6e_only = s.where([](index_t, index_t, int, const chip* c) { return c == &tpu::v6e; });
+    const sweep::result f = sweep::run(v6e_only, configure, body, {.bar = sweep::progress::off});
+    EXPECT_EQ(f.size(), 12u);
+    for (const sweep::entry& e : f.ranked) EXPECT_EQ(e.rep.chip, "v6e");
+    EXPECT_EQ(f.at_index(0)->label, "128, 128, 1, v6e");
+}
+
 TEST(SweepRun, OtherExceptionsPropagate) {
     const space_t s = feasible_space();
     auto throwing = [](index_t bm, index_t bk, int bc, const chip* c) {
