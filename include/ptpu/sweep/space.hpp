@@ -24,6 +24,9 @@ namespace ptpu::sweep {
 template <class... T>
 class space {
 public:
+    /// A point as a value: one value per axis.
+    using point = std::tuple<T...>;
+
     explicit space(std::vector<T>... axes) : axes_(std::move(axes)...) {}
 
     /// The number of points: the product of the axis sizes.
