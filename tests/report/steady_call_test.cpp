@@ -160,6 +160,61 @@ TEST(SteadyCall, MegacoreAgrees) {
     };
     const report r = three_ways<Mc>(body, host_array<Array<float, 64 * 8, 16 * 128>>{});
     EXPECT_EQ(r.cores, 2);
+    EXPECT_GT(r.steady_ops, r.ops / 2);  // both cores running: the joint lane
+}
+
+// Megacore elementwise kernels on v4 and v5p: an even split, and an odd parallel extent (core 0
+// gets one step more, then runs alone).
+using McRow = BlockSpec<Block<8, 512>, [](auto i) { return idx(i, 0); }>;
+using McVec = Array<float, 2048 * 8, 512>;
+using McOdd = Array<float, 2047 * 8, 512>;
+using McAddV5p = pallas_call<Grid<2048>, Semantics<parallel>, In<Arg<McVec, McRow>, Arg<McVec, McRow>>,
+                             Out<Arg<McVec, McRow>>, Chip<tpu::v5p>>;
+using McAddV4 = pallas_call<Grid<2048>, Semantics<parallel>, In<Arg<McVec, McRow>, Arg<McVec, McRow>>,
+                            Out<Arg<McVec, McRow>>, Chip<tpu::v4>>;
+using McAddOdd = pallas_call<Grid<2047>, Semantics<parallel>, In<Arg<McOdd, McRow>, Arg<McOdd, McRow>>,
+                             Out<Arg<McOdd, McRow>>, Chip<tpu::v5p>>;
+
+template <class K, class V>
+void megacore_add_agrees() {
+    static_assert(K::info.cores == 2);
+    const auto body = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
+    const report r = three_ways<K>(body, host_array<V>{}, host_array<V>{});
+    EXPECT_EQ(r.cores, 2);
+    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
+}
+
+TEST(SteadyCall, MegacoreElementwiseOnV4AndV5pAgree) {
+    megacore_add_agrees<McAddV5p, McVec>();
+    megacore_add_agrees<McAddV4, McVec>();
+    megacore_add_agrees<McAddOdd, McOdd>();  // uneven: 1024 + 1023 steps
+}
+
+TEST(SteadyCall, MegacoreReductionMatmulAgrees) {
+    // The reduction-axis matmul with its parallel i axis split over v5p's two cores.
+    using Mm = pallas_call<Grid<M / bm, N / bn, Kd / bk>, Semantics<parallel, parallel, arbitrary>,
+                           In<Arg<A, BlockSpec<Block<bm, bk>, [](auto i, auto, auto k) { return idx(i, k); }>>,
+                              Arg<B, BlockSpec<Block<bk, bn>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
+                           Out<Arg<O, BlockSpec<Block<bm, bn>, [](auto i, auto j, auto) { return idx(i, j); }>>>,
+                           Chip<tpu::v5p>>;
+    static_assert(Mm::info.cores == 2);
+    host_array<A> a;
+    host_array<B> b;
+    const auto body = [](auto x, auto w, auto o) {
+        when(program_id(2) == 0, [&] { store(o, zeros<float>(bm, bn)); });
+        store(o, load(o) + dot(load(x), load(w)));
+    };
+    const report r = three_ways<Mm>(body, a, b);
+    EXPECT_GT(r.steady_ops, 0);
+}
+
+TEST(SteadyCall, MegacoreCoresOutOfPhaseAgree) {
+    // Core 1's blocks charge more (program ids of its half): the cores drift apart.
+    const auto body = [](auto, auto, auto) {
+        charge(work{.explicit_seconds = program_id(0) < 1024 ? 0.5e-6 : 0.8e-6});
+    };
+    const report r = three_ways<McAddV5p>(body, host_array<McVec>{}, host_array<McVec>{});
+    EXPECT_GT(r.core[0].time, 0.0);
 }
 
 // ---- A body that issues its own DMAs on some steps (spliced into a repeated step) ----------------

@@ -297,6 +297,7 @@ public:
         if (ff_on_) {
             ring_.resize(ring_size);
             spare_.resize(ring_size);
+            if (cores == 2) jring_.resize(ring_size);
         }
     }
 
@@ -396,6 +397,9 @@ private:
     // of it until then: fewer switches between cores, the same times. With zero issue and
     // latency this is plain time order, ties going to core 0.
     void run_core(int c) {
+        auto& replay_ = replays_[static_cast<std::size_t>(c)];
+        auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
+        auto& ended_ = ends_[static_cast<std::size_t>(c)];
         const int other = 1 - c;
         const bool other_ready = other < cores_ && state_[other] == core_state::ready;
         const double t_other = other_ready ? t_[other] : never;
@@ -405,6 +409,9 @@ private:
         // its DMAs still moves.
         const bool steady =
             ff_on_ && (other >= cores_ || (state_[other] == core_state::done && orphans_ == 0));
+        // The joint lane: both cores running (neither stream ended, so no orphan DMA either).
+        const bool joint = ff_on_ && other < cores_ && state_[other] != core_state::done;
+        if (!joint) jn_ = jvalid_from_ = 0;
         if (!steady || ring_core_ != c) {
             nb_ = valid_from_ = 0;  // history of another core, or none
             ring_core_ = steady ? c : -1;
@@ -412,6 +419,10 @@ private:
         double& t = t_[c];
         while (state_[c] == core_state::ready && t < ev_t_ &&
                (t < horizon || (c < other ? t <= t_other : t < t_other))) {
+            if (jfast_) {
+                joint_fast_forward();  // changes both cores' times and the DMAs: back to run()
+                return;
+            }
             if (fast_) {
                 // Changes the time and the DMAs: back to run() for the next event.
                 if (by_batch_)
@@ -427,6 +438,21 @@ private:
             } else if (ended_ || !pull(c, o)) {
                 end_stream(c);
                 return;
+            }
+            if (joint) {
+                if (c == 0 && (jn_ == 0 || o.step != jstep_)) {
+                    if (at_joint_boundary(o)) continue;  // the joint lane holds o
+                }
+                if (jn_ > 0) {
+                    joint_boundary& b = jring_[ring_pos(jn_ - 1)];
+                    const auto u = static_cast<std::size_t>(c);
+                    op n = o;
+                    if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b.starts[u];
+                    n.step -= b.step[u];
+                    b.batch[u].push_back(n);
+                    b.hash[u] = mix(b.hash[u], n);
+                }
+                if (c == 1) jlast1_ = o.step;
             }
             if (steady) {
                 if (nb_ == 0 || o.step != cur_step_) {
@@ -698,6 +724,8 @@ private:
     // Records boundary nb_ (core c about to run op o, the first of step o.step) and looks for a
     // period ending here; true when the fast lane takes over (holding o).
     bool at_boundary(int c, const op& o) {
+        auto& replay_ = replays_[static_cast<std::size_t>(c)];
+        auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
         boundary& b = ring_[static_cast<std::size_t>(nb_ % ring_size)];
         const double t = t_[c];
         b.t = t;
@@ -717,6 +745,8 @@ private:
             x.bytes = d.bytes;
             x.phase = d.phase;
             x.channel = d.channel;
+            x.core = d.core;
+            x.cost = d.cost;
             x.left = d.phase == dma_phase::latency    ? d.ready - t
                      : d.phase == dma_phase::transfer ? d.tag - channels_[d.channel].v_at(t)
                                                       : 0.0;
@@ -762,6 +792,8 @@ private:
 
     // The period of p steps that ended at the last boundary becomes the cycle to match.
     void enter_fast(int c, int p, const op& first) {
+        auto& replay_ = replays_[static_cast<std::size_t>(c)];
+        auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
         const std::int64_t j = nb_ - 1;
         const boundary& a = at_boundary_index(j - p);
         const boundary& b = at_boundary_index(j);
@@ -817,6 +849,8 @@ private:
     // the cycle's batch b repeats its batch b - 1, without reading it. On a mismatch or the
     // stream's end, the matched batches of the unfinished period are rebuilt from the cycle.
     void fast_forward_batches(int c) {
+        auto& replay_ = replays_[static_cast<std::size_t>(c)];
+        auto& ended_ = ends_[static_cast<std::size_t>(c)];
         const auto u = static_cast<std::size_t>(c);
         const std::int64_t j = nb_ - 1;
         const int p = period_;
@@ -893,6 +927,8 @@ private:
     // The end of a fast-lane run: applies the skipped periods (none: look again in a period);
     // what replay_ holds is then simulated as usual.
     void leave_fast(int c) {
+        auto& replay_ = replays_[static_cast<std::size_t>(c)];
+        auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
         fast_ = false;
         if (skipped_ == 0) {
             cooldown_ = period_;  // the cycle did not repeat even once
@@ -912,6 +948,8 @@ private:
     // (Ops are pulled straight into replay_ and compared field by field: copying whole ops that
     // the source has just written field by field stalls on store forwarding.)
     void fast_forward(int c) {
+        auto& replay_ = replays_[static_cast<std::size_t>(c)];
+        auto& ended_ = ends_[static_cast<std::size_t>(c)];
         const std::size_t n = cycle_.size();
         replay_.resize(n + 1);  // replay_[0] holds the period's first op, pulled already
         std::size_t have = 1;
@@ -1029,6 +1067,317 @@ private:
         valid_from_ = j - depth;
     }
 
+    // ---- The joint lane (both cores running, docs/model.md §11) --------------------------------
+    //
+    // Both cores share HBM, so neither core's state repeats on its own: the state that repeats is
+    // the chip's. It is recorded at every step boundary of core 0 (core 0 about to run the first
+    // op of a new step value): both cores' live DMAs relative to core 0's clock and to their
+    // core's count of starts, core 1's clock and blocked wait relative to it, and the ops each
+    // core ran until core 0's next boundary. When the chip's state equals the one p boundaries
+    // earlier and the ops of both cores over the last p boundaries repeat the p before them, the
+    // next p boundaries evolve the same way if both cores bring the same ops again: the engine's
+    // decisions depend only on that state and on the ops. The lane pulls both cores' ops of each
+    // period (core 0's up to its next step value, core 1's the cycle's number of ops) and
+    // compares them; at the first that differs, or a stream's end, it applies all whole periods
+    // at once and gives the ops pulled since back to be simulated.
+
+    joint_tally joint_totals() const {
+        joint_tally s;
+        s.ops = res_.op_count;
+        s.dmas = res_.dma_count;
+        s.hbm_bytes = res_.hbm_bytes;
+        s.onchip_bytes = res_.onchip_bytes;
+        s.idle = channels_[0].idle_count();
+        s.overhead = res_.busy_overhead;
+        s.issue = res_.busy_issue;
+        s.compute = res_.busy_compute;
+        s.wait = res_.wait_dma;
+        s.wait_who = res_.wait_by_operand;
+        s.hbm_busy = res_.hbm_busy_time;
+        return s;
+    }
+
+    // Records joint boundary jn_ (core 0 about to run o, the first op of step o.step) and looks
+    // for a period ending here; true when the joint lane takes over (holding o).
+    bool at_joint_boundary(const op& o) {
+        joint_boundary& b = jring_[ring_pos(jn_)];
+        const double t = t_[0];
+        b.t = t;
+        b.last_done = last_done_;
+        b.v = channels_[0].v_at(t);
+        b.d1 = t_[1] - t;
+        b.starts = starts_;
+        b.step = {o.step, jlast1_};
+        b.state1 = static_cast<std::uint8_t>(state_[1]);
+        const bool blocked = state_[1] == core_state::blocked;
+        b.who1 = blocked ? wait_who_[1] : 0;
+        b.wait1 = blocked ? at(wait_slot_[1]).id - starts_[1] : 0;
+        b.sum = joint_totals();
+        for (std::size_t c = 0; c < 2; ++c) {
+            b.batch[c].clear();
+            b.hash[c] = 0;
+        }
+        b.snap.clear();
+        for (int c = 0; c < 2; ++c)
+            for (const int s : live_[static_cast<std::size_t>(c)].slots()) {
+                const live_dma& d = at(s);
+                dma_snap x;
+                x.id = d.id - starts_[static_cast<std::size_t>(c)];
+                x.seq = seq_ - d.seq;
+                x.bytes = d.bytes;
+                x.cost = d.cost;
+                x.phase = d.phase;
+                x.channel = d.channel;
+                x.core = d.core;
+                x.left = d.phase == dma_phase::latency    ? d.ready - t
+                         : d.phase == dma_phase::transfer ? d.tag - channels_[d.channel].v_at(t)
+                                                          : 0.0;
+                b.snap.push_back(x);
+            }
+        // By start order (unique; a few entries: insertion sort).
+        for (std::size_t k = 1; k < b.snap.size(); ++k)
+            for (std::size_t i = k; i > 0 && b.snap[i].seq > b.snap[i - 1].seq; --i)
+                std::swap(b.snap[i], b.snap[i - 1]);
+        std::uint64_t key = b.snap.size() ^ (std::uint64_t{b.state1} << 56) ^ (std::uint64_t{b.wait1} << 40);
+        for (const dma_snap& x : b.snap)
+            key = (key * 0x9E3779B97F4A7C15ull) ^
+                  (std::uint64_t{x.id} << 24 ^ x.seq << 8 ^ static_cast<std::uint64_t>(x.bytes) << 32 ^
+                   static_cast<std::uint64_t>(x.phase) << 4 ^ x.channel ^ std::uint64_t{x.core} << 62);
+        b.key = key;
+        ++jn_;
+        jstep_ = o.step;
+        if (jcooldown_ > 0) {
+            --jcooldown_;
+            return false;
+        }
+        for (std::size_t c = 0; c < 2; ++c)  // ops a fast lane gave back come first
+            if (replay_at_[c] < replays_[c].size()) return false;
+        const std::int64_t j = jn_ - 1;
+        if (j - 2 < jvalid_from_) return false;
+        const joint_boundary& last = jring_[ring_pos(j - 1)];
+        for (std::int64_t p = 1; p <= max_period && j - 2 * p >= jvalid_from_; ++p) {
+            const joint_boundary& a = jring_[ring_pos(j - p)];
+            const joint_boundary& before_last = jring_[ring_pos(j - 1 - p)];
+            if (before_last.hash != last.hash || !same_joint_state(a, b)) continue;
+            bool repeats = true;
+            for (std::int64_t i = 1; repeats && i <= p; ++i)
+                repeats = same_joint_ops(jring_[ring_pos(j - i)], jring_[ring_pos(j - i - p)]);
+            if (repeats) {
+                enter_joint(static_cast<int>(p), o);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // The p boundaries that ended at the last one become the joint cycle to match.
+    void enter_joint(int p, const op& first) {
+        const std::int64_t j = jn_ - 1;
+        const joint_boundary& a = jring_[ring_pos(j - p)];
+        const joint_boundary& b = jring_[ring_pos(j)];
+        for (std::size_t c = 0; c < 2; ++c) {
+            jcycle_[c].clear();
+            for (std::int64_t k = j - p; k < j; ++k) {
+                const joint_boundary& e = jring_[ring_pos(k)];
+                for (op o : e.batch[c]) {  // relative to the period's start instead of the boundary's
+                    if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait)
+                        o.dma += e.starts[c] - a.starts[c];
+                    o.step += e.step[c] - a.step[c];
+                    jcycle_[c].push_back(o);
+                }
+            }
+            jcycle_starts_[c] = b.starts[c] - a.starts[c];
+            jcycle_steps_[c] = b.step[c] - a.step[c];
+        }
+        jperiod_ = p;
+        jfast_ = true;
+        jskipped_ = 0;
+        jcycle_dt_ = b.t - a.t;
+        jcycle_done_ = b.last_done != a.last_done;
+        joint_tally& d = jcycle_sum_;
+        const joint_tally& x = b.sum;
+        const joint_tally& y = a.sum;
+        d.ops = x.ops - y.ops;
+        d.dmas = x.dmas - y.dmas;
+        d.hbm_bytes = x.hbm_bytes - y.hbm_bytes;
+        d.onchip_bytes = x.onchip_bytes - y.onchip_bytes;
+        d.idle = x.idle - y.idle;
+        for (std::size_t c = 0; c < 2; ++c) {
+            d.overhead[c] = x.overhead[c] - y.overhead[c];
+            d.issue[c] = x.issue[c] - y.issue[c];
+            d.compute[c] = x.compute[c] - y.compute[c];
+            d.wait[c] = x.wait[c] - y.wait[c];
+        }
+        d.hbm_busy = x.hbm_busy - y.hbm_busy;
+        for (std::size_t w = 0; w < d.wait_who.size(); ++w) d.wait_who[w] = x.wait_who[w] - y.wait_who[w];
+        for (std::size_t c = 0; c < 2; ++c) {
+            replays_[c].clear();
+            replay_at_[c] = 0;
+        }
+        replays_[0].push_back(first);
+    }
+
+    // x is the cycle's op y one period later (DMA ids relative to `base`, steps to `step0`).
+    static bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0) {
+        const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
+        return x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && x.seconds == y.seconds &&
+               x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
+               x.label == y.label && x.step - step0 == y.step && x.sem == y.sem && x.core == y.core &&
+               x.dma_sem == y.dma_sem;
+    }
+
+    // Pulls and compares whole joint periods; at the first op that differs or a stream's end,
+    // applies them and leaves the ops pulled since to be simulated.
+    void joint_fast_forward() {
+        std::vector<op>& r0 = replays_[0];  // r0[0]: the period's first op, pulled already
+        std::vector<op>& r1 = replays_[1];
+        const std::vector<op>& c0 = jcycle_[0];
+        const std::vector<op>& c1 = jcycle_[1];
+        const std::size_t n0 = c0.size();
+        const std::size_t n1 = c1.size();
+        r0.resize(n0 + 1);
+        std::size_t have0 = 1;
+        std::size_t have1 = 0;
+        for (;;) {
+            const auto m = static_cast<std::uint32_t>(jskipped_);
+            const std::uint32_t step0 = r0[0].step;
+            bool whole = true;
+            {
+                const std::uint32_t base = starts_[0] + m * jcycle_starts_[0];
+                for (std::size_t k = 0; whole && k < n0; ++k) {
+                    if (k == have0) {
+                        if (ends_[0] || !pull(0, r0[k])) {
+                            ends_[0] = true;
+                            whole = false;
+                            break;
+                        }
+                        ++have0;
+                    }
+                    whole = matches(r0[k], c0[k], base, step0);
+                }
+            }
+            bool more = false;
+            if (whole) {  // core 0's period ends where its next step value starts, or its stream
+                more = !ends_[0] && pull(0, r0[n0]);
+                ends_[0] = !more;
+                if (more) ++have0;
+                if (more && r0[n0].step == r0[n0 - 1].step) whole = false;
+            }
+            if (whole) {
+                const std::uint32_t base = starts_[1] + m * jcycle_starts_[1];
+                const std::uint32_t s1 = jlast1_ + m * jcycle_steps_[1];
+                r1.resize(n1);
+                for (std::size_t k = 0; whole && k < n1; ++k) {
+                    if (ends_[1] || !pull(1, r1[k])) {
+                        ends_[1] = true;
+                        whole = false;
+                        break;
+                    }
+                    ++have1;
+                    whole = matches(r1[k], c1[k], base, s1);
+                }
+            }
+            if (!whole) break;
+            ++jskipped_;
+            have1 = 0;
+            if (!more) {
+                have0 = 0;
+                break;
+            }
+            r0[0] = r0[n0];
+            have0 = 1;
+        }
+        r0.resize(have0);
+        r1.resize(have1);
+        jfast_ = false;
+        if (jskipped_ == 0) {
+            jcooldown_ = jperiod_;  // the cycle did not repeat even once
+        } else {
+            apply_joint(jskipped_);
+            if (!r0.empty()) {  // the boundary the replayed ops start from
+                jstep_ = r0.front().step;
+                jring_[ring_pos(jn_ - 1)].step[0] = jstep_;
+            }
+        }
+        dirty_ = true;
+    }
+
+    // Advances both cores and their DMAs by m joint periods (state: equal, times shifted).
+    void apply_joint(std::int64_t m) {
+        const double dt = static_cast<double>(m) * jcycle_dt_;
+        const joint_tally& s = jcycle_sum_;
+        const auto md = static_cast<double>(m);
+        res_.op_count += m * s.ops;
+        res_.steady_ops += m * s.ops;
+        res_.dma_count += m * s.dmas;
+        res_.hbm_bytes += m * s.hbm_bytes;
+        res_.onchip_bytes += m * s.onchip_bytes;
+        for (std::size_t c = 0; c < 2; ++c) {
+            res_.busy_overhead[c] += md * s.overhead[c];
+            res_.busy_issue[c] += md * s.issue[c];
+            res_.busy_compute[c] += md * s.compute[c];
+            res_.wait_dma[c] += md * s.wait[c];
+        }
+        for (std::size_t w = 0; w < s.wait_who.size(); ++w) res_.wait_by_operand[w] += md * s.wait_who[w];
+        res_.hbm_busy_time += md * s.hbm_busy;
+        if (jcycle_done_) last_done_ += dt;
+        std::uint32_t all = 0;
+        for (std::size_t c = 0; c < 2; ++c) all += static_cast<std::uint32_t>(m) * jcycle_starts_[c];
+        for (std::size_t c = 0; c < 2; ++c) {
+            const std::uint32_t k = static_cast<std::uint32_t>(m) * jcycle_starts_[c];
+            t_[c] += dt;
+            for (const int sl : live_[c].slots()) {
+                live_dma& d = at(sl);
+                d.ready += dt;
+                d.begin += dt;
+                d.id += k;
+                d.seq += all;
+            }
+            live_[c].shift_ids(k);
+            starts_[c] += k;
+        }
+        seq_ += all;
+        const std::uint32_t k1 = static_cast<std::uint32_t>(m) * jcycle_steps_[1];
+        jlast1_ += k1;
+        wait_step_[1] += k1;
+        for (std::size_t ch = 0; ch < channels_.size(); ++ch) channels_[ch].shift(dt, ch == 0 && s.idle > 0);
+        // The history as if the skipped periods had been simulated (as apply() does for one
+        // core), so that a longer period can be found after a shorter one broke.
+        const std::int64_t j = jn_ - 1;
+        const std::int64_t p = jperiod_;
+        const std::int64_t depth = std::min(ring_size - 1, j - jvalid_from_ + m * p);
+        jspare_ = jring_;
+        for (std::int64_t i = 0; i <= depth; ++i) {
+            joint_boundary& e = jring_[ring_pos(j + m * p - i)];
+            if (i > m * p) {
+                e = jspare_[ring_pos(j + m * p - i)];
+                continue;
+            }
+            e = jspare_[ring_pos(j - i % p)];
+            const std::int64_t n = m - i / p;
+            const auto nd = static_cast<double>(n);
+            e.t += nd * jcycle_dt_;
+            if (jcycle_done_) e.last_done += nd * jcycle_dt_;
+            for (std::size_t c = 0; c < 2; ++c) {
+                e.starts[c] += static_cast<std::uint32_t>(n) * jcycle_starts_[c];
+                e.step[c] += static_cast<std::uint32_t>(n) * jcycle_steps_[c];
+                e.sum.overhead[c] += nd * s.overhead[c];
+                e.sum.issue[c] += nd * s.issue[c];
+                e.sum.compute[c] += nd * s.compute[c];
+                e.sum.wait[c] += nd * s.wait[c];
+            }
+            e.sum.ops += n * s.ops;
+            e.sum.dmas += n * s.dmas;
+            e.sum.hbm_bytes += n * s.hbm_bytes;
+            e.sum.onchip_bytes += n * s.onchip_bytes;
+            e.sum.idle += n * s.idle;
+            e.sum.hbm_busy += nd * s.hbm_busy;
+            for (std::size_t w = 0; w < s.wait_who.size(); ++w) e.sum.wait_who[w] += nd * s.wait_who[w];
+        }
+        jn_ = j + m * p + 1;
+        jvalid_from_ = jn_ - 1 - depth;
+    }
+
     void start_transfer(int s, double t) {
         live_dma& d = at(s);
         pending_[d.core].pop();  // it is the front: the earliest latency end of its core
@@ -1134,7 +1483,7 @@ private:
     std::int64_t cooldown_ = 0;    // boundaries to record before looking for a period again
     std::uint32_t cur_step_ = 0;   // step value of the current boundary
     bool fast_ = false;
-    bool ended_ = false;  // the source said the (only running) stream has ended
+    std::array<bool, 2> ends_{};  // per core: the source said its stream has ended
     int period_ = 0;
     std::int64_t skipped_ = 0;
     std::vector<op> cycle_;
@@ -1143,8 +1492,25 @@ private:
     std::uint32_t cycle_steps_ = 0;
     tally cycle_sum_{};
     bool cycle_done_ = false;
-    std::vector<op> replay_;  // ops pulled by the fast lane, to simulate
-    std::size_t replay_pos_ = 0;
+    // The joint lane (see above).
+    std::vector<joint_boundary> jring_;  // the last ring_size joint boundaries
+    std::vector<joint_boundary> jspare_;  // apply_joint()'s copy of the history
+    std::int64_t jn_ = 0;                // joint boundaries recorded since the history began
+    std::int64_t jvalid_from_ = 0;       // the oldest one still comparable
+    std::int64_t jcooldown_ = 0;
+    std::uint32_t jstep_ = 0;   // core 0's step value at the current joint boundary
+    std::uint32_t jlast1_ = 0;  // step value of core 1's last op
+    bool jfast_ = false;
+    int jperiod_ = 0;
+    std::int64_t jskipped_ = 0;
+    std::array<std::vector<op>, 2> jcycle_;
+    std::array<std::uint32_t, 2> jcycle_starts_{};
+    std::array<std::uint32_t, 2> jcycle_steps_{};
+    double jcycle_dt_ = 0;
+    bool jcycle_done_ = false;
+    joint_tally jcycle_sum_{};
+    std::array<std::vector<op>, 2> replays_;  // per core: ops pulled by a fast lane, to simulate
+    std::array<std::size_t, 2> replay_at_{};
 };
 
 }  // namespace detail
