@@ -1046,6 +1046,11 @@ private:
             }
             const std::int64_t q = i / p;
             e = spare_[ring_pos(j - i % p)];
+            if (i > 0 && i % p == 0) {  // the ops after it: the cycle's first step's, not boundary j's (none yet)
+                const boundary& f = spare_[ring_pos(j - p)];
+                e.batch = f.batch;
+                e.hash = f.hash;
+            }
             const std::int64_t n = m - q;
             const auto nd = static_cast<double>(n);
             e.t += nd * cycle_dt_;
@@ -1354,6 +1359,11 @@ private:
                 continue;
             }
             e = jspare_[ring_pos(j - i % p)];
+            if (i > 0 && i % p == 0) {  // the ops after it: the cycle's first boundary's
+                const joint_boundary& f = jspare_[ring_pos(j - p)];
+                e.batch = f.batch;
+                e.hash = f.hash;
+            }
             const std::int64_t n = m - i / p;
             const auto nd = static_cast<double>(n);
             e.t += nd * jcycle_dt_;
