@@ -10,6 +10,7 @@
 
 #include <ptpu/ptpu.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace ptpu;
@@ -236,3 +237,62 @@ TEST(SteadyCall, BodyDmasOnSomeStepsAreExact) {
 }
 
 }  // namespace
+
+// ---- Per-step rows with the fast lane (per_step on: the default up to 65,536 steps) ------------
+
+namespace {
+
+// The rows of `steady` and of every-op simulation, per core in stream order, equal.
+template <class K, class Body, class... Args>
+report rows_agree(const Body& body, const Args&... args) {
+    K k{};
+    k.options.timing_only = true;
+    k.options.per_step = 1;
+    auto fast_t = k(body, args...);
+    k.options.steady_state = false;
+    auto exact_t = k(body, args...);
+    const report fast = std::get<std::tuple_size_v<decltype(fast_t)> - 1>(fast_t);
+    const report exact = std::get<std::tuple_size_v<decltype(exact_t)> - 1>(exact_t);
+    expect_close_times(fast, exact);
+    EXPECT_EQ(fast.steps.size(), exact.steps.size());
+    const auto per_core = [](std::vector<sim::step_times> v) {
+        std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.core < b.core; });
+        return v;
+    };
+    const auto x = per_core(fast.steps);
+    const auto y = per_core(exact.steps);
+    const double tol = 1e-9 * exact.device_time;
+    int bad = 0;
+    for (std::size_t i = 0; i < std::min(x.size(), y.size()) && bad < 5; ++i) {
+        const bool same = x[i].core == y[i].core && x[i].step == y[i].step && x[i].waited_on == y[i].waited_on &&
+                          std::abs(x[i].begin - y[i].begin) <= tol && std::abs(x[i].end - y[i].end) <= tol &&
+                          std::abs(x[i].overhead - y[i].overhead) <= tol && std::abs(x[i].issue - y[i].issue) <= tol &&
+                          std::abs(x[i].compute - y[i].compute) <= tol && std::abs(x[i].wait - y[i].wait) <= tol;
+        if (!same)
+            ADD_FAILURE() << "row " << i << " (core " << x[i].core << ", step " << x[i].step << "/" << y[i].step
+                          << "): begin " << x[i].begin << "/" << y[i].begin << " end " << x[i].end << "/" << y[i].end
+                          << " overhead " << x[i].overhead << "/" << y[i].overhead << " issue " << x[i].issue << "/"
+                          << y[i].issue << " compute " << x[i].compute << "/" << y[i].compute << " wait " << x[i].wait
+                          << "/" << y[i].wait << " bits " << x[i].waited_on << "/" << y[i].waited_on,
+                ++bad;
+    }
+    return fast;
+}
+
+}  // namespace
+
+TEST(SteadyCall, PerStepRowsWithTheFastLaneAgree) {
+    const auto add = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
+    const report a = rows_agree<Add>(add, host_array<Vec>{}, host_array<Vec>{});
+    EXPECT_EQ(a.steps.size(), static_cast<std::size_t>(add_steps));
+    EXPECT_GT(a.steady_ops, a.ops * 9 / 10);
+    const report m = rows_agree<McAddV5p>(add, host_array<McVec>{}, host_array<McVec>{});
+    EXPECT_EQ(m.steps.size(), 2048u);
+    EXPECT_GT(m.steady_ops, m.ops * 9 / 10);
+    const auto mm = [](auto x, auto w, auto o) {
+        when(program_id(2) == 0, [&] { store(o, zeros<float>(bm, bn)); });
+        store(o, load(o) + dot(load(x), load(w)));
+    };
+    const report r = rows_agree<Matmul>(mm, host_array<A>{}, host_array<B>{});
+    EXPECT_GT(r.steady_ops, 0);
+}

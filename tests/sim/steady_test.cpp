@@ -10,6 +10,7 @@
 #include <ptpu/hw/presets.hpp>
 #include <ptpu/sim/engine.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -94,12 +95,13 @@ struct vec_source {
     }
 };
 
-result simulate(const pipeline& p, bool steady, const ptpu::chip& c = tpu::v5e) {
+result simulate(const pipeline& p, bool steady, const ptpu::chip& c = tpu::v5e, bool rows = false) {
     vec_source src;
     src.ops[0] = p.stream(p.n);
     if (p.cores > 1) src.ops[1] = p.stream(p.short_core1 > 0 ? p.short_core1 : p.n, 1);
     options o;
     o.steady_state = steady;
+    o.per_step = rows;
     return ptpu::sim::simulate(c, p.cores, src, o);
 }
 
@@ -294,17 +296,111 @@ TEST(SimSteady, TwoCoresEndingMidPeriodAreExact) {
     }
 }
 
-TEST(SimSteady, OffWithTimelineAndPerStepRows) {
+TEST(SimSteady, OffWithTimeline) {
     pipeline p;
     p.n = 2000;
     vec_source src;
     src.ops[0] = p.stream(p.n);
     const result r = ptpu::sim::simulate(tpu::v5e, 1, src, options{.timeline = true});
     EXPECT_EQ(r.steady_ops, 0);
-    src.pos[0] = 0;
-    const result s = ptpu::sim::simulate(tpu::v5e, 1, src, options{.per_step = true});
-    EXPECT_EQ(s.steady_ops, 0);
-    EXPECT_EQ(s.steps.size(), 2000u);
+}
+
+// ---- Per-step rows: fast-forwarded steps get their rows by replication -------------------------
+
+// Each core's rows in stream order (result::steps' order; the two cores' rows interleave by
+// creation time, and rows created at the same instant on both cores may come in either order
+// once rounding moved one core's clock by an ulp).
+std::vector<ptpu::sim::step_times> by_core(const result& r) {
+    std::vector<ptpu::sim::step_times> v = r.steps;
+    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.core < b.core; });
+    return v;
+}
+
+// The rows with the fast lane equal the op-by-op ones row by row: the same (core, step) in the
+// same order on each core, bits exactly, times to 1e-9 of the device time.
+result expect_same_rows(const pipeline& p, const ptpu::chip& c = tpu::v5e) {
+    const result exact_r = simulate(p, false, c, true);
+    const result fast_r = simulate(p, true, c, true);
+    result exact = exact_r, fast = fast_r;
+    exact.steps = by_core(exact_r);
+    fast.steps = by_core(fast_r);
+    EXPECT_EQ(fast.op_count, exact.op_count);
+    const double T = exact.device_time;
+    expect_near_rel(fast.device_time, T, T);
+    for (int k = 0; k < p.cores; ++k) expect_near_rel(fast.core_time[k], exact.core_time[k], T);
+    EXPECT_EQ(fast.steps.size(), exact.steps.size());
+    int bad = 0;
+    for (std::size_t i = 0; i < std::min(fast.steps.size(), exact.steps.size()) && bad < 5; ++i) {
+        const auto& x = fast.steps[i];
+        const auto& y = exact.steps[i];
+        const double tol = 1e-9 * T;
+        const bool same = x.core == y.core && x.step == y.step && x.waited_on == y.waited_on &&
+                          std::abs(x.begin - y.begin) <= tol && std::abs(x.end - y.end) <= tol &&
+                          std::abs(x.overhead - y.overhead) <= tol && std::abs(x.issue - y.issue) <= tol &&
+                          std::abs(x.compute - y.compute) <= tol && std::abs(x.wait - y.wait) <= tol &&
+                          std::abs(x.sem_wait - y.sem_wait) <= tol;
+        if (!same) {
+            ++bad;
+            ADD_FAILURE() << "row " << i << ": core " << x.core << "/" << y.core << " step " << x.step << "/"
+                          << y.step << " begin " << x.begin << "/" << y.begin << " end " << x.end << "/" << y.end
+                          << " wait " << x.wait << "/" << y.wait << " bits " << x.waited_on << "/" << y.waited_on;
+        }
+    }
+    return fast_r;
+}
+
+TEST(SimSteady, PerStepRowsAreReplicatedOnOneCore) {
+    pipeline p;
+    p.n = 20000;
+    p.in_bytes = 1 << 20;  // DMA-bound: every row has a wait
+    const result d = expect_same_rows(p);
+    EXPECT_GT(d.steady_ops, d.op_count * 9 / 10);
+    EXPECT_EQ(d.steps.size(), 20000u);
+    pipeline q;
+    q.n = 20000;
+    q.compute = [](int s) { return s < 10000 ? 0.2 * us : 3 * us; };  // a change midway
+    const result e = expect_same_rows(q);
+    EXPECT_GT(e.steady_ops, e.op_count * 9 / 10);
+    for (const int k : {4, 7}) {  // reduction axes
+        pipeline r;
+        r.n = 10000;
+        r.k = k;
+        r.out_bytes = 1 << 20;
+        const result f = expect_same_rows(r);
+        EXPECT_GT(f.steady_ops, f.op_count * 8 / 10) << "k = " << k;
+    }
+    for (const int n : {1001, 1003, 1008}) {  // ending mid-period
+        pipeline t;
+        t.n = n;
+        t.k = 8;
+        expect_same_rows(t);
+    }
+}
+
+TEST(SimSteady, PerStepRowsAreReplicatedOnTwoCores) {
+    pipeline p;
+    p.n = 6000;
+    p.cores = 2;
+    const result r = expect_same_rows(p, tpu::v5p);
+    EXPECT_GT(r.steady_ops, r.op_count * 9 / 10);
+    EXPECT_EQ(r.steps.size(), 12000u);
+    p.in_bytes = 1 << 20;  // DMA-bound, HBM shared
+    const result d = expect_same_rows(p, tpu::v5p);
+    EXPECT_GT(d.steady_ops, d.op_count * 9 / 10);
+    p.k = 7;  // a reduction axis
+    p.out_bytes = 1 << 20;
+    expect_same_rows(p, tpu::v5p);
+    pipeline u;  // uneven, then core 0 alone
+    u.n = 4000;
+    u.cores = 2;
+    u.short_core1 = 2500;
+    const result v = expect_same_rows(u, tpu::v5p);
+    EXPECT_GT(v.steady_ops, v.op_count * 9 / 10);
+    pipeline w;  // out of phase
+    w.n = 3000;
+    w.cores = 2;
+    w.compute1 = [](int s) { return s < 1500 ? 0.2 * us : 0.9 * us; };
+    expect_same_rows(w, tpu::v5p);
 }
 
 TEST(SimSteady, MalformedOpsAfterTheSteadyStateStillRaise) {

@@ -293,7 +293,7 @@ public:
         channels_[2].set_bandwidth(onchip);
         res_.cores = cores;
         for (int k = 0; k < 2; ++k) state_[k] = k < cores ? core_state::ready : core_state::done;
-        ff_on_ = opt.steady_state && !opt.timeline && !opt.per_step && !opt.semaphores;
+        ff_on_ = opt.steady_state && !opt.timeline && !opt.semaphores;
         if (ff_on_) {
             ring_.resize(ring_size);
             spare_.resize(ring_size);
@@ -517,7 +517,15 @@ private:
         if (r < 0 || res_.steps[static_cast<std::size_t>(r)].step != step) {
             const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(c)} << 32) | step;
             const auto [it, added] = rows_.try_emplace(key, static_cast<int>(res_.steps.size()));
-            if (added) res_.steps.push_back({c, step, t_[c], t_[c], 0, 0, 0, 0});
+            const auto u = static_cast<std::size_t>(c);
+            if (added) {
+                res_.steps.push_back({c, step, t_[c], t_[c], 0, 0, 0, 0});
+                if (row_any_[u] && step <= row_max_[u]) row_rising_[u] = false;
+                row_max_[u] = std::max(row_max_[u], step);
+                row_any_[u] = true;
+            } else {
+                ++row_recurred_;  // the fast lane's row replication needs rows in step order
+            }
             r = it->second;
         }
         return &res_.steps[static_cast<std::size_t>(r)];
@@ -734,6 +742,7 @@ private:
         b.starts = starts_[c];
         b.step = o.step;
         b.sum = totals(c);
+        b.rows = mark_rows();
         b.batch.clear();
         b.hash = 0;
         b.snap.clear();
@@ -776,6 +785,8 @@ private:
         for (std::int64_t p = 1; p <= max_period && j - 2 * p >= valid_from_; ++p) {
             const boundary& a = at_boundary_index(j - p);
             if (a.key != key || at_boundary_index(j - 1 - p).hash != last || !same_state(a, b)) continue;
+            const std::uint32_t ds = b.step - a.step;
+            if (!rows_repeat(a.rows, b.rows, a.t, b.t, c, c, {ds, ds})) continue;
             bool repeats = true;
             for (std::int64_t i = 1; repeats && i <= p; ++i)
                 repeats = same_batch(at_boundary_index(j - i), at_boundary_index(j - i - p));
@@ -1036,6 +1047,10 @@ private:
         // moved by m - q periods; further back, the boundaries recorded before the skip.
         const std::int64_t j = nb_ - 1;
         const std::int64_t p = period_;
+        const row_mark ma = at_boundary_index(j - p).rows;
+        const row_mark mb = at_boundary_index(j).rows;
+        const std::array<std::uint32_t, 2> dstep{cycle_steps_, cycle_steps_};
+        replicate_rows(ma, mb, m, cycle_dt_, dstep);
         const std::int64_t depth = std::min(ring_size - 1, j - valid_from_ + m * p);
         std::swap(ring_, spare_);
         for (std::int64_t i = 0; i <= depth; ++i) {
@@ -1068,8 +1083,139 @@ private:
             e.sum.wait += nd * s.wait;
             for (std::size_t w = 0; w < s.wait_who.size(); ++w) e.sum.wait_who[w] += nd * s.wait_who[w];
             e.sum.hbm_busy += nd * s.hbm_busy;
+            e.rows = i == 0 ? mark_rows() : shifted_mark(e.rows, ma, mb, n, cycle_dt_, dstep);
         }
         valid_from_ = j - depth;
+    }
+
+    // ---- Per-step rows in the fast lanes (options::per_step) -----------------------------------
+    //
+    // A period's rows repeat as its ops do: each core's current row at the boundary (it may go on
+    // into the period) gets the increments the current row at the period's start got, and the
+    // rows created within the period are created again, their times moved by the period's
+    // duration and their steps by its steps. That holds when the rows are part of the repeating
+    // state: the current rows equal relative to the clock, no core went back to an older row,
+    // and each core's rows were created in rising step order (so a replicated row's step is new).
+
+    row_mark mark_rows() const {
+        row_mark m;
+        if (!opt_.per_step) return m;
+        m.rows = res_.steps.size();
+        m.recurred = row_recurred_;
+        for (std::size_t c = 0; c < 2; ++c) {
+            m.open[c] = row_[c];
+            if (row_[c] >= 0) m.open_row[c] = res_.steps[static_cast<std::size_t>(row_[c])];
+        }
+        return m;
+    }
+
+    // The rows of the period from a (at time ta) to b (at tb) repeat, for the cores in [c0, c1],
+    // whose steps advance by dstep per period.
+    bool rows_repeat(const row_mark& a, const row_mark& b, double ta, double tb, int c0, int c1,
+                     const std::array<std::uint32_t, 2>& dstep) const {
+        if (!opt_.per_step) return true;
+        if (a.recurred != b.recurred) return false;
+        const double tol = 1e-12 * std::max(std::abs(ta), std::abs(tb));
+        const auto near = [tol](double x, double y) { return std::abs(x - y) <= tol; };
+        for (int ci = c0; ci <= c1; ++ci) {
+            const auto c = static_cast<std::size_t>(ci);
+            if (!row_rising_[c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
+            std::uint32_t lo = 0, hi = 0;
+            bool any = false;
+            for (std::size_t r = a.rows; r < b.rows; ++r) {
+                const step_times& x = res_.steps[r];
+                if (x.core != ci) continue;
+                if (!any) lo = x.step;
+                hi = x.step;
+                any = true;
+            }
+            if (any && dstep[c] <= hi - lo) return false;  // a replicated row would meet an older one
+            if (a.open[c] < 0) continue;
+            const step_times& x = a.open_row[c];
+            const step_times& y = b.open_row[c];
+            if (y.step != x.step + dstep[c] || x.waited_on != y.waited_on || !near(x.begin - ta, y.begin - tb) ||
+                !near(x.end - ta, y.end - tb) || !near(x.overhead, y.overhead) || !near(x.issue, y.issue) ||
+                !near(x.compute, y.compute) || !near(x.wait, y.wait) || !near(x.sem_wait, y.sem_wait))
+                return false;
+        }
+        return true;
+    }
+
+    // Mark x, recorded within the period from a to b, n periods later (the history rebuilt after
+    // a skip): rows made in the period moved by n periods' rows; the current row at a, which
+    // the period went on adding to, is then b's current row n - 1 periods later.
+    row_mark shifted_mark(row_mark x, const row_mark& a, const row_mark& b, std::int64_t n, double dt,
+                          const std::array<std::uint32_t, 2>& dstep) const {
+        if (!opt_.per_step) return x;
+        const auto made = static_cast<std::int64_t>(b.rows - a.rows);
+        const auto first = static_cast<std::int64_t>(a.rows);
+        x.rows += static_cast<std::size_t>(n * made);
+        for (std::size_t c = 0; c < 2; ++c) {
+            if (x.open[c] < 0) continue;
+            if (x.open[c] >= first)
+                x.open[c] += static_cast<int>(n * made);
+            else if (b.open[c] >= first)
+                x.open[c] = b.open[c] + static_cast<int>((n - 1) * made);
+            x.open_row[c].step += static_cast<std::uint32_t>(n) * dstep[c];
+            x.open_row[c].begin += static_cast<double>(n) * dt;
+            x.open_row[c].end += static_cast<double>(n) * dt;
+        }
+        return x;
+    }
+
+    // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep).
+    void replicate_rows(const row_mark& a, const row_mark& b, std::int64_t m, double dt,
+                        const std::array<std::uint32_t, 2>& dstep) {
+        if (!opt_.per_step || m == 0) return;
+        std::array<step_times, 2> inc{};
+        std::array<bool, 2> has{};
+        for (std::size_t c = 0; c < 2; ++c) {
+            if (a.open[c] < 0 || b.open[c] < 0) continue;
+            const step_times& now = res_.steps[static_cast<std::size_t>(a.open[c])];
+            const step_times& then = a.open_row[c];
+            step_times& d = inc[c];
+            d.overhead = now.overhead - then.overhead;
+            d.issue = now.issue - then.issue;
+            d.compute = now.compute - then.compute;
+            d.wait = now.wait - then.wait;
+            d.sem_wait = now.sem_wait - then.sem_wait;
+            d.waited_on = now.waited_on;
+            d.end = now.end;  // the image in period k ends k periods later, if it was touched
+            d.begin = now.end != then.end ? 1.0 : 0.0;
+            has[c] = true;
+        }
+        const std::vector<step_times> made(res_.steps.begin() + static_cast<std::ptrdiff_t>(a.rows),
+                                           res_.steps.begin() + static_cast<std::ptrdiff_t>(b.rows));
+        std::array<int, 2> open = b.open;
+        res_.steps.reserve(res_.steps.size() + static_cast<std::size_t>(m) * made.size());
+        for (std::int64_t k = 1; k <= m; ++k) {
+            const double shift = static_cast<double>(k) * dt;
+            for (std::size_t c = 0; c < 2; ++c) {
+                if (!has[c]) continue;
+                step_times& row = res_.steps[static_cast<std::size_t>(open[c])];
+                row.overhead += inc[c].overhead;
+                row.issue += inc[c].issue;
+                row.compute += inc[c].compute;
+                row.wait += inc[c].wait;
+                row.sem_wait += inc[c].sem_wait;
+                row.waited_on |= inc[c].waited_on;
+                if (inc[c].begin != 0) row.end = inc[c].end + shift;
+            }
+            for (const step_times& x : made) {
+                step_times y = x;
+                const auto c = static_cast<std::size_t>(x.core);
+                y.step += static_cast<std::uint32_t>(k) * dstep[c];
+                y.begin += shift;
+                y.end += shift;
+                const int idx = static_cast<int>(res_.steps.size());
+                res_.steps.push_back(y);
+                rows_.emplace((std::uint64_t{static_cast<std::uint32_t>(x.core)} << 32) | y.step, idx);
+                row_max_[c] = std::max(row_max_[c], y.step);
+                open[c] = idx;  // the last one made is the image of core c's current row at b
+            }
+        }
+        for (std::size_t c = 0; c < 2; ++c)
+            if (b.open[c] >= 0) row_[c] = open[c];
     }
 
     // ---- The joint lane (both cores running, docs/model.md §11) --------------------------------
@@ -1118,6 +1264,7 @@ private:
         b.who1 = blocked ? wait_who_[1] : 0;
         b.wait1 = blocked ? at(wait_slot_[1]).id - starts_[1] : 0;
         b.sum = joint_totals();
+        b.rows = mark_rows();
         for (std::size_t c = 0; c < 2; ++c) {
             b.batch[c].clear();
             b.hash[c] = 0;
@@ -1164,6 +1311,8 @@ private:
             const joint_boundary& a = jring_[ring_pos(j - p)];
             const joint_boundary& before_last = jring_[ring_pos(j - 1 - p)];
             if (before_last.hash != last.hash || !same_joint_state(a, b)) continue;
+            if (!rows_repeat(a.rows, b.rows, a.t, b.t, 0, 1, {b.step[0] - a.step[0], b.step[1] - a.step[1]}))
+                continue;
             bool repeats = true;
             for (std::int64_t i = 1; repeats && i <= p; ++i)
                 repeats = same_joint_ops(jring_[ring_pos(j - i)], jring_[ring_pos(j - i - p)]);
@@ -1350,6 +1499,9 @@ private:
         // core), so that a longer period can be found after a shorter one broke.
         const std::int64_t j = jn_ - 1;
         const std::int64_t p = jperiod_;
+        const row_mark ma = jring_[ring_pos(j - p)].rows;
+        const row_mark mb = jring_[ring_pos(j)].rows;
+        replicate_rows(ma, mb, m, jcycle_dt_, jcycle_steps_);
         const std::int64_t depth = std::min(ring_size - 1, j - jvalid_from_ + m * p);
         jspare_ = jring_;
         for (std::int64_t i = 0; i <= depth; ++i) {
@@ -1383,6 +1535,7 @@ private:
             e.sum.idle += n * s.idle;
             e.sum.hbm_busy += nd * s.hbm_busy;
             for (std::size_t w = 0; w < s.wait_who.size(); ++w) e.sum.wait_who[w] += nd * s.wait_who[w];
+            e.rows = i == 0 ? mark_rows() : shifted_mark(e.rows, ma, mb, n, jcycle_dt_, jcycle_steps_);
         }
         jn_ = j + m * p + 1;
         jvalid_from_ = jn_ - 1 - depth;
@@ -1433,7 +1586,9 @@ private:
                 step_times& row = res_.steps[static_cast<std::size_t>(row_[c])];
                 row.wait += t - begin;
                 row.end = t;
-                if (t > begin) row.waited_on |= std::uint32_t{1} << wait_who_[c];
+                // A wait of a rounding error (a DMA done an ulp after the core got there) is no
+                // wait on that operand: the bit must not depend on how the clock was summed.
+                if (t - begin > 1e-12 * t) row.waited_on |= std::uint32_t{1} << wait_who_[c];
             }
             if (opt_.timeline && t > begin)
                 res_.timeline.push_back({c, span::track::stream, op_kind::dma_wait, wait_label_[c],
@@ -1468,6 +1623,10 @@ private:
     std::array<std::uint8_t, 2> wait_who_{};  // op::who of the DMA wait a core is blocked in
     std::array<int, 2> row_{-1, -1};               // current per-step row of each core
     std::unordered_map<std::uint64_t, int> rows_;  // (core, step) -> row, with per_step
+    std::int64_t row_recurred_ = 0;                // times a core went back to an older row
+    std::array<std::uint32_t, 2> row_max_{};       // the largest step of each core's rows
+    std::array<bool, 2> row_any_{};
+    std::array<bool, 2> row_rising_{true, true};   // each core's rows created in rising step order
     std::uint64_t seq_ = 0;
     double last_done_ = 0;
     // The next DMA event (unless dirty_): its time, its DMA, and whether it completes or starts

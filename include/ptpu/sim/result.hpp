@@ -62,7 +62,8 @@ struct step_times {
     double compute = 0;
     double wait = 0;      ///< blocked on DMAs (DMA waits, DMA-semaphore waits)
     double sem_wait = 0;  ///< blocked on regular semaphores (signals of the other core)
-    /// Bit `who` (op::who) set for each DMA wait of the step that blocked: bit 1 + k operand k,
+    /// Bit `who` (op::who) set for each DMA wait of the step that blocked (longer than 1e-12 of
+    /// the clock: not a rounding error): bit 1 + k operand k,
     /// bit 0 a body copy (the operands waited on, report's print_steps).
     std::uint32_t waited_on = 0;
 };

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ptpu/sim/result.hpp"
 #include "ptpu/stream/op.hpp"
 
 namespace ptpu::sim::detail {
@@ -42,6 +43,16 @@ struct tally {
     double overhead = 0, issue = 0, compute = 0, wait = 0, hbm_busy = 0;
     std::array<double, max_operands + 1> wait_who{};  // wait by op::who
 };
+// The per-step rows at a boundary (options::per_step): how many there are, how many times a
+// core went back to an older row (a step value recurring), and each core's current row, which
+// the steps after the boundary may still add to.
+struct row_mark {
+    std::size_t rows = 0;
+    std::int64_t recurred = 0;
+    std::array<int, 2> open{-1, -1};
+    std::array<step_times, 2> open_row{};
+};
+
 struct boundary {
     double t = 0;
     double last_done = 0;
@@ -51,6 +62,7 @@ struct boundary {
     std::uint64_t key = 0;   // the discrete part of the state, hashed: a quick reject
     std::uint64_t hash = 0;  // of the batch's ops (complete at the next boundary)
     tally sum;
+    row_mark rows;
     std::vector<dma_snap> snap;
     std::vector<op> batch;  // the ops from this boundary to the next, normalized
 };
@@ -129,6 +141,7 @@ struct joint_boundary {
     std::uint64_t key = 0;
     std::array<std::uint64_t, 2> hash{};
     joint_tally sum;
+    row_mark rows;
     std::vector<dma_snap> snap;
     std::array<std::vector<op>, 2> batch;  // per core, normalized to this boundary
 };
