@@ -419,8 +419,11 @@ private:
         double& t = t_[c];
         while (state_[c] == core_state::ready && t < ev_t_ &&
                (t < horizon || (c < other ? t <= t_other : t < t_other))) {
-            if (jfast_) {
-                joint_fast_forward();  // changes both cores' times and the DMAs: back to run()
+            if (jfast_) {  // changes both cores' times and the DMAs: back to run()
+                if (jby_batch_)
+                    joint_fast_forward_batches();
+                else
+                    joint_fast_forward();
                 return;
             }
             if (fast_) {
@@ -432,12 +435,15 @@ private:
                 return;
             }
             op o;
+            bool fresh = false;  // o is the first op of a batch from the source
             if (replay_pos_ < replay_.size()) {
                 o = replay_[replay_pos_++];
                 if (replay_pos_ == replay_.size()) replay_.clear(), replay_pos_ = 0;
             } else if (ended_ || !pull(c, o)) {
                 end_stream(c);
                 return;
+            } else {
+                fresh = src_.batched() && in_pos_[static_cast<std::size_t>(c)] == 1;
             }
             if (joint) {
                 if (c == 0 && (jn_ == 0 || o.step != jstep_)) {
@@ -449,6 +455,7 @@ private:
                     op n = o;
                     if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b.starts[u];
                     n.step -= b.step[u];
+                    if (c == 1 && fresh) b.cuts1.push_back(static_cast<std::uint32_t>(b.batch[1].size()));
                     b.batch[u].push_back(n);
                     b.hash[u] = mix(b.hash[u], n);
                 }
@@ -1269,6 +1276,7 @@ private:
             b.batch[c].clear();
             b.hash[c] = 0;
         }
+        b.cuts1.clear();
         b.snap.clear();
         for (int c = 0; c < 2; ++c)
             for (const int s : live_[static_cast<std::size_t>(c)].slots()) {
@@ -1369,6 +1377,200 @@ private:
             replay_at_[c] = 0;
         }
         replays_[0].push_back(first);
+        jby_batch_ = joint_batches_ready(p);
+    }
+
+    // The joint lane by whole batches (as fast_forward_batches for one core): when core 0's
+    // boundary is the first op of a whole-step batch, and core 1's ops of the cycle fall into
+    // its source's batches so that core 1's next q batches are known: the cycle's batches
+    // after its first cut, then the batch core 1 is in (its part before the boundary ends the
+    // cycle, its part after begins the next period, which must be the cycle's start).
+    bool joint_batches_ready(int p) {
+        if (!src_.batched() || !in_whole_[0] || in_pos_[0] != 1 || !in_whole_[1]) return false;
+        const std::int64_t j = jn_ - 1;
+        const std::vector<op>& c1 = jcycle_[1];
+        std::vector<std::uint32_t> cuts;
+        std::size_t off = 0;
+        for (std::int64_t k = j - p; k < j; ++k) {
+            const joint_boundary& e = jring_[ring_pos(k)];
+            for (const std::uint32_t x : e.cuts1) cuts.push_back(static_cast<std::uint32_t>(off + x));
+            off += e.batch[1].size();
+        }
+        const std::span<const op> cur = in_[1];
+        const std::size_t k1 = in_pos_[1];
+        const std::size_t n1 = c1.size();
+        if (cuts.empty() || k1 == 0 || n1 - cuts.back() != k1 || cuts.front() != cur.size() - k1) return false;
+        // Core 1's next period starts with the rest of its current batch: it must be the cycle's
+        // start (ids and steps relative to now).
+        for (std::size_t i = k1; i < cur.size(); ++i)
+            if (!matches(cur[i], c1[i - k1], starts_[1], jlast1_)) return false;
+        // D_1 .. D_q: whole batches relative to their own first start and first op's step.
+        const std::size_t q = cuts.size();
+        jb1_.assign(q, {});
+        std::uint32_t starts_before = 0;
+        std::size_t pos = 0;
+        for (std::size_t i = 0; i < q; ++i) {  // starts in c1 before each cut
+            for (; pos < cuts[i]; ++pos) starts_before += c1[pos].kind == op_kind::dma_start ? 1u : 0u;
+            jb1_[i].sb = starts_before;
+            jb1_[i].gb = c1[cuts[i]].step;
+        }
+        for (std::size_t i = 0; i < q; ++i) {
+            joint_batch& d = jb1_[i];
+            d.ops.clear();
+            const auto own = [&](op o, std::uint32_t dk, std::uint32_t ds) {
+                if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += dk - d.sb;
+                o.step += ds - d.gb;
+                d.ops.push_back(o);
+            };
+            const std::size_t end = i + 1 < q ? cuts[i + 1] : n1;
+            for (std::size_t k = cuts[i]; k < end; ++k) own(c1[k], 0, 0);
+            if (i + 1 == q)  // the batch core 1 is in: its part after the boundary, a period on
+                for (std::size_t k = 0; k < cuts[0]; ++k) own(c1[k], jcycle_starts_[1], jcycle_steps_[1]);
+        }
+        for (std::size_t i = 0; i < q; ++i) {  // a batch the source says repeats its predecessor
+            const joint_batch& d = jb1_[i];
+            const joint_batch& e = jb1_[i == 0 ? q - 1 : i - 1];
+            const std::uint32_t gap = i == 0 ? d.gb + jcycle_steps_[1] - e.gb : d.gb - e.gb;
+            bool same = gap == 1 && d.ops.size() == e.ops.size();
+            for (std::size_t k = 0; same && k < d.ops.size(); ++k) same = same_op(d.ops[k], e.ops[k]);
+            jb1_[i].repeats = same;
+        }
+        // Core 0: its boundary batches, and which repeat their predecessor.
+        jsame0_.assign(static_cast<std::size_t>(p), 0);
+        for (int k = 0; k < p; ++k) {
+            const joint_boundary& e = jring_[ring_pos(j - p + k)];
+            const joint_boundary& f = jring_[ring_pos(k == 0 ? j - 1 : j - p + k - 1)];
+            const std::uint32_t gap = k == 0 ? e.step[0] + jcycle_steps_[0] - f.step[0] : e.step[0] - f.step[0];
+            bool same = gap == 1 && e.batch[0].size() == f.batch[0].size();
+            for (std::size_t i = 0; same && i < e.batch[0].size(); ++i) same = same_op(e.batch[0][i], f.batch[0][i]);
+            jsame0_[static_cast<std::size_t>(k)] = same ? 1 : 0;
+        }
+        jk1_ = k1;
+        return true;
+    }
+
+    // Batch x is d one period k later: ids relative to `base`, steps to `step0`.
+    static bool same_batch_ops(std::span<const op> x, const std::vector<op>& d, std::uint32_t base,
+                               std::uint32_t step0) {
+        if (x.size() != d.size()) return false;
+        for (std::size_t k = 0; k < x.size(); ++k)
+            if (!matches(x[k], d[k], base, step0)) return false;
+        return true;
+    }
+
+    // The joint lane a batch at a time; on a mismatch or a stream's end, the matched batches of
+    // the unfinished period are rebuilt from the cycle for both cores.
+    void joint_fast_forward_batches() {
+        const std::int64_t j = jn_ - 1;
+        const int p = jperiod_;
+        const joint_boundary& a = jring_[ring_pos(j - p)];
+        const std::uint32_t s0 = starts_[0];
+        const std::uint32_t g0 = jring_[ring_pos(j)].step[0];
+        const std::uint32_t s1 = starts_[1];
+        const std::uint32_t g1 = jlast1_;
+        const auto q = static_cast<int>(jb1_.size());
+        auto base0 = [&](std::int64_t m, int k) {
+            return s0 + static_cast<std::uint32_t>(m) * jcycle_starts_[0] +
+                   (jring_[ring_pos(j - p + k)].starts[0] - a.starts[0]);
+        };
+        auto step0 = [&](std::int64_t m, int k) {
+            return g0 + static_cast<std::uint32_t>(m) * jcycle_steps_[0] + (jring_[ring_pos(j - p + k)].step[0] - a.step[0]);
+        };
+        // D_i of core 1 in period m (the batch core 1 is in: D_q of period -1).
+        auto base1 = [&](std::int64_t m, int i) {
+            return s1 + static_cast<std::uint32_t>(m) * jcycle_starts_[1] + jb1_[static_cast<std::size_t>(i)].sb;
+        };
+        auto step1 = [&](std::int64_t m, int i) {
+            return g1 + static_cast<std::uint32_t>(m) * jcycle_steps_[1] + jb1_[static_cast<std::size_t>(i)].gb;
+        };
+        std::span<const op> cur = in_[0];  // core 0's period's first batch, pulled already
+        bool have = true;
+        int b0 = 0, b1 = 0;
+        bool mismatch0 = false, mismatch1 = false;
+        std::span<const op> cur1;
+        for (;;) {
+            const std::int64_t m = jskipped_;
+            bool ok = true;
+            for (b0 = 0; b0 < p; ++b0) {
+                if (!have) {
+                    const bool lazy = jsame0_[static_cast<std::size_t>(b0)] != 0;
+                    const batch n = src_.next_batch(0, lazy);
+                    if (n.ops.empty()) {
+                        ends_[0] = true;
+                        ok = false;
+                        break;
+                    }
+                    if (lazy && n.repeat && n.whole_step) continue;
+                    cur = n.ops;
+                    if (!n.whole_step) {
+                        mismatch0 = true;
+                        ok = false;
+                        break;
+                    }
+                }
+                have = false;
+                if (!same_batch_ops(cur, jring_[ring_pos(j - p + b0)].batch[0], base0(m, b0), step0(m, b0))) {
+                    mismatch0 = true;
+                    ok = false;
+                    break;
+                }
+            }
+            if (!ok) break;
+            for (b1 = 0; b1 < q; ++b1) {
+                const joint_batch& d = jb1_[static_cast<std::size_t>(b1)];
+                const bool lazy = d.repeats;
+                const batch n = src_.next_batch(1, lazy);
+                if (n.ops.empty()) {
+                    ends_[1] = true;
+                    ok = false;
+                    break;
+                }
+                if (lazy && n.repeat && n.whole_step) continue;
+                cur1 = n.ops;
+                if (!same_batch_ops(cur1, d.ops, base1(m, b1), step1(m, b1))) {
+                    mismatch1 = true;
+                    ok = false;
+                    break;
+                }
+            }
+            if (!ok) break;
+            ++jskipped_;
+        }
+        const std::int64_t m = jskipped_;
+        // Core 0: the matched batches of the unfinished period, then the one that differed.
+        std::vector<op>& r0 = replays_[0];
+        r0.clear();
+        for (int k = 0; k < b0; ++k)
+            for (op o : jring_[ring_pos(j - p + k)].batch[0]) {
+                if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += base0(m, k);
+                o.step += step0(m, k);
+                r0.push_back(o);
+            }
+        if (mismatch0) r0.insert(r0.end(), cur.begin(), cur.end());
+        // Core 1: the rest of the batch it is in (D_q of the last whole period), then the matched
+        // batches of the unfinished period, then the one that differed.
+        std::vector<op>& r1 = replays_[1];
+        r1.clear();
+        const auto emit1 = [&](std::int64_t period, int i, std::size_t from) {
+            const joint_batch& d = jb1_[static_cast<std::size_t>(i)];
+            for (std::size_t k = from; k < d.ops.size(); ++k) {
+                op o = d.ops[k];
+                if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += base1(period, i);
+                o.step += step1(period, i);
+                r1.push_back(o);
+            }
+        };
+        emit1(m - 1, q - 1, jk1_);
+        if (!mismatch0 && !(ends_[0] && b0 < p)) {  // core 1's batches of period m were pulled
+            for (int i = 0; i < b1; ++i) emit1(m, i, 0);
+            if (mismatch1) r1.insert(r1.end(), cur1.begin(), cur1.end());
+        }
+        for (std::size_t c = 0; c < 2; ++c) {
+            in_[c] = {};
+            in_pos_[c] = 0;
+            replay_at_[c] = 0;
+        }
+        finish_joint(r0);
     }
 
     // x is the cycle's op y one period later (DMA ids relative to `base`, steps to `step0`).
@@ -1443,6 +1645,12 @@ private:
         }
         r0.resize(have0);
         r1.resize(have1);
+        finish_joint(r0);
+    }
+
+    // The end of a joint-lane run: applies the whole periods skipped (none: look again in a
+    // period); what the replays hold is then simulated as usual.
+    void finish_joint(const std::vector<op>& r0) {
         jfast_ = false;
         if (jskipped_ == 0) {
             jcooldown_ = jperiod_;  // the cycle did not repeat even once
@@ -1515,6 +1723,7 @@ private:
                 const joint_boundary& f = jspare_[ring_pos(j - p)];
                 e.batch = f.batch;
                 e.hash = f.hash;
+                e.cuts1 = f.cuts1;
             }
             const std::int64_t n = m - i / p;
             const auto nd = static_cast<double>(n);
@@ -1678,6 +1887,16 @@ private:
     double jcycle_dt_ = 0;
     bool jcycle_done_ = false;
     joint_tally jcycle_sum_{};
+    struct joint_batch {
+        std::vector<op> ops;     // relative to its first start and its first op's step
+        std::uint32_t sb = 0;    // its first start relative to the period's start
+        std::uint32_t gb = 0;    // its first op's step relative to the period's start
+        bool repeats = false;    // equals its predecessor one step on (a lazy batch matches)
+    };
+    bool jby_batch_ = false;
+    std::vector<joint_batch> jb1_;       // core 1's batches of a period
+    std::vector<std::uint8_t> jsame0_;   // core 0's boundary batch k repeats batch k - 1
+    std::size_t jk1_ = 0;                // core 1's position in its batch at the boundary
     std::array<std::vector<op>, 2> replays_;  // per core: ops pulled by a fast lane, to simulate
     std::array<std::size_t, 2> replay_at_{};
 };

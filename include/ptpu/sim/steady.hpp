@@ -144,6 +144,7 @@ struct joint_boundary {
     row_mark rows;
     std::vector<dma_snap> snap;
     std::array<std::vector<op>, 2> batch;  // per core, normalized to this boundary
+    std::vector<std::uint32_t> cuts1;      // where in batch[1] a batch of core 1's source began
 };
 
 inline bool same_joint_ops(const joint_boundary& x, const joint_boundary& y) {
