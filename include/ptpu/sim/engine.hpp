@@ -411,6 +411,7 @@ private:
             ff_on_ && (other >= cores_ || (state_[other] == core_state::done && orphans_ == 0));
         // The joint lane: both cores running (neither stream ended, so no orphan DMA either).
         const bool joint = ff_on_ && other < cores_ && state_[other] != core_state::done;
+        const bool lanes = steady || joint;
         if (!joint) jn_ = jvalid_from_ = 0;
         if (!steady || ring_core_ != c) {
             nb_ = valid_from_ = 0;  // history of another core, or none
@@ -419,23 +420,16 @@ private:
         double& t = t_[c];
         while (state_[c] == core_state::ready && t < ev_t_ &&
                (t < horizon || (c < other ? t <= t_other : t < t_other))) {
-            if (jfast_) {  // changes both cores' times and the DMAs: back to run()
-                if (jby_batch_)
-                    joint_fast_forward_batches();
+            if (fast_ || jfast_) [[unlikely]] {
+                // Changes the times and the DMAs: back to run() for the next event.
+                if (jfast_)
+                    jby_batch_ ? joint_fast_forward_batches() : joint_fast_forward();
                 else
-                    joint_fast_forward();
-                return;
-            }
-            if (fast_) {
-                // Changes the time and the DMAs: back to run() for the next event.
-                if (by_batch_)
-                    fast_forward_batches(c);
-                else
-                    fast_forward(c);
+                    by_batch_ ? fast_forward_batches(c) : fast_forward(c);
                 return;
             }
             op o;
-            bool fresh = false;  // o is the first op of a batch from the source
+            bool pulled = false;
             if (replay_pos_ < replay_.size()) {
                 o = replay_[replay_pos_++];
                 if (replay_pos_ == replay_.size()) replay_.clear(), replay_pos_ = 0;
@@ -443,31 +437,35 @@ private:
                 end_stream(c);
                 return;
             } else {
-                fresh = src_.batched() && in_pos_[static_cast<std::size_t>(c)] == 1;
+                pulled = true;
             }
-            if (joint) {
-                if (c == 0 && (jn_ == 0 || o.step != jstep_)) {
-                    if (at_joint_boundary(o)) continue;  // the joint lane holds o
+            if (lanes) [[unlikely]] {  // a fast lane records the op (or takes it over)
+                if (joint) {
+                    // o is the first op of a batch from the source (core 1's batches: the joint lane's).
+                    const bool fresh = pulled && src_.batched() && in_pos_[static_cast<std::size_t>(c)] == 1;
+                    if (c == 0 && (jn_ == 0 || o.step != jstep_)) {
+                        if (at_joint_boundary(o)) continue;  // the joint lane holds o
+                    }
+                    if (jn_ > 0) {
+                        joint_boundary& b = jring_[ring_pos(jn_ - 1)];
+                        const auto u = static_cast<std::size_t>(c);
+                        op n = o;
+                        if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b.starts[u];
+                        n.step -= b.step[u];
+                        if (c == 1 && fresh) b.cuts1.push_back(static_cast<std::uint32_t>(b.batch[1].size()));
+                        b.batch[u].push_back(n);
+                        b.hash[u] = mix(b.hash[u], n);
+                    }
+                    if (c == 1) jlast1_ = o.step;
                 }
-                if (jn_ > 0) {
-                    joint_boundary& b = jring_[ring_pos(jn_ - 1)];
-                    const auto u = static_cast<std::size_t>(c);
-                    op n = o;
-                    if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b.starts[u];
-                    n.step -= b.step[u];
-                    if (c == 1 && fresh) b.cuts1.push_back(static_cast<std::uint32_t>(b.batch[1].size()));
-                    b.batch[u].push_back(n);
-                    b.hash[u] = mix(b.hash[u], n);
+                if (steady) {
+                    if (nb_ == 0 || o.step != cur_step_) {
+                        if (at_boundary(c, o)) continue;  // the fast lane holds o
+                    }
+                    boundary& b = ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)];
+                    b.batch.push_back(normalized(o, b));
+                    b.hash = mix(b.hash, b.batch.back());
                 }
-                if (c == 1) jlast1_ = o.step;
-            }
-            if (steady) {
-                if (nb_ == 0 || o.step != cur_step_) {
-                    if (at_boundary(c, o)) continue;  // the fast lane holds o
-                }
-                boundary& b = ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)];
-                b.batch.push_back(normalized(o, b));
-                b.hash = mix(b.hash, b.batch.back());
             }
             ++res_.op_count;
             step_times* row = opt_.per_step ? step_row(c, o.step) : nullptr;
@@ -1257,7 +1255,7 @@ private:
 
     // Records joint boundary jn_ (core 0 about to run o, the first op of step o.step) and looks
     // for a period ending here; true when the joint lane takes over (holding o).
-    bool at_joint_boundary(const op& o) {
+    [[gnu::noinline]] bool at_joint_boundary(const op& o) {
         joint_boundary& b = jring_[ring_pos(jn_)];
         const double t = t_[0];
         b.t = t;
