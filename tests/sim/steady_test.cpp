@@ -153,8 +153,7 @@ TEST(SimSteady, ComputeBoundPeriodOneIsSkippedAndExact) {
 }
 
 TEST(SimSteady, ReductionAxisPeriodsAreSkipped) {
-    // Output written every k steps: the stream repeats with period k (4 divides the 64-step
-    // window; 7 and 10 do not, their largest multiples below it are used).
+    // Output written every k steps: the stream repeats with period k (here 4, 7 and 10).
     for (const int k : {4, 7, 10}) {
         pipeline p;
         p.n = 20000;
