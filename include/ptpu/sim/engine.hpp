@@ -1116,7 +1116,7 @@ private:
 
     // The rows of the period from a (at time ta) to b (at tb) repeat, for the cores in [c0, c1],
     // whose steps advance by dstep per period.
-    bool rows_repeat(const row_mark& a, const row_mark& b, double ta, double tb, int c0, int c1,
+    [[gnu::noinline]] bool rows_repeat(const row_mark& a, const row_mark& b, double ta, double tb, int c0, int c1,
                      const std::array<std::uint32_t, 2>& dstep) const {
         if (!opt_.per_step) return true;
         if (a.recurred != b.recurred) return false;
@@ -1149,7 +1149,7 @@ private:
     // Mark x, recorded within the period from a to b, n periods later (the history rebuilt after
     // a skip): rows made in the period moved by n periods' rows; the current row at a, which
     // the period went on adding to, is then b's current row n - 1 periods later.
-    row_mark shifted_mark(row_mark x, const row_mark& a, const row_mark& b, std::int64_t n, double dt,
+    [[gnu::noinline]] row_mark shifted_mark(row_mark x, const row_mark& a, const row_mark& b, std::int64_t n, double dt,
                           const std::array<std::uint32_t, 2>& dstep) const {
         if (!opt_.per_step) return x;
         const auto made = static_cast<std::int64_t>(b.rows - a.rows);
@@ -1169,7 +1169,7 @@ private:
     }
 
     // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep).
-    void replicate_rows(const row_mark& a, const row_mark& b, std::int64_t m, double dt,
+    [[gnu::noinline]] void replicate_rows(const row_mark& a, const row_mark& b, std::int64_t m, double dt,
                         const std::array<std::uint32_t, 2>& dstep) {
         if (!opt_.per_step || m == 0) return;
         std::array<step_times, 2> inc{};
@@ -1331,7 +1331,7 @@ private:
     }
 
     // The p boundaries that ended at the last one become the joint cycle to match.
-    void enter_joint(int p, const op& first) {
+    [[gnu::noinline]] void enter_joint(int p, const op& first) {
         const std::int64_t j = jn_ - 1;
         const joint_boundary& a = jring_[ring_pos(j - p)];
         const joint_boundary& b = jring_[ring_pos(j)];
@@ -1383,7 +1383,7 @@ private:
     // its source's batches so that core 1's next q batches are known: the cycle's batches
     // after its first cut, then the batch core 1 is in (its part before the boundary ends the
     // cycle, its part after begins the next period, which must be the cycle's start).
-    bool joint_batches_ready(int p) {
+    [[gnu::noinline]] bool joint_batches_ready(int p) {
         if (!src_.batched() || !in_whole_[0] || in_pos_[0] != 1 || !in_whole_[1]) return false;
         const std::int64_t j = jn_ - 1;
         const std::vector<op>& c1 = jcycle_[1];
@@ -1458,7 +1458,7 @@ private:
 
     // The joint lane a batch at a time; on a mismatch or a stream's end, the matched batches of
     // the unfinished period are rebuilt from the cycle for both cores.
-    void joint_fast_forward_batches() {
+    [[gnu::noinline]] void joint_fast_forward_batches() {
         const std::int64_t j = jn_ - 1;
         const int p = jperiod_;
         const joint_boundary& a = jring_[ring_pos(j - p)];
@@ -1582,7 +1582,7 @@ private:
 
     // Pulls and compares whole joint periods; at the first op that differs or a stream's end,
     // applies them and leaves the ops pulled since to be simulated.
-    void joint_fast_forward() {
+    [[gnu::noinline]] void joint_fast_forward() {
         std::vector<op>& r0 = replays_[0];  // r0[0]: the period's first op, pulled already
         std::vector<op>& r1 = replays_[1];
         const std::vector<op>& c0 = jcycle_[0];
@@ -1648,7 +1648,7 @@ private:
 
     // The end of a joint-lane run: applies the whole periods skipped (none: look again in a
     // period); what the replays hold is then simulated as usual.
-    void finish_joint(const std::vector<op>& r0) {
+    [[gnu::noinline]] void finish_joint(const std::vector<op>& r0) {
         jfast_ = false;
         if (jskipped_ == 0) {
             jcooldown_ = jperiod_;  // the cycle did not repeat even once
@@ -1663,7 +1663,7 @@ private:
     }
 
     // Advances both cores and their DMAs by m joint periods (state: equal, times shifted).
-    void apply_joint(std::int64_t m) {
+    [[gnu::noinline]] void apply_joint(std::int64_t m) {
         const double dt = static_cast<double>(m) * jcycle_dt_;
         const joint_tally& s = jcycle_sum_;
         const auto md = static_cast<double>(m);
