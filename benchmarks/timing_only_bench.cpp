@@ -2,7 +2,8 @@
 // blocks, double-buffered) over a 2^20-step grid, its body charging an (8, 128) add. Reported as
 // grid steps per second (items_per_second): pallas_call::predict (no data at all) with the
 // steady-state fast lane (the default) and without it (every op simulated), a reduction-axis
-// matmul (its pattern repeats every 16 steps), and the timing model alone on the same op stream.
+// matmul (its pattern repeats every 16 steps) at 16,384 and 262,144 steps, the 3-operand kernel
+// on v5p's two TensorCores, and the timing model alone on the same op stream.
 #include <benchmark/benchmark.h>
 
 #include <ptpu/ptpu.hpp>
@@ -69,6 +70,41 @@ void BM_PredictMatmul(benchmark::State& st) {
     st.SetItemsProcessed(st.iterations() * Matmul::desc.steps());
 }
 
+// The same matmul at 262,144 steps, grid (64, 64, 64) of (128, 128) f32 blocks (issue 11: one
+// prediction in at most 10 ms).
+using A2 = Array<float, 64 * 128, 64 * 128>;
+using Matmul262k =
+    pallas_call<Grid<64, 64, 64>, Semantics<parallel, parallel, arbitrary>,
+                In<Arg<A2, BlockSpec<Block<128, 128>, [](auto i, auto, auto k) { return idx(i, k); }>>,
+                   Arg<A2, BlockSpec<Block<128, 128>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
+                Out<Arg<A2, BlockSpec<Block<128, 128>, [](auto i, auto j, auto) { return idx(i, j); }>>>,
+                Chip<tpu::v5e>>;
+
+void BM_PredictMatmul262k(benchmark::State& st) {
+    const Matmul262k call{{.per_step = 0}};
+    for (auto _ : st) {
+        auto rep = call.predict([](auto x, auto w, auto o) {
+            when(program_id(2) == 0, [&] { store(o, zeros<float>(128, 128)); });
+            store(o, load(o) + dot(load(x), load(w)));
+        });
+        benchmark::DoNotOptimize(rep.device_time);
+    }
+    st.SetItemsProcessed(st.iterations() * Matmul262k::desc.steps());
+}
+
+// The 3-operand kernel on v5p's two TensorCores (its parallel axis split in halves).
+using AddMc = pallas_call<Grid<steps>, Semantics<parallel>, In<Arg<X, Blk>, Arg<X, Blk>>, Out<Arg<X, Blk>>,
+                          Chip<tpu::v5p>>;
+
+void BM_PredictMegacore(benchmark::State& st) {
+    const AddMc call{{.per_step = 0}};
+    for (auto _ : st) {
+        auto rep = call.predict([](auto a, auto b, auto c) { store(c, load(a) + load(b)); });
+        benchmark::DoNotOptimize(rep.device_time);
+    }
+    st.SetItemsProcessed(st.iterations() * steps);
+}
+
 // The timing model alone, fed the same per-step op stream from a trivial source.
 struct replay {
     std::int64_t step = 0, k = 0;
@@ -121,5 +157,7 @@ BENCHMARK(BM_Predict)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictWithOps)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictEveryOp)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictMatmul)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_PredictMatmul262k)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_PredictMegacore)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ModelOnly)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK_MAIN();

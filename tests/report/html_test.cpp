@@ -162,13 +162,13 @@ TEST(HtmlReport, BadInputIsAClearError) {
     };
     html_kernel k = three();
     k.default_config = 3;
-    EXPECT_TRUE(rule_of(k).starts_with("REP3: ptpu[REP3] html report, kernel 0 (copy): default_config 3")) << rule_of(k);
+    EXPECT_TRUE(rule_of(k).starts_with("REP4: ptpu[REP4] html report, kernel 0 (copy): default_config 3")) << rule_of(k);
     k = three();
     k.best_config = 7;
-    EXPECT_TRUE(rule_of(k).starts_with("REP3")) << rule_of(k);
+    EXPECT_TRUE(rule_of(k).starts_with("REP4")) << rule_of(k);
     k = three();
     k.configs.clear();
-    EXPECT_TRUE(rule_of(k).starts_with("REP3")) << rule_of(k);
+    EXPECT_TRUE(rule_of(k).starts_with("REP4")) << rule_of(k);
     // The default must have a timeline to draw; the others need none.
     k = three();
     k.configs[0].result = Copy<8, 1>{}.predict(body);

@@ -10,6 +10,7 @@
 
 #include <ptpu/ptpu.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace ptpu;
@@ -146,6 +147,24 @@ TEST(SteadyCall, ReductionAxisMatmulIsExact) {
     EXPECT_GT(r.steady_ops, 0);
 }
 
+TEST(SteadyCall, ReductionAxisOf64StepsIsFastForwarded) {
+    // 64 reduction steps per output block: a period of 64 steps, the longest the lane looks for.
+    using A64 = Array<float, 4 * 128, 64 * 128>;
+    using B64 = Array<float, 64 * 128, 4 * 128>;
+    using O64 = Array<float, 4 * 128, 4 * 128>;
+    using Mm = pallas_call<Grid<4, 4, 64>, Semantics<parallel, parallel, arbitrary>,
+                           In<Arg<A64, BlockSpec<Block<128, 128>, [](auto i, auto, auto k) { return idx(i, k); }>>,
+                              Arg<B64, BlockSpec<Block<128, 128>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
+                           Out<Arg<O64, BlockSpec<Block<128, 128>, [](auto i, auto j, auto) { return idx(i, j); }>>>,
+                           Chip<tpu::v5e>>;
+    const auto body = [](auto x, auto w, auto o) {
+        when(program_id(2) == 0, [&] { store(o, zeros<float>(bm, bn)); });
+        store(o, load(o) + dot(load(x), load(w)));
+    };
+    const report r = three_ways<Mm>(body, host_array<A64>{}, host_array<B64>{});
+    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);  // 1024 steps: two periods seen, the rest skipped
+}
+
 TEST(SteadyCall, MegacoreAgrees) {
     using Mc = pallas_call<
         Grid<64, 16>, Semantics<parallel, arbitrary>,
@@ -160,6 +179,61 @@ TEST(SteadyCall, MegacoreAgrees) {
     };
     const report r = three_ways<Mc>(body, host_array<Array<float, 64 * 8, 16 * 128>>{});
     EXPECT_EQ(r.cores, 2);
+    EXPECT_GT(r.steady_ops, r.ops / 2);  // both cores running: the joint lane
+}
+
+// Megacore elementwise kernels on v4 and v5p: an even split, and an odd parallel extent (core 0
+// gets one step more, then runs alone).
+using McRow = BlockSpec<Block<8, 512>, [](auto i) { return idx(i, 0); }>;
+using McVec = Array<float, 2048 * 8, 512>;
+using McOdd = Array<float, 2047 * 8, 512>;
+using McAddV5p = pallas_call<Grid<2048>, Semantics<parallel>, In<Arg<McVec, McRow>, Arg<McVec, McRow>>,
+                             Out<Arg<McVec, McRow>>, Chip<tpu::v5p>>;
+using McAddV4 = pallas_call<Grid<2048>, Semantics<parallel>, In<Arg<McVec, McRow>, Arg<McVec, McRow>>,
+                            Out<Arg<McVec, McRow>>, Chip<tpu::v4>>;
+using McAddOdd = pallas_call<Grid<2047>, Semantics<parallel>, In<Arg<McOdd, McRow>, Arg<McOdd, McRow>>,
+                             Out<Arg<McOdd, McRow>>, Chip<tpu::v5p>>;
+
+template <class K, class V>
+void megacore_add_agrees() {
+    static_assert(K::info.cores == 2);
+    const auto body = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
+    const report r = three_ways<K>(body, host_array<V>{}, host_array<V>{});
+    EXPECT_EQ(r.cores, 2);
+    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
+}
+
+TEST(SteadyCall, MegacoreElementwiseOnV4AndV5pAgree) {
+    megacore_add_agrees<McAddV5p, McVec>();
+    megacore_add_agrees<McAddV4, McVec>();
+    megacore_add_agrees<McAddOdd, McOdd>();  // uneven: 1024 + 1023 steps
+}
+
+TEST(SteadyCall, MegacoreReductionMatmulAgrees) {
+    // The reduction-axis matmul with its parallel i axis split over v5p's two cores.
+    using Mm = pallas_call<Grid<M / bm, N / bn, Kd / bk>, Semantics<parallel, parallel, arbitrary>,
+                           In<Arg<A, BlockSpec<Block<bm, bk>, [](auto i, auto, auto k) { return idx(i, k); }>>,
+                              Arg<B, BlockSpec<Block<bk, bn>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
+                           Out<Arg<O, BlockSpec<Block<bm, bn>, [](auto i, auto j, auto) { return idx(i, j); }>>>,
+                           Chip<tpu::v5p>>;
+    static_assert(Mm::info.cores == 2);
+    host_array<A> a;
+    host_array<B> b;
+    const auto body = [](auto x, auto w, auto o) {
+        when(program_id(2) == 0, [&] { store(o, zeros<float>(bm, bn)); });
+        store(o, load(o) + dot(load(x), load(w)));
+    };
+    const report r = three_ways<Mm>(body, a, b);
+    EXPECT_GT(r.steady_ops, 0);
+}
+
+TEST(SteadyCall, MegacoreCoresOutOfPhaseAgree) {
+    // Core 1's blocks charge more (program ids of its half): the cores drift apart.
+    const auto body = [](auto, auto, auto) {
+        charge(work{.explicit_seconds = program_id(0) < 1024 ? 0.5e-6 : 0.8e-6});
+    };
+    const report r = three_ways<McAddV5p>(body, host_array<McVec>{}, host_array<McVec>{});
+    EXPECT_GT(r.core[0].time, 0.0);
 }
 
 // ---- A body that issues its own DMAs on some steps (spliced into a repeated step) ----------------
@@ -181,3 +255,62 @@ TEST(SteadyCall, BodyDmasOnSomeStepsAreExact) {
 }
 
 }  // namespace
+
+// ---- Per-step rows with the fast lane (per_step on: the default up to 65,536 steps) ------------
+
+namespace {
+
+// The rows of `steady` and of every-op simulation, per core in stream order, equal.
+template <class K, class Body, class... Args>
+report rows_agree(const Body& body, const Args&... args) {
+    K k{};
+    k.options.timing_only = true;
+    k.options.per_step = 1;
+    auto fast_t = k(body, args...);
+    k.options.steady_state = false;
+    auto exact_t = k(body, args...);
+    const report fast = std::get<std::tuple_size_v<decltype(fast_t)> - 1>(fast_t);
+    const report exact = std::get<std::tuple_size_v<decltype(exact_t)> - 1>(exact_t);
+    expect_close_times(fast, exact);
+    EXPECT_EQ(fast.steps.size(), exact.steps.size());
+    const auto per_core = [](std::vector<sim::step_times> v) {
+        std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.core < b.core; });
+        return v;
+    };
+    const auto x = per_core(fast.steps);
+    const auto y = per_core(exact.steps);
+    const double tol = 1e-9 * exact.device_time;
+    int bad = 0;
+    for (std::size_t i = 0; i < std::min(x.size(), y.size()) && bad < 5; ++i) {
+        const bool same = x[i].core == y[i].core && x[i].step == y[i].step && x[i].waited_on == y[i].waited_on &&
+                          std::abs(x[i].begin - y[i].begin) <= tol && std::abs(x[i].end - y[i].end) <= tol &&
+                          std::abs(x[i].overhead - y[i].overhead) <= tol && std::abs(x[i].issue - y[i].issue) <= tol &&
+                          std::abs(x[i].compute - y[i].compute) <= tol && std::abs(x[i].wait - y[i].wait) <= tol;
+        if (!same)
+            ADD_FAILURE() << "row " << i << " (core " << x[i].core << ", step " << x[i].step << "/" << y[i].step
+                          << "): begin " << x[i].begin << "/" << y[i].begin << " end " << x[i].end << "/" << y[i].end
+                          << " overhead " << x[i].overhead << "/" << y[i].overhead << " issue " << x[i].issue << "/"
+                          << y[i].issue << " compute " << x[i].compute << "/" << y[i].compute << " wait " << x[i].wait
+                          << "/" << y[i].wait << " bits " << x[i].waited_on << "/" << y[i].waited_on,
+                ++bad;
+    }
+    return fast;
+}
+
+}  // namespace
+
+TEST(SteadyCall, PerStepRowsWithTheFastLaneAgree) {
+    const auto add = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
+    const report a = rows_agree<Add>(add, host_array<Vec>{}, host_array<Vec>{});
+    EXPECT_EQ(a.steps.size(), static_cast<std::size_t>(add_steps));
+    EXPECT_GT(a.steady_ops, a.ops * 9 / 10);
+    const report m = rows_agree<McAddV5p>(add, host_array<McVec>{}, host_array<McVec>{});
+    EXPECT_EQ(m.steps.size(), 2048u);
+    EXPECT_GT(m.steady_ops, m.ops * 9 / 10);
+    const auto mm = [](auto x, auto w, auto o) {
+        when(program_id(2) == 0, [&] { store(o, zeros<float>(bm, bn)); });
+        store(o, load(o) + dot(load(x), load(w)));
+    };
+    const report r = rows_agree<Matmul>(mm, host_array<A>{}, host_array<B>{});
+    EXPECT_GT(r.steady_ops, 0);
+}

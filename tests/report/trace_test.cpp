@@ -6,9 +6,12 @@
 #include <ptpu/ptpu.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace ptpu;
 
@@ -84,4 +87,111 @@ TEST(SvgTimeline, IsOneSelfContainedDocument) {
     EXPECT_NE(svg.find("in0 fetch (2, 0) slot 0"), std::string::npos);
     EXPECT_NE(svg.find("core 0 out0</text>"), std::string::npos);  // a lane per operand
     EXPECT_EQ(svg.find("http://", svg.find("xmlns") + 40), std::string::npos);  // no external refs
+}
+
+// ---- A time window of a long run, and the title ------------------------------------------------
+
+namespace {
+using Long = Array<float, 256 * 8, 128>;
+using LongCopy = pallas_call<Grid<256>, In<Arg<Long, Blk, "x">>, Out<Arg<Long, Blk, "y">>, Chip<tpu::v5e>>;
+
+report long_traced() {
+    LongCopy k{{.timeline = true}};
+    auto [y, rep] = k([](auto a, auto b) { store(b, load(a)); }, host_array<Long>{});
+    return rep;
+}
+
+// The x positions and labels of the SVG's axis ticks ("<line x1=… y2=axis+5 …/><text …>label us").
+std::vector<std::pair<double, double>> ticks(const std::string& svg) {
+    std::vector<std::pair<double, double>> v;  // (x, label in us)
+    for (std::size_t p = svg.find("stroke=\"black\"/><text"); p != std::string::npos;
+         p = svg.find("stroke=\"black\"/><text", p + 1)) {
+        const std::size_t line = svg.rfind("<line x1=\"", p);
+        const double x = std::stod(svg.substr(line + 10));
+        const std::size_t gt = svg.find('>', svg.find("<text", p));
+        v.emplace_back(x, std::stod(svg.substr(gt + 1)));
+    }
+    return v;
+}
+
+// The x extents of the spans drawn ("<rect x=… width=… fill=…><title>").
+std::vector<std::pair<double, double>> spans(const std::string& svg) {
+    std::vector<std::pair<double, double>> v;
+    for (std::size_t p = svg.find("\"><title>"); p != std::string::npos; p = svg.find("\"><title>", p + 1)) {
+        const std::size_t r = svg.rfind("<rect x=\"", p);
+        const double x = std::stod(svg.substr(r + 9));
+        const std::size_t w = svg.find("width=\"", r);
+        v.emplace_back(x, x + std::stod(svg.substr(w + 7)));
+    }
+    return v;
+}
+}  // namespace
+
+TEST(SvgTimeline, TimeWindowClipsSpansAndTicksRoundValuesInside) {
+    const report r = long_traced();
+    const double T = r.device_time;
+    const double a = 0.4137 * T, b = 0.5291 * T;  // an arbitrary window in the middle
+    svg_options o;
+    o.t_begin = a;
+    o.t_end = b;
+    const std::string svg = to_svg(r, o);
+    const std::string all = to_svg(r);
+    const int left = 150, plot = o.width - 150 - 20;
+    // Spans: fewer than the whole run's, every one inside the plot.
+    const auto sp = spans(svg);
+    ASSERT_FALSE(sp.empty());
+    EXPECT_LT(sp.size(), spans(all).size() / 2);
+    for (const auto& [x0, x1] : sp) {
+        EXPECT_GE(x0, left - 1e-3);
+        EXPECT_LE(x1, left + plot + 0.5 + 1e-3);  // a clipped span ends at the window's end (or is 0.5 px)
+    }
+    // Ticks: at least 4, round multiples of a 1-2-5 step, inside [a, b], at their positions.
+    const auto tk = ticks(svg);
+    ASSERT_GE(tk.size(), 4u);
+    const double step = tk[1].second - tk[0].second;
+    const double mant = step / std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+    EXPECT_TRUE(std::abs(mant - 1) < 1e-6 || std::abs(mant - 2) < 1e-6 || std::abs(mant - 5) < 1e-6) << step;
+    for (const auto& [x, us] : tk) {
+        EXPECT_GE(us, a * 1e6 - 1e-6);
+        EXPECT_LE(us, b * 1e6 + 1e-6);
+        EXPECT_NEAR(std::fmod(us / step + 0.5, 1.0), 0.5, 1e-6) << us;  // a multiple of the step
+        EXPECT_NEAR(x, left + (us * 1e-6 - a) / (b - a) * plot, 0.01);
+    }
+    EXPECT_NE(svg.find("[window "), std::string::npos);
+    // A window in the Perfetto trace: only the events overlapping it, clipped to it.
+    const auto j = nlohmann::json::parse(to_chrome_trace(r, {.t_begin = a, .t_end = b}));
+    int n = 0;
+    for (const auto& e : j["traceEvents"])
+        if (e["ph"] == "X") {
+            ++n;
+            EXPECT_GE(e["ts"].get<double>(), a * 1e6 - 1e-3);
+            EXPECT_LE(e["ts"].get<double>() + e["dur"].get<double>(), b * 1e6 + 1e-3);
+        }
+    EXPECT_GT(n, 0);
+    // A window that is empty or reversed: REP3.
+    for (const auto& [x, y] : {std::pair{b, a}, std::pair{-1.0, a}, std::pair{a, a}}) {
+        svg_options bad;
+        bad.t_begin = x;
+        bad.t_end = y;
+        try {
+            (void)to_svg(r, bad);
+            ADD_FAILURE() << x << " " << y;
+        } catch (const ptpu::error& e) {
+            EXPECT_EQ(e.rule(), "REP3");
+        }
+    }
+}
+
+TEST(SvgTimeline, TitleNamesTheKernelAndConfiguration) {
+    const report r = long_traced();
+    const std::string svg = to_svg(r);
+    const std::size_t t = svg.find("<text x=\"10\" y=\"20\"");
+    ASSERT_NE(t, std::string::npos);
+    const std::string title = svg.substr(t, svg.find("</text>", t) - t);
+    for (const char* part : {"operands x, y;", "256 grid steps", "v5e", "1 core", "device time", "bound by"})
+        EXPECT_NE(title.find(part), std::string::npos) << part << " in " << title;
+    svg_options o;
+    o.title = "copy <x> & y";  // the caller's own, escaped
+    const std::string named = to_svg(r, o);
+    EXPECT_NE(named.find(">copy &lt;x&gt; &amp; y</text>"), std::string::npos);
 }

@@ -2,13 +2,15 @@
 // state"): every stream is simulated twice, op by op and with the fast lane, and the two results
 // must agree (times to 1e-9 relative, counts exactly), while the fast lane skips what it should:
 // period-1 and longer periods (a reduction axis), a pattern that changes midway, a stream that
-// never repeats, a stream ending mid-period, megacore (two running cores: never skipped; one
-// core left: skipped), and malformed ops after the steady state (still SIM1/SIM2).
+// never repeats, a stream ending mid-period, megacore (two running cores: joint periods, in and
+// out of phase, uneven splits; one core left: skipped alone), and malformed ops after the steady
+// state (still SIM1/SIM2).
 #include <gtest/gtest.h>
 
 #include <ptpu/hw/presets.hpp>
 #include <ptpu/sim/engine.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -37,8 +39,12 @@ struct pipeline {
     double overhead = 0.35 * us;
     int cores = 1;        // the same stream on each core
     int short_core1 = 0;  // core 1 runs only this many steps (0: n)
+    std::function<double(int)> compute1;  // core 1's body time (empty: compute)
+    std::int64_t in_bytes1 = 0;           // core 1's input bytes (0: in_bytes)
 
-    std::vector<op> stream(int steps) const {
+    std::vector<op> stream(int steps, int core = 0) const {
+        const auto& compute = core == 1 && compute1 ? compute1 : this->compute;
+        const std::int64_t in_bytes = core == 1 && in_bytes1 > 0 ? in_bytes1 : this->in_bytes;
         std::vector<op> v;
         std::uint32_t id = 0;
         const auto u = [](int s) { return static_cast<std::uint32_t>(s); };
@@ -89,12 +95,13 @@ struct vec_source {
     }
 };
 
-result simulate(const pipeline& p, bool steady, const ptpu::chip& c = tpu::v5e) {
+result simulate(const pipeline& p, bool steady, const ptpu::chip& c = tpu::v5e, bool rows = false) {
     vec_source src;
     src.ops[0] = p.stream(p.n);
-    if (p.cores > 1) src.ops[1] = p.stream(p.short_core1 > 0 ? p.short_core1 : p.n);
+    if (p.cores > 1) src.ops[1] = p.stream(p.short_core1 > 0 ? p.short_core1 : p.n, 1);
     options o;
     o.steady_state = steady;
+    o.per_step = rows;
     return ptpu::sim::simulate(c, p.cores, src, o);
 }
 
@@ -122,6 +129,8 @@ result expect_same(const pipeline& p, const ptpu::chip& c = tpu::v5e) {
         expect_near_rel(fast.busy_compute[k], exact.busy_compute[k], T);
         expect_near_rel(fast.wait_dma[k], exact.wait_dma[k], T);
     }
+    for (std::size_t w = 0; w < exact.wait_by_operand.size(); ++w)
+        expect_near_rel(fast.wait_by_operand[w], exact.wait_by_operand[w], T);
     return fast;
 }
 
@@ -144,8 +153,7 @@ TEST(SimSteady, ComputeBoundPeriodOneIsSkippedAndExact) {
 }
 
 TEST(SimSteady, ReductionAxisPeriodsAreSkipped) {
-    // Output written every k steps: the stream repeats with period k (4 divides the 64-step
-    // window; 7 and 10 do not, their largest multiples below it are used).
+    // Output written every k steps: the stream repeats with period k (here 4, 7 and 10).
     for (const int k : {4, 7, 10}) {
         pipeline p;
         p.n = 20000;
@@ -190,28 +198,208 @@ TEST(SimSteady, ShortStreamsAreExact) {
     }
 }
 
-TEST(SimSteady, TwoRunningCoresAreNotSkippedOneLeftIs) {
-    pipeline p;
-    p.n = 4000;
-    p.cores = 2;
-    const result both = expect_same(p, tpu::v5p);
-    EXPECT_EQ(both.steady_ops, 0);  // the cores share HBM: their states interleave
-    p.short_core1 = 500;            // core 0 runs alone for most of the stream
-    const result one = expect_same(p, tpu::v5p);
-    EXPECT_GT(one.steady_ops, one.op_count / 2);
+// ---- Megacore: the joint lane (both cores running on one HBM) ----------------------------------
+
+TEST(SimSteady, TwoRunningCoresAreSkippedJointlyAndExact) {
+    for (const ptpu::chip* c : {&tpu::v5p, &tpu::v4}) {
+        pipeline p;
+        p.n = 4000;
+        p.cores = 2;
+        const result r = expect_same(p, *c);  // the two streams in lockstep
+        EXPECT_GT(r.steady_ops, r.op_count * 9 / 10);
+        p.in_bytes = 1 << 20;  // DMA-bound: the cores share HBM's bandwidth every step
+        const result d = expect_same(p, *c);
+        EXPECT_GT(d.steady_ops, d.op_count * 9 / 10);
+        EXPECT_GT(d.wait_dma[0] + d.wait_dma[1], d.device_time);
+        p.in_bytes = 4096;
+        p.compute = [](int) { return 5 * us; };  // compute-bound
+        const result b = expect_same(p, *c);
+        EXPECT_GT(b.steady_ops, b.op_count * 9 / 10);
+    }
 }
 
-TEST(SimSteady, OffWithTimelineAndPerStepRows) {
+TEST(SimSteady, TwoCoresWithReductionAxesAreSkippedJointly) {
+    for (const int k : {4, 7}) {
+        pipeline p;
+        p.n = 6000;
+        p.k = k;
+        p.cores = 2;
+        p.out_bytes = 1 << 20;
+        const result r = expect_same(p, tpu::v5p);
+        EXPECT_GT(r.steady_ops, r.op_count * 8 / 10) << "k = " << k;
+    }
+}
+
+TEST(SimSteady, UnevenSplitIsSkippedJointlyThenAlone) {
+    // Core 1 has fewer steps (an odd parallel extent, or a shorter share): joint periods while
+    // both run, the one-core lane once core 1's stream and DMAs have ended.
+    for (const int n1 : {2500, 3999, 3001}) {
+        pipeline p;
+        p.n = 4000;
+        p.cores = 2;
+        p.short_core1 = n1;
+        const result r = expect_same(p, tpu::v5p);
+        EXPECT_GT(r.steady_ops, r.op_count * 9 / 10) << n1;
+    }
+}
+
+TEST(SimSteady, CoresOutOfPhaseAreExact) {
+    // Core 1's steps are shorter: it drifts ahead of core 0 by a step's fraction every step
+    // while HBM is barely shared (compute-bound), and the two streams' interleaving never
+    // repeats until they are locked by a shared DMA bottleneck, if ever. Whatever the lane
+    // finds, the prediction must be the op-by-op one.
+    pipeline p;
+    p.n = 3000;
+    p.cores = 2;
+    p.compute = [](int) { return 1.0 * us; };
+    p.compute1 = [](int) { return 0.7 * us; };
+    expect_same(p, tpu::v5p);
+    p.in_bytes = 1 << 19;  // DMA-bound on core 0, less on core 1
+    p.in_bytes1 = 3 << 17;
+    expect_same(p, tpu::v5p);
+    // Core 1 changes pace midway: the joint period breaks and is found again.
+    pipeline q;
+    q.n = 6000;
+    q.cores = 2;
+    q.compute1 = [](int s) { return s < 2500 ? 0.2 * us : 0.9 * us; };
+    const result r = expect_same(q, tpu::v5p);
+    // Before the change both cores run in lockstep (joint periods); after it they drift apart
+    // (no joint period) until core 0 ends and core 1 runs alone.
+    EXPECT_GT(r.steady_ops, r.op_count / 2);
+    // Phases that never repeat on core 1: no joint period, every op simulated.
+    pipeline u;
+    u.n = 2000;
+    u.cores = 2;
+    u.compute1 = [](int s) { return (1 + s % 97) * 0.01 * us + s * 1e-12; };
+    const result v = expect_same(u, tpu::v5p);
+    EXPECT_EQ(v.steady_ops, 0);
+}
+
+TEST(SimSteady, TwoCoresEndingMidPeriodAreExact) {
+    for (const int n : {1001, 1003, 1008}) {
+        for (const int n1 : {0, 997, 1002}) {
+            pipeline p;
+            p.n = n;
+            p.k = 8;
+            p.cores = 2;
+            p.short_core1 = n1;
+            expect_same(p, tpu::v5p);
+        }
+    }
+    for (int n = 1; n < 30; ++n) {  // shorter than any period
+        pipeline p;
+        p.n = n;
+        p.k = 3;
+        p.cores = 2;
+        expect_same(p, tpu::v5p);
+    }
+}
+
+TEST(SimSteady, OffWithTimeline) {
     pipeline p;
     p.n = 2000;
     vec_source src;
     src.ops[0] = p.stream(p.n);
     const result r = ptpu::sim::simulate(tpu::v5e, 1, src, options{.timeline = true});
     EXPECT_EQ(r.steady_ops, 0);
-    src.pos[0] = 0;
-    const result s = ptpu::sim::simulate(tpu::v5e, 1, src, options{.per_step = true});
-    EXPECT_EQ(s.steady_ops, 0);
-    EXPECT_EQ(s.steps.size(), 2000u);
+}
+
+// ---- Per-step rows: fast-forwarded steps get their rows by replication -------------------------
+
+// Each core's rows in stream order (result::steps' order; the two cores' rows interleave by
+// creation time, and rows created at the same instant on both cores may come in either order
+// once rounding moved one core's clock by an ulp).
+std::vector<ptpu::sim::step_times> by_core(const result& r) {
+    std::vector<ptpu::sim::step_times> v = r.steps;
+    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.core < b.core; });
+    return v;
+}
+
+// The rows with the fast lane equal the op-by-op ones row by row: the same (core, step) in the
+// same order on each core, bits exactly, times to 1e-9 of the device time.
+result expect_same_rows(const pipeline& p, const ptpu::chip& c = tpu::v5e) {
+    const result exact_r = simulate(p, false, c, true);
+    const result fast_r = simulate(p, true, c, true);
+    result exact = exact_r, fast = fast_r;
+    exact.steps = by_core(exact_r);
+    fast.steps = by_core(fast_r);
+    EXPECT_EQ(fast.op_count, exact.op_count);
+    const double T = exact.device_time;
+    expect_near_rel(fast.device_time, T, T);
+    for (int k = 0; k < p.cores; ++k) expect_near_rel(fast.core_time[k], exact.core_time[k], T);
+    EXPECT_EQ(fast.steps.size(), exact.steps.size());
+    int bad = 0;
+    for (std::size_t i = 0; i < std::min(fast.steps.size(), exact.steps.size()) && bad < 5; ++i) {
+        const auto& x = fast.steps[i];
+        const auto& y = exact.steps[i];
+        const double tol = 1e-9 * T;
+        const bool same = x.core == y.core && x.step == y.step && x.waited_on == y.waited_on &&
+                          std::abs(x.begin - y.begin) <= tol && std::abs(x.end - y.end) <= tol &&
+                          std::abs(x.overhead - y.overhead) <= tol && std::abs(x.issue - y.issue) <= tol &&
+                          std::abs(x.compute - y.compute) <= tol && std::abs(x.wait - y.wait) <= tol &&
+                          std::abs(x.sem_wait - y.sem_wait) <= tol;
+        if (!same) {
+            ++bad;
+            ADD_FAILURE() << "row " << i << ": core " << x.core << "/" << y.core << " step " << x.step << "/"
+                          << y.step << " begin " << x.begin << "/" << y.begin << " end " << x.end << "/" << y.end
+                          << " wait " << x.wait << "/" << y.wait << " bits " << x.waited_on << "/" << y.waited_on;
+        }
+    }
+    return fast_r;
+}
+
+TEST(SimSteady, PerStepRowsAreReplicatedOnOneCore) {
+    pipeline p;
+    p.n = 20000;
+    p.in_bytes = 1 << 20;  // DMA-bound: every row has a wait
+    const result d = expect_same_rows(p);
+    EXPECT_GT(d.steady_ops, d.op_count * 9 / 10);
+    EXPECT_EQ(d.steps.size(), 20000u);
+    pipeline q;
+    q.n = 20000;
+    q.compute = [](int s) { return s < 10000 ? 0.2 * us : 3 * us; };  // a change midway
+    const result e = expect_same_rows(q);
+    EXPECT_GT(e.steady_ops, e.op_count * 9 / 10);
+    for (const int k : {4, 7}) {  // reduction axes
+        pipeline r;
+        r.n = 10000;
+        r.k = k;
+        r.out_bytes = 1 << 20;
+        const result f = expect_same_rows(r);
+        EXPECT_GT(f.steady_ops, f.op_count * 8 / 10) << "k = " << k;
+    }
+    for (const int n : {1001, 1003, 1008}) {  // ending mid-period
+        pipeline t;
+        t.n = n;
+        t.k = 8;
+        expect_same_rows(t);
+    }
+}
+
+TEST(SimSteady, PerStepRowsAreReplicatedOnTwoCores) {
+    pipeline p;
+    p.n = 6000;
+    p.cores = 2;
+    const result r = expect_same_rows(p, tpu::v5p);
+    EXPECT_GT(r.steady_ops, r.op_count * 9 / 10);
+    EXPECT_EQ(r.steps.size(), 12000u);
+    p.in_bytes = 1 << 20;  // DMA-bound, HBM shared
+    const result d = expect_same_rows(p, tpu::v5p);
+    EXPECT_GT(d.steady_ops, d.op_count * 9 / 10);
+    p.k = 7;  // a reduction axis
+    p.out_bytes = 1 << 20;
+    expect_same_rows(p, tpu::v5p);
+    pipeline u;  // uneven, then core 0 alone
+    u.n = 4000;
+    u.cores = 2;
+    u.short_core1 = 2500;
+    const result v = expect_same_rows(u, tpu::v5p);
+    EXPECT_GT(v.steady_ops, v.op_count * 9 / 10);
+    pipeline w;  // out of phase
+    w.n = 3000;
+    w.cores = 2;
+    w.compute1 = [](int s) { return s < 1500 ? 0.2 * us : 0.9 * us; };
+    expect_same_rows(w, tpu::v5p);
 }
 
 TEST(SimSteady, MalformedOpsAfterTheSteadyStateStillRaise) {

@@ -241,7 +241,14 @@ TEST(SweepRun, CsvAndJsonHoldEveryPoint) {
     const space_t s{{128, 100}, {128, 512}, {2}, {&tpu::v5e, &tpu::v7x}};
     // Labels with what files must escape: quotes, commas, a backslash, a newline.
     auto label = [](index_t bm, index_t bk, int, const chip* c) {
-        return "\"" + std::to_string(bm) + "\", bk\\" + std::to_string(bk) + "\n" + sweep::chip_label(*c);
+        // (Appended, not "literal" + std::string: g++ 12 -O3 warns a false -Wrestrict there.)
+        std::string l = "\"";
+        l += std::to_string(bm);
+        l += "\", bk\\";
+        l += std::to_string(bk);
+        l += "\n";
+        l += sweep::chip_label(*c);
+        return l;
     };
     const sweep::result r =
         sweep::run(s, configure, body, {.bar = sweep::progress::off, .baseline = 0}, label);

@@ -260,13 +260,13 @@ inline std::string bar_chart(const html_kernel& k, const std::vector<std::size_t
 
 inline void check_kernel(const html_kernel& k, std::size_t id) {
     const std::string where = "html report, kernel " + std::to_string(id) + " (" + k.title + ")";
-    if (k.configs.empty()) throw error("REP3", where, "no configuration", "add at least one html_config");
+    if (k.configs.empty()) throw error("REP4", where, "no configuration", "add at least one html_config");
     if (k.default_config >= k.configs.size())
-        throw error("REP3", where, "default_config " + std::to_string(k.default_config) + " is past its " +
+        throw error("REP4", where, "default_config " + std::to_string(k.default_config) + " is past its " +
                                        std::to_string(k.configs.size()) + " configurations",
                     "give the index of the default configuration in configs");
     if (k.best_config && *k.best_config >= k.configs.size())
-        throw error("REP3", where, "best_config " + std::to_string(*k.best_config) + " is past its " +
+        throw error("REP4", where, "best_config " + std::to_string(*k.best_config) + " is past its " +
                                        std::to_string(k.configs.size()) + " configurations",
                     "give an index into configs, or leave it empty for the fastest");
     for (std::size_t i : {k.default_config, best_of(k)})

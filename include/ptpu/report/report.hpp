@@ -187,9 +187,6 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
         rep.lints.push_back("uses 1 of " + std::to_string(hw.pallas_cores()) + " TensorCores of " + std::string(hw.name) +
                             ": mark a grid dim parallel (Semantics<parallel, ...>) so the grid splits over both, "
                             "or split an inner pipeline with core_axis");
-    for (int i = 0; i < info.n_ops; ++i)
-        rep.operand_names.push_back(i < info.n_in ? "in" + std::to_string(i)
-                                                  : "out" + std::to_string(i - info.n_in));
     return rep;
 }
 

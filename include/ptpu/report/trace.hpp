@@ -1,7 +1,8 @@
 // Defines the exporters of a report's timeline: Chrome trace-event JSON (opens in Perfetto and
 // chrome://tracing: a process per TensorCore, a thread for its in-order stream and one per DMA
 // lane, events named by operand, block index and slot) and a self-contained SVG timeline (DMA
-// versus compute per core) that any browser opens.
+// versus compute per core, titled by the kernel's configuration) that any browser opens; both
+// can show a time window of a long run.
 #pragma once
 
 #include <algorithm>
@@ -153,6 +154,59 @@ inline double tick_step(double t) {
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
+/// The time window an exporter shows: [begin, end] within the run; t_end 0 is the device time.
+struct window {
+    double begin = 0;
+    double end = 0;
+    /// The part of [a, b] inside the window; false when none of it is.
+    [[nodiscard]] bool clip(double& a, double& b) const {
+        if (b < begin || a > end || (a == b && (a < begin || a > end))) return false;
+        a = std::max(a, begin);
+        b = std::min(b, end);
+        return true;
+    }
+};
+inline window make_window(const report& r, double t_begin, double t_end, const char* where) {
+    window w{t_begin, t_end > 0 ? t_end : (r.device_time > 0 ? r.device_time : 1e-9)};
+    if (!std::isfinite(t_begin) || !std::isfinite(t_end) || t_begin < 0 || t_end < 0 || !(w.begin < w.end))
+        throw error("REP3", where,
+                    "the time window [" + std::to_string(t_begin) + ", " + std::to_string(t_end) +
+                        "] s is empty or not finite",
+                    "give 0 <= t_begin < t_end (seconds; t_end = 0 means the end of the run)");
+    return w;
+}
+
+/// The default SVG title: what the report knows of the kernel and its configuration.
+inline std::string default_title(const report& r) {
+    std::ostringstream o;
+    o << "ptpu timeline: ";
+    if (!r.operands.empty()) {
+        o << "operands ";
+        for (std::size_t i = 0; i < r.operands.size(); ++i) o << (i ? ", " : "") << r.operands[i].name;
+        o << "; ";
+    }
+    o << r.stats.steps << " grid steps on " << r.chip << ", " << r.cores << (r.cores == 1 ? " core" : " cores");
+    o.precision(3);
+    o << std::fixed << "; device time " << r.device_time * 1e6 << " us";
+    if (!r.bound.empty()) o << ", bound by " << r.bound;
+    return o.str();
+}
+
+/// Characters of s XML text may not hold as they are.
+inline std::string xml_escape(const std::string& in) {
+    std::string out;
+    for (char c : in) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            default: out += c;
+        }
+    }
+    return out;
+}
+
 inline void write_file(const std::string& path, const std::string& text, const char* where) {
     std::ofstream f(path, std::ios::binary);
     f << text;
@@ -161,9 +215,17 @@ inline void write_file(const std::string& path, const std::string& text, const c
 
 }  // namespace detail
 
+struct trace_options {
+    /// A time window of the run, in seconds (t_end 0: the end of the run): only the spans that
+    /// overlap it, clipped to it. Throws REP3 unless 0 <= t_begin < t_end.
+    double t_begin = 0;
+    double t_end = 0;
+};
+
 /// Chrome trace-event JSON of the report's timeline (times in microseconds).
-inline std::string to_chrome_trace(const report& r) {
+inline std::string to_chrome_trace(const report& r, const trace_options& opt = {}) {
     detail::require_timeline(r, "to_chrome_trace");
+    const detail::window win = detail::make_window(r, opt.t_begin, opt.t_end, "to_chrome_trace");
     const detail::dma_lane_set ls = detail::dma_lanes(r);
     const std::vector<int>& lane = ls.lane;
     const int lanes = static_cast<int>(ls.names.size());
@@ -193,6 +255,8 @@ inline std::string to_chrome_trace(const report& r) {
     }
     for (std::size_t i = 0; i < r.timeline.size(); ++i) {
         const sim::span& s = r.timeline[i];
+        double b = s.begin, e = s.end;
+        if (!win.clip(b, e)) continue;
         const bool dma = s.track == sim::span::track::dma;
         const char* cat =
             dma ? (s.label < r.notes.size() && detail::inbound(r.notes[s.label].kind) ? "dma_in" : "dma_out")
@@ -203,7 +267,7 @@ inline std::string to_chrome_trace(const report& r) {
                                                       : "issue");
         sep();
         o << "{\"ph\":\"X\",\"pid\":" << s.core << ",\"tid\":" << (dma ? lane[i] + 1 : 0)
-          << ",\"ts\":" << s.begin * 1e6 << ",\"dur\":" << (s.end - s.begin) * 1e6 << ",\"cat\":\"" << cat
+          << ",\"ts\":" << b * 1e6 << ",\"dur\":" << (e - b) * 1e6 << ",\"cat\":\"" << cat
           << "\",\"name\":\"" << detail::json_escape(detail::span_name(r, s))
           << "\",\"args\":{\"step\":" << s.step;
         if (dma) o << ",\"bytes\":" << s.bytes << ",\"hbm\":" << (s.far ? "true" : "false");
@@ -213,13 +277,20 @@ inline std::string to_chrome_trace(const report& r) {
     return o.str();
 }
 
-inline void write_chrome_trace(const report& r, const std::string& path) {
-    detail::write_file(path, to_chrome_trace(r), "write_chrome_trace");
+inline void write_chrome_trace(const report& r, const std::string& path, const trace_options& opt = {}) {
+    detail::write_file(path, to_chrome_trace(r, opt), "write_chrome_trace");
 }
 
 struct svg_options {
     int width = 1400;  ///< drawing width in pixels
     int row_height = 22;
+    /// A time window of the run, in seconds (t_end 0: the end of the run): the axis spans it,
+    /// its ticks are round values inside it, and spans are clipped to it. Throws REP3 unless
+    /// 0 <= t_begin < t_end.
+    double t_begin = 0;
+    double t_end = 0;
+    /// The heading ("": one naming the operands, grid steps, chip, cores, device time and bound).
+    std::string title;
 };
 
 /// A self-contained SVG timeline: per core a row for the stream (overhead, issue, compute,
@@ -229,20 +300,23 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
     const detail::dma_lane_set ls = detail::dma_lanes(r);
     const std::vector<int>& lane = ls.lane;
     const int lanes = static_cast<int>(ls.names.size());
-    const double t_end = r.device_time > 0 ? r.device_time : 1e-9;
+    const detail::window win = detail::make_window(r, opt.t_begin, opt.t_end, "to_svg");
+    const double span_t = win.end - win.begin;
     const int left = 150, right = 20, top = 50;
     const int plot = std::max(200, opt.width - left - right);
     const int rows_per_core = 1 + std::max(lanes, 1);
     const int height = top + r.cores * (rows_per_core * opt.row_height + 16) + 60;
-    auto x = [&](double t) { return left + t / t_end * plot; };
+    auto x = [&](double t) { return left + (t - win.begin) / span_t * plot; };
     std::ostringstream o;
     o.precision(3);
     o << std::fixed;
     o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << opt.width << "\" height=\"" << height
       << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
     o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-    o << "<text x=\"10\" y=\"20\" font-size=\"14\">ptpu timeline: " << detail::json_escape(r.chip)
-      << ", device time " << r.device_time * 1e6 << " us</text>\n";
+    o << "<text x=\"10\" y=\"20\" font-size=\"14\">"
+      << detail::xml_escape(opt.title.empty() ? detail::default_title(r) : opt.title);
+    if (opt.t_begin > 0 || opt.t_end > 0) o << " [window " << win.begin * 1e6 << " - " << win.end * 1e6 << " us]";
+    o << "</text>\n";
     auto color = [&](const sim::span& s) -> const char* {
         if (s.track == sim::span::track::dma)
             return s.label < r.notes.size() && detail::inbound(r.notes[s.label].kind) ? "#3a9e4f" : "#e08a1e";
@@ -272,10 +346,12 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
     }
     for (std::size_t i = 0; i < r.timeline.size(); ++i) {
         const sim::span& s = r.timeline[i];
+        double b = s.begin, e = s.end;
+        if (!win.clip(b, e)) continue;
         const int y0 = top + s.core * (rows_per_core * opt.row_height + 16);
         const int row = s.track == sim::span::track::dma ? lane[i] + 1 : 0;
-        const double x0 = x(s.begin);
-        const double w = std::max(0.5, x(s.end) - x0);
+        const double x0 = x(b);
+        const double w = std::max(0.5, x(e) - x0);
         o << "<rect x=\"" << x0 << "\" y=\"" << y0 + row * opt.row_height + 2 << "\" width=\"" << w
           << "\" height=\"" << opt.row_height - 4 << "\" fill=\"" << color(s) << "\"><title>"
           << detail::json_escape(detail::span_name(r, s)) << ": " << s.begin * 1e6 << " - " << s.end * 1e6
@@ -284,11 +360,19 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
     const int axis_y = height - 45;
     o << "<line x1=\"" << left << "\" y1=\"" << axis_y << "\" x2=\"" << left + plot << "\" y2=\"" << axis_y
       << "\" stroke=\"black\"/>\n";
-    const double tick = detail::tick_step(t_end);
-    for (int k = 0; k * tick <= t_end * (1 + 1e-9); ++k) {
-        const double t = k * tick;
+    // Round ticks inside the window: multiples of a 1-2-5 step, labelled with the digits it needs.
+    const double tick = detail::tick_step(span_t);
+    const int digits = std::max(0, static_cast<int>(-std::floor(std::log10(tick * 1e6) + 1e-9)));
+    const auto first = static_cast<long long>(std::ceil(win.begin / tick - 1e-9));
+    std::ostringstream lab;
+    lab << std::fixed;
+    lab.precision(digits);
+    for (long long k = first; static_cast<double>(k) * tick <= win.end + 1e-9 * span_t; ++k) {
+        const double t = static_cast<double>(k) * tick;
+        lab.str("");
+        lab << t * 1e6;
         o << "<line x1=\"" << x(t) << "\" y1=\"" << axis_y << "\" x2=\"" << x(t) << "\" y2=\"" << axis_y + 5
-          << "\" stroke=\"black\"/><text x=\"" << x(t) - 15 << "\" y=\"" << axis_y + 17 << "\">" << t * 1e6
+          << "\" stroke=\"black\"/><text x=\"" << x(t) - 15 << "\" y=\"" << axis_y + 17 << "\">" << lab.str()
           << " us</text>\n";
     }
     const char* legend[][2] = {{"#9a9a9a", "step overhead"}, {"#d8c020", "DMA issue"},

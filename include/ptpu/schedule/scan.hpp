@@ -69,6 +69,7 @@ struct operand_scan {
     // tile[d]: the start alignment S38 requires with tiling (dma_tile), 1 (or 0) for none.
     bool check_slices = false;
     index_t tile[max_rank]{};
+    bool slice_dim[max_rank]{};  // dim d's block is a bounded slice (hoisted out of the walk)
 
     constexpr operand_scan(const pipeline_desc& call, int op, plan_info& pi, std::uint8_t* bits,
                            std::vector<run>& r)
@@ -84,6 +85,7 @@ struct operand_scan {
         for (int d = 0; d < o.rank; ++d) {
             const block_dim& bd = o.block[static_cast<std::size_t>(d)];
             const index_t dim = o.shape[static_cast<std::size_t>(d)];
+            slice_dim[d] = bd.kind == dim_kind::bounded_slice;
             limit[d] = bd.kind == dim_kind::blocked    ? cdiv(dim, bd.size)
                        : bd.kind == dim_kind::squeezed ? dim
                        : bd.kind == dim_kind::element  ? dim + bd.pad_lo + bd.pad_hi - bd.size + 1
@@ -118,22 +120,26 @@ struct operand_scan {
         for (int d = 0; d < o.rank; ++d) t.v[d] = b[d];
         return t;
     }
+    template <int Rank>
     [[nodiscard]] constexpr bool same(const index_entry* a, const index_entry* b) const {
-        for (int d = 0; d < o.rank; ++d)
+        const int n = Rank > 0 ? Rank : o.rank;
+        for (int d = 0; d < n; ++d)
             if (!(a[d] == b[d])) return false;
         return true;
     }
 
     // Step s's block index, its first o.rank entries. False when a rule is broken (info.problem
-    // says which).
-    template <std::size_t R>
+    // says which). Rank > 0: the operand's rank, known when the map returns exactly that many
+    // entries (its loops then have a constant count).
+    template <int Rank = 0, std::size_t R>
     [[gnu::always_inline]] constexpr bool visit(index_t s, const index_tuple<R>& t) {
         const index_entry* b = t.v;
-        const bool differs = s == 0 || !same(b, prev.v);
-        if (differs && constant && s > 0) constant = same(b, first.v);
+        const bool differs = s == 0 || !same<Rank>(b, prev.v);
+        if (differs && constant && s > 0) constant = same<Rank>(b, first.v);
         if (differs) {
-            for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
-                const bool want_slice = o.block[d].kind == dim_kind::bounded_slice;
+            const auto n = static_cast<std::size_t>(Rank > 0 ? Rank : o.rank);
+            for (std::size_t d = 0; d < n; ++d) {
+                const bool want_slice = slice_dim[d];
                 if (want_slice != b[d].is_slice()) {
                     info.problem = fail(want_slice ? rule::r4 : rule::r5, i, static_cast<int>(d));
                     return false;
@@ -166,7 +172,7 @@ struct operand_scan {
         }
         const bool starts = differs || core_start(s);
         ch[s] = starts ? 1 : 0;
-        if (track_runs && starts && !record_run(s, prev)) return false;
+        if (track_runs && starts && !record_run<Rank>(s, prev)) return false;
         return true;
     }
 
@@ -182,6 +188,7 @@ struct operand_scan {
         info.problem = p;
     }
 
+    template <int Rank>
     [[gnu::always_inline]] constexpr bool record_run(index_t s, const index_tuple<max_rank>& b) {
         const int core = (info.cores > 1 && s >= info.core_begin[1]) ? 1 : 0;
         if (!use_table) {
@@ -189,7 +196,8 @@ struct operand_scan {
             return true;
         }
         index_t id = 0;
-        for (int d = 0; d < o.rank; ++d) id += b.v[d].start * id_stride[d];
+        const int n = Rank > 0 ? Rank : o.rank;
+        for (int d = 0; d < n; ++d) id += b.v[d].start * id_stride[d];
         const index_t w = writer[id];
         if (w == 0) {
             writer[id] = 2 * s + core + 1;
@@ -225,8 +233,8 @@ struct operand_scan {
 /// Walks the grid row-major, last axis fastest (S13), handing `scan` the block index `eval(point)`
 /// of every step. One loop for both ways of evaluating a map: through a block_fn, and inlined
 /// (scan_operand below).
-template <class Eval>
-constexpr bool scan_steps(const pipeline_desc& c, operand_scan& scan, Eval&& eval) {
+template <int Rank, class Eval>
+constexpr bool scan_steps_as(const pipeline_desc& c, operand_scan& scan, Eval& eval) {
     index_t point[max_rank]{};
     index_t grid[max_rank]{};
     for (int d = 0; d < c.grid_rank; ++d) grid[d] = c.grid[static_cast<std::size_t>(d)];
@@ -237,9 +245,22 @@ constexpr bool scan_steps(const pipeline_desc& c, operand_scan& scan, Eval&& eva
                 if (++point[d] < grid[d]) break;
                 point[d] = 0;
             }
-        if (!scan.visit(s, eval(static_cast<const index_t*>(point)))) return false;
+        if (!scan.template visit<Rank>(s, eval(static_cast<const index_t*>(point)))) return false;
     }
     return true;
+}
+template <class T>
+inline constexpr int tuple_rank = 0;
+template <std::size_t R>
+inline constexpr int tuple_rank<index_tuple<R>> = R < max_rank ? static_cast<int>(R) : 0;
+
+template <class Eval>
+constexpr bool scan_steps(const pipeline_desc& c, operand_scan& scan, Eval&& eval) {
+    // A map returning exactly the operand's rank of entries: the walk with constant loop counts.
+    constexpr int r = tuple_rank<std::remove_cvref_t<decltype(eval(static_cast<const index_t*>(nullptr)))>>;
+    if constexpr (r > 0)
+        if (scan.o.rank == r) return scan_steps_as<r>(c, scan, eval);
+    return scan_steps_as<0>(c, scan, eval);
 }
 
 }  // namespace detail

@@ -293,10 +293,11 @@ public:
         channels_[2].set_bandwidth(onchip);
         res_.cores = cores;
         for (int k = 0; k < 2; ++k) state_[k] = k < cores ? core_state::ready : core_state::done;
-        ff_on_ = opt.steady_state && !opt.timeline && !opt.per_step && !opt.semaphores;
+        ff_on_ = opt.steady_state && !opt.timeline && !opt.semaphores;
         if (ff_on_) {
             ring_.resize(ring_size);
             spare_.resize(ring_size);
+            if (cores == 2) jring_.resize(ring_size);
         }
     }
 
@@ -396,6 +397,9 @@ private:
     // of it until then: fewer switches between cores, the same times. With zero issue and
     // latency this is plain time order, ties going to core 0.
     void run_core(int c) {
+        auto& replay_ = replays_[static_cast<std::size_t>(c)];
+        auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
+        auto& ended_ = ends_[static_cast<std::size_t>(c)];
         const int other = 1 - c;
         const bool other_ready = other < cores_ && state_[other] == core_state::ready;
         const double t_other = other_ready ? t_[other] : never;
@@ -405,6 +409,10 @@ private:
         // its DMAs still moves.
         const bool steady =
             ff_on_ && (other >= cores_ || (state_[other] == core_state::done && orphans_ == 0));
+        // The joint lane: both cores running (neither stream ended, so no orphan DMA either).
+        const bool joint = ff_on_ && other < cores_ && state_[other] != core_state::done;
+        const bool lanes = steady || joint;
+        if (!joint) jn_ = jvalid_from_ = 0;
         if (!steady || ring_core_ != c) {
             nb_ = valid_from_ = 0;  // history of another core, or none
             ring_core_ = steady ? c : -1;
@@ -412,29 +420,52 @@ private:
         double& t = t_[c];
         while (state_[c] == core_state::ready && t < ev_t_ &&
                (t < horizon || (c < other ? t <= t_other : t < t_other))) {
-            if (fast_) {
-                // Changes the time and the DMAs: back to run() for the next event.
-                if (by_batch_)
-                    fast_forward_batches(c);
+            if (fast_ || jfast_) [[unlikely]] {
+                // Changes the times and the DMAs: back to run() for the next event.
+                if (jfast_)
+                    jby_batch_ ? joint_fast_forward_batches() : joint_fast_forward();
                 else
-                    fast_forward(c);
+                    by_batch_ ? fast_forward_batches(c) : fast_forward(c);
                 return;
             }
             op o;
+            bool pulled = false;
             if (replay_pos_ < replay_.size()) {
                 o = replay_[replay_pos_++];
                 if (replay_pos_ == replay_.size()) replay_.clear(), replay_pos_ = 0;
             } else if (ended_ || !pull(c, o)) {
                 end_stream(c);
                 return;
+            } else {
+                pulled = true;
             }
-            if (steady) {
-                if (nb_ == 0 || o.step != cur_step_) {
-                    if (at_boundary(c, o)) continue;  // the fast lane holds o
+            if (lanes) [[unlikely]] {  // a fast lane records the op (or takes it over)
+                if (joint) {
+                    // o is the first op of a batch from the source (core 1's batches: the joint lane's).
+                    const bool fresh = pulled && src_.batched() && in_pos_[static_cast<std::size_t>(c)] == 1;
+                    if (c == 0 && (jn_ == 0 || o.step != jstep_)) {
+                        if (at_joint_boundary(o)) continue;  // the joint lane holds o
+                    }
+                    if (jn_ > 0) {
+                        joint_boundary& b = jring_[ring_pos(jn_ - 1)];
+                        const auto u = static_cast<std::size_t>(c);
+                        op n = o;
+                        if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b.starts[u];
+                        n.step -= b.step[u];
+                        if (c == 1 && fresh) b.cuts1.push_back(static_cast<std::uint32_t>(b.batch[1].size()));
+                        b.batch[u].push_back(n);
+                        b.hash[u] = mix(b.hash[u], n);
+                    }
+                    if (c == 1) jlast1_ = o.step;
                 }
-                boundary& b = ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)];
-                b.batch.push_back(normalized(o, b));
-                b.hash = mix(b.hash, b.batch.back());
+                if (steady) {
+                    if (nb_ == 0 || o.step != cur_step_) {
+                        if (at_boundary(c, o)) continue;  // the fast lane holds o
+                    }
+                    boundary& b = ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)];
+                    b.batch.push_back(normalized(o, b));
+                    b.hash = mix(b.hash, b.batch.back());
+                }
             }
             ++res_.op_count;
             step_times* row = opt_.per_step ? step_row(c, o.step) : nullptr;
@@ -491,7 +522,15 @@ private:
         if (r < 0 || res_.steps[static_cast<std::size_t>(r)].step != step) {
             const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(c)} << 32) | step;
             const auto [it, added] = rows_.try_emplace(key, static_cast<int>(res_.steps.size()));
-            if (added) res_.steps.push_back({c, step, t_[c], t_[c], 0, 0, 0, 0});
+            const auto u = static_cast<std::size_t>(c);
+            if (added) {
+                res_.steps.push_back({c, step, t_[c], t_[c], 0, 0, 0, 0});
+                if (row_any_[u] && step <= row_max_[u]) row_rising_[u] = false;
+                row_max_[u] = std::max(row_max_[u], step);
+                row_any_[u] = true;
+            } else {
+                ++row_recurred_;  // the fast lane's row replication needs rows in step order
+            }
             r = it->second;
         }
         return &res_.steps[static_cast<std::size_t>(r)];
@@ -698,6 +737,8 @@ private:
     // Records boundary nb_ (core c about to run op o, the first of step o.step) and looks for a
     // period ending here; true when the fast lane takes over (holding o).
     bool at_boundary(int c, const op& o) {
+        auto& replay_ = replays_[static_cast<std::size_t>(c)];
+        auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
         boundary& b = ring_[static_cast<std::size_t>(nb_ % ring_size)];
         const double t = t_[c];
         b.t = t;
@@ -706,6 +747,7 @@ private:
         b.starts = starts_[c];
         b.step = o.step;
         b.sum = totals(c);
+        b.rows = mark_rows();
         b.batch.clear();
         b.hash = 0;
         b.snap.clear();
@@ -717,6 +759,8 @@ private:
             x.bytes = d.bytes;
             x.phase = d.phase;
             x.channel = d.channel;
+            x.core = d.core;
+            x.cost = d.cost;
             x.left = d.phase == dma_phase::latency    ? d.ready - t
                      : d.phase == dma_phase::transfer ? d.tag - channels_[d.channel].v_at(t)
                                                       : 0.0;
@@ -746,6 +790,8 @@ private:
         for (std::int64_t p = 1; p <= max_period && j - 2 * p >= valid_from_; ++p) {
             const boundary& a = at_boundary_index(j - p);
             if (a.key != key || at_boundary_index(j - 1 - p).hash != last || !same_state(a, b)) continue;
+            const std::uint32_t ds = b.step - a.step;
+            if (!rows_repeat(a.rows, b.rows, a.t, b.t, c, c, {ds, ds})) continue;
             bool repeats = true;
             for (std::int64_t i = 1; repeats && i <= p; ++i)
                 repeats = same_batch(at_boundary_index(j - i), at_boundary_index(j - i - p));
@@ -762,6 +808,8 @@ private:
 
     // The period of p steps that ended at the last boundary becomes the cycle to match.
     void enter_fast(int c, int p, const op& first) {
+        auto& replay_ = replays_[static_cast<std::size_t>(c)];
+        auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
         const std::int64_t j = nb_ - 1;
         const boundary& a = at_boundary_index(j - p);
         const boundary& b = at_boundary_index(j);
@@ -817,6 +865,8 @@ private:
     // the cycle's batch b repeats its batch b - 1, without reading it. On a mismatch or the
     // stream's end, the matched batches of the unfinished period are rebuilt from the cycle.
     void fast_forward_batches(int c) {
+        auto& replay_ = replays_[static_cast<std::size_t>(c)];
+        auto& ended_ = ends_[static_cast<std::size_t>(c)];
         const auto u = static_cast<std::size_t>(c);
         const std::int64_t j = nb_ - 1;
         const int p = period_;
@@ -893,6 +943,8 @@ private:
     // The end of a fast-lane run: applies the skipped periods (none: look again in a period);
     // what replay_ holds is then simulated as usual.
     void leave_fast(int c) {
+        auto& replay_ = replays_[static_cast<std::size_t>(c)];
+        auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
         fast_ = false;
         if (skipped_ == 0) {
             cooldown_ = period_;  // the cycle did not repeat even once
@@ -912,6 +964,8 @@ private:
     // (Ops are pulled straight into replay_ and compared field by field: copying whole ops that
     // the source has just written field by field stalls on store forwarding.)
     void fast_forward(int c) {
+        auto& replay_ = replays_[static_cast<std::size_t>(c)];
+        auto& ended_ = ends_[static_cast<std::size_t>(c)];
         const std::size_t n = cycle_.size();
         replay_.resize(n + 1);  // replay_[0] holds the period's first op, pulled already
         std::size_t have = 1;
@@ -998,6 +1052,10 @@ private:
         // moved by m - q periods; further back, the boundaries recorded before the skip.
         const std::int64_t j = nb_ - 1;
         const std::int64_t p = period_;
+        const row_mark ma = at_boundary_index(j - p).rows;
+        const row_mark mb = at_boundary_index(j).rows;
+        const std::array<std::uint32_t, 2> dstep{cycle_steps_, cycle_steps_};
+        replicate_rows(ma, mb, m, cycle_dt_, dstep);
         const std::int64_t depth = std::min(ring_size - 1, j - valid_from_ + m * p);
         std::swap(ring_, spare_);
         for (std::int64_t i = 0; i <= depth; ++i) {
@@ -1008,6 +1066,11 @@ private:
             }
             const std::int64_t q = i / p;
             e = spare_[ring_pos(j - i % p)];
+            if (i > 0 && i % p == 0) {  // the ops after it: the cycle's first step's, not boundary j's (none yet)
+                const boundary& f = spare_[ring_pos(j - p)];
+                e.batch = f.batch;
+                e.hash = f.hash;
+            }
             const std::int64_t n = m - q;
             const auto nd = static_cast<double>(n);
             e.t += nd * cycle_dt_;
@@ -1025,8 +1088,664 @@ private:
             e.sum.wait += nd * s.wait;
             for (std::size_t w = 0; w < s.wait_who.size(); ++w) e.sum.wait_who[w] += nd * s.wait_who[w];
             e.sum.hbm_busy += nd * s.hbm_busy;
+            e.rows = i == 0 ? mark_rows() : shifted_mark(e.rows, ma, mb, n, cycle_dt_, dstep);
         }
         valid_from_ = j - depth;
+    }
+
+    // ---- Per-step rows in the fast lanes (options::per_step) -----------------------------------
+    //
+    // A period's rows repeat as its ops do: each core's current row at the boundary (it may go on
+    // into the period) gets the increments the current row at the period's start got, and the
+    // rows created within the period are created again, their times moved by the period's
+    // duration and their steps by its steps. That holds when the rows are part of the repeating
+    // state: the current rows equal relative to the clock, no core went back to an older row,
+    // and each core's rows were created in rising step order (so a replicated row's step is new).
+
+    row_mark mark_rows() const {
+        row_mark m;
+        if (!opt_.per_step) return m;
+        m.rows = res_.steps.size();
+        m.recurred = row_recurred_;
+        for (std::size_t c = 0; c < 2; ++c) {
+            m.open[c] = row_[c];
+            if (row_[c] >= 0) m.open_row[c] = res_.steps[static_cast<std::size_t>(row_[c])];
+        }
+        return m;
+    }
+
+    // The rows of the period from a (at time ta) to b (at tb) repeat, for the cores in [c0, c1],
+    // whose steps advance by dstep per period.
+    [[gnu::noinline]] bool rows_repeat(const row_mark& a, const row_mark& b, double ta, double tb, int c0, int c1,
+                     const std::array<std::uint32_t, 2>& dstep) const {
+        if (!opt_.per_step) return true;
+        if (a.recurred != b.recurred) return false;
+        const double tol = 1e-12 * std::max(std::abs(ta), std::abs(tb));
+        const auto near = [tol](double x, double y) { return std::abs(x - y) <= tol; };
+        for (int ci = c0; ci <= c1; ++ci) {
+            const auto c = static_cast<std::size_t>(ci);
+            if (!row_rising_[c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
+            std::uint32_t lo = 0, hi = 0;
+            bool any = false;
+            for (std::size_t r = a.rows; r < b.rows; ++r) {
+                const step_times& x = res_.steps[r];
+                if (x.core != ci) continue;
+                if (!any) lo = x.step;
+                hi = x.step;
+                any = true;
+            }
+            if (any && dstep[c] <= hi - lo) return false;  // a replicated row would meet an older one
+            if (a.open[c] < 0) continue;
+            const step_times& x = a.open_row[c];
+            const step_times& y = b.open_row[c];
+            if (y.step != x.step + dstep[c] || x.waited_on != y.waited_on || !near(x.begin - ta, y.begin - tb) ||
+                !near(x.end - ta, y.end - tb) || !near(x.overhead, y.overhead) || !near(x.issue, y.issue) ||
+                !near(x.compute, y.compute) || !near(x.wait, y.wait) || !near(x.sem_wait, y.sem_wait))
+                return false;
+        }
+        return true;
+    }
+
+    // Mark x, recorded within the period from a to b, n periods later (the history rebuilt after
+    // a skip): rows made in the period moved by n periods' rows; the current row at a, which
+    // the period went on adding to, is then b's current row n - 1 periods later.
+    [[gnu::noinline]] row_mark shifted_mark(row_mark x, const row_mark& a, const row_mark& b, std::int64_t n, double dt,
+                          const std::array<std::uint32_t, 2>& dstep) const {
+        if (!opt_.per_step) return x;
+        const auto made = static_cast<std::int64_t>(b.rows - a.rows);
+        const auto first = static_cast<std::int64_t>(a.rows);
+        x.rows += static_cast<std::size_t>(n * made);
+        for (std::size_t c = 0; c < 2; ++c) {
+            if (x.open[c] < 0) continue;
+            if (x.open[c] >= first)
+                x.open[c] += static_cast<int>(n * made);
+            else if (b.open[c] >= first)
+                x.open[c] = b.open[c] + static_cast<int>((n - 1) * made);
+            x.open_row[c].step += static_cast<std::uint32_t>(n) * dstep[c];
+            x.open_row[c].begin += static_cast<double>(n) * dt;
+            x.open_row[c].end += static_cast<double>(n) * dt;
+        }
+        return x;
+    }
+
+    // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep).
+    [[gnu::noinline]] void replicate_rows(const row_mark& a, const row_mark& b, std::int64_t m, double dt,
+                        const std::array<std::uint32_t, 2>& dstep) {
+        if (!opt_.per_step || m == 0) return;
+        std::array<step_times, 2> inc{};
+        std::array<bool, 2> has{};
+        for (std::size_t c = 0; c < 2; ++c) {
+            if (a.open[c] < 0 || b.open[c] < 0) continue;
+            const step_times& now = res_.steps[static_cast<std::size_t>(a.open[c])];
+            const step_times& then = a.open_row[c];
+            step_times& d = inc[c];
+            d.overhead = now.overhead - then.overhead;
+            d.issue = now.issue - then.issue;
+            d.compute = now.compute - then.compute;
+            d.wait = now.wait - then.wait;
+            d.sem_wait = now.sem_wait - then.sem_wait;
+            d.waited_on = now.waited_on;
+            d.end = now.end;  // the image in period k ends k periods later, if it was touched
+            d.begin = now.end != then.end ? 1.0 : 0.0;
+            has[c] = true;
+        }
+        const std::vector<step_times> made(res_.steps.begin() + static_cast<std::ptrdiff_t>(a.rows),
+                                           res_.steps.begin() + static_cast<std::ptrdiff_t>(b.rows));
+        std::array<int, 2> open = b.open;
+        res_.steps.reserve(res_.steps.size() + static_cast<std::size_t>(m) * made.size());
+        for (std::int64_t k = 1; k <= m; ++k) {
+            const double shift = static_cast<double>(k) * dt;
+            for (std::size_t c = 0; c < 2; ++c) {
+                if (!has[c]) continue;
+                step_times& row = res_.steps[static_cast<std::size_t>(open[c])];
+                row.overhead += inc[c].overhead;
+                row.issue += inc[c].issue;
+                row.compute += inc[c].compute;
+                row.wait += inc[c].wait;
+                row.sem_wait += inc[c].sem_wait;
+                row.waited_on |= inc[c].waited_on;
+                if (inc[c].begin != 0) row.end = inc[c].end + shift;
+            }
+            for (const step_times& x : made) {
+                step_times y = x;
+                const auto c = static_cast<std::size_t>(x.core);
+                y.step += static_cast<std::uint32_t>(k) * dstep[c];
+                y.begin += shift;
+                y.end += shift;
+                const int idx = static_cast<int>(res_.steps.size());
+                res_.steps.push_back(y);
+                rows_.emplace((std::uint64_t{static_cast<std::uint32_t>(x.core)} << 32) | y.step, idx);
+                row_max_[c] = std::max(row_max_[c], y.step);
+                open[c] = idx;  // the last one made is the image of core c's current row at b
+            }
+        }
+        for (std::size_t c = 0; c < 2; ++c)
+            if (b.open[c] >= 0) row_[c] = open[c];
+    }
+
+    // ---- The joint lane (both cores running, docs/model.md §11) --------------------------------
+    //
+    // Both cores share HBM, so neither core's state repeats on its own: the state that repeats is
+    // the chip's. It is recorded at every step boundary of core 0 (core 0 about to run the first
+    // op of a new step value): both cores' live DMAs relative to core 0's clock and to their
+    // core's count of starts, core 1's clock and blocked wait relative to it, and the ops each
+    // core ran until core 0's next boundary. When the chip's state equals the one p boundaries
+    // earlier and the ops of both cores over the last p boundaries repeat the p before them, the
+    // next p boundaries evolve the same way if both cores bring the same ops again: the engine's
+    // decisions depend only on that state and on the ops. The lane pulls both cores' ops of each
+    // period (core 0's up to its next step value, core 1's the cycle's number of ops) and
+    // compares them; at the first that differs, or a stream's end, it applies all whole periods
+    // at once and gives the ops pulled since back to be simulated.
+
+    joint_tally joint_totals() const {
+        joint_tally s;
+        s.ops = res_.op_count;
+        s.dmas = res_.dma_count;
+        s.hbm_bytes = res_.hbm_bytes;
+        s.onchip_bytes = res_.onchip_bytes;
+        s.idle = channels_[0].idle_count();
+        s.overhead = res_.busy_overhead;
+        s.issue = res_.busy_issue;
+        s.compute = res_.busy_compute;
+        s.wait = res_.wait_dma;
+        s.wait_who = res_.wait_by_operand;
+        s.hbm_busy = res_.hbm_busy_time;
+        return s;
+    }
+
+    // Records joint boundary jn_ (core 0 about to run o, the first op of step o.step) and looks
+    // for a period ending here; true when the joint lane takes over (holding o).
+    [[gnu::noinline]] bool at_joint_boundary(const op& o) {
+        joint_boundary& b = jring_[ring_pos(jn_)];
+        const double t = t_[0];
+        b.t = t;
+        b.last_done = last_done_;
+        b.v = channels_[0].v_at(t);
+        b.d1 = t_[1] - t;
+        b.starts = starts_;
+        b.step = {o.step, jlast1_};
+        b.state1 = static_cast<std::uint8_t>(state_[1]);
+        const bool blocked = state_[1] == core_state::blocked;
+        b.who1 = blocked ? wait_who_[1] : 0;
+        b.wait1 = blocked ? at(wait_slot_[1]).id - starts_[1] : 0;
+        b.sum = joint_totals();
+        b.rows = mark_rows();
+        for (std::size_t c = 0; c < 2; ++c) {
+            b.batch[c].clear();
+            b.hash[c] = 0;
+        }
+        b.cuts1.clear();
+        b.snap.clear();
+        for (int c = 0; c < 2; ++c)
+            for (const int s : live_[static_cast<std::size_t>(c)].slots()) {
+                const live_dma& d = at(s);
+                dma_snap x;
+                x.id = d.id - starts_[static_cast<std::size_t>(c)];
+                x.seq = seq_ - d.seq;
+                x.bytes = d.bytes;
+                x.cost = d.cost;
+                x.phase = d.phase;
+                x.channel = d.channel;
+                x.core = d.core;
+                x.left = d.phase == dma_phase::latency    ? d.ready - t
+                         : d.phase == dma_phase::transfer ? d.tag - channels_[d.channel].v_at(t)
+                                                          : 0.0;
+                b.snap.push_back(x);
+            }
+        // By start order (unique; a few entries: insertion sort).
+        for (std::size_t k = 1; k < b.snap.size(); ++k)
+            for (std::size_t i = k; i > 0 && b.snap[i].seq > b.snap[i - 1].seq; --i)
+                std::swap(b.snap[i], b.snap[i - 1]);
+        std::uint64_t key = b.snap.size() ^ (std::uint64_t{b.state1} << 56) ^ (std::uint64_t{b.wait1} << 40);
+        for (const dma_snap& x : b.snap)
+            key = (key * 0x9E3779B97F4A7C15ull) ^
+                  (std::uint64_t{x.id} << 24 ^ x.seq << 8 ^ static_cast<std::uint64_t>(x.bytes) << 32 ^
+                   static_cast<std::uint64_t>(x.phase) << 4 ^ x.channel ^ std::uint64_t{x.core} << 62);
+        b.key = key;
+        ++jn_;
+        jstep_ = o.step;
+        if (jcooldown_ > 0) {
+            --jcooldown_;
+            return false;
+        }
+        for (std::size_t c = 0; c < 2; ++c)  // ops a fast lane gave back come first
+            if (replay_at_[c] < replays_[c].size()) return false;
+        const std::int64_t j = jn_ - 1;
+        if (j - 2 < jvalid_from_) return false;
+        const joint_boundary& last = jring_[ring_pos(j - 1)];
+        for (std::int64_t p = 1; p <= max_period && j - 2 * p >= jvalid_from_; ++p) {
+            const joint_boundary& a = jring_[ring_pos(j - p)];
+            const joint_boundary& before_last = jring_[ring_pos(j - 1 - p)];
+            if (before_last.hash != last.hash || !same_joint_state(a, b)) continue;
+            if (!rows_repeat(a.rows, b.rows, a.t, b.t, 0, 1, {b.step[0] - a.step[0], b.step[1] - a.step[1]}))
+                continue;
+            bool repeats = true;
+            for (std::int64_t i = 1; repeats && i <= p; ++i)
+                repeats = same_joint_ops(jring_[ring_pos(j - i)], jring_[ring_pos(j - i - p)]);
+            if (repeats) {
+                enter_joint(static_cast<int>(p), o);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // The p boundaries that ended at the last one become the joint cycle to match.
+    [[gnu::noinline]] void enter_joint(int p, const op& first) {
+        const std::int64_t j = jn_ - 1;
+        const joint_boundary& a = jring_[ring_pos(j - p)];
+        const joint_boundary& b = jring_[ring_pos(j)];
+        for (std::size_t c = 0; c < 2; ++c) {
+            jcycle_[c].clear();
+            for (std::int64_t k = j - p; k < j; ++k) {
+                const joint_boundary& e = jring_[ring_pos(k)];
+                for (op o : e.batch[c]) {  // relative to the period's start instead of the boundary's
+                    if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait)
+                        o.dma += e.starts[c] - a.starts[c];
+                    o.step += e.step[c] - a.step[c];
+                    jcycle_[c].push_back(o);
+                }
+            }
+            jcycle_starts_[c] = b.starts[c] - a.starts[c];
+            jcycle_steps_[c] = b.step[c] - a.step[c];
+        }
+        jperiod_ = p;
+        jfast_ = true;
+        jskipped_ = 0;
+        jcycle_dt_ = b.t - a.t;
+        jcycle_done_ = b.last_done != a.last_done;
+        joint_tally& d = jcycle_sum_;
+        const joint_tally& x = b.sum;
+        const joint_tally& y = a.sum;
+        d.ops = x.ops - y.ops;
+        d.dmas = x.dmas - y.dmas;
+        d.hbm_bytes = x.hbm_bytes - y.hbm_bytes;
+        d.onchip_bytes = x.onchip_bytes - y.onchip_bytes;
+        d.idle = x.idle - y.idle;
+        for (std::size_t c = 0; c < 2; ++c) {
+            d.overhead[c] = x.overhead[c] - y.overhead[c];
+            d.issue[c] = x.issue[c] - y.issue[c];
+            d.compute[c] = x.compute[c] - y.compute[c];
+            d.wait[c] = x.wait[c] - y.wait[c];
+        }
+        d.hbm_busy = x.hbm_busy - y.hbm_busy;
+        for (std::size_t w = 0; w < d.wait_who.size(); ++w) d.wait_who[w] = x.wait_who[w] - y.wait_who[w];
+        for (std::size_t c = 0; c < 2; ++c) {
+            replays_[c].clear();
+            replay_at_[c] = 0;
+        }
+        replays_[0].push_back(first);
+        jby_batch_ = joint_batches_ready(p);
+    }
+
+    // The joint lane by whole batches (as fast_forward_batches for one core): when core 0's
+    // boundary is the first op of a whole-step batch, and core 1's ops of the cycle fall into
+    // its source's batches so that core 1's next q batches are known: the cycle's batches
+    // after its first cut, then the batch core 1 is in (its part before the boundary ends the
+    // cycle, its part after begins the next period, which must be the cycle's start).
+    [[gnu::noinline]] bool joint_batches_ready(int p) {
+        if (!src_.batched() || !in_whole_[0] || in_pos_[0] != 1 || !in_whole_[1]) return false;
+        const std::int64_t j = jn_ - 1;
+        const std::vector<op>& c1 = jcycle_[1];
+        std::vector<std::uint32_t> cuts;
+        std::size_t off = 0;
+        for (std::int64_t k = j - p; k < j; ++k) {
+            const joint_boundary& e = jring_[ring_pos(k)];
+            for (const std::uint32_t x : e.cuts1) cuts.push_back(static_cast<std::uint32_t>(off + x));
+            off += e.batch[1].size();
+        }
+        const std::span<const op> cur = in_[1];
+        const std::size_t k1 = in_pos_[1];
+        const std::size_t n1 = c1.size();
+        if (cuts.empty() || k1 == 0 || n1 - cuts.back() != k1 || cuts.front() != cur.size() - k1) return false;
+        // Core 1's next period starts with the rest of its current batch: it must be the cycle's
+        // start (ids and steps relative to now).
+        for (std::size_t i = k1; i < cur.size(); ++i)
+            if (!matches(cur[i], c1[i - k1], starts_[1], jlast1_)) return false;
+        // D_1 .. D_q: whole batches relative to their own first start and first op's step.
+        const std::size_t q = cuts.size();
+        jb1_.assign(q, {});
+        std::uint32_t starts_before = 0;
+        std::size_t pos = 0;
+        for (std::size_t i = 0; i < q; ++i) {  // starts in c1 before each cut
+            for (; pos < cuts[i]; ++pos) starts_before += c1[pos].kind == op_kind::dma_start ? 1u : 0u;
+            jb1_[i].sb = starts_before;
+            jb1_[i].gb = c1[cuts[i]].step;
+        }
+        for (std::size_t i = 0; i < q; ++i) {
+            joint_batch& d = jb1_[i];
+            d.ops.clear();
+            const auto own = [&](op o, std::uint32_t dk, std::uint32_t ds) {
+                if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += dk - d.sb;
+                o.step += ds - d.gb;
+                d.ops.push_back(o);
+            };
+            const std::size_t end = i + 1 < q ? cuts[i + 1] : n1;
+            for (std::size_t k = cuts[i]; k < end; ++k) own(c1[k], 0, 0);
+            if (i + 1 == q)  // the batch core 1 is in: its part after the boundary, a period on
+                for (std::size_t k = 0; k < cuts[0]; ++k) own(c1[k], jcycle_starts_[1], jcycle_steps_[1]);
+        }
+        for (std::size_t i = 0; i < q; ++i) {  // a batch the source says repeats its predecessor
+            const joint_batch& d = jb1_[i];
+            const joint_batch& e = jb1_[i == 0 ? q - 1 : i - 1];
+            const std::uint32_t gap = i == 0 ? d.gb + jcycle_steps_[1] - e.gb : d.gb - e.gb;
+            bool same = gap == 1 && d.ops.size() == e.ops.size();
+            for (std::size_t k = 0; same && k < d.ops.size(); ++k) same = same_op(d.ops[k], e.ops[k]);
+            jb1_[i].repeats = same;
+        }
+        // Core 0: its boundary batches, and which repeat their predecessor.
+        jsame0_.assign(static_cast<std::size_t>(p), 0);
+        for (int k = 0; k < p; ++k) {
+            const joint_boundary& e = jring_[ring_pos(j - p + k)];
+            const joint_boundary& f = jring_[ring_pos(k == 0 ? j - 1 : j - p + k - 1)];
+            const std::uint32_t gap = k == 0 ? e.step[0] + jcycle_steps_[0] - f.step[0] : e.step[0] - f.step[0];
+            bool same = gap == 1 && e.batch[0].size() == f.batch[0].size();
+            for (std::size_t i = 0; same && i < e.batch[0].size(); ++i) same = same_op(e.batch[0][i], f.batch[0][i]);
+            jsame0_[static_cast<std::size_t>(k)] = same ? 1 : 0;
+        }
+        jk1_ = k1;
+        return true;
+    }
+
+    // Batch x is d one period k later: ids relative to `base`, steps to `step0`.
+    static bool same_batch_ops(std::span<const op> x, const std::vector<op>& d, std::uint32_t base,
+                               std::uint32_t step0) {
+        if (x.size() != d.size()) return false;
+        for (std::size_t k = 0; k < x.size(); ++k)
+            if (!matches(x[k], d[k], base, step0)) return false;
+        return true;
+    }
+
+    // The joint lane a batch at a time; on a mismatch or a stream's end, the matched batches of
+    // the unfinished period are rebuilt from the cycle for both cores.
+    [[gnu::noinline]] void joint_fast_forward_batches() {
+        const std::int64_t j = jn_ - 1;
+        const int p = jperiod_;
+        const joint_boundary& a = jring_[ring_pos(j - p)];
+        const std::uint32_t s0 = starts_[0];
+        const std::uint32_t g0 = jring_[ring_pos(j)].step[0];
+        const std::uint32_t s1 = starts_[1];
+        const std::uint32_t g1 = jlast1_;
+        const auto q = static_cast<int>(jb1_.size());
+        auto base0 = [&](std::int64_t m, int k) {
+            return s0 + static_cast<std::uint32_t>(m) * jcycle_starts_[0] +
+                   (jring_[ring_pos(j - p + k)].starts[0] - a.starts[0]);
+        };
+        auto step0 = [&](std::int64_t m, int k) {
+            return g0 + static_cast<std::uint32_t>(m) * jcycle_steps_[0] + (jring_[ring_pos(j - p + k)].step[0] - a.step[0]);
+        };
+        // D_i of core 1 in period m (the batch core 1 is in: D_q of period -1).
+        auto base1 = [&](std::int64_t m, int i) {
+            return s1 + static_cast<std::uint32_t>(m) * jcycle_starts_[1] + jb1_[static_cast<std::size_t>(i)].sb;
+        };
+        auto step1 = [&](std::int64_t m, int i) {
+            return g1 + static_cast<std::uint32_t>(m) * jcycle_steps_[1] + jb1_[static_cast<std::size_t>(i)].gb;
+        };
+        std::span<const op> cur = in_[0];  // core 0's period's first batch, pulled already
+        bool have = true;
+        int b0 = 0, b1 = 0;
+        bool mismatch0 = false, mismatch1 = false;
+        std::span<const op> cur1;
+        for (;;) {
+            const std::int64_t m = jskipped_;
+            bool ok = true;
+            for (b0 = 0; b0 < p; ++b0) {
+                if (!have) {
+                    const bool lazy = jsame0_[static_cast<std::size_t>(b0)] != 0;
+                    const batch n = src_.next_batch(0, lazy);
+                    if (n.ops.empty()) {
+                        ends_[0] = true;
+                        ok = false;
+                        break;
+                    }
+                    if (lazy && n.repeat && n.whole_step) continue;
+                    cur = n.ops;
+                    if (!n.whole_step) {
+                        mismatch0 = true;
+                        ok = false;
+                        break;
+                    }
+                }
+                have = false;
+                if (!same_batch_ops(cur, jring_[ring_pos(j - p + b0)].batch[0], base0(m, b0), step0(m, b0))) {
+                    mismatch0 = true;
+                    ok = false;
+                    break;
+                }
+            }
+            if (!ok) break;
+            for (b1 = 0; b1 < q; ++b1) {
+                const joint_batch& d = jb1_[static_cast<std::size_t>(b1)];
+                const bool lazy = d.repeats;
+                const batch n = src_.next_batch(1, lazy);
+                if (n.ops.empty()) {
+                    ends_[1] = true;
+                    ok = false;
+                    break;
+                }
+                if (lazy && n.repeat && n.whole_step) continue;
+                cur1 = n.ops;
+                if (!same_batch_ops(cur1, d.ops, base1(m, b1), step1(m, b1))) {
+                    mismatch1 = true;
+                    ok = false;
+                    break;
+                }
+            }
+            if (!ok) break;
+            ++jskipped_;
+        }
+        const std::int64_t m = jskipped_;
+        // Core 0: the matched batches of the unfinished period, then the one that differed.
+        std::vector<op>& r0 = replays_[0];
+        r0.clear();
+        for (int k = 0; k < b0; ++k)
+            for (op o : jring_[ring_pos(j - p + k)].batch[0]) {
+                if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += base0(m, k);
+                o.step += step0(m, k);
+                r0.push_back(o);
+            }
+        if (mismatch0) r0.insert(r0.end(), cur.begin(), cur.end());
+        // Core 1: the rest of the batch it is in (D_q of the last whole period), then the matched
+        // batches of the unfinished period, then the one that differed.
+        std::vector<op>& r1 = replays_[1];
+        r1.clear();
+        const auto emit1 = [&](std::int64_t period, int i, std::size_t from) {
+            const joint_batch& d = jb1_[static_cast<std::size_t>(i)];
+            for (std::size_t k = from; k < d.ops.size(); ++k) {
+                op o = d.ops[k];
+                if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += base1(period, i);
+                o.step += step1(period, i);
+                r1.push_back(o);
+            }
+        };
+        emit1(m - 1, q - 1, jk1_);
+        if (!mismatch0 && !(ends_[0] && b0 < p)) {  // core 1's batches of period m were pulled
+            for (int i = 0; i < b1; ++i) emit1(m, i, 0);
+            if (mismatch1) r1.insert(r1.end(), cur1.begin(), cur1.end());
+        }
+        for (std::size_t c = 0; c < 2; ++c) {
+            in_[c] = {};
+            in_pos_[c] = 0;
+            replay_at_[c] = 0;
+        }
+        finish_joint(r0);
+    }
+
+    // x is the cycle's op y one period later (DMA ids relative to `base`, steps to `step0`).
+    static bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0) {
+        const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
+        return x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && x.seconds == y.seconds &&
+               x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
+               x.label == y.label && x.step - step0 == y.step && x.sem == y.sem && x.core == y.core &&
+               x.dma_sem == y.dma_sem;
+    }
+
+    // Pulls and compares whole joint periods; at the first op that differs or a stream's end,
+    // applies them and leaves the ops pulled since to be simulated.
+    [[gnu::noinline]] void joint_fast_forward() {
+        std::vector<op>& r0 = replays_[0];  // r0[0]: the period's first op, pulled already
+        std::vector<op>& r1 = replays_[1];
+        const std::vector<op>& c0 = jcycle_[0];
+        const std::vector<op>& c1 = jcycle_[1];
+        const std::size_t n0 = c0.size();
+        const std::size_t n1 = c1.size();
+        r0.resize(n0 + 1);
+        std::size_t have0 = 1;
+        std::size_t have1 = 0;
+        for (;;) {
+            const auto m = static_cast<std::uint32_t>(jskipped_);
+            const std::uint32_t step0 = r0[0].step;
+            bool whole = true;
+            {
+                const std::uint32_t base = starts_[0] + m * jcycle_starts_[0];
+                for (std::size_t k = 0; whole && k < n0; ++k) {
+                    if (k == have0) {
+                        if (ends_[0] || !pull(0, r0[k])) {
+                            ends_[0] = true;
+                            whole = false;
+                            break;
+                        }
+                        ++have0;
+                    }
+                    whole = matches(r0[k], c0[k], base, step0);
+                }
+            }
+            bool more = false;
+            if (whole) {  // core 0's period ends where its next step value starts, or its stream
+                more = !ends_[0] && pull(0, r0[n0]);
+                ends_[0] = !more;
+                if (more) ++have0;
+                if (more && r0[n0].step == r0[n0 - 1].step) whole = false;
+            }
+            if (whole) {
+                const std::uint32_t base = starts_[1] + m * jcycle_starts_[1];
+                const std::uint32_t s1 = jlast1_ + m * jcycle_steps_[1];
+                r1.resize(n1);
+                for (std::size_t k = 0; whole && k < n1; ++k) {
+                    if (ends_[1] || !pull(1, r1[k])) {
+                        ends_[1] = true;
+                        whole = false;
+                        break;
+                    }
+                    ++have1;
+                    whole = matches(r1[k], c1[k], base, s1);
+                }
+            }
+            if (!whole) break;
+            ++jskipped_;
+            have1 = 0;
+            if (!more) {
+                have0 = 0;
+                break;
+            }
+            r0[0] = r0[n0];
+            have0 = 1;
+        }
+        r0.resize(have0);
+        r1.resize(have1);
+        finish_joint(r0);
+    }
+
+    // The end of a joint-lane run: applies the whole periods skipped (none: look again in a
+    // period); what the replays hold is then simulated as usual.
+    [[gnu::noinline]] void finish_joint(const std::vector<op>& r0) {
+        jfast_ = false;
+        if (jskipped_ == 0) {
+            jcooldown_ = jperiod_;  // the cycle did not repeat even once
+        } else {
+            apply_joint(jskipped_);
+            if (!r0.empty()) {  // the boundary the replayed ops start from
+                jstep_ = r0.front().step;
+                jring_[ring_pos(jn_ - 1)].step[0] = jstep_;
+            }
+        }
+        dirty_ = true;
+    }
+
+    // Advances both cores and their DMAs by m joint periods (state: equal, times shifted).
+    [[gnu::noinline]] void apply_joint(std::int64_t m) {
+        const double dt = static_cast<double>(m) * jcycle_dt_;
+        const joint_tally& s = jcycle_sum_;
+        const auto md = static_cast<double>(m);
+        res_.op_count += m * s.ops;
+        res_.steady_ops += m * s.ops;
+        res_.dma_count += m * s.dmas;
+        res_.hbm_bytes += m * s.hbm_bytes;
+        res_.onchip_bytes += m * s.onchip_bytes;
+        for (std::size_t c = 0; c < 2; ++c) {
+            res_.busy_overhead[c] += md * s.overhead[c];
+            res_.busy_issue[c] += md * s.issue[c];
+            res_.busy_compute[c] += md * s.compute[c];
+            res_.wait_dma[c] += md * s.wait[c];
+        }
+        for (std::size_t w = 0; w < s.wait_who.size(); ++w) res_.wait_by_operand[w] += md * s.wait_who[w];
+        res_.hbm_busy_time += md * s.hbm_busy;
+        if (jcycle_done_) last_done_ += dt;
+        std::uint32_t all = 0;
+        for (std::size_t c = 0; c < 2; ++c) all += static_cast<std::uint32_t>(m) * jcycle_starts_[c];
+        for (std::size_t c = 0; c < 2; ++c) {
+            const std::uint32_t k = static_cast<std::uint32_t>(m) * jcycle_starts_[c];
+            t_[c] += dt;
+            for (const int sl : live_[c].slots()) {
+                live_dma& d = at(sl);
+                d.ready += dt;
+                d.begin += dt;
+                d.id += k;
+                d.seq += all;
+            }
+            live_[c].shift_ids(k);
+            starts_[c] += k;
+        }
+        seq_ += all;
+        const std::uint32_t k1 = static_cast<std::uint32_t>(m) * jcycle_steps_[1];
+        jlast1_ += k1;
+        wait_step_[1] += k1;
+        for (std::size_t ch = 0; ch < channels_.size(); ++ch) channels_[ch].shift(dt, ch == 0 && s.idle > 0);
+        // The history as if the skipped periods had been simulated (as apply() does for one
+        // core), so that a longer period can be found after a shorter one broke.
+        const std::int64_t j = jn_ - 1;
+        const std::int64_t p = jperiod_;
+        const row_mark ma = jring_[ring_pos(j - p)].rows;
+        const row_mark mb = jring_[ring_pos(j)].rows;
+        replicate_rows(ma, mb, m, jcycle_dt_, jcycle_steps_);
+        const std::int64_t depth = std::min(ring_size - 1, j - jvalid_from_ + m * p);
+        jspare_ = jring_;
+        for (std::int64_t i = 0; i <= depth; ++i) {
+            joint_boundary& e = jring_[ring_pos(j + m * p - i)];
+            if (i > m * p) {
+                e = jspare_[ring_pos(j + m * p - i)];
+                continue;
+            }
+            e = jspare_[ring_pos(j - i % p)];
+            if (i > 0 && i % p == 0) {  // the ops after it: the cycle's first boundary's
+                const joint_boundary& f = jspare_[ring_pos(j - p)];
+                e.batch = f.batch;
+                e.hash = f.hash;
+                e.cuts1 = f.cuts1;
+            }
+            const std::int64_t n = m - i / p;
+            const auto nd = static_cast<double>(n);
+            e.t += nd * jcycle_dt_;
+            if (jcycle_done_) e.last_done += nd * jcycle_dt_;
+            for (std::size_t c = 0; c < 2; ++c) {
+                e.starts[c] += static_cast<std::uint32_t>(n) * jcycle_starts_[c];
+                e.step[c] += static_cast<std::uint32_t>(n) * jcycle_steps_[c];
+                e.sum.overhead[c] += nd * s.overhead[c];
+                e.sum.issue[c] += nd * s.issue[c];
+                e.sum.compute[c] += nd * s.compute[c];
+                e.sum.wait[c] += nd * s.wait[c];
+            }
+            e.sum.ops += n * s.ops;
+            e.sum.dmas += n * s.dmas;
+            e.sum.hbm_bytes += n * s.hbm_bytes;
+            e.sum.onchip_bytes += n * s.onchip_bytes;
+            e.sum.idle += n * s.idle;
+            e.sum.hbm_busy += nd * s.hbm_busy;
+            for (std::size_t w = 0; w < s.wait_who.size(); ++w) e.sum.wait_who[w] += nd * s.wait_who[w];
+            e.rows = i == 0 ? mark_rows() : shifted_mark(e.rows, ma, mb, n, jcycle_dt_, jcycle_steps_);
+        }
+        jn_ = j + m * p + 1;
+        jvalid_from_ = jn_ - 1 - depth;
     }
 
     void start_transfer(int s, double t) {
@@ -1074,7 +1793,9 @@ private:
                 step_times& row = res_.steps[static_cast<std::size_t>(row_[c])];
                 row.wait += t - begin;
                 row.end = t;
-                if (t > begin) row.waited_on |= std::uint32_t{1} << wait_who_[c];
+                // A wait of a rounding error (a DMA done an ulp after the core got there) is no
+                // wait on that operand: the bit must not depend on how the clock was summed.
+                if (t - begin > 1e-12 * t) row.waited_on |= std::uint32_t{1} << wait_who_[c];
             }
             if (opt_.timeline && t > begin)
                 res_.timeline.push_back({c, span::track::stream, op_kind::dma_wait, wait_label_[c],
@@ -1109,6 +1830,10 @@ private:
     std::array<std::uint8_t, 2> wait_who_{};  // op::who of the DMA wait a core is blocked in
     std::array<int, 2> row_{-1, -1};               // current per-step row of each core
     std::unordered_map<std::uint64_t, int> rows_;  // (core, step) -> row, with per_step
+    std::int64_t row_recurred_ = 0;                // times a core went back to an older row
+    std::array<std::uint32_t, 2> row_max_{};       // the largest step of each core's rows
+    std::array<bool, 2> row_any_{};
+    std::array<bool, 2> row_rising_{true, true};   // each core's rows created in rising step order
     std::uint64_t seq_ = 0;
     double last_done_ = 0;
     // The next DMA event (unless dirty_): its time, its DMA, and whether it completes or starts
@@ -1134,7 +1859,7 @@ private:
     std::int64_t cooldown_ = 0;    // boundaries to record before looking for a period again
     std::uint32_t cur_step_ = 0;   // step value of the current boundary
     bool fast_ = false;
-    bool ended_ = false;  // the source said the (only running) stream has ended
+    std::array<bool, 2> ends_{};  // per core: the source said its stream has ended
     int period_ = 0;
     std::int64_t skipped_ = 0;
     std::vector<op> cycle_;
@@ -1143,8 +1868,35 @@ private:
     std::uint32_t cycle_steps_ = 0;
     tally cycle_sum_{};
     bool cycle_done_ = false;
-    std::vector<op> replay_;  // ops pulled by the fast lane, to simulate
-    std::size_t replay_pos_ = 0;
+    // The joint lane (see above).
+    std::vector<joint_boundary> jring_;  // the last ring_size joint boundaries
+    std::vector<joint_boundary> jspare_;  // apply_joint()'s copy of the history
+    std::int64_t jn_ = 0;                // joint boundaries recorded since the history began
+    std::int64_t jvalid_from_ = 0;       // the oldest one still comparable
+    std::int64_t jcooldown_ = 0;
+    std::uint32_t jstep_ = 0;   // core 0's step value at the current joint boundary
+    std::uint32_t jlast1_ = 0;  // step value of core 1's last op
+    bool jfast_ = false;
+    int jperiod_ = 0;
+    std::int64_t jskipped_ = 0;
+    std::array<std::vector<op>, 2> jcycle_;
+    std::array<std::uint32_t, 2> jcycle_starts_{};
+    std::array<std::uint32_t, 2> jcycle_steps_{};
+    double jcycle_dt_ = 0;
+    bool jcycle_done_ = false;
+    joint_tally jcycle_sum_{};
+    struct joint_batch {
+        std::vector<op> ops;     // relative to its first start and its first op's step
+        std::uint32_t sb = 0;    // its first start relative to the period's start
+        std::uint32_t gb = 0;    // its first op's step relative to the period's start
+        bool repeats = false;    // equals its predecessor one step on (a lazy batch matches)
+    };
+    bool jby_batch_ = false;
+    std::vector<joint_batch> jb1_;       // core 1's batches of a period
+    std::vector<std::uint8_t> jsame0_;   // core 0's boundary batch k repeats batch k - 1
+    std::size_t jk1_ = 0;                // core 1's position in its batch at the boundary
+    std::array<std::vector<op>, 2> replays_;  // per core: ops pulled by a fast lane, to simulate
+    std::array<std::size_t, 2> replay_at_{};
 };
 
 }  // namespace detail

@@ -20,8 +20,10 @@ struct options {
     /// Fast-forward a stream that has settled into a repeating pattern (docs/model.md, "Steady
     /// state"): once a core's state at a step boundary equals (to 1e-12 relative) its state one
     /// period of up to 64 steps earlier, and the ops of the following steps repeat that period's
-    /// ops, whole periods advance by the period's time without simulating their events. Used only
-    /// while one core runs, and without timeline or per-step rows.
+    /// ops, whole periods advance by the period's time without simulating their events. With two
+    /// running cores the state is the chip's, taken at core 0's step boundaries (both cores'
+    /// DMAs, core 1's clock relative to core 0's); per-step rows of skipped periods are
+    /// replicated. Off with a timeline (and with semaphores).
     bool steady_state = true;
     /// The estimates beside the chip preset: the engine reads the on-chip DMA bandwidth from it;
     /// a source turning work into compute ops should use the same model with time_of.
@@ -62,7 +64,8 @@ struct step_times {
     double compute = 0;
     double wait = 0;      ///< blocked on DMAs (DMA waits, DMA-semaphore waits)
     double sem_wait = 0;  ///< blocked on regular semaphores (signals of the other core)
-    /// Bit `who` (op::who) set for each DMA wait of the step that blocked: bit 1 + k operand k,
+    /// Bit `who` (op::who) set for each DMA wait of the step that blocked (longer than 1e-12 of
+    /// the clock: not a rounding error): bit 1 + k operand k,
     /// bit 0 a body copy (the operands waited on, report's print_steps).
     std::uint32_t waited_on = 0;
 };

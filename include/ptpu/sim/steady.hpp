@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ptpu/sim/result.hpp"
 #include "ptpu/stream/op.hpp"
 
 namespace ptpu::sim::detail {
@@ -33,6 +34,8 @@ struct dma_snap {
     double left = 0;  // latency: ready - t; transfer: bytes left; done: 0
     dma_phase phase = dma_phase::done;
     std::uint8_t channel = 0;
+    std::uint8_t core = 0;  // whose (the joint lane holds both cores' DMAs)
+    double cost = 0;        // bytes its channel is charged (bytes plus shape costs)
 };
 // The totals of one core a period adds.
 struct tally {
@@ -40,6 +43,16 @@ struct tally {
     double overhead = 0, issue = 0, compute = 0, wait = 0, hbm_busy = 0;
     std::array<double, max_operands + 1> wait_who{};  // wait by op::who
 };
+// The per-step rows at a boundary (options::per_step): how many there are, how many times a
+// core went back to an older row (a step value recurring), and each core's current row, which
+// the steps after the boundary may still add to.
+struct row_mark {
+    std::size_t rows = 0;
+    std::int64_t recurred = 0;
+    std::array<int, 2> open{-1, -1};
+    std::array<step_times, 2> open_row{};
+};
+
 struct boundary {
     double t = 0;
     double last_done = 0;
@@ -49,6 +62,7 @@ struct boundary {
     std::uint64_t key = 0;   // the discrete part of the state, hashed: a quick reject
     std::uint64_t hash = 0;  // of the batch's ops (complete at the next boundary)
     tally sum;
+    row_mark rows;
     std::vector<dma_snap> snap;
     std::vector<op> batch;  // the ops from this boundary to the next, normalized
 };
@@ -91,7 +105,7 @@ inline bool same_state(const boundary& a, const boundary& b) {
         const dma_snap& x = a.snap[k];
         const dma_snap& y = b.snap[k];
         if (x.id != y.id || x.seq != y.seq || x.bytes != y.bytes || x.phase != y.phase ||
-            x.channel != y.channel)
+            x.channel != y.channel || x.core != y.core || x.cost != y.cost)
             return false;
         const double tol =
             x.phase == dma_phase::latency ? tol_t : tol_v + 1e-12 * static_cast<double>(x.bytes);
@@ -100,5 +114,68 @@ inline bool same_state(const boundary& a, const boundary& b) {
     return true;
 }
 
+// ---- The joint lane: both cores of a megacore chip running (docs/model.md §11) ----------------
+
+// The totals of both cores a joint period adds.
+struct joint_tally {
+    std::int64_t ops = 0, dmas = 0, hbm_bytes = 0, onchip_bytes = 0, idle = 0;
+    std::array<double, 2> overhead{}, issue{}, compute{}, wait{};
+    double hbm_busy = 0;
+    std::array<double, max_operands + 1> wait_who{};
+};
+
+// The chip at a step boundary of core 0 (core 0 about to run the first op of a new step): both
+// cores' live DMAs (ids relative to their core's count of starts, start order relative to the
+// next start's, times relative to core 0's clock), core 1's clock and state relative to it, and
+// the ops each core ran until core 0's next boundary.
+struct joint_boundary {
+    double t = 0;  // core 0's clock
+    double last_done = 0;
+    double v = 0;   // the HBM channel's virtual byte count at t
+    double d1 = 0;  // core 1's clock - t
+    std::array<std::uint32_t, 2> starts{};
+    std::array<std::uint32_t, 2> step{};  // core 0: its new step; core 1: its last op's step
+    std::uint8_t state1 = 0;              // core 1 ready or blocked (on a DMA)
+    std::uint8_t who1 = 0;                // the wait core 1 is blocked in: op::who
+    std::uint32_t wait1 = 0;              // and the DMA's id relative to core 1's starts
+    std::uint64_t key = 0;
+    std::array<std::uint64_t, 2> hash{};
+    joint_tally sum;
+    row_mark rows;
+    std::vector<dma_snap> snap;
+    std::array<std::vector<op>, 2> batch;  // per core, normalized to this boundary
+    std::vector<std::uint32_t> cuts1;      // where in batch[1] a batch of core 1's source began
+};
+
+inline bool same_joint_ops(const joint_boundary& x, const joint_boundary& y) {
+    for (std::size_t c = 0; c < 2; ++c) {
+        const auto& a = x.batch[c];
+        const auto& b = y.batch[c];
+        if (x.hash[c] != y.hash[c] || a.size() != b.size()) return false;
+        for (std::size_t k = 0; k < a.size(); ++k)
+            if (!same_op(a[k], b[k])) return false;
+    }
+    return true;
+}
+
+inline bool same_joint_state(const joint_boundary& a, const joint_boundary& b) {
+    if (a.key != b.key || a.state1 != b.state1 || a.who1 != b.who1 || a.wait1 != b.wait1 ||
+        a.snap.size() != b.snap.size())
+        return false;
+    const double tol_t = 1e-12 * std::max(std::abs(a.t), std::abs(b.t));
+    const double tol_v = 1e-12 * std::max(std::abs(a.v), std::abs(b.v));
+    if (std::abs(a.d1 - b.d1) > tol_t) return false;
+    for (std::size_t k = 0; k < a.snap.size(); ++k) {
+        const dma_snap& x = a.snap[k];
+        const dma_snap& y = b.snap[k];
+        if (x.id != y.id || x.seq != y.seq || x.bytes != y.bytes || x.phase != y.phase ||
+            x.channel != y.channel || x.core != y.core || x.cost != y.cost)
+            return false;
+        const double tol =
+            x.phase == dma_phase::latency ? tol_t : tol_v + 1e-12 * static_cast<double>(x.bytes);
+        if (std::abs(x.left - y.left) > tol) return false;
+    }
+    return true;
+}
 
 }  // namespace ptpu::sim::detail
