@@ -406,10 +406,12 @@ struct add_config<sweep::value_t<R>, sweep::value_t<C>> {
 };
 
 TEST(SweepHtml, TheSectionIsTheSweepsRankingRejectionsAndDefault) {
-    // 24 points on v5e: a 100-row block breaks the tiling (15), Buffered<3> is rule 19, and
-    // (1024, 512) blocks overflow the 16 MiB of VMEM (24: 20 MiB double-buffered). The baseline,
-    // (128, 128, Buffered<1>), is the slowest feasible point: it ranks below the top 4 shown.
-    const space_t s{{100, 128, 256, 1024}, {128, 512}, {1, 2, 3}, {&tpu::v5e}};
+    // 24 points of a 2048-square matmul on v5e: a 100-row block breaks the tiling (15),
+    // Buffered<3> is rule 19, and (2048, 2048) output blocks overflow the 16 MiB of VMEM (24:
+    // the output window and the accumulator are 16 MiB each). The baseline, (128, 128,
+    // Buffered<1>), is the slowest feasible point: it ranks below the top 4 shown.
+    const space_t s{{100, 128, 256, 2048}, {128, 512}, {1, 2, 3}, {&tpu::v5e}};
+    const auto configure = [](index_t bm, index_t bk, int bc, const chip* c) { return matmul(2048, bm, bk, bc, *c); };
     sweep::options opt{.bar = sweep::progress::off, .baseline = 6, .axis_names = {"bm", "bk", "bc", "chip"}};
     const sweep::result r = sweep::run(s, configure, body, opt);
     ASSERT_EQ(r.baseline_entry()->label, "bm=128, bk=128, bc=1, chip=v5e");
@@ -423,7 +425,7 @@ TEST(SweepHtml, TheSectionIsTheSweepsRankingRejectionsAndDefault) {
     int calls = 0;
     const sweep::timeline_fn predict_again = sweep::timeline_predictor(s, configure, body);
     const html_kernel k = sweep::html_section(
-        r, {.title = "matmul", .summary = "1024^3", .notes = {}, .top = 4},
+        r, {.title = "matmul", .summary = "2048^3", .top = 4},
         [&](const sweep::entry& e) { return ++calls, predict_again(e); });
     // The sweep's best 4 in its order, then the default; ranked as the sweep ranked.
     ASSERT_EQ(k.configs.size(), 5u);
@@ -460,7 +462,7 @@ TEST(SweepHtml, TheSectionIsTheSweepsRankingRejectionsAndDefault) {
     // More timelines on request (their traces are linked); many rejections as the summary.
     calls = 0;
     const html_kernel k3 = sweep::html_section(
-        r, {.title = "matmul", .summary = "", .notes = {}, .top = 100, .max_rejected = 2, .timelines = 3},
+        r, {.title = "matmul", .top = 100, .max_rejected = 2, .timelines = 3},
         [&](const sweep::entry& e) { return ++calls, predict_again(e); });
     EXPECT_EQ(calls, 4);
     EXPECT_EQ(k3.configs.size(), r.ranked.size());
@@ -474,7 +476,7 @@ TEST(SweepHtml, TheDefaultMustBeAFeasibleBaseline) {
     const auto section_rule = [&](std::optional<std::size_t> baseline) {
         sweep::options opt{.bar = sweep::progress::off, .baseline = baseline};
         try {
-            (void)sweep::html_section(sweep::run(s, configure, body, opt), {.title = "t", .summary = ""},
+            (void)sweep::html_section(sweep::run(s, configure, body, opt), {.title = "t"},
                                       sweep::timeline_predictor(s, configure, body));
         } catch (const error& e) {
             return e.rule() + ": " + e.what();

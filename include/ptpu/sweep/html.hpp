@@ -27,8 +27,8 @@ namespace ptpu::sweep {
 
 /// What the section says besides the sweep's entries.
 struct html_section_options {
-    std::string title;    ///< the section's heading
-    std::string summary;  ///< the problem in a sentence
+    std::string title{};    ///< the section's heading
+    std::string summary{};  ///< the problem in a sentence
     std::vector<std::string> notes{};  ///< plain-text lines under the table
     /// The ranked entries shown (best first); the default is shown too when it ranks lower, and
     /// a note counts the others.
