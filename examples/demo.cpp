@@ -1,15 +1,15 @@
 // ptpu's demo: which pipelining configuration should a kernel use on which chip, and why. Three
 // kernels (a fused MLP, a blocked matmul with an accumulator, a megacore elementwise add), each
-// written once as a generic body, are planned, run on real data (the result checked against a
-// float64 reference for every configuration) and predicted under several configurations, then
-// ranked by predicted device time. Prints a table per kernel and writes one HTML page that opens
-// offline (bars of where the time goes, the timelines of the best and the default configuration)
-// with a Perfetto trace per configuration next to it.
+// written once as a generic body, are swept over several configurations (sweep::run: planned,
+// rejected ones reported with their rule, the rest predicted in timing-only mode on all host
+// cores and ranked by predicted device time), and every feasible configuration is run on real
+// data, its result checked against a float64 reference. Prints a table per kernel and writes one
+// HTML page that opens offline (sweep/html.hpp: bars of where the time goes, the timelines of the
+// best and the default configuration, their Perfetto traces), with each sweep's CSV and JSON.
 //
 // The configurations are run-time values of one dynamic_call per kernel (call/dynamic.hpp), so a
-// configuration costs no template instantiation (this file compiles in about the time of one
-// static kernel); each is checked by the same planner as a static pallas_call, and a rejected
-// one is reported with its rule id.
+// configuration costs no template instantiation; each is checked by the same planner as a static
+// pallas_call.
 //
 //     demo [--out DIR]     (default: ptpu_demo_out under the current directory)
 #include <ptpu/ptpu.hpp>
