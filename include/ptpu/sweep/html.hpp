@@ -12,9 +12,11 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -91,7 +93,8 @@ inline html_kernel html_section(const result& r, const html_section_options& opt
 }
 
 /// The timeline callback of a sweep::run(points, configure, body, ...): configure(point) again
-/// (the points are copied), with run_options::timeline on, predicted.
+/// (the points are copied), with run_options::timeline on, predicted. It refers to `body`, which
+/// must outlive it.
 template <class Points, class Configure, class Body>
 timeline_fn timeline_predictor(Points&& points, Configure configure, const Body& body) {
     auto pts = detail::materialize(std::forward<Points>(points));
@@ -101,8 +104,10 @@ timeline_fn timeline_predictor(Points&& points, Configure configure, const Body&
                                     std::to_string(pts.size()) + " points",
                         "pass the points the sweep ran on");
         auto config = detail::call_on_point(configure, pts[e.index]);
-        config.options.per_step = 0;
-        config.options.timeline = true;
+        if constexpr (requires { requires std::same_as<std::remove_cvref_t<decltype(config.options)>, run_options>; }) {
+            config.options.per_step = 0;  // the page reads the timeline, not the rows
+            config.options.timeline = true;
+        }  // else: no timeline to draw, and the page says so (ptpu[REP1])
         return config.predict(body);
     };
 }
