@@ -1,19 +1,19 @@
 // ptpu's demo: which pipelining configuration should a kernel use on which chip, and why. Three
 // kernels (a fused MLP, a blocked matmul with an accumulator, a megacore elementwise add), each
-// written once as a generic body, are planned, run on real data (the result checked against a
-// float64 reference for every configuration) and predicted under several configurations, then
-// ranked by predicted device time. Prints a table per kernel and writes one HTML page that opens
-// offline (bars of where the time goes, the timelines of the best and the default configuration)
-// with a Perfetto trace per configuration next to it.
+// written once as a generic body, are swept over several configurations (sweep::run: planned,
+// rejected ones reported with their rule, the rest predicted in timing-only mode on all host
+// cores and ranked by predicted device time), and every feasible configuration is run on real
+// data, its result checked against a float64 reference. Prints a table per kernel and writes one
+// HTML page that opens offline (sweep/html.hpp: bars of where the time goes, the timelines of the
+// best and the default configuration, their Perfetto traces), with each sweep's CSV and JSON.
 //
 // The configurations are run-time values of one dynamic_call per kernel (call/dynamic.hpp), so a
-// configuration costs no template instantiation (this file compiles in about the time of one
-// static kernel); each is checked by the same planner as a static pallas_call, and a rejected
-// one is reported with its rule id.
+// configuration costs no template instantiation; each is checked by the same planner as a static
+// pallas_call.
 //
 //     demo [--out DIR]     (default: ptpu_demo_out under the current directory)
 #include <ptpu/ptpu.hpp>
-#include <ptpu/report/html.hpp>
+#include <ptpu/sweep/html.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -34,72 +34,49 @@ namespace {
 
 using F2 = Operand<float, 2>;
 
-// ---- running a list of configurations ----------------------------------------------------------
+// ---- one kernel's comparison ---------------------------------------------------------------
 
-// One kernel's comparison: each configuration runs through `run`, which plans it, runs it (on data
-// when it checks numerics) and returns its report and the error it measured against the
-// reference; a rule that rejects a configuration is reported with its id, not skipped silently.
+// A kernel's points go through sweep::run (every point planned, rejected ones kept with their
+// rule, the rest predicted in timing-only mode on all host cores and ranked; point 0 is the
+// default, the baseline of the speedups); then each feasible point runs on data, serially, its
+// result checked against the reference by `check` (the error it returns); then the result becomes
+// the page's section (sweep/html.hpp: the best and the default predicted again with a timeline).
 struct comparison {
+    sweep::result sweep;
     html_kernel page;
+    std::string file;  // the stem of its CSV and JSON files
     double worst_error = 0;  // over the configurations run on data
-    int checked = 0;
+    std::size_t checked = 0;
 };
 
-template <class Point>
-comparison compare(std::string title, std::string summary, const std::vector<Point>& points,
-                   std::size_t default_point, std::string (*name)(const Point&),
-                   const std::function<std::pair<report, double>(const Point&)>& run) {
-    comparison out;
-    out.page.title = std::move(title);
-    out.page.summary = std::move(summary);
-    for (std::size_t i = 0; i < points.size(); ++i) {
-        try {
-            auto [rep, err] = run(points[i]);
-            if (i == default_point) out.page.default_config = out.page.configs.size();
-            out.page.configs.push_back({name(points[i]), std::move(rep)});
-            if (err >= 0) out.worst_error = std::max(out.worst_error, err), ++out.checked;
-        } catch (const error& e) {
-            if (i == default_point) throw;  // the default must run: speedups are measured against it
-            out.page.rejected.emplace_back(name(points[i]), e.what());
-        }
+template <class Point, class Configure, class Body, class Check>
+comparison compare(std::string title, std::string summary, std::string file, const std::vector<Point>& points,
+                   Configure configure, const Body& body, std::string (*name)(const Point&), const Check& check) {
+    comparison c;
+    c.file = std::move(file);
+    c.sweep = sweep::run(points, configure, body, {.baseline = 0}, name);
+    for (const sweep::entry& e : c.sweep.ranked) {
+        c.worst_error = std::max(c.worst_error, check(points[e.index]));
+        ++c.checked;
     }
-    return out;
+    c.page = sweep::html_section(c.sweep, {.title = std::move(title), .summary = std::move(summary)},
+                                 sweep::timeline_predictor(points, configure, body));
+    c.page.files = {{"all points (CSV)", c.file + ".csv"}, {"JSON", c.file + ".json"}};
+    return c;
 }
 
-// The console table: ranked best first, what bounds each configuration, the gain over the default.
+// The console table (the sweep's: ranked best first, what bounds each configuration, its speedup
+// over the default, the rejections by rule), the notes, and what the best gains.
 void print(const comparison& c, double tolerance) {
-    const html_kernel& k = c.page;
-    const std::vector<std::size_t> order = rank_order(k);
-    const report& d = k.configs[k.default_config].result;
-    std::size_t w = 13;
-    for (const html_config& x : k.configs) w = std::max(w, x.name.size() + 10);
-    std::cout << "\n== " << k.title << " ==\n" << k.summary << "\n\n"
-              << "  rank  " << std::left << std::setw(static_cast<int>(w)) << "configuration" << std::right
-              << "     time  vs default  bound by       exposed DMA  overhead    VMEM    MXU\n";
-    for (std::size_t r = 0; r < order.size(); ++r) {
-        const html_config& x = k.configs[order[r]];
-        const time_split s = split_time(x.result);
-        const double t = x.result.device_time;
-        index_t vmem = 0;
-        for (const core_report& cr : x.result.core) vmem = std::max(vmem, cr.vmem_high_water);
-        std::string name = x.name;
-        if (order[r] == best_of(k)) name += "  [best]";
-        if (order[r] == k.default_config) name += "  [default]";
-        std::cout << "  " << std::setw(4) << r + 1 << "  " << std::left << std::setw(static_cast<int>(w)) << name
-                  << std::right << std::fixed << std::setprecision(1) << std::setw(7) << t * 1e6 << " us"
-                  << std::setprecision(2) << std::setw(11) << d.device_time / t << "x  " << std::left
-                  << std::setw(14) << x.result.bound << std::right << std::setprecision(1) << std::setw(10)
-                  << s.exposed_dma / t * 100 << "%" << std::setw(9) << s.overhead / t * 100 << "%" << std::setw(6)
-                  << static_cast<double>(vmem) / (1 << 20) << " MiB" << std::setprecision(0) << std::setw(5)
-                  << x.result.mxu_utilization * 100 << "%\n";
-    }
-    for (const auto& [name, why] : k.rejected) std::cout << "  rejected  " << name << ": " << why << "\n";
-    for (const std::string& n : k.notes) std::cout << "  " << n << "\n";
-    const html_config& b = k.configs[best_of(k)];
-    std::cout << "  best: " << b.name << " at " << std::setprecision(1) << b.result.device_time * 1e6 << " us, "
-              << std::setprecision(2) << d.device_time / b.result.device_time << "x faster than the default ("
-              << k.configs[k.default_config].name << "); bound by " << b.result.bound << "\n";
-    if (c.worst_error > tolerance) std::cout << "  NUMERICS MISMATCH\n";
+    std::cout << "\n== " << c.page.title << " ==\n" << c.page.summary << "\n\n";
+    c.sweep.print(std::cout, c.sweep.ranked.size());
+    for (const std::string& n : c.page.notes) std::cout << n << "\n";
+    const sweep::entry& b = c.sweep.best();
+    const sweep::entry& d = *c.sweep.baseline_entry();
+    std::cout << "best: " << b.label << " at " << std::fixed << std::setprecision(1) << b.time * 1e6 << " us, "
+              << std::setprecision(2) << *c.sweep.speedup(b) << "x faster than the default (" << d.label
+              << "); bound by " << b.rep.bound << "\n";
+    if (c.worst_error > tolerance) std::cout << "NUMERICS MISMATCH\n";
 }
 
 // Inputs that are not all alike: smooth functions of the flat index.
@@ -170,7 +147,6 @@ Mlp mlp_call(const mlp_point& p, index_t h) {
                          .index_map = [](index_t, index_t j) { return idx(0, j); }, .buffer_count = p.buffers};
     c.in[3] = {.shape = {h, E}, .block = {p.block_h, E},
                .index_map = [](index_t, index_t j) { return idx(j, 0); }, .buffer_count = p.buffers};
-    c.options.timeline = true;
     return c;
 }
 
@@ -214,15 +190,13 @@ comparison mlp_comparison() {
         "Fused MLP", "y = (SiLU(x Wg) * (x Wu)) Wd with T=256, E=1152, H=6912 (f32), over a grid of (row block, "
         "H block); the H block size, the weights' buffer count and the chip vary. The default, v5e block_h 384 "
         "Buffered<2>, was measured on a v5e at 258.4 us (README, \"The timing model\").",
-        points, 0, mlp_name, [&](const mlp_point& p) {
-            const report full = mlp_call(p, H).predict(mlp);  // plans (and may reject) before any data
-            Mlp small = mlp_call(p, H_data);
-            small.options.timeline = false;
-            auto [y, r] = small(mlp, x, wg, wu, wd);
+        "fused-mlp", points, [](const mlp_point& p) { return mlp_call(p, H); }, mlp, mlp_name,
+        [&](const mlp_point& p) {
+            auto [y, r] = mlp_call(p, H_data)(mlp, x, wg, wu, wd);
             error_norm err;
             for (std::size_t k = 0; k < rows.size(); ++k)
                 for (index_t e = 0; e < E; ++e) err.add(ref[k * E + e], y[static_cast<std::size_t>(rows[k] * E + e)]);
-            return std::pair{full, err.relative()};
+            return err.relative();
         });
     c.page.notes.push_back("numerics: each configuration ran on data with H = " + std::to_string(H_data) +
                            "; error against a float64 reference (bf16-rounded inputs, as a DEFAULT-precision "
@@ -247,6 +221,21 @@ struct matmul_point {
     int buffers;
 };
 
+Matmul matmul_call(const matmul_point& p) {
+    Matmul mm;
+    mm.grid = {N / p.bm, N / p.bn, N / p.bk};
+    mm.semantics = {parallel, parallel, arbitrary};
+    mm.chip = tpu::v5e;
+    mm.in[0] = {.shape = {N, N}, .block = {p.bm, p.bk},
+                .index_map = [](index_t i, index_t, index_t k) { return idx(i, k); }, .buffer_count = p.buffers};
+    mm.in[1] = {.shape = {N, N}, .block = {p.bk, p.bn},
+                .index_map = [](index_t, index_t j, index_t k) { return idx(k, j); }, .buffer_count = p.buffers};
+    mm.out[0] = {.shape = {N, N}, .block = {p.bm, p.bn},
+                 .index_map = [](index_t i, index_t j, index_t) { return idx(i, j); }};
+    mm.scratch[0] = {p.bm, p.bn};
+    return mm;
+}
+
 std::string matmul_name(const matmul_point& p) {
     return "v5e  blocks " + std::to_string(p.bm) + "x" + std::to_string(p.bn) + "x" + std::to_string(p.bk) +
            "  Buffered<" + std::to_string(p.buffers) + ">";
@@ -268,27 +257,13 @@ comparison matmul_comparison() {
     comparison c = compare<matmul_point>(
         "Blocked matmul", "o = x y with 1024 x 1024 f32 operands on v5e, an f32 VMEM accumulator over the k blocks "
         "(grid (i, j, k), k arbitrary); the block shape and buffer count vary.",
-        points, 0, matmul_name, [&](const matmul_point& p) {
-            Matmul mm;
-            mm.grid = {N / p.bm, N / p.bn, N / p.bk};
-            mm.semantics = {parallel, parallel, arbitrary};
-            mm.chip = tpu::v5e;
-            mm.in[0] = {.shape = {N, N}, .block = {p.bm, p.bk},
-                        .index_map = [](index_t i, index_t, index_t k) { return idx(i, k); },
-                        .buffer_count = p.buffers};
-            mm.in[1] = {.shape = {N, N}, .block = {p.bk, p.bn},
-                        .index_map = [](index_t, index_t j, index_t k) { return idx(k, j); },
-                        .buffer_count = p.buffers};
-            mm.out[0] = {.shape = {N, N}, .block = {p.bm, p.bn},
-                         .index_map = [](index_t i, index_t j, index_t) { return idx(i, j); }};
-            mm.scratch[0] = {p.bm, p.bn};
-            mm.options.timeline = true;
-            auto [o, r] = mm(matmul, x, y);  // the full problem on data: the report is its prediction
+        "blocked-matmul", points, matmul_call, matmul, matmul_name, [&](const matmul_point& p) {
+            auto [o, r] = matmul_call(p)(matmul, x, y);  // the full problem on data
             error_norm err;
             for (index_t i = 0, k = 0; i < N; i += 13, ++k)
                 for (index_t j = 0; j < N; ++j)
                     err.add(ref[static_cast<std::size_t>(k * N + j)], o[static_cast<std::size_t>(i * N + j)]);
-            return std::pair{std::move(r), err.relative()};
+            return err.relative();
         });
     c.page.notes.push_back("numerics: each configuration ran on data at full size; error against a float64 "
                            "reference (bf16-rounded inputs) on every 13th row, max |difference| / max |reference|: " +
@@ -310,6 +285,16 @@ struct add_point {
     int buffers;
 };
 
+Add add_call(const add_point& p) {
+    Add a;
+    a.grid = {R / p.rows};
+    a.semantics = {p.split ? parallel : arbitrary};
+    a.chip = tpu::v5p;
+    a.in[0] = a.in[1] = a.out[0] = {.shape = {R, C}, .block = {p.rows, C},
+                                    .index_map = [](index_t i) { return idx(i, 0); }, .buffer_count = p.buffers};
+    return a;
+}
+
 std::string add_name(const add_point& p) {
     return "v5p  rows " + std::to_string(p.rows) + (p.split ? "  parallel (2 cores)" : "  arbitrary (1 core)") +
            "  Buffered<" + std::to_string(p.buffers) + ">";
@@ -322,19 +307,11 @@ comparison add_comparison() {
     comparison c = compare<add_point>(
         "Megacore elementwise add", "z = x + y with 4096 x 512 f32 operands on v5p (two TensorCores sharing HBM); "
         "the row block, whether the row axis is split over the cores, and the buffer count vary.",
-        points, 0, add_name, [&](const add_point& p) {
-            Add a;
-            a.grid = {R / p.rows};
-            a.semantics = {p.split ? parallel : arbitrary};
-            a.chip = tpu::v5p;
-            a.in[0] = a.in[1] = a.out[0] = {.shape = {R, C}, .block = {p.rows, C},
-                                            .index_map = [](index_t i) { return idx(i, 0); },
-                                            .buffer_count = p.buffers};
-            a.options.timeline = true;
-            auto [z, r] = a(add, x, y);
+        "megacore-add", points, add_call, add, add_name, [&](const add_point& p) {
+            auto [z, r] = add_call(p)(add, x, y);
             error_norm err;  // exact in f32
             for (std::size_t i = 0; i < z.size(); ++i) err.add(x[i] + y[i], z[i]);
-            return std::pair{std::move(r), err.relative()};
+            return err.relative();
         });
     c.page.notes.push_back(c.worst_error == 0 ? "numerics: each configuration ran on data at full size; every "
                                                 "element equals x + y exactly"
@@ -362,20 +339,24 @@ int main(int argc, char** argv) {
     bool ok = true;
     for (std::size_t k = 0; k < kernels.size(); ++k) {
         print(kernels[k], tolerance[k]);
-        ok = ok && kernels[k].worst_error <= tolerance[k] && kernels[k].checked == static_cast<int>(kernels[k].page.configs.size());
+        ok = ok && kernels[k].worst_error <= tolerance[k] && kernels[k].checked == kernels[k].sweep.ranked.size();
     }
+    // Each sweep's points (rejected ones included) as CSV and JSON next to the page, which links them.
+    std::filesystem::create_directories(out);
     std::vector<html_kernel> pages;
     std::size_t traces = 0;
     for (const comparison& c : kernels) {
+        c.sweep.write_csv(std::filesystem::path(out) / (c.file + ".csv"));
+        c.sweep.write_json(std::filesystem::path(out) / (c.file + ".json"));
         pages.push_back(c.page);
-        traces += c.page.configs.size();
+        for (const html_config& x : c.page.configs) traces += !x.result.timeline.empty();
     }
     html_options opt;
     opt.subtitle = "examples/demo.cpp: three kernels, each run on data, checked against a reference and predicted "
                    "under several configurations by ptpu's timing model.";
     const std::string page = write_html_report(out, pages, opt);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::cout << "\nWrote " << page << " and " << traces << " Perfetto traces into "
+    std::cout << "\nWrote " << page << ", " << traces << " Perfetto traces and each sweep's CSV and JSON into "
               << std::filesystem::absolute(out).lexically_normal().string() << "/ (open index.html in a browser; "
               << "no network needed) in " << std::fixed << std::setprecision(1) << secs << " s\n";
     if (!ok) std::cout << "numerics: MISMATCH (see above)\n";

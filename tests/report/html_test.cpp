@@ -182,3 +182,32 @@ TEST(HtmlReport, BadInputIsAClearError) {
     EXPECT_EQ(rule_of(k), "no error");
     EXPECT_EQ(count(to_html({k}), ".trace.json\""), 2);  // no trace link without a timeline
 }
+
+TEST(HtmlReport, KeepsAGivenRankingAndLinksFiles) {
+    html_kernel k = three();
+    // A ranking that is not by device time (a sweep's over several shapes may differ): kept.
+    const std::vector<std::size_t> by_time = rank_order(k);
+    k.order = {by_time[2], by_time[0], by_time[1]};
+    EXPECT_EQ(rank_order(k), k.order);
+    EXPECT_EQ(best_of(k), by_time[2]);
+    k.files = {{"points <csv>", "a&b.csv"}, {"JSON", "a.json"}};
+    const std::string page = to_html({k});
+    const auto row = [&](std::size_t i) {
+        return page.find("<td class=\"name\">" + detail::html_escape(k.configs[i].name) + "<");
+    };
+    ASSERT_NE(row(by_time[1]), std::string::npos);
+    EXPECT_LT(row(by_time[2]), row(by_time[0]));
+    EXPECT_LT(row(by_time[0]), row(by_time[1]));
+    EXPECT_NE(page.find("id=\"k0-files\">Files: <a href=\"a&amp;b.csv\">points &lt;csv&gt;</a> · <a href=\"a.json\">"),
+              std::string::npos);
+    for (const std::vector<std::size_t>& bad : {std::vector<std::size_t>{0, 0, 1}, {0, 1}, {0, 1, 3}}) {
+        k.order = bad;
+        try {
+            (void)to_html({k});
+            ADD_FAILURE() << "order accepted";
+        } catch (const error& e) {
+            EXPECT_EQ(e.rule(), "REP3");
+            EXPECT_NE(std::string(e.what()).find("order"), std::string::npos) << e.what();
+        }
+    }
+}

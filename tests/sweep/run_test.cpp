@@ -3,17 +3,21 @@
 // reports (equal device times, exactly), rejected points with their rule ids (24 VMEM on v5e, 15
 // tiling, 19 buffer count), a parallel sweep equal to a serial one, the CSV and JSON files (parsed
 // back), the progress bar (quiet when stderr is not a terminal), the baseline's speedups, the
-// mixture of shapes, and a compile-time space whose infeasible types are reported by rule.
+// mixture of shapes, the HTML report's section made of a sweep (sweep/html.hpp: the same ranking,
+// rejections and default, timelines predicted again for the best and the default only), and a
+// compile-time space whose infeasible types are reported by rule.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <ptpu/ptpu.hpp>
+#include <ptpu/sweep/html.hpp>
 #include <ptpu/sweep/run.hpp>
 #include <ptpu/sweep/run_static.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -407,6 +411,92 @@ struct add_config<sweep::value_t<R>, sweep::value_t<C>> {
     using call = pallas_call<Grid<8192 / R>, In<Arg<Array<float, 8192, 1024>, B>, Arg<Array<float, 8192, 1024>, B>>,
                              Out<Arg<Array<float, 8192, 1024>, B>>, Semantics<parallel>, Chip<C>>;
 };
+
+TEST(SweepHtml, TheSectionIsTheSweepsRankingRejectionsAndDefault) {
+    // 24 points of a 2048-square matmul on v5e: a 100-row block breaks the tiling (15),
+    // Buffered<3> is rule 19, and (2048, 2048) output blocks overflow the 16 MiB of VMEM (24:
+    // the output window and the accumulator are 16 MiB each). The baseline, (128, 128,
+    // Buffered<1>), is the slowest feasible point: it ranks below the top 4 shown.
+    const space_t s{{100, 128, 256, 2048}, {128, 512}, {1, 2, 3}, {&tpu::v5e}};
+    const auto configure = [](index_t bm, index_t bk, int bc, const chip* c) { return matmul(2048, bm, bk, bc, *c); };
+    sweep::options opt{.bar = sweep::progress::off, .baseline = 6, .axis_names = {"bm", "bk", "bc", "chip"}};
+    const sweep::result r = sweep::run(s, configure, body, opt);
+    ASSERT_EQ(r.baseline_entry()->label, "bm=128, bk=128, bc=1, chip=v5e");
+    ASSERT_GE(r.ranked.size(), 6u);
+    ASSERT_EQ(&r.ranked.back(), r.baseline_entry()) << "the fixture wants the baseline ranked last";
+    std::map<std::string, int> rules;
+    for (const sweep::entry& e : r.rejected) ++rules[e.rule];
+    ASSERT_EQ(rules.size(), 3u);
+    ASSERT_TRUE(rules.contains("15") && rules.contains("19") && rules.contains("24"));
+
+    int calls = 0;
+    const sweep::timeline_fn predict_again = sweep::timeline_predictor(s, configure, body);
+    const html_kernel k = sweep::html_section(
+        r, {.title = "matmul", .summary = "2048^3", .top = 4},
+        [&](const sweep::entry& e) { return ++calls, predict_again(e); });
+    // The sweep's best 4 in its order, then the default; ranked as the sweep ranked.
+    ASSERT_EQ(k.configs.size(), 5u);
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(k.configs[i].name, r.ranked[i].label);
+    EXPECT_EQ(k.default_config, 4u);
+    EXPECT_EQ(k.configs[k.default_config].name, r.baseline_entry()->label);
+    EXPECT_EQ(rank_order(k), (std::vector<std::size_t>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(best_of(k), 0u);
+    // Every rejected point, with its rule's message.
+    ASSERT_EQ(k.rejected.size(), r.rejected.size());
+    for (std::size_t i = 0; i < k.rejected.size(); ++i) {
+        EXPECT_EQ(k.rejected[i].first, r.rejected[i].label);
+        EXPECT_EQ(k.rejected[i].second, r.rejected[i].message);
+        EXPECT_EQ(k.rejected[i].second.rfind("ptpu[" + r.rejected[i].rule + "]", 0), 0u);
+    }
+    // Two predictions more (the best and the default), each the point's own with a timeline;
+    // the others keep the sweep's lean reports.
+    EXPECT_EQ(calls, 2);
+    for (std::size_t i = 0; i < k.configs.size(); ++i) {
+        const bool drawn = i == 0 || i == k.default_config;
+        EXPECT_EQ(k.configs[i].result.timeline.empty(), !drawn) << k.configs[i].name;
+        const double lean = (i < 4 ? r.ranked[i] : *r.baseline_entry()).rep.device_time;
+        EXPECT_NEAR(k.configs[i].result.device_time, lean, 1e-12 * lean) << k.configs[i].name;
+    }
+    EXPECT_EQ(k.notes.back(), std::to_string(r.ranked.size() - 4) + " more feasible configurations not shown (" +
+                                  std::to_string(r.ranked.size()) + " in all)");
+    // The page draws both timelines, marks the default and names the rules.
+    const std::string page = to_html({k});
+    EXPECT_NE(page.find("id=\"k0-timeline-best\""), std::string::npos);
+    EXPECT_NE(page.find("id=\"k0-timeline-default\""), std::string::npos);
+    EXPECT_NE(page.find("<span class=\"tag default\">"), std::string::npos);
+    for (const auto& [rule, count] : rules) EXPECT_NE(page.find("ptpu[" + rule + "]"), std::string::npos) << rule;
+
+    // More timelines on request (their traces are linked); many rejections as the summary.
+    calls = 0;
+    const html_kernel k3 = sweep::html_section(
+        r, {.title = "matmul", .top = 100, .max_rejected = 2, .timelines = 3},
+        [&](const sweep::entry& e) { return ++calls, predict_again(e); });
+    EXPECT_EQ(calls, 4);
+    EXPECT_EQ(k3.configs.size(), r.ranked.size());
+    EXPECT_EQ(k3.configs[k3.default_config].name, r.baseline_entry()->label);
+    EXPECT_TRUE(k3.rejected.empty());
+    EXPECT_EQ(k3.notes.back(), r.rejections());
+}
+
+TEST(SweepHtml, TheDefaultMustBeAFeasibleBaseline) {
+    const space_t s{{100, 128}, {128}, {2}, {&tpu::v5e}};
+    const auto section_rule = [&](std::optional<std::size_t> baseline) {
+        sweep::options opt{.bar = sweep::progress::off, .baseline = baseline};
+        try {
+            (void)sweep::html_section(sweep::run(s, configure, body, opt), {.title = "t"},
+                                      sweep::timeline_predictor(s, configure, body));
+        } catch (const error& e) {
+            return e.rule() + ": " + e.what();
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(section_rule(1), "no error");
+    EXPECT_TRUE(section_rule(std::nullopt).starts_with("SW2: ptpu[SW2] sweep::html_section (t): the sweep has no baseline"))
+        << section_rule(std::nullopt);
+    EXPECT_TRUE(section_rule(0).starts_with("SW2: ptpu[SW2] sweep::html_section (t): the baseline '100, 128, 2, v5e' "
+                                            "is rejected: ptpu[15]"))
+        << section_rule(0);
+}
 
 TEST(SweepRunStatic, InfeasibleTypesAreReportedByRule) {
     // 1024 rows: 3 operands x 2 buffers x 4 MiB = 24 MiB, over v5e's 16 MiB (24), within v6e's

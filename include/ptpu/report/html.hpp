@@ -40,6 +40,12 @@ struct html_kernel {
     std::vector<std::string> notes;            ///< plain-text lines, e.g. the numerics check
     /// Configurations that were not run, with the rule that rejects each (e.g. "ptpu[24] ...").
     std::vector<std::pair<std::string, std::string>> rejected;
+    /// The ranking, best first, as indices into configs (a sweep's, kept as it ranked); empty:
+    /// by device time.
+    std::vector<std::size_t> order{};
+    /// Files next to the page to link under the table, as (text, relative path), e.g. a sweep's
+    /// CSV and JSON.
+    std::vector<std::pair<std::string, std::string>> files{};
 };
 
 struct html_options {
@@ -75,8 +81,9 @@ inline time_split split_time(const report& r) {
     return s;
 }
 
-/// The configurations' indices, fastest first (ties keep their order).
+/// The configurations' indices, fastest first (ties keep their order), or html_kernel::order.
 inline std::vector<std::size_t> rank_order(const html_kernel& k) {
+    if (!k.order.empty()) return k.order;
     std::vector<std::size_t> order(k.configs.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -269,6 +276,20 @@ inline void check_kernel(const html_kernel& k, std::size_t id) {
         throw error("REP4", where, "best_config " + std::to_string(*k.best_config) + " is past its " +
                                        std::to_string(k.configs.size()) + " configurations",
                     "give an index into configs, or leave it empty for the fastest");
+    if (!k.order.empty()) {
+        std::vector<bool> seen(k.configs.size());
+        for (std::size_t i : k.order) {
+            if (i >= k.configs.size() || seen[i])
+                throw error("REP3", where, "order is not a permutation of the " + std::to_string(k.configs.size()) +
+                                               " configurations' indices",
+                            "give each index into configs once, best first, or leave order empty");
+            seen[i] = true;
+        }
+        if (k.order.size() != k.configs.size())
+            throw error("REP3", where, "order ranks " + std::to_string(k.order.size()) + " of the " +
+                                           std::to_string(k.configs.size()) + " configurations",
+                        "give each index into configs once, best first, or leave order empty");
+    }
     for (std::size_t i : {k.default_config, best_of(k)})
         if (k.configs[i].result.timeline.empty())
             throw error("REP1", where, "configuration '" + k.configs[i].name + "' has no timeline to draw",
@@ -403,6 +424,13 @@ inline std::string to_html(const std::vector<html_kernel>& kernels, const html_o
         }
         o << "</table>\n";
         for (const std::string& n : k.notes) o << "<p class=\"note\">" << html_escape(n) << "</p>\n";
+        if (!k.files.empty()) {
+            o << "<p class=\"note files\" id=\"k" << id << "-files\">Files:";
+            for (std::size_t f = 0; f < k.files.size(); ++f)
+                o << (f ? " · " : " ") << "<a href=\"" << html_escape(k.files[f].second) << "\">"
+                  << html_escape(k.files[f].first) << "</a>";
+            o << "</p>\n";
+        }
         if (!k.rejected.empty()) {
             o << "<p>Not run: rejected before any byte moved, by the rule named:</p>\n<ul class=\"rejected\">";
             for (const auto& [name, why] : k.rejected)

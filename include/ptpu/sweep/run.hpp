@@ -36,7 +36,6 @@
 #include <utility>
 #include <vector>
 
-#include <range/v3/algorithm/stable_sort.hpp>
 #include <range/v3/range/concepts.hpp>
 #include <range/v3/range/conversion.hpp>
 
@@ -316,7 +315,9 @@ public:
             else
                 ++it->count;
         }
-        std::stable_sort(g.begin(), g.end(), [](const group& a, const group& b) { return a.count > b.count; });
+        // Largest first, ties in order of appearance: an insertion sort (a few rules at most).
+        for (std::size_t i = 1; i < g.size(); ++i)
+            for (std::size_t j = i; j > 0 && g[j - 1].count < g[j].count; --j) std::swap(g[j - 1], g[j]);
         std::string s = std::to_string(rejected.size()) + (rejected.size() == 1 ? " point" : " points") +
                         " rejected:";
         for (std::size_t i = 0; i < g.size(); ++i) {
@@ -500,8 +501,10 @@ inline void draw_progress(std::size_t done, std::size_t n, double elapsed) {
 /// counter; a ptpu::error rejects point i, any other exception stops the sweep and is rethrown.
 /// Each job builds its own configuration, so workers share nothing but the body (called
 /// concurrently: it must not write shared state) and the space (read only).
-template <class Job>
-std::vector<outcome> run_pool(std::size_t n, const Job& job, const options& opt, unsigned& used, double& seconds) {
+// Not a template: one pool per translation unit however many sweeps it runs (a std::function
+// call per point costs nothing next to a prediction).
+inline std::vector<outcome> run_pool(std::size_t n, const std::function<void(std::size_t, std::vector<report>&)>& job,
+                                     const options& opt, unsigned& used, double& seconds) {
     std::vector<outcome> out(n);
     const auto t0 = std::chrono::steady_clock::now();
     unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -606,7 +609,15 @@ inline result make_result(std::vector<outcome>&& out, std::vector<std::string>&&
         }
     }
     // Best first; equal times keep the space's order (the entries are in it).
-    ranges::stable_sort(r.ranked, std::less<>{}, &entry::time);
+    // (Sorting positions and moving each entry once compiles to far less than sorting entries.)
+    std::vector<std::size_t> order(r.ranked.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return r.ranked[a].time < r.ranked[b].time; });
+    std::vector<entry> sorted;
+    sorted.reserve(order.size());
+    for (std::size_t i : order) sorted.push_back(std::move(r.ranked[i]));
+    r.ranked = std::move(sorted);
     return r;
 }
 
@@ -622,7 +633,11 @@ auto materialize(Points&& points) {
             v.push_back(std::apply([](const auto&... x) { return P(x...); }, p));
         return v;
     } else {
-        return ranges::to<std::vector<ranges::range_value_t<Points>>>(std::forward<Points>(points));
+        using V = ranges::range_value_t<Points>;
+        if constexpr (std::is_same_v<std::remove_cvref_t<Points>, std::vector<V>>)
+            return std::vector<V>(points);  // a vector of points: a copy
+        else
+            return ranges::to<std::vector<V>>(std::forward<Points>(points));
     }
 }
 
