@@ -206,7 +206,7 @@ TEST(HtmlReport, KeepsAGivenRankingAndLinksFiles) {
             (void)to_html({k});
             ADD_FAILURE() << "order accepted";
         } catch (const error& e) {
-            EXPECT_EQ(e.rule(), "REP3");
+            EXPECT_EQ(e.rule(), "REP4");
             EXPECT_NE(std::string(e.what()).find("order"), std::string::npos) << e.what();
         }
     }

@@ -280,13 +280,13 @@ inline void check_kernel(const html_kernel& k, std::size_t id) {
         std::vector<bool> seen(k.configs.size());
         for (std::size_t i : k.order) {
             if (i >= k.configs.size() || seen[i])
-                throw error("REP3", where, "order is not a permutation of the " + std::to_string(k.configs.size()) +
+                throw error("REP4", where, "order is not a permutation of the " + std::to_string(k.configs.size()) +
                                                " configurations' indices",
                             "give each index into configs once, best first, or leave order empty");
             seen[i] = true;
         }
         if (k.order.size() != k.configs.size())
-            throw error("REP3", where, "order ranks " + std::to_string(k.order.size()) + " of the " +
+            throw error("REP4", where, "order ranks " + std::to_string(k.order.size()) + " of the " +
                                            std::to_string(k.configs.size()) + " configurations",
                         "give each index into configs once, best first, or leave order empty");
     }
