@@ -397,6 +397,21 @@ TEST(SweepRun, ShapesRankByTotalTime) {
     ASSERT_EQ(rb.rejected.size(), 4u);
     EXPECT_EQ(rb.rejected[0].rule, "15");
     EXPECT_NE(rb.rejected[0].message.find("[shape 1024, 100]"), std::string::npos) << rb.rejected[0].message;
+    // No feasible point has no best, and no shape is no sweep: SW1.
+    const auto rule_of = [](auto&& f) {
+        try {
+            f();
+        } catch (const error& e) {
+            return std::string(e.rule());
+        }
+        return std::string("none");
+    };
+    EXPECT_EQ(rule_of([&] { (void)rb.best(); }), "SW1");
+    EXPECT_EQ(rule_of([&] {
+                  (void)sweep::run_shapes(s, std::vector<shape>{}, config, body,
+                                          {.bar = sweep::progress::off});
+              }),
+              "SW1");
 }
 
 // ---- A compile-time space: configuration types, the infeasible ones reported by rule -----------
