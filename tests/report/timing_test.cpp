@@ -378,3 +378,29 @@ TEST(TimingKnownAnswer, EdgeBlockOfAMajorDimCountsItsRuns) {
         EXPECT_GT(t - t_nominal, 0.5 * hw.dma_run_cost_bytes / bw);
     }
 }
+
+namespace {
+// emit_pipeline's tiling option (S35): a (256, 600) f32 array in (256, 512) blocks; the edge
+// block's 88 columns are DMA'd rounded up to the lane tile, 128 columns: 256 runs of 512 B (not
+// the 64 of the nominal 2048 B run); without tiling 256 runs of 352 B.
+using TArr = Array<float, 256, 600>;
+using TAny = BlockSpec<Full, zero_map, any>;
+using TOuter = pallas_call<Grid<>, Chip<hw>, In<Arg<TArr, TAny>>, Out<Arg<TArr, TAny>>>;
+using TBlk = BlockSpec<Block<256, 512>, [](index_t j) { return idx(0, j); }, Buffered<1>>;
+}  // namespace
+
+TEST(TimingKnownAnswer, TiledEdgeBlockDmaTakesTheTiledRuns) {
+    for (const bool tiled : {true, false}) {
+        const report r = TOuter{{.timeline = true}}.predict([&](auto xh, auto oh) {
+            emit_pipeline([](auto, auto) {}, {2}, in_specs<TBlk>, out_specs<TBlk>, {.tiling = tiled})(xh, oh);
+        });
+        ASSERT_TRUE(serial(r));
+        const double edge = 256.0 * (tiled ? 128 : 88) * 4;
+        const std::vector<double> e = spans_of(r, static_cast<std::int64_t>(edge));
+        ASSERT_EQ(e.size(), 2u) << tiled;
+        for (double t : e) {
+            EXPECT_NEAR(t, alone(edge, 256), 1e-9 * t) << tiled;
+            EXPECT_GT(t - alone(edge, std::ceil(edge / 2048)), 0.5 * hw.dma_run_cost_bytes / bw) << tiled;
+        }
+    }
+}
