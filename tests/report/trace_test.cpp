@@ -285,3 +285,19 @@ TEST(SvgTimeline, StepMarksClipToTheWindow) {
     ASSERT_EQ(xs.size(), inside.size());
     for (std::size_t k = 0; k < xs.size(); ++k) EXPECT_NEAR(xs[k], inside[k], 0.01) << k;
 }
+
+TEST(SvgTimeline, StepMarksPerCoreOnAMegacore) {
+    using Mc = pallas_call<Grid<4>, Semantics<parallel>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Chip<tpu::v5p>>;
+    Mc k{{.timeline = true}};
+    auto [y, r] = k([](auto a, auto b) { store(b, load(a)); }, host_array<X>{});
+    ASSERT_EQ(r.cores, 2);
+    const std::string svg = to_svg(r);
+    // Two steps on each core, drawn in that core's strip (y1 differs between the cores).
+    std::map<int, int> per_y;
+    for (std::size_t p = svg.find("class=\"step-mark\""); p != std::string::npos;
+         p = svg.find("class=\"step-mark\"", p + 1))
+        ++per_y[std::stoi(svg.substr(svg.find("y1=\"", p) + 4))];
+    ASSERT_EQ(per_y.size(), 2u);
+    for (const auto& [yy, n] : per_y) EXPECT_EQ(n, 2) << yy;
+    EXPECT_NE(svg.find("core 1 steps"), std::string::npos);
+}

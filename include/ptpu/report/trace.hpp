@@ -1,8 +1,8 @@
 // Defines the exporters of a report's timeline: Chrome trace-event JSON (opens in Perfetto and
 // chrome://tracing: a process per TensorCore, a thread for its in-order stream and one per DMA
 // lane, events named by operand, block index and slot) and a self-contained SVG timeline (DMA
-// versus compute per core, titled by the kernel's configuration) that any browser opens; both
-// can show a time window of a long run.
+// versus compute per core, its grid steps marked, titled by the kernel's configuration) that any
+// browser opens; both can show a time window of a long run.
 #pragma once
 
 #include <algorithm>
