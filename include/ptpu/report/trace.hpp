@@ -422,9 +422,10 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
             const double xs = x(s.t);
             o << "<line class=\"step-mark\" x1=\"" << xs << "\" y1=\"" << y0 + strip - 5 << "\" x2=\"" << xs
               << "\" y2=\"" << y0 + strip + opt.row_height << "\" stroke=\"#555\" stroke-width=\"0.5\"/>\n";
-            // Labels: every k-th, and never over the last one (steps need not be evenly spaced).
+            // Labels: every k-th, never over the last one (steps need not be evenly spaced) nor
+            // past the drawing's right edge.
             double& end = label_end[static_cast<std::size_t>(s.core)];
-            if (rank[j] % k != 0 || xs < end) continue;
+            if (rank[j] % k != 0 || xs < end || xs + label_px > left + plot + right) continue;
             o << "<text class=\"step-label\" x=\"" << xs + 1 << "\" y=\"" << y0 + strip - 4
               << "\" font-size=\"9\">" << s.step << "</text>\n";
             end = xs + label_px;
