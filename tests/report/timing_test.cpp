@@ -293,3 +293,114 @@ TEST(Report, ExposedDmaPerOperandAndNames) {
     EXPECT_NE(table.str().find(" weights"), std::string::npos) << table.str();
     EXPECT_NE(text.str().find("weights"), std::string::npos) << text.str();
 }
+
+// ---- Edge blocks' runs (docs/model.md, "DMA shape costs") ----------------------------------------
+
+namespace {
+// (256, 1000) f32 in (256, 512) column blocks: block 0 is 256 runs of 2048 B; the edge block 1
+// (S34) has 488 columns, so 256 runs of 1952 B. Buffered<1> on both sides serialises the DMAs,
+// so each moves alone on the channel: its span lasts L + X_c/(B·η).
+using EdgeArr = Array<float, 256, 1000>;
+using EdgeBlk = BlockSpec<Block<256, 512>, [](auto i) { return idx(0, i); }, Buffered<1>>;
+using EdgeCopy = pallas_call<Grid<2>, Chip<hw>, In<Arg<EdgeArr, EdgeBlk>>, Out<Arg<EdgeArr, EdgeBlk>>>;
+// (4, 9, 512) f32 in (2, 8, 512) blocks: a whole block is 2 runs of 16 KiB (a (8, 512) plane
+// each); the edge block of dim 1 holds one row per plane, 2 runs of 2 KiB, where its nominal run
+// would count one.
+using Edge3Arr = Array<float, 4, 9, 512>;
+using Edge3Blk = BlockSpec<Block<2, 8, 512>, [](auto i, auto j) { return idx(i, j, 0); }, Buffered<1>>;
+using Edge3Copy =
+    pallas_call<Grid<2, 2>, Chip<hw>, In<Arg<Edge3Arr, Edge3Blk>>, Out<Arg<Edge3Arr, Edge3Blk>>>;
+
+// Equation of docs/model.md: X_c = X + ceil(X/r)·r0 + d·B·η, here in seconds once alone.
+double alone(double bytes, double runs) {
+    return lat + (bytes + runs * hw.dma_run_cost_bytes + hw.dma_descriptor_s * bw) / bw;
+}
+// The far DMA spans of `bytes` bytes: their durations.
+std::vector<double> spans_of(const report& r, std::int64_t bytes) {
+    std::vector<double> d;
+    for (const sim::span& s : r.timeline)
+        if (s.track == sim::span::track::dma && s.far && s.bytes == bytes) d.push_back(s.end - s.begin);
+    return d;
+}
+// No two far DMA spans overlap (the known answers above assume each DMA alone on HBM).
+bool serial(const report& r) {
+    std::vector<std::pair<double, double>> v;
+    for (const sim::span& s : r.timeline)
+        if (s.track == sim::span::track::dma && s.far) v.emplace_back(s.begin, s.end);
+    std::sort(v.begin(), v.end());
+    for (std::size_t k = 1; k < v.size(); ++k)
+        if (v[k].first < v[k - 1].second - 1e-15) return false;
+    return true;
+}
+}  // namespace
+
+TEST(TimingKnownAnswer, EdgeBlockDmaChargesItsOwnRuns) {
+    constexpr double whole = 256 * 512 * 4, edge = 256 * 488 * 4;
+    const double t_whole = alone(whole, 256), t_edge = alone(edge, 256);
+    const double t_nominal = alone(edge, std::ceil(edge / 2048));  // 244 runs of the nominal 2048 B
+    ASSERT_EQ(std::ceil(edge / 2048), 244);
+    ASSERT_GT(t_edge - t_nominal, 0.5 * 12 * hw.dma_run_cost_bytes / bw);
+    static const host_array<EdgeArr> x;
+    const auto body = [](auto in, auto out) {
+        if (!timing_only()) out.uncharged_array() = in.uncharged_array();
+    };
+    EdgeCopy k{{.timeline = true}};
+    auto [y, full] = k(body, x);
+    const report fast = EdgeCopy{{.timeline = true}}.predict(body);
+    for (const report* r : std::array<const report*, 2>{&full, &fast}) {
+        ASSERT_TRUE(serial(*r));
+        const std::vector<double> w = spans_of(*r, static_cast<std::int64_t>(whole));
+        const std::vector<double> e = spans_of(*r, static_cast<std::int64_t>(edge));
+        ASSERT_EQ(w.size(), 2u);  // fetch and write-back of each block
+        ASSERT_EQ(e.size(), 2u);
+        for (double t : w) EXPECT_NEAR(t, t_whole, 1e-9 * t_whole);
+        for (double t : e) {
+            EXPECT_NEAR(t, t_edge, 1e-9 * t_edge);
+            EXPECT_GT(std::abs(t - t_nominal), 0.5 * (t_edge - t_nominal));
+        }
+    }
+    EXPECT_EQ(full.device_time, fast.device_time);
+}
+
+TEST(TimingKnownAnswer, EdgeBlockOfAMajorDimCountsItsRuns) {
+    constexpr double whole = 2 * 8 * 512 * 4, edge = 2 * 1 * 512 * 4;
+    const double t_edge = alone(edge, 2);
+    const double t_nominal = alone(edge, std::ceil(edge / (8 * 512 * 4)));  // one run of 16 KiB
+    const report r = Edge3Copy{{.timeline = true}}.predict([](auto, auto) {});
+    ASSERT_TRUE(serial(r));
+    const std::vector<double> w = spans_of(r, static_cast<std::int64_t>(whole));
+    const std::vector<double> e = spans_of(r, static_cast<std::int64_t>(edge));
+    ASSERT_EQ(w.size(), 4u);
+    ASSERT_EQ(e.size(), 4u);
+    for (double t : w) EXPECT_NEAR(t, alone(whole, 2), 1e-9 * t);
+    for (double t : e) {
+        EXPECT_NEAR(t, t_edge, 1e-9 * t_edge);
+        EXPECT_GT(t - t_nominal, 0.5 * hw.dma_run_cost_bytes / bw);
+    }
+}
+
+namespace {
+// emit_pipeline's tiling option (S35): a (256, 600) f32 array in (256, 512) blocks; the edge
+// block's 88 columns are DMA'd rounded up to the lane tile, 128 columns: 256 runs of 512 B (not
+// the 64 of the nominal 2048 B run); without tiling 256 runs of 352 B.
+using TArr = Array<float, 256, 600>;
+using TAny = BlockSpec<Full, zero_map, any>;
+using TOuter = pallas_call<Grid<>, Chip<hw>, In<Arg<TArr, TAny>>, Out<Arg<TArr, TAny>>>;
+using TBlk = BlockSpec<Block<256, 512>, [](index_t j) { return idx(0, j); }, Buffered<1>>;
+}  // namespace
+
+TEST(TimingKnownAnswer, TiledEdgeBlockDmaTakesTheTiledRuns) {
+    for (const bool tiled : {true, false}) {
+        const report r = TOuter{{.timeline = true}}.predict([&](auto xh, auto oh) {
+            emit_pipeline([](auto, auto) {}, {2}, in_specs<TBlk>, out_specs<TBlk>, {.tiling = tiled})(xh, oh);
+        });
+        ASSERT_TRUE(serial(r));
+        const double edge = 256.0 * (tiled ? 128 : 88) * 4;
+        const std::vector<double> e = spans_of(r, static_cast<std::int64_t>(edge));
+        ASSERT_EQ(e.size(), 2u) << tiled;
+        for (double t : e) {
+            EXPECT_NEAR(t, alone(edge, 256), 1e-9 * t) << tiled;
+            EXPECT_GT(t - alone(edge, std::ceil(edge / 2048)), 0.5 * hw.dma_run_cost_bytes / bw) << tiled;
+        }
+    }
+}

@@ -195,3 +195,109 @@ TEST(SvgTimeline, TitleNamesTheKernelAndConfiguration) {
     const std::string named = to_svg(r, o);
     EXPECT_NE(named.find(">copy &lt;x&gt; &amp; y</text>"), std::string::npos);
 }
+
+// ---- Grid-step marks ------------------------------------------------------------------------------
+
+namespace {
+// The x positions of the SVG's grid-step marks, and its step labels as (x, step).
+std::vector<double> step_marks(const std::string& svg) {
+    std::vector<double> v;
+    for (std::size_t p = svg.find("class=\"step-mark\" x1=\""); p != std::string::npos;
+         p = svg.find("class=\"step-mark\" x1=\"", p + 1))
+        v.push_back(std::stod(svg.substr(p + 22)));
+    return v;
+}
+std::vector<std::pair<double, int>> step_labels(const std::string& svg) {
+    std::vector<std::pair<double, int>> v;
+    for (std::size_t p = svg.find("class=\"step-label\" x=\""); p != std::string::npos;
+         p = svg.find("class=\"step-label\" x=\"", p + 1)) {
+        const std::size_t gt = svg.find('>', p);
+        v.emplace_back(std::stod(svg.substr(p + 22)), std::stoi(svg.substr(gt + 1)));
+    }
+    return v;
+}
+// Where each step's overhead op starts on core 0, in step order (one per step: no inner pipeline).
+std::vector<double> overhead_starts(const report& r) {
+    std::vector<std::pair<std::uint32_t, double>> v;
+    for (const sim::span& s : r.timeline)
+        if (s.track == sim::span::track::stream && s.kind == sim::op_kind::overhead && s.core == 0)
+            v.emplace_back(s.step, s.begin);
+    std::sort(v.begin(), v.end());
+    std::vector<double> t;
+    for (const auto& p : v) t.push_back(p.second);
+    return t;
+}
+}  // namespace
+
+TEST(SvgTimeline, MarksEachGridStepWhereItsOverheadStarts) {
+    const report r = traced();
+    ASSERT_EQ(r.cores, 1);
+    const std::vector<double> t = overhead_starts(r);
+    ASSERT_EQ(t.size(), 4u);  // Grid<4>
+    const std::string svg = to_svg(r);
+    const int left = 150, plot = svg_options{}.width - 150 - 20;
+    const std::vector<double> xs = step_marks(svg);
+    ASSERT_EQ(xs.size(), 4u);
+    for (std::size_t k = 0; k < 4; ++k) EXPECT_NEAR(xs[k], left + t[k] / r.device_time * plot, 0.01) << k;
+    const auto labels = step_labels(svg);  // few steps: every one labelled, 0 to 3
+    ASSERT_EQ(labels.size(), 4u);
+    for (std::size_t k = 0; k < 4; ++k) EXPECT_EQ(labels[k].second, static_cast<int>(k));
+    svg_options off;
+    off.step_marks = false;
+    EXPECT_TRUE(step_marks(to_svg(r, off)).empty());
+}
+
+TEST(SvgTimeline, StepMarksThinOnALongRunAndLabelsNeverOverlap) {
+    const report r = long_traced();  // 256 steps
+    svg_options o;
+    o.width = 400;  // 230 px of plot: 256 ticks would be under 1 px apart
+    const std::string svg = to_svg(r, o);
+    const std::vector<double> xs = step_marks(svg);
+    // Every 5th step (the least of 1, 2, 5, … keeping ticks ≥ 4 px apart on average: 256·4/230 > 2).
+    EXPECT_EQ(xs.size(), 52u);
+    const std::vector<double> t = overhead_starts(r);
+    ASSERT_EQ(t.size(), 256u);
+    for (std::size_t k = 0; k < xs.size(); ++k) EXPECT_NEAR(xs[k], 150 + t[5 * k] / r.device_time * 230, 0.01);
+    const auto labels = step_labels(svg);
+    ASSERT_GE(labels.size(), 2u);
+    const double width = 6.0 * 3 + 6;  // a 3-digit label
+    for (std::size_t k = 1; k < labels.size(); ++k) {
+        EXPECT_GE(labels[k].first - labels[k - 1].first, width) << k;
+        EXPECT_EQ((labels[k].second - labels[0].second) % 5, 0);  // labelled steps are marked ones
+    }
+    EXPECT_LE(labels.size() * width, 230.0);
+    // The full width draws all 256: 1230 px leave them more than 4 px apart.
+    EXPECT_EQ(step_marks(to_svg(r)).size(), 256u);
+}
+
+TEST(SvgTimeline, StepMarksClipToTheWindow) {
+    const report r = long_traced();
+    const double T = r.device_time;
+    const double a = 0.4137 * T, b = 0.5291 * T;
+    svg_options o;
+    o.t_begin = a;
+    o.t_end = b;
+    const std::vector<double> xs = step_marks(to_svg(r, o));
+    std::vector<double> inside;
+    for (double t : overhead_starts(r))
+        if (t >= a && t <= b) inside.push_back(150 + (t - a) / (b - a) * (o.width - 170));
+    ASSERT_GE(inside.size(), 10u);
+    ASSERT_EQ(xs.size(), inside.size());
+    for (std::size_t k = 0; k < xs.size(); ++k) EXPECT_NEAR(xs[k], inside[k], 0.01) << k;
+}
+
+TEST(SvgTimeline, StepMarksPerCoreOnAMegacore) {
+    using Mc = pallas_call<Grid<4>, Semantics<parallel>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Chip<tpu::v5p>>;
+    Mc k{{.timeline = true}};
+    auto [y, r] = k([](auto a, auto b) { store(b, load(a)); }, host_array<X>{});
+    ASSERT_EQ(r.cores, 2);
+    const std::string svg = to_svg(r);
+    // Two steps on each core, drawn in that core's strip (y1 differs between the cores).
+    std::map<int, int> per_y;
+    for (std::size_t p = svg.find("class=\"step-mark\""); p != std::string::npos;
+         p = svg.find("class=\"step-mark\"", p + 1))
+        ++per_y[std::stoi(svg.substr(svg.find("y1=\"", p) + 4))];
+    ASSERT_EQ(per_y.size(), 2u);
+    for (const auto& [yy, n] : per_y) EXPECT_EQ(n, 2) << yy;
+    EXPECT_NE(svg.find("core 1 steps"), std::string::npos);
+}

@@ -1,12 +1,13 @@
 // Defines the exporters of a report's timeline: Chrome trace-event JSON (opens in Perfetto and
 // chrome://tracing: a process per TensorCore, a thread for its in-order stream and one per DMA
 // lane, events named by operand, block index and slot) and a self-contained SVG timeline (DMA
-// versus compute per core, titled by the kernel's configuration) that any browser opens; both
-// can show a time window of a long run.
+// versus compute per core, its grid steps marked, titled by the kernel's configuration) that any
+// browser opens; both can show a time window of a long run.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -154,6 +155,36 @@ inline double tick_step(double t) {
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
 }
 
+/// Where each grid step starts on each core: the begin of the first step-overhead span carrying
+/// a new step value (an inner pipeline's overhead ops carry the enclosing step: one mark), in
+/// time order. (core, step, time) per mark.
+struct step_mark {
+    int core = 0;
+    std::uint32_t step = 0;
+    double t = 0;
+};
+inline std::vector<step_mark> step_marks(const report& r) {
+    std::vector<step_mark> v;
+    for (const sim::span& s : r.timeline)
+        if (s.track == sim::span::track::stream && s.kind == sim::op_kind::overhead) v.push_back({s.core, s.step, s.begin});
+    std::stable_sort(v.begin(), v.end(), [](const step_mark& a, const step_mark& b) {
+        return a.core != b.core ? a.core < b.core : a.t < b.t;
+    });
+    std::vector<step_mark> out;
+    for (const step_mark& m : v)
+        if (out.empty() || out.back().core != m.core || out.back().step != m.step) out.push_back(m);
+    return out;
+}
+/// The smallest of 1, 2, 5, 10, 20, … at least `x`.
+inline long long round_stride(double x) {
+    long long p = 1;
+    for (;;) {
+        for (long long m : {1, 2, 5})
+            if (static_cast<double>(m * p) >= x) return m * p;
+        p *= 10;
+    }
+}
+
 /// The time window an exporter shows: [begin, end] within the run; t_end 0 is the device time.
 struct window {
     double begin = 0;
@@ -291,6 +322,12 @@ struct svg_options {
     double t_end = 0;
     /// The heading ("": one naming the operands, grid steps, chip, cores, device time and bound).
     std::string title;
+    /// Grid-step marks: a strip above each core's stream with a tick where each step's overhead
+    /// op starts, thinned to every m-th step (m in 1, 2, 5, 10, …) so that ticks are at least
+    /// `step_mark_px` apart on average, and labelled with the step every k-th (a multiple of m)
+    /// so that labels never overlap.
+    bool step_marks = true;
+    double step_mark_px = 4;
 };
 
 /// A self-contained SVG timeline: per core a row for the stream (overhead, issue, compute,
@@ -305,7 +342,9 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
     const int left = 150, right = 20, top = 50;
     const int plot = std::max(200, opt.width - left - right);
     const int rows_per_core = 1 + std::max(lanes, 1);
-    const int height = top + r.cores * (rows_per_core * opt.row_height + 16) + 60;
+    const int strip = opt.step_marks ? 14 : 0;  // the grid-step marks above each core's stream
+    const int core_h = strip + rows_per_core * opt.row_height + 16;
+    const int height = top + r.cores * core_h + 60;
     auto x = [&](double t) { return left + (t - win.begin) / span_t * plot; };
     std::ostringstream o;
     o.precision(3);
@@ -337,7 +376,8 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
         return "#000";
     };
     for (int c = 0; c < r.cores; ++c) {
-        const int y0 = top + c * (rows_per_core * opt.row_height + 16);
+        const int y0 = top + c * core_h + strip;
+        if (strip > 0) o << "<text x=\"10\" y=\"" << y0 - 3 << "\" font-size=\"9\">core " << c << " steps</text>\n";
         o << "<text x=\"10\" y=\"" << y0 + 15 << "\">core " << c << " stream</text>\n";
         for (int k = 0; k < std::max(lanes, 1); ++k)
             o << "<text x=\"10\" y=\"" << y0 + (k + 1) * opt.row_height + 15 << "\">core " << c << " "
@@ -348,7 +388,7 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
         const sim::span& s = r.timeline[i];
         double b = s.begin, e = s.end;
         if (!win.clip(b, e)) continue;
-        const int y0 = top + s.core * (rows_per_core * opt.row_height + 16);
+        const int y0 = top + s.core * core_h + strip;
         const int row = s.track == sim::span::track::dma ? lane[i] + 1 : 0;
         const double x0 = x(b);
         const double w = std::max(0.5, x(e) - x0);
@@ -356,6 +396,40 @@ inline std::string to_svg(const report& r, const svg_options& opt = {}) {
           << "\" height=\"" << opt.row_height - 4 << "\" fill=\"" << color(s) << "\"><title>"
           << detail::json_escape(detail::span_name(r, s)) << ": " << s.begin * 1e6 << " - " << s.end * 1e6
           << " us</title></rect>\n";
+    }
+    if (strip > 0) {
+        // Thinned by each mark's rank on its core over the whole run (not the window), so that a
+        // window shows a subset of the whole run's marks; the stride from the busiest core.
+        const std::vector<detail::step_mark> marks = detail::step_marks(r);
+        std::vector<long long> rank(marks.size(), 0), shown(static_cast<std::size_t>(r.cores), 0);
+        std::uint32_t top_step = 0;
+        for (std::size_t j = 0; j < marks.size(); ++j) {
+            rank[j] = j > 0 && marks[j - 1].core == marks[j].core ? rank[j - 1] + 1 : 0;
+            if (marks[j].t >= win.begin && marks[j].t <= win.end) {
+                ++shown[static_cast<std::size_t>(marks[j].core)];
+                top_step = std::max(top_step, marks[j].step);
+            }
+        }
+        const double n = static_cast<double>(*std::max_element(shown.begin(), shown.end()));
+        const long long m = detail::round_stride(n * std::max(opt.step_mark_px, 0.5) / plot);
+        const double label_px = 6.0 * static_cast<double>(std::to_string(top_step).size()) + 6;
+        const long long k = m * detail::round_stride(n / static_cast<double>(m) * label_px / plot);
+        std::vector<double> label_end(static_cast<std::size_t>(r.cores), -1e300);
+        for (std::size_t j = 0; j < marks.size(); ++j) {
+            const detail::step_mark& s = marks[j];
+            if (s.t < win.begin || s.t > win.end || rank[j] % m != 0) continue;
+            const int y0 = top + s.core * core_h;
+            const double xs = x(s.t);
+            o << "<line class=\"step-mark\" x1=\"" << xs << "\" y1=\"" << y0 + strip - 5 << "\" x2=\"" << xs
+              << "\" y2=\"" << y0 + strip + opt.row_height << "\" stroke=\"#555\" stroke-width=\"0.5\"/>\n";
+            // Labels: every k-th, never over the last one (steps need not be evenly spaced) nor
+            // past the drawing's right edge.
+            double& end = label_end[static_cast<std::size_t>(s.core)];
+            if (rank[j] % k != 0 || xs < end || xs + label_px > left + plot + right) continue;
+            o << "<text class=\"step-label\" x=\"" << xs + 1 << "\" y=\"" << y0 + strip - 4
+              << "\" font-size=\"9\">" << s.step << "</text>\n";
+            end = xs + label_px;
+        }
     }
     const int axis_y = height - 45;
     o << "<line x1=\"" << left << "\" y1=\"" << axis_y << "\" x2=\"" << left + plot << "\" y2=\"" << axis_y

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -76,18 +77,42 @@ constexpr block_region region_of(const operand_desc& o, const index_tuple<max_ra
 /// partial last block rounds its rows up to the dim's tile `tile[d]`, past the array's logical end
 /// into its physical tile padding (601 rows in 256-row blocks: the last DMA is rows [512, 608)).
 /// The copy itself moves the part inside the array (ptpu's arrays have no padding to read).
-constexpr index_t tiled_dma_elems(const operand_desc& o, const index_tuple<max_rank>& b, const index_t* tile) {
+/// (Per dim: the extent that DMA moves.)
+constexpr std::array<index_t, max_rank> tiled_dma_extent(const operand_desc& o, const index_tuple<max_rank>& b,
+                                                         const index_t* tile) {
     const block_region r = region_of(o, b);
-    index_t n = 1;
+    std::array<index_t, max_rank> c = r.count;
     for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
         const block_dim& bd = o.block[d];
-        index_t c = r.count[d];
         const index_t rem = o.shape[d] % bd.size;
         if (bd.kind == dim_kind::blocked && rem != 0 && tile[d] > 0 && b[d].start == o.shape[d] / bd.size)
-            c = std::min(bd.size, (rem + tile[d] - 1) / tile[d] * tile[d]);
-        n *= c;
+            c[d] = std::min(bd.size, (rem + tile[d] - 1) / tile[d] * tile[d]);
     }
+    return c;
+}
+constexpr index_t tiled_dma_elems(const operand_desc& o, const index_tuple<max_rank>& b, const index_t* tile) {
+    const std::array<index_t, max_rank> c = tiled_dma_extent(o, b, tile);
+    index_t n = 1;
+    for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) n *= c[d];
     return n;
+}
+
+/// The contiguous run, in bytes, of a pipeline DMA that copies `count[d]` elements of each dim
+/// of operand `o`'s row-major array (stream::op::run): the trailing dims it spans whole, times the
+/// first it cuts; 0 when it is one run (no outer dim of more than one element) or its runs reach
+/// 64 KiB (docs/model.md, "DMA shape costs"). Edge blocks (S34) pass their clipped extents.
+constexpr std::uint16_t run_of_extent(const operand_desc& o, const index_t* count) {
+    index_t run = itemsize(o.type);
+    for (int d = o.rank - 1; d >= 0; --d) {
+        const index_t c = count[d], n = o.shape[static_cast<std::size_t>(d)];
+        run *= c;
+        if (c < n) {
+            for (int e = d - 1; e >= 0; --e)  // more than one run?
+                if (count[e] > 1) return run < 65536 ? static_cast<std::uint16_t>(run) : 0;
+            return 0;
+        }
+    }
+    return 0;
 }
 
 namespace detail {

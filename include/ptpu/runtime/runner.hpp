@@ -459,7 +459,7 @@ private:
         if (opt_.notes) labels_.push_back(label);
         cur_meta_.start = true;
         emit(stream::op_kind::dma_start, id, 0, bytes, true, label, e.step);
-        ops_[n_out_ - 1].run = run_[static_cast<std::size_t>(e.op)];
+        ops_[n_out_ - 1].run = next_run_;
         cur_meta_.start = false;
         return id;
     }
@@ -484,6 +484,7 @@ private:
     index_t move(const event& e, bool in) {
         const auto op = static_cast<std::size_t>(e.op);
         index_t bytes = uniform_bytes_[op];
+        next_run_ = run_[op];
         if (move_[op] || bytes < 0) {
             const auto b = block_of(e.op, e.block_step);
             const operand_desc& o = desc_.ops[op];
@@ -494,11 +495,23 @@ private:
                                : copy_block_out(hbm_[op], slot, o, b);
             if (desc_.tiling)  // S35: the last partial block's DMA is rounded up to the tile
                 bytes = tiled_dma_elems(o, b, tables_.info.ops[op].tile.data()) * itemsize(o.type);
+            if (bytes < o.block_elems() * itemsize(o.type))  // an edge block (S34): its own runs
+                next_run_ = edge_run(e.op, b);
         }
         count(e, bytes, in);
         return bytes;
     }
 
+    // The run of a DMA moving less than its block (an edge block, S34/S35; a short slice, S38):
+    // from the extents it copies, the tiled ones with the tiling option (docs/model.md, "DMA
+    // shape costs"), so that its run count is that of the rows it really moves.
+    std::uint16_t edge_run(int i, const index_tuple<max_rank>& b) const {
+        const auto op = static_cast<std::size_t>(i);
+        const operand_desc& o = desc_.ops[op];
+        const std::array<index_t, max_rank> c =
+            desc_.tiling ? tiled_dma_extent(o, b, tables_.info.ops[op].tile.data()) : region_of(o, b).count;
+        return run_of_extent(o, c.data());
+    }
     static index_t b_size(const operand_desc& o, int d) { return o.block[static_cast<std::size_t>(d)].size; }
     // An input block only partly inside its array (S34 edge block, S38 short slice): the part of
     // its window outside the array reads poison (interpret mode's uninitialized memory) rather
@@ -774,7 +787,8 @@ private:
     core_schedule sched_;
     std::array<bool, max_operands> move_{};
     std::array<index_t, max_operands> uniform_bytes_{};
-    std::array<std::uint16_t, max_operands> run_{};  // stream::op::run of the operand's DMAs
+    std::array<std::uint16_t, max_operands> run_{};  // stream::op::run of the operand's whole blocks
+    std::uint16_t next_run_ = 0;  // the run of the DMA move() just sized (dma_start's)
 
     // The contiguous run of an operand's nominal block in its row-major array (stream::op::run):
     // the trailing dims the block spans whole, times the first it cuts; 0 when the block is one
