@@ -734,6 +734,23 @@ private:
         return s;
     }
 
+    // A DMA in flight as a boundary records it, relative to the clock t and to its core's count
+    // of starts (`starts`): what a period must repeat of it (steady.hpp, same_snaps).
+    [[nodiscard]] dma_snap snap_of(const live_dma& d, std::uint32_t starts, double t) const {
+        dma_snap x;
+        x.id = d.id - starts;
+        x.seq = seq_ - d.seq;
+        x.bytes = d.bytes;
+        x.phase = d.phase;
+        x.channel = d.channel;
+        x.core = d.core;
+        x.cost = d.cost;
+        x.left = d.phase == dma_phase::latency    ? d.ready - t
+                 : d.phase == dma_phase::transfer ? d.tag - channels_[d.channel].v_at(t)
+                                                  : 0.0;
+        return x;
+    }
+
     // Records boundary nb_ (core c about to run op o, the first of step o.step) and looks for a
     // period ending here; true when the fast lane takes over (holding o).
     bool at_boundary(int c, const op& o) {
@@ -751,21 +768,7 @@ private:
         b.batch.clear();
         b.hash = 0;
         b.snap.clear();
-        for (const int s : live_[c].slots()) {
-            const live_dma& d = at(s);
-            dma_snap x;
-            x.id = d.id - starts_[c];
-            x.seq = seq_ - d.seq;
-            x.bytes = d.bytes;
-            x.phase = d.phase;
-            x.channel = d.channel;
-            x.core = d.core;
-            x.cost = d.cost;
-            x.left = d.phase == dma_phase::latency    ? d.ready - t
-                     : d.phase == dma_phase::transfer ? d.tag - channels_[d.channel].v_at(t)
-                                                      : 0.0;
-            b.snap.push_back(x);
-        }
+        for (const int s : live_[c].slots()) b.snap.push_back(snap_of(at(s), starts_[c], t));
         for (std::size_t k = 1; k < b.snap.size(); ++k)  // by id (a few entries: insertion sort)
             for (std::size_t i = k; i > 0 && b.snap[i].id < b.snap[i - 1].id; --i)
                 std::swap(b.snap[i], b.snap[i - 1]);
@@ -1277,21 +1280,8 @@ private:
         b.cuts1.clear();
         b.snap.clear();
         for (int c = 0; c < 2; ++c)
-            for (const int s : live_[static_cast<std::size_t>(c)].slots()) {
-                const live_dma& d = at(s);
-                dma_snap x;
-                x.id = d.id - starts_[static_cast<std::size_t>(c)];
-                x.seq = seq_ - d.seq;
-                x.bytes = d.bytes;
-                x.cost = d.cost;
-                x.phase = d.phase;
-                x.channel = d.channel;
-                x.core = d.core;
-                x.left = d.phase == dma_phase::latency    ? d.ready - t
-                         : d.phase == dma_phase::transfer ? d.tag - channels_[d.channel].v_at(t)
-                                                          : 0.0;
-                b.snap.push_back(x);
-            }
+            for (const int s : live_[static_cast<std::size_t>(c)].slots())
+                b.snap.push_back(snap_of(at(s), starts_[static_cast<std::size_t>(c)], t));
         // By start order (unique; a few entries: insertion sort).
         for (std::size_t k = 1; k < b.snap.size(); ++k)
             for (std::size_t i = k; i > 0 && b.snap[i].seq > b.snap[i - 1].seq; --i)

@@ -97,13 +97,13 @@ inline bool same_batch(const boundary& x, const boundary& y) {
     return true;
 }
 
-inline bool same_state(const boundary& a, const boundary& b) {
-    if (a.snap.size() != b.snap.size()) return false;
-    const double tol_t = 1e-12 * std::max(std::abs(a.t), std::abs(b.t));
-    const double tol_v = 1e-12 * std::max(std::abs(a.v), std::abs(b.v));
-    for (std::size_t k = 0; k < a.snap.size(); ++k) {
-        const dma_snap& x = a.snap[k];
-        const dma_snap& y = b.snap[k];
+// The DMAs in flight at two boundaries (of equal count) are the same relative to their clocks:
+// everything equal, what is left of each equal up to rounding (tol_t for a latency, tol_v plus a
+// byte-proportional part for a transfer).
+inline bool same_snaps(const std::vector<dma_snap>& a, const std::vector<dma_snap>& b, double tol_t, double tol_v) {
+    for (std::size_t k = 0; k < a.size(); ++k) {
+        const dma_snap& x = a[k];
+        const dma_snap& y = b[k];
         if (x.id != y.id || x.seq != y.seq || x.bytes != y.bytes || x.phase != y.phase ||
             x.channel != y.channel || x.core != y.core || x.cost != y.cost)
             return false;
@@ -112,6 +112,13 @@ inline bool same_state(const boundary& a, const boundary& b) {
         if (std::abs(x.left - y.left) > tol) return false;
     }
     return true;
+}
+
+inline bool same_state(const boundary& a, const boundary& b) {
+    if (a.snap.size() != b.snap.size()) return false;
+    const double tol_t = 1e-12 * std::max(std::abs(a.t), std::abs(b.t));
+    const double tol_v = 1e-12 * std::max(std::abs(a.v), std::abs(b.v));
+    return same_snaps(a.snap, b.snap, tol_t, tol_v);
 }
 
 // ---- The joint lane: both cores of a megacore chip running (docs/model.md §11) ----------------
@@ -165,17 +172,7 @@ inline bool same_joint_state(const joint_boundary& a, const joint_boundary& b) {
     const double tol_t = 1e-12 * std::max(std::abs(a.t), std::abs(b.t));
     const double tol_v = 1e-12 * std::max(std::abs(a.v), std::abs(b.v));
     if (std::abs(a.d1 - b.d1) > tol_t) return false;
-    for (std::size_t k = 0; k < a.snap.size(); ++k) {
-        const dma_snap& x = a.snap[k];
-        const dma_snap& y = b.snap[k];
-        if (x.id != y.id || x.seq != y.seq || x.bytes != y.bytes || x.phase != y.phase ||
-            x.channel != y.channel || x.core != y.core || x.cost != y.cost)
-            return false;
-        const double tol =
-            x.phase == dma_phase::latency ? tol_t : tol_v + 1e-12 * static_cast<double>(x.bytes);
-        if (std::abs(x.left - y.left) > tol) return false;
-    }
-    return true;
+    return same_snaps(a.snap, b.snap, tol_t, tol_v);
 }
 
 }  // namespace ptpu::sim::detail
