@@ -23,6 +23,8 @@
 
 #include <ptpu/ptpu.hpp>
 
+#include "report/flash_body.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -451,27 +453,7 @@ using Flash = pallas_call<
     Out<Arg<Array<float, fa_S, fa_D>, BlockSpec<Block<BQ, fa_D>, by_row_of_2d>>>, Scratch<vmem, float, BQ, 128>,
     Scratch<vmem, float, BQ, 128>, Scratch<vmem, float, BQ, fa_D>>;
 
-template <index_t BQ>
-struct flash_body {
-    template <class Q, class K, class V, class O, class M, class L, class A>
-    void operator()(Q q, K k, V v, O o, M m, L l, A acc) const {
-        if (program_id(1) == 0) {
-            store(m, full<float>(c<BQ>, c<128>, -std::numeric_limits<float>::infinity()));
-            store(l, zeros<float>(c<BQ>, c<128>));
-            store(acc, zeros_like(load(acc)));
-        }
-        const auto s = dot(load(q), load(k), dot_options{.transpose_b = true}) * 0.125f;
-        const auto m_prev = max(load(m), c<1>);
-        const auto m_new = maximum(m_prev, max(s, c<1>));
-        const auto p = exp(s - m_new);
-        const auto alpha = exp(m_prev - m_new);
-        const auto l_new = alpha * max(load(l), c<1>) + sum(p, c<1>);
-        store(acc, load(acc) * alpha + dot(cast<bf16>(p), load(v)));
-        store(m, m_new + zeros<float>(c<BQ>, c<128>));
-        store(l, l_new + zeros<float>(c<BQ>, c<128>));
-        if (program_id(1) == num_programs(1) - 1) store(o, load(acc) / l_new);
-    }
-};
+using test_kernels::flash_body;  // tests/report/flash_body.hpp, as the vector-bound test's
 
 template <index_t BQ, index_t BKV, const chip& C>
 report predict_flash() {

@@ -5,7 +5,8 @@
 
 #include <ptpu/ptpu.hpp>
 
-#include <limits>
+#include "flash_body.hpp"
+
 
 using namespace ptpu;
 
@@ -22,28 +23,7 @@ using Flash = pallas_call<
     Out<Arg<Array<float, S, D>, BlockSpec<Block<bq, D>, [](auto i, auto) { return idx(i, 0); }>>>,
     Scratch<vmem, float, bq, 128>, Scratch<vmem, float, bq, 128>, Scratch<vmem, float, bq, D>>;
 
-// Online softmax over (bq, bkv) score blocks (the running max m and sum l kept in lane 0 of
-// (bq, 128) scratch, broadcast back as (bq, 1)).
-struct flash_body {
-    template <class Q, class K, class V, class O, class M, class L, class A>
-    void operator()(Q q, K k, V v, O o, M m, L l, A acc) const {
-        if (program_id(1) == 0) {
-            store(m, full<float>(c<bq>, c<128>, -std::numeric_limits<float>::infinity()));
-            store(l, zeros<float>(c<bq>, c<128>));
-            store(acc, zeros_like(load(acc)));
-        }
-        const auto s = dot(load(q), load(k), dot_options{.transpose_b = true}) * 0.125f;
-        const auto m_prev = max(load(m), c<1>);
-        const auto m_new = maximum(m_prev, max(s, c<1>));
-        const auto p = exp(s - m_new);
-        const auto alpha = exp(m_prev - m_new);
-        const auto l_new = alpha * max(load(l), c<1>) + sum(p, c<1>);
-        store(acc, load(acc) * alpha + dot(cast<bf16>(p), load(v)));
-        store(m, m_new + zeros<float>(c<bq>, c<128>));
-        store(l, l_new + zeros<float>(c<bq>, c<128>));
-        if (program_id(1) == num_programs(1) - 1) store(o, load(acc) / l_new);
-    }
-};
+using flash_body = test_kernels::flash_body<bq>;  // online softmax (flash_body.hpp)
 
 }  // namespace
 
