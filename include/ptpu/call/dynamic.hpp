@@ -382,9 +382,9 @@ struct dynamic_call {
                   "ptpu[V1] dynamic_call: more than 16 scalar-prefetch or scratch operands");
 
     /// Grid (S12); empty: one invocation.
-    dims_value grid;
+    dims_value grid{};
     /// dimension_semantics (S43); empty: none given.
-    value_list<dim_semantics, max_rank> semantics;
+    value_list<dim_semantics, max_rank> semantics{};
     /// The chip the call is checked against and timed on.
     ptpu::chip chip = tpu::default_chip;
     /// vmem_limit_bytes; none: the chip's scoped limit (check 24).
@@ -394,7 +394,7 @@ struct dynamic_call {
     /// The shape of each ScratchShapes buffer.
     std::array<dims_value, n_scratch> scratch{};
     /// input_output_aliases, {input, output} pairs (S50).
-    value_list<std::pair<int, int>, max_operands> aliases;
+    value_list<std::pair<int, int>, max_operands> aliases{};
     /// How the call runs (timing only, timeline, …), as pallas_call's.
     run_options options{};
 
