@@ -314,3 +314,146 @@ TEST(SteadyCall, PerStepRowsWithTheFastLaneAgree) {
     const report r = rows_agree<Matmul>(mm, host_array<A>{}, host_array<B>{});
     EXPECT_GT(r.steady_ops, 0);
 }
+
+// ---- The body memo of timing-only runs (run_options::memoize_body, runner.hpp "Body memo") --------
+// A timing-only run runs the body once per distinct set of answers to what it asks (program_id,
+// core_index, valid_extent), plus a check at the 1st, 2nd, 4th... reuse, and must predict exactly
+// what running it at every step predicts.
+
+namespace {
+template <class K, class Body>
+report predict_memo(const Body& body, bool memo) {
+    K k{};
+    k.options.memoize_body = memo;
+    return k.predict(body);
+}
+// log2 checks: reuses 1, 2, 4, ... up to `reuses`.
+constexpr index_t checks(index_t reuses) {
+    index_t n = 0;
+    for (index_t at = 1; at <= reuses; at *= 2) ++n;
+    return n;
+}
+}  // namespace
+
+TEST(BodyMemo, ReductionMatmulRunsOncePerReductionStepAndPredictsTheSame) {
+    // The body asks program_id(2) only: one run per value of k (16), then reuses.
+    int runs = 0;
+    const auto body = [&runs](auto x, auto w, auto o) {
+        ++runs;
+        when(program_id(2) == 0, [&] { store(o, zeros<float>(bm, bn)); });
+        store(o, load(o) + dot(load(x), load(w)));
+    };
+    const report every = predict_memo<Matmul>(body, false);
+    EXPECT_EQ(runs, 4 * 16);
+    runs = 0;
+    const report memo = predict_memo<Matmul>(body, true);
+    EXPECT_EQ(runs, 16 + checks(64 - 16));
+    EXPECT_EQ(memo.device_time, every.device_time);
+    EXPECT_EQ(memo.exposed_dma, every.exposed_dma);
+    expect_same_counts(memo, every);
+    ASSERT_EQ(memo.steps.size(), every.steps.size());
+    for (std::size_t i = 0; i < memo.steps.size(); ++i) EXPECT_EQ(memo.steps[i].compute, every.steps[i].compute);
+    // With data the body runs at every step whatever the option says.
+    runs = 0;
+    Matmul k{};
+    (void)k(body, host_array<A>{}, host_array<B>{});
+    EXPECT_EQ(runs, 64);
+}
+
+TEST(BodyMemo, BodyAskingNothingRunsOnceAndChecksLogarithmically) {
+    int runs = 0;
+    const auto body = [&runs](auto x, auto y, auto z) {
+        ++runs;
+        store(z, load(x) + load(y));
+    };
+    const report memo = predict_memo<Add>(body, true);
+    EXPECT_EQ(runs, 1 + checks(add_steps - 1));
+    runs = 0;
+    const report every = predict_memo<Add>(body, false);
+    EXPECT_EQ(runs, add_steps);
+    EXPECT_EQ(memo.device_time, every.device_time);
+    expect_same_counts(memo, every);
+}
+
+TEST(BodyMemo, CoreIndexAndEdgeBlocksAreQuestionsToo) {
+    // Megacore: the work depends on the core; edge blocks: on the valid rows of the last block.
+    using X = Array<float, 300, 8 * 128>;
+    using Blk = BlockSpec<Block<128, 128>, [](auto i, auto j) { return idx(i, j); }>;
+    using Edge = pallas_call<Grid<3, 8>, Semantics<parallel, arbitrary>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>,
+                             Chip<tpu::v5p>>;
+    static_assert(Edge::info.cores == 2);
+    int runs = 0;
+    const auto body = [&runs](auto, auto) {
+        ++runs;
+        const double rows = static_cast<double>(valid_extent(0, 0));
+        charge(work{.vreg_cheap = rows * (core_index() + 1)});
+    };
+    const report every = predict_memo<Edge>(body, false);
+    EXPECT_EQ(runs, 24);
+    runs = 0;
+    const report memo = predict_memo<Edge>(body, true);
+    EXPECT_LT(runs, 24);
+    EXPECT_EQ(memo.device_time, every.device_time);
+    for (int c = 0; c < 2; ++c) EXPECT_EQ(memo.core[static_cast<std::size_t>(c)].compute, every.core[static_cast<std::size_t>(c)].compute);
+    expect_same_counts(memo, every);
+}
+
+TEST(BodyMemo, ScalarMemoryRunsTheBodyEveryStep) {
+    // A body reading SMEM: its value may differ at every step, so nothing is reused.
+    using Idx = Array<std::int32_t, 64>;
+    using SpBlk = BlockSpec<Block<8, 128>, [](auto i, const auto&) { return idx(i, 0); }>;
+    using Sp = pallas_call<Grid<64>, ScalarPrefetch<Idx>, In<Arg<Vec, SpBlk>>, Out<Arg<Vec, SpBlk>>, Chip<tpu::v5e>>;
+    int runs = 0;
+    const auto body = [&runs](auto s, auto x, auto y) {
+        ++runs;
+        charge(work{.vreg_cheap = static_cast<double>(sload(s, program_id(0)))});
+        store(y, load(x));
+    };
+    std::vector<std::int32_t> cost(64);
+    for (std::size_t i = 0; i < cost.size(); ++i) cost[i] = static_cast<std::int32_t>(i % 5);
+    Sp k{};
+    k.options.timing_only = true;
+    auto [y, rep] = k(body, cost, host_array<Vec>{});
+    EXPECT_EQ(runs, 64);
+    k.options.memoize_body = false;
+    runs = 0;
+    auto [y2, rep2] = k(body, cost, host_array<Vec>{});
+    EXPECT_EQ(rep.device_time, rep2.device_time);
+}
+
+TEST(BodyMemo, BodyDependingOnHostStateIsK2) {
+    // Charges that change with a host counter, not with anything the body asks: caught by the
+    // check at the first reuse.
+    int runs = 0;
+    const auto body = [&runs](auto, auto, auto) { charge(work{.explicit_seconds = 1e-6 * (++runs % 3)}); };
+    try {
+        (void)predict_memo<Add>(body, true);
+        ADD_FAILURE() << "no error";
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), "K2");
+        EXPECT_NE(std::string(e.what()).find("step 1"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("memoize_body = false"), std::string::npos) << e.what();
+    }
+    // Off, the same body runs every step and is predicted.
+    runs = 0;
+    EXPECT_GT(predict_memo<Add>(body, false).device_time, 0);
+    // Asking another question than an earlier run with the same answers is K2 too.
+    runs = 0;
+    using G = Array<float, 16, 256>;
+    using Gb = BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j); }>;
+    using Two = pallas_call<Grid<2, 2>, In<Arg<G, Gb>>, Out<Arg<G, Gb>>, Chip<tpu::v5e>>;
+    const auto fickle = [&runs](auto, auto) {
+        const index_t v = runs++ % 2 == 0 ? program_id(1) : program_id(0);
+        charge(work{.vreg_cheap = static_cast<double>(v)});
+    };
+    Two t{};
+    EXPECT_EQ([&] {
+        try {
+            (void)t.predict(fickle);
+        } catch (const ptpu::error& e) {
+            return e.rule();
+        }
+        return std::string("no error");
+    }(),
+              "K2");
+}

@@ -149,6 +149,7 @@ template <int = 0>
     runner_options ro;
     ro.timing_only = opt.timing_only;
     ro.semaphores = semaphores;
+    ro.memoize_body = opt.memoize_body;
     ro.notes = opt.timeline;
     ro.step_overhead_s = desc.hw.step_overhead_s;
     // The timing model turns charged work into time (sim::time_of on this chip).

@@ -220,6 +220,40 @@ private:
 }  // namespace detail
 
 /// What the runner tells a running body.
+namespace detail {
+/// What a body may ask its context that varies from step to step (the body memo of timing-only
+/// runs, runtime/runner.hpp "Body memo"): program_id, core_index, valid_extent, pipeline_index.
+enum class query_kind : std::uint8_t { program_id, core, valid_extent, pipeline_index };
+struct body_query {
+    query_kind kind = query_kind::program_id;
+    std::int8_t a = 0;  ///< the axis, or the operand
+    std::int8_t b = 0;  ///< valid_extent's dim
+    index_t answer = 0;
+    constexpr bool same_question(const body_query& o) const noexcept {
+        return kind == o.kind && a == o.a && b == o.b;
+    }
+};
+/// The questions a running body asked, in the order first asked (a repeat of a question is the
+/// same answer within one body run: not kept). `opaque`: it read something the memo cannot ask
+/// again without running the body (scalar memory: SMEM, VMEM scalars), or asked too much.
+struct body_reads {
+    static constexpr int cap = 8;
+    std::array<body_query, cap> q{};
+    int n = 0;
+    bool opaque = false;
+    void note(query_kind k, int a, int b, index_t answer) noexcept {
+        const body_query x{k, static_cast<std::int8_t>(a), static_cast<std::int8_t>(b), answer};
+        for (int i = 0; i < n; ++i)
+            if (q[static_cast<std::size_t>(i)].same_question(x)) return;
+        if (n == cap) {
+            opaque = true;
+            return;
+        }
+        q[static_cast<std::size_t>(n++)] = x;
+    }
+};
+}  // namespace detail
+
 struct kernel_context {
     int grid_rank = 0;
     std::array<index_t, max_rank> grid{};
@@ -276,6 +310,8 @@ struct kernel_context {
     std::vector<pipeline_flight> flights;
     race_log* races = nullptr;
     const kernel_context* parent = nullptr;  ///< an inner pipeline's body: the enclosing body's context
+    /// Set while a timing-only run records what the body asks (runner.hpp, "Body memo").
+    detail::body_reads* reads = nullptr;
 
     ~kernel_context() { borrows.close(step, core); }
 };
@@ -324,6 +360,11 @@ inline void note_body_dma(space_kind src, space_kind dst, index_t bytes, std::ui
         c->body_ops.push_back(r);
         c->body_work = work{};
     }
+}
+/// A body reads or writes scalar memory (SMEM, a VMEM scalar): a timing-only run's body memo
+/// cannot know what that read would give at another step, so this body run is not replayed.
+inline void note_scalar_access() noexcept {
+    if (kernel_context* c = current_context(); c != nullptr && c->reads != nullptr) c->reads->opaque = true;
 }
 /// Records a body op (async DMA start, signal, wait) after the work charged before it.
 inline void note_body_op(kernel_context& c, body_op_record r) {
@@ -492,7 +533,9 @@ inline index_t program_id(int axis) {
             "22", "program_id",
             "invalid axis " + std::to_string(axis) + " for a grid of rank " + std::to_string(c.grid_rank),
             "use an axis in [0, grid rank)");
-    return c.point[static_cast<std::size_t>(axis)];
+    const index_t v = c.point[static_cast<std::size_t>(axis)];
+    if (c.reads != nullptr) c.reads->note(detail::query_kind::program_id, axis, 0, v);
+    return v;
 }
 
 /// The grid index along `axis` of the innermost pipeline whose body is running (emit_pipeline;
@@ -508,7 +551,9 @@ inline index_t pipeline_index(int axis) {
                     "invalid axis " + std::to_string(axis) + " for an inner grid of rank " + std::to_string(c.inner_rank),
                     "use an axis in [0, inner grid rank)");
     const auto u = static_cast<std::size_t>(axis);
-    return c.inner_point[u] + c.inner_offset[u];
+    const index_t v = c.inner_point[u] + c.inner_offset[u];
+    if (c.reads != nullptr) c.reads->note(detail::query_kind::pipeline_index, axis, 0, v);
+    return v;
 }
 /// The size of the innermost pipeline's grid along `axis` (before any core split).
 inline index_t pipeline_size(int axis) {
@@ -528,7 +573,9 @@ inline index_t valid_extent(int operand, int dim) {
         dim >= static_cast<int>(max_rank))
         throw error("22", "valid_extent", "no window operand " + std::to_string(operand) + ", dim " + std::to_string(dim),
                     "name an operand (inputs then outputs) and a dim of its block");
-    return (*c.valid)[static_cast<std::size_t>(operand)][static_cast<std::size_t>(dim)];
+    const index_t v = (*c.valid)[static_cast<std::size_t>(operand)][static_cast<std::size_t>(dim)];
+    if (c.reads != nullptr) c.reads->note(detail::query_kind::valid_extent, operand, dim, v);
+    return v;
 }
 
 /// pl.num_programs(axis): the full grid size along `axis` (S15, pallas_call).
@@ -556,7 +603,9 @@ inline bool timing_only() {
 
 /// The TensorCore running the body (0 or 1 on megacore chips).
 inline int core_index() {
-    return detail::require_context("core_index").core;
+    const kernel_context& c = detail::require_context("core_index");
+    if (c.reads != nullptr) c.reads->note(detail::query_kind::core, 0, 0, c.core);
+    return c.core;
 }
 
 /// pl.when(cond, fn): runs fn when cond holds.

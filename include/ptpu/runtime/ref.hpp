@@ -248,6 +248,7 @@ public:
     requires(sizeof...(I) == Rank && (std::is_integral_v<I> && ...)) [[nodiscard]] decltype(auto) operator()(
         I... i) const {
         static_assert(rules::require_scalar_load<Space>());
+        detail::note_scalar_access();  // its value may differ at another step (the body memo)
         T& v = data_[offset({static_cast<index_t>(i)...})];
         if constexpr (scalar_storable<Space>)
             return v;

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "ptpu/runtime/arena.hpp"
@@ -40,6 +41,9 @@ struct runner_options {
     bool nested = false;
     /// When set, every schedule event the runner handles is appended here (tests, tracing).
     std::vector<event>* trace = nullptr;
+    /// Timing-only: run the body once per distinct set of answers to what it asks ("Body memo"
+    /// below; run_options::memoize_body).
+    bool memoize_body = false;
 };
 
 /// How a runner runs the body on its core's current windows: a plain function and the object it
@@ -102,6 +106,8 @@ public:
         kctx_.notes = opt.notes ? notes : nullptr;
         // (Race detection follows every DMA's start and wait: no step is made from another's ops.)
         repeat_on_ = opt.timing_only && !opt.notes && !opt.semaphores && !kctx.detect_races;
+        // (Race detection checks each body's accesses; a body that may block is run each step.)
+        memo_on_ = opt.memoize_body && opt.timing_only && !opt.semaphores && !kctx.detect_races;
         for (int i = 0; i < desc.n_ops(); ++i)
             repeat_on_ = repeat_on_ && !move_[static_cast<std::size_t>(i)] &&
                          uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
@@ -676,7 +682,114 @@ private:
         body_ops_ = 0;
         body_step_ = e.step;
         const detail::context_guard guard(kctx_);
+        if (memo_on_)
+            run_memoized();
+        else
+            body_(mem_);
+    }
+
+    // ---- Body memo (timing-only runs) ---------------------------------------------------------
+    // Without data, what a body charges can depend only on what it asks its context (program_id,
+    // core_index, valid_extent, pipeline_index) and on scalar memory: a body is a function of
+    // those, as in Pallas, where the body is traced once. So a body run that read no scalar memory
+    // and did nothing but charge work (no DMA, semaphore op or inner pipeline) is kept in a tree of
+    // its questions: each node asks one question, and its answer leads to the next question or to
+    // the work charged. A later step whose answers reach a kept leaf charges that work without
+    // running the body. The tree is checked against the body at the 1st, 2nd, 4th, 8th... reuse:
+    // a body that charges other work than the leaf, or asks another question than an earlier run
+    // with the same answers, depends on something else (host state) and is error K2.
+    struct memo_node {
+        detail::body_query q{};  // the question asked here (not a leaf)
+        bool leaf = false;
+        bool fresh = true;  // nothing learned yet
+        work w{};           // a leaf: what the body charged
+        std::vector<std::int32_t> next;  // by answer: the next node, -1 none yet
+    };
+    static constexpr std::size_t memo_max_nodes = 4096;  // beyond: the body runs
+    static constexpr index_t memo_max_answer = 4096;     // a bigger answer: the body runs
+
+    index_t answer(const detail::body_query& q) const {
+        const auto a = static_cast<std::size_t>(q.a);
+        switch (q.kind) {
+            case detail::query_kind::program_id: return kctx_.point[a];
+            case detail::query_kind::core: return kctx_.core;
+            case detail::query_kind::valid_extent: return mem_.valid[a][static_cast<std::size_t>(q.b)];
+            case detail::query_kind::pipeline_index: return kctx_.inner_point[a] + kctx_.inner_offset[a];
+        }
+        return -1;
+    }
+    // The leaf this step's answers lead to, or -1.
+    std::int32_t memo_find() const {
+        if (memo_.empty()) return -1;
+        std::size_t n = 0;
+        for (;;) {
+            const memo_node& x = memo_[n];
+            if (x.leaf) return static_cast<std::int32_t>(n);
+            if (x.fresh) return -1;
+            const index_t a = answer(x.q);
+            if (a < 0 || a >= static_cast<index_t>(x.next.size()) || x.next[static_cast<std::size_t>(a)] < 0) return -1;
+            n = static_cast<std::size_t>(x.next[static_cast<std::size_t>(a)]);
+        }
+    }
+    // Follows the body run's questions `r` down the tree, growing it, to the leaf of work `w`.
+    // False when the tree disagrees: another question than a run with the same answers asked,
+    // or other work at the same leaf.
+    bool memo_learn(const detail::body_reads& r, const work& w) {
+        if (memo_.empty()) memo_.emplace_back();
+        std::size_t n = 0;
+        for (int i = 0;; ++i) {
+            memo_node& x = memo_[n];
+            if (x.fresh) {
+                x.fresh = false;
+                x.leaf = i == r.n;
+                if (x.leaf) x.w = w;
+                else x.q = r.q[static_cast<std::size_t>(i)];
+            }
+            if (x.leaf) return i == r.n && x.w == w;
+            if (i == r.n || !x.q.same_question(r.q[static_cast<std::size_t>(i)])) return false;
+            const index_t a = r.q[static_cast<std::size_t>(i)].answer;
+            if (a < 0 || a >= memo_max_answer) return true;  // not kept: the body runs at such steps
+            const auto ua = static_cast<std::size_t>(a);
+            if (x.next.size() <= ua) x.next.resize(ua + 1, -1);
+            if (x.next[ua] < 0) {
+                if (memo_.size() >= memo_max_nodes) return true;
+                x.next[ua] = static_cast<std::int32_t>(memo_.size());
+                memo_.emplace_back();  // (x is not used after this)
+            }
+            n = static_cast<std::size_t>(memo_[n].next[ua]);
+        }
+    }
+    void run_memoized() {
+        const std::int32_t leaf = memo_find();
+        if (leaf >= 0) {
+            if (++memo_hits_ != memo_check_at_) {
+                kctx_.body_work = memo_[static_cast<std::size_t>(leaf)].w;
+                return;
+            }
+            memo_check_at_ *= 2;  // this reuse runs the body and checks the leaf
+        }
+        detail::body_reads r;
+        const index_t dmas = kctx_.body_dma_count, sigs = kctx_.sem_signals, waits = kctx_.sem_waits,
+                      inner = kctx_.inner_steps;
+        const std::size_t pending = kctx_.pending.size();
+        struct unset {
+            kernel_context& k;
+            ~unset() { k.reads = nullptr; }
+        } const reset{kctx_};
+        kctx_.reads = &r;
         body_(mem_);
+        kctx_.reads = nullptr;
+        const bool pure = !r.opaque && kctx_.body_ops.empty() && dmas == kctx_.body_dma_count &&
+                          sigs == kctx_.sem_signals && waits == kctx_.sem_waits && inner == kctx_.inner_steps &&
+                          pending == kctx_.pending.size();
+        if ((leaf >= 0 && !pure) || (pure && !memo_learn(r, kctx_.body_work)))
+            throw error("K2", "core " + std::to_string(core_) + ", step " + std::to_string(body_step_) + ": kernel body",
+                        "in a timing-only run the body charged other work, or asked other questions, than at an "
+                        "earlier step where program_id, core_index, valid_extent and pipeline_index gave the same "
+                        "answers: timing-only runs run a body once per distinct set of answers (as Pallas traces "
+                        "a body once), so what it charges may depend only on them and on scalar memory",
+                        "make the body a function of its refs, program ids and scalar memory (no host state that "
+                        "changes from step to step), or set run_options::memoize_body = false");
     }
     // How long work w takes. Bodies usually charge the same work every step: the last conversion
     // is reused. The total is kept as (last work, times charged in a row) and added up when the
@@ -835,6 +948,10 @@ private:
     std::uint32_t in_flight_out_[max_operands][max_buffers]{};
     mutable run_stats stats_{};  // (stats() adds what flush() has not)
     std::vector<std::uint32_t> labels_;  // DMA id → label (notes on)
+    std::vector<memo_node> memo_;        // the body memo's tree (memo_[0] its root)
+    bool memo_on_ = false;
+    index_t memo_hits_ = 0;              // reuses of a kept leaf
+    index_t memo_check_at_ = 1;          // the next reuse that runs the body to check the leaf
 };
 
 using runner = basic_runner<>;
