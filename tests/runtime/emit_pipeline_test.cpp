@@ -591,6 +591,62 @@ TEST(EmitPipeline, A9VmemSourceAliased) {
     }
 }
 
+// S56 in the static form: input 0's source is stated as already in VMEM (Source<vmem, X>, as
+// the run-time pipeline reads it from the ref's type), so its vmem spec aliases it: no window,
+// no fetch, no wait, no VMEM; input 1 (an ANY source) and the output are copied as in A1.
+namespace {
+using MixedSchedule =
+    emit_pipeline_schedule<Grid<4>, In<Arg<Source<vmem, X>, Rows>, Arg<X, Rows>>, Out<Arg<X, Rows>>>;
+constexpr event ev(event_kind k, int op, int slot, int step, int block) {
+    return event{k, 0, static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(slot),
+                 static_cast<std::uint32_t>(step), static_cast<std::uint32_t>(block), 0};
+}
+using K = event_kind;
+// A1's schedule for input 1 and the output, and op 0's steps and bodies only.
+constexpr std::array<event, 24> mixed_events{
+    ev(K::fetch, 1, 0, 0, 0),    ev(K::step, 0, 0, 0, 0),     ev(K::fetch, 1, 1, 0, 1),    ev(K::wait_in, 1, 0, 0, 0),
+    ev(K::body, 0, 0, 0, 0),     ev(K::write, 2, 0, 0, 0),    ev(K::step, 0, 0, 1, 1),     ev(K::fetch, 1, 0, 1, 2),
+    ev(K::wait_in, 1, 1, 1, 1),  ev(K::body, 0, 0, 1, 1),     ev(K::write, 2, 1, 1, 1),    ev(K::wait_out, 2, 0, 1, 0),
+    ev(K::step, 0, 0, 2, 2),     ev(K::fetch, 1, 1, 2, 3),    ev(K::wait_in, 1, 0, 2, 2),  ev(K::body, 0, 0, 2, 2),
+    ev(K::write, 2, 0, 2, 2),    ev(K::wait_out, 2, 1, 2, 1), ev(K::step, 0, 0, 3, 3),     ev(K::wait_in, 1, 1, 3, 3),
+    ev(K::body, 0, 0, 3, 3),     ev(K::write, 2, 1, 3, 3),    ev(K::wait_out, 2, 0, 3, 2), ev(K::wait_out, 2, 1, 3, 3)};
+static_assert(MixedSchedule::events == mixed_events);
+static_assert(MixedSchedule::dma_count(0) == 0 && MixedSchedule::dma_count(1) == 4 && MixedSchedule::dma_count() == 8);
+static_assert(!MixedSchedule::info.ops[0].windowed && MixedSchedule::info.ops[1].windowed);
+static_assert(MixedSchedule::allocation_bytes() == 4 * 8 * 128 * 4);  // input 1's and the output's 2 + 2 slots
+// An ANY source (the default) under the same spec is copied: the schedule before S56 applied.
+static_assert(emit_pipeline_schedule<Grid<4>, In<Arg<X, Rows>, Arg<X, Rows>>, Out<Arg<X, Rows>>>::dma_count(0) == 4);
+// An hbm spec over an ANY source aliases it too; SMEM over SMEM as well.
+static_assert(emit_pipeline_schedule<Grid<4>, In<Arg<X, BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, hbm>>>,
+                                     Out<Arg<X, Rows>>>::dma_count(0) == 0);
+static_assert(emit_pipeline_schedule<Grid<4>, In<Arg<Source<smem, X>, BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, smem>>>,
+                                     Out<Arg<X, Rows>>>::dma_count(0) == 0);
+}  // namespace
+
+TEST(EmitPipeline, StaticScheduleOfAnAliasedSpecEqualsTheRunTimeTrace) {
+    using Call = pallas_call<Grid<>, In<Arg<X, BlockSpec<Full>>, Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Chip<tpu::v5e>>;
+    const host_array<X> x = ramp();
+    host_array<X> y;
+    std::fill(y.begin(), y.end(), 0.5f);
+    std::vector<event> trace;
+    auto [o, rep] = Call{}(
+        [&](auto xv, auto yh, auto oh) {
+            emit_pipeline([](auto a, auto b, auto w) { store(w, load(a) + load(b)); }, {4}, in_specs<Rows, Rows>,
+                          out_specs<Rows>, {.trace = &trace})(xv, yh, oh);
+        },
+        x, y);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], x.vector()[k] + 0.5f) << k;
+    ASSERT_EQ(trace.size(), MixedSchedule::events.size());
+    for (std::size_t k = 0; k < trace.size(); ++k) {
+        EXPECT_EQ(trace[k].kind, MixedSchedule::events[k].kind) << k;
+        EXPECT_EQ(trace[k].op, MixedSchedule::events[k].op) << k;
+        EXPECT_EQ(trace[k].slot, MixedSchedule::events[k].slot) << k;
+        EXPECT_EQ(trace[k].step, MixedSchedule::events[k].step) << k;
+        EXPECT_EQ(trace[k].block_step, MixedSchedule::events[k].block_step) << k;
+    }
+    EXPECT_EQ(rep.stats.inner_dmas, MixedSchedule::dma_count());
+}
+
 // S53 and S55: emit_pipeline_with_allocations lays the windows out once in a VMEM scratch of the
 // enclosing kernel; every invocation reuses them, so the caller may fill the first slot of a
 // prefetched input (Buffered<2, false, 1>) before invoking: the prologue skips that fetch and
