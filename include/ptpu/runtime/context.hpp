@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -158,8 +158,6 @@ public:
         }
         return nullptr;
     }
-    [[nodiscard]] std::size_t stored() const { return entries_.size(); }
-
 private:
     static std::uintptr_t addr(const std::byte* p) { return reinterpret_cast<std::uintptr_t>(p); }
     static std::size_t level(const hbm_access& a) {
