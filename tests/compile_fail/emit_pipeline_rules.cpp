@@ -3,7 +3,9 @@
 // when the spec is in VMEM too (the ok twin), but an HBM spec over it, a spec in ANY, a copy
 // between VMEM and SMEM, and Element padding on an aliased operand (30) do not compile; nor do a
 // prefetched input (S55) without allocations to hold its prefilled slots (28), prefetched_count
-// in a pallas_call (19), and a prefetched_count not below the buffer count (28).
+// in a pallas_call (19), and a prefetched_count not below the buffer count (28). The static
+// schedule (emit_pipeline_schedule) checks the same spaces against a source stated with
+// Source<space, X>: an HBM spec over a VMEM source (29), an SMEM source under a VMEM spec (M1).
 //! ko 1 S34
 //! ko 2 ARG1
 //! ko 3 29
@@ -13,6 +15,8 @@
 //! ko 7 28
 //! ko 8 19
 //! ko 9 28
+//! ko 10 29
+//! ko 11 M1
 #include <ptpu/ptpu.hpp>
 
 using namespace ptpu;
@@ -30,6 +34,11 @@ using Pf2Rows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Bu
 #if !defined(PTPU_KO)
 static_assert(emit_pipeline_schedule<Grid<4>, In<Arg<X, Rows>>, Out<Arg<X, Rows>>>::dma_count() == 8);
 static_assert(emit_pipeline_schedule<Grid<4>, In<Arg<X, PfRows>>, Out<Arg<X, Rows>>>::dma_count() == 7);
+static_assert(emit_pipeline_schedule<Grid<4>, In<Arg<Source<vmem, X>, Rows>>, Out<Arg<X, Rows>>>::dma_count() == 4);
+#elif PTPU_KO == 10
+constexpr std::size_t n = emit_pipeline_schedule<Grid<4>, In<Arg<Source<vmem, X>, HbmRows>>, Out<Arg<X, Rows>>>::info.events;
+#elif PTPU_KO == 11
+constexpr std::size_t n = emit_pipeline_schedule<Grid<4>, In<Arg<Source<smem, X>, Rows>>, Out<Arg<X, Rows>>>::info.events;
 #elif PTPU_KO == 8
 using K = pallas_call<Grid<4>, In<Arg<X, PfRows>>, Out<Arg<X, Rows>>>;
 static_assert(K::valid || true);  // instantiates the checks: 19 reports itself

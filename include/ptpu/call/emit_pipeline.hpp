@@ -678,19 +678,54 @@ private:
     std::tuple<Extra...> extra_;
 };
 
+/// The source of an operand of a static inner pipeline (emit_pipeline_schedule) when it is not
+/// an ANY/HBM array: `Arg<Source<vmem, X>, Spec>` is an X already in VMEM (the enclosing call's
+/// window or scratch), as the run-time pipeline learns from the source ref's type. A spec of the
+/// source's space aliases it (S56, S17): no window, no DMA, no event. A plain X is an ANY array.
+template <class Space, class A>
+struct Source : A {
+    using memory = Space;
+};
+
+namespace detail {
+template <class A>
+struct source_space {
+    using type = any;
+};
+template <class S, class A>
+struct source_space<Source<S, A>> {
+    using type = S;
+};
+}  // namespace detail
+
 /// The schedule of an inner pipeline whose arrays, blocks and grid are static, as a constant:
 /// `emit_pipeline_schedule<Grid<4>, In<Arg<X, Spec>>, Out<Arg<Y, Spec>>>::events` (and
-/// `dma_count`, `info`) are what emit_pipeline runs over arrays of those shapes, planned at
-/// compile time with emit_pipeline's capabilities (any input buffer count, lookahead, S52), so
-/// static_assert can check them. (Index maps taking extra arguments are planned at run time.)
+/// `dma_count`, `info`, `allocation_bytes`) are what emit_pipeline runs over arrays of those
+/// shapes, planned at compile time with emit_pipeline's capabilities (any input buffer count,
+/// lookahead, S52), so static_assert can check them. Sources are ANY arrays unless given as
+/// `Source<vmem, X>` (or smem): an operand whose spec aliases its source (S56) has no window,
+/// DMA or event, as at run time. (Index maps taking extra arguments are planned at run time.)
 template <class... Opts>
 struct emit_pipeline_schedule {
 private:
     using traits = detail::call_traits<Opts...>;
+    // S56 exactly as the run-time describe_inner: the spaces are checked (29, M1, 30) and an
+    // operand whose spec is its source's space, or hbm, is an aliased view.
+    template <class... A>
+    static constexpr void mark_aliased(pipeline_desc& p, int first, detail::pack<A...>) {
+        int k = first;
+        ((static_cast<void>(detail::check_inner_spaces<typename A::spec,
+                                                       typename detail::source_space<typename A::array>::type>()),
+          p.ops[static_cast<std::size_t>(k++)].aliased =
+              detail::inner_aliased<typename A::spec, typename detail::source_space<typename A::array>::type>()),
+         ...);
+    }
     static constexpr pipeline_desc make_desc() {
         pipeline_desc p = traits::describe();  // the pipeline part of the description
         p.has_semantics = false;               // semantics only steer a core split (core_axis)
         p.cores = 1;
+        mark_aliased(p, 0, typename traits::ins{});
+        mark_aliased(p, traits::n_in, typename traits::outs{});
         return p;
     }
 

@@ -61,8 +61,9 @@ struct run_options {
     /// wait that takes it in, and a body touching a window slot while a pipeline DMA into it
     /// (or, for a write, out of it) is in flight, are error DMA2 naming the ref or slot and the
     /// step; a pipeline DMA starting on a slot an async copy still reads or writes is DMA3; on
-    /// two cores, an HBM write overlapping one of the other core's that no semaphore signal and
-    /// wait order is MC2. Off, such a read sees the destination's old contents (copies land at
+    /// two cores, an HBM write overlapping a write or read of the other core's, or an HBM read
+    /// overlapping its write (pipeline fetches and copies out, bodies' copies), that no semaphore
+    /// signal and wait order is MC2. Off, such a read sees the destination's old contents (copies land at
     /// their wait). (PTPU_DETECT_RACES_DEFAULT=1 turns it on by default: the emit_pipeline,
     /// pallas_call, dynamic-call and timing suites were built that way once to show it reports
     /// nothing on correct kernels; README, "emit_pipeline".)

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,9 +76,10 @@ struct pipeline_flight {
     index_t block_step = 0;     ///< the step whose block it moves
 };
 
-/// A region of HBM a core wrote: a strided box (bytes) and when, for the two-core write race of
-/// detect_races (A13: two TensorCores writing one HBM region with nothing ordering them).
-struct hbm_write {
+/// A region of HBM a core read or wrote: a strided box (bytes) and when, for the two-core race
+/// of detect_races (MC2, A13: two TensorCores touching one HBM region, at least one writing,
+/// with nothing ordering them).
+struct hbm_access {
     const std::byte* p = nullptr;  ///< its first byte
     int rank = 0;
     std::array<index_t, max_rank> count{};
@@ -84,16 +87,96 @@ struct hbm_write {
     index_t item = 1;
     const std::byte *lo = nullptr, *hi = nullptr;  ///< its bounding bytes
     int core = 0;
-    std::int64_t epoch = 0;  ///< the writing core's epoch (vector clock entry) at the write
+    std::int64_t epoch = 0;  ///< the core's epoch (vector clock entry) at the access
     index_t step = 0;
-    std::string what;  ///< "pipeline 1 output 0 block (2, 0)", "sync_copy to ref of output 0"
+    bool write = true;
+    std::string what;  ///< "pipeline 1 output 0 window slot 0 copied out", "sync_copy to ref of output 0"
 };
+
+namespace detail {
+// Whether two HBM boxes share a byte: exactly when they are views of one row-major array (the
+// same strides: the second's offset is split into coordinates of the first's), else by their
+// bounding bytes (which can only add a report, for views of one array at different ranks).
+inline bool boxes_overlap(const hbm_access& a, const hbm_access& b) {
+    if (!(a.lo < b.hi && b.lo < a.hi)) return false;
+    if (a.rank != b.rank || a.stride != b.stride || a.item != b.item || a.rank == 0) return true;
+    index_t delta = b.p - a.p;
+    for (int d = 0; d < a.rank; ++d) {
+        const auto u = static_cast<std::size_t>(d);
+        const index_t s = a.stride[u];
+        if (s <= 0) return true;
+        index_t off = delta / s;
+        if (delta - off * s < 0) --off;  // floor
+        delta -= off * s;
+        if (!(off < a.count[u] && 0 < off + b.count[u])) return false;
+    }
+    return delta == 0 || delta < a.item;
+}
+
+/// The HBM reads or the HBM writes of one core (MC2), indexed by address so that checking an
+/// access costs O(log n) plus the entries whose bounding bytes meet it, not O(n) (a grid of
+/// thousands of steps logs thousands): an entry sits in the level of its span's power of two,
+/// keyed by its first byte, and a query looks in each level in use at the first bytes less than
+/// one span before the region. A core's entries are appended in its epoch order (its clock only
+/// advances), so those the other core has synchronized with are a prefix that can never race
+/// again: they are dropped when a query meets them. A repeat of an entry (the same box at the
+/// same epoch: a block fetched at every step) is not stored again.
+class access_index {
+public:
+    void add(hbm_access a) {
+        const std::size_t lv = level(a);
+        auto& m = levels_[lv];
+        const auto key = addr(a.lo);
+        for (auto [i, e] = m.equal_range(key); i != e; ++i) {
+            const hbm_access& o = entries_[i->second];
+            if (o.epoch == a.epoch && o.p == a.p && o.hi == a.hi && o.rank == a.rank && o.count == a.count &&
+                o.stride == a.stride && o.item == a.item)
+                return;
+        }
+        m.emplace(key, static_cast<std::uint32_t>(entries_.size()));
+        used_ |= std::uint64_t{1} << lv;
+        entries_.push_back(std::move(a));
+    }
+    /// An entry overlapping `q` that the querying core has not synchronized with (its epoch is
+    /// above `seen`, the querying core's view of this core's clock; `seen` never decreases).
+    const hbm_access* find(const hbm_access& q, std::int64_t seen) {
+        while (live_ < entries_.size() && entries_[live_].epoch <= seen) ++live_;
+        const std::uintptr_t l = addr(q.lo), h = addr(q.hi);
+        for (std::uint64_t u = used_; u != 0; u &= u - 1) {
+            const auto lv = static_cast<std::size_t>(std::countr_zero(u));
+            auto& m = levels_[lv];
+            const std::uintptr_t span = std::uintptr_t{1} << lv;
+            for (auto i = m.lower_bound(l >= span ? l - span + 1 : 0); i != m.end() && i->first < h;) {
+                if (i->second < live_) {  // ordered before the querying core's last wait
+                    i = m.erase(i);
+                    continue;
+                }
+                const hbm_access& e = entries_[i->second];
+                if (boxes_overlap(e, q)) return &e;
+                ++i;
+            }
+        }
+        return nullptr;
+    }
+private:
+    static std::uintptr_t addr(const std::byte* p) { return reinterpret_cast<std::uintptr_t>(p); }
+    static std::size_t level(const hbm_access& a) {
+        const std::uintptr_t span = addr(a.hi) - addr(a.lo);  // >= 1
+        return static_cast<std::size_t>(std::bit_width(span - 1));  // span <= 2^level
+    }
+    std::vector<hbm_access> entries_;
+    std::array<std::multimap<std::uintptr_t, std::uint32_t>, 64> levels_;
+    std::uint64_t used_ = 0;
+    std::size_t live_ = 0;  // entries below are ordered before the querying core's last wait
+};
+}  // namespace detail
 
 /// The happens-before state of a two-core call with detect_races: a vector clock per core,
 /// advanced by each semaphore signal and joined by each wait (the signals a semaphore carries),
-/// and the HBM writes so far. A write overlapping the other core's that the writer has not
-/// synchronized with is error MC2. (Joining every signal a semaphore ever carried can miss a
-/// race, never invent one: as interpret mode's detector, false negatives only.)
+/// and each core's HBM reads and writes so far. A write overlapping the other core's read or
+/// write, or a read overlapping its write, that the accessing core has not synchronized with is
+/// error MC2. (Joining every signal a semaphore ever carried, and taking a DMA's access at its
+/// start, can miss a race, never invent one: as interpret mode's detector, false negatives only.)
 struct race_log {
     std::int64_t vc[2][2] = {{0, -1}, {-1, 0}};  ///< vc[c][o]: the latest epoch of core o that core c has seen
     struct sem_clock {
@@ -102,7 +185,7 @@ struct race_log {
         std::int64_t vc[2];
     };
     std::vector<sem_clock> sems;
-    std::vector<hbm_write> writes[2];
+    detail::access_index reads[2], writes[2];
 };
 
 /// A semaphore scratch buffer of a core's arena (for names in messages: "scratch 2[1]").
@@ -426,51 +509,43 @@ inline void check_dma_access(const void* lo, const void* hi, bool write, const c
             if ((f.into || write) && f.lo < h && l < f.hi) raise_flight_race(*c, f, write, what);
 }
 
-// Whether two HBM boxes share a byte: exactly when they are views of one row-major array (the
-// same strides: the second's offset is split into coordinates of the first's), else by their
-// bounding bytes (which can only add a report, for views of one array at different ranks).
-inline bool boxes_overlap(const hbm_write& a, const hbm_write& b) {
-    if (!(a.lo < b.hi && b.lo < a.hi)) return false;
-    if (a.rank != b.rank || a.stride != b.stride || a.item != b.item || a.rank == 0) return true;
-    index_t delta = b.p - a.p;
-    for (int d = 0; d < a.rank; ++d) {
-        const auto u = static_cast<std::size_t>(d);
-        const index_t s = a.stride[u];
-        if (s <= 0) return true;
-        index_t off = delta / s;
-        if (delta - off * s < 0) --off;  // floor
-        delta -= off * s;
-        if (!(off < a.count[u] && 0 < off + b.count[u])) return false;
-    }
-    return delta == 0 || delta < a.item;
+[[gnu::cold]] inline void raise_core_race(const kernel_context& c, const hbm_access& a, const hbm_access& other) {
+    const bool both = a.write && other.write;
+    std::string what = std::string(a.write ? "writes" : "reads") + " HBM that core " + std::to_string(other.core) +
+                       (other.write ? " wrote" : " read") + " at its step " + std::to_string(other.step) + " (" +
+                       other.what + "), and no semaphore signal and wait orders the two " +
+                       (both ? "writes: the result depends on which core writes last"
+                             : "accesses: the read sees the old or the new values depending on which core runs first");
+    throw error("MC2", "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": " + a.what,
+                std::move(what),
+                both ? "give each core its own part of the output (index the output by the split parallel dim, or by "
+                       "core_index()), or order the writes with semaphore_signal / semaphore_wait across the cores"
+                     : "let a core read only HBM the other core does not write (index both by the split parallel dim, "
+                       "or by core_index()), or order the write and the read with semaphore_signal / semaphore_wait "
+                       "across the cores");
 }
-[[gnu::cold]] inline void raise_core_race(const kernel_context& c, const hbm_write& w, const hbm_write& earlier) {
-    throw error("MC2", "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": " + w.what,
-                "writes HBM that core " + std::to_string(earlier.core) + " wrote at its step " +
-                    std::to_string(earlier.step) + " (" + earlier.what +
-                    "), and no semaphore signal and wait orders the two writes: the result depends on which core "
-                    "writes last",
-                "give each core its own part of the output (index the output by the split parallel dim, or by "
-                "core_index()), or order the writes with semaphore_signal / semaphore_wait across the cores");
-}
-/// detect_races on two cores: the running core writes the HBM box `w` (its core and epoch are
-/// filled in here); MC2 when it overlaps a write of the other core this core has not
-/// synchronized with.
-inline void note_hbm_write(kernel_context& c, hbm_write w) {
+/// detect_races on two cores: the running core reads or writes (a.write) the HBM box `a` (its
+/// core, epoch and step are filled in here); MC2 when it overlaps a write of the other core, or
+/// for a write a read of it, that this core has not synchronized with (both orders: whichever
+/// access comes second finds the first in the other core's log).
+inline void note_hbm_access(kernel_context& c, hbm_access a) {
+    if (a.hi <= a.lo) return;  // nothing touched
     race_log& log = *c.races;
     const int me = c.core & 1, other = 1 - me;
-    w.core = c.core;
-    w.epoch = log.vc[me][me];
-    w.step = c.step;
-    for (const hbm_write& e : log.writes[other])
-        if (e.epoch > log.vc[me][other] && boxes_overlap(e, w)) raise_core_race(c, w, e);
-    log.writes[me].push_back(std::move(w));
+    a.core = c.core;
+    a.epoch = log.vc[me][me];
+    a.step = c.step;
+    const std::int64_t seen = log.vc[me][other];
+    if (const hbm_access* e = log.writes[other].find(a, seen)) raise_core_race(c, a, *e);
+    if (a.write)
+        if (const hbm_access* e = log.reads[other].find(a, seen)) raise_core_race(c, a, *e);
+    (a.write ? log.writes : log.reads)[me].add(std::move(a));
 }
-/// The box of a ref's memory (for note_hbm_write).
+/// The box of a ref's memory (for note_hbm_access).
 template <std::size_t R>
-hbm_write box_of(const void* data, const std::array<index_t, R>& shape, const std::array<index_t, R>& strides,
+hbm_access box_of(const void* data, const std::array<index_t, R>& shape, const std::array<index_t, R>& strides,
                  index_t item) {
-    hbm_write w;
+    hbm_access w;
     w.p = static_cast<const std::byte*>(data);
     w.rank = static_cast<int>(R);
     w.item = item;

@@ -208,10 +208,18 @@ void sync_copy(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst) {
         detail::check_dma_access(src.data(), src.data() + ls + 1, false, "sync_copy");
         detail::check_dma_access(dst.data(), dst.data() + ld + 1, true, "sync_copy");
         kernel_context* c = detail::current_context();
-        if (c != nullptr && c->races != nullptr && access(S2::kind).far && dst.data() != nullptr) {  // A13: a write of HBM, for MC2
-            hbm_write w = detail::box_of(dst.data(), dst.shape(), dst.strides(), static_cast<index_t>(sizeof(U)));
-            w.what = "sync_copy to " + detail::ref_where(dst.label());
-            detail::note_hbm_write(*c, std::move(w));
+        if (c != nullptr && c->races != nullptr) {  // MC2 (A13): reads and writes of HBM, against the other core's
+            if (access(S1::kind).far && src.data() != nullptr) {
+                hbm_access r = detail::box_of(src.data(), src.shape(), src.strides(), static_cast<index_t>(sizeof(U)));
+                r.write = false;
+                r.what = "sync_copy from " + detail::ref_where(src.label());
+                detail::note_hbm_access(*c, std::move(r));
+            }
+            if (access(S2::kind).far && dst.data() != nullptr) {
+                hbm_access w = detail::box_of(dst.data(), dst.shape(), dst.strides(), static_cast<index_t>(sizeof(U)));
+                w.what = "sync_copy to " + detail::ref_where(dst.label());
+                detail::note_hbm_access(*c, std::move(w));
+            }
         }
     }
     // Timing-only runs skip vector data movement but keep what scalar code reads (SMEM).

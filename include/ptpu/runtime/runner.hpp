@@ -598,7 +598,8 @@ private:
     // copy still in flight that the DMA would overwrite (into the slot: the copy reads or writes
     // it) or read mid-write (out of the slot: the copy writes it) is DMA3. An async DMA (`async`)
     // stays in flight until its wait: the body may not touch the slot meanwhile (DMA2, checked by
-    // the body's accesses). A copy out to HBM is a write of HBM the other core may race (MC2).
+    // the body's accesses). A copy out to HBM writes it and a fetch reads it: the other core may race
+    // either (MC2).
     void race_start(const event& e, bool in, bool async) {
         const auto op = static_cast<std::size_t>(e.op);
         const std::byte* lo = mem_.slots[op][e.slot];
@@ -609,11 +610,13 @@ private:
             if ((d.dst_lo < hi && lo < d.dst_hi) || (in && d.src_lo < hi && lo < d.src_hi))
                 detail::raise_slot_race(kctx_, f, d);
         if (async) kctx_.flights.push_back(f);
-        if (!in && kctx_.races != nullptr && hbm_[op] != nullptr) {
+        // MC2: a copy out writes the HBM block, a fetch (or restore) reads it; the other core
+        // may race either (a copy of an aliased operand has no DMA and no event: S56).
+        if (kctx_.races != nullptr && hbm_[op] != nullptr) {
             const operand_desc& o = desc_.ops[op];
             const block_region r = region_of(o, block_of(e.op, e.block_step));
             if (r.elems() == 0) return;
-            hbm_write w;
+            hbm_access w;
             const index_t item = itemsize(o.type);
             index_t stride = item, at = 0;
             for (int d = o.rank - 1; d >= 0; --d) {
@@ -631,10 +634,11 @@ private:
                 last += (w.count[static_cast<std::size_t>(d)] - 1) * w.stride[static_cast<std::size_t>(d)];
             w.lo = w.p;
             w.hi = w.p + last + item;
-            w.what = detail::flight_name(f) + " copied out";
+            w.write = !in;
+            w.what = detail::flight_name(f) + (in ? " fetched" : " copied out");
             const index_t keep = kctx_.step;
             kctx_.step = e.step;
-            detail::note_hbm_write(kctx_, std::move(w));
+            detail::note_hbm_access(kctx_, std::move(w));
             kctx_.step = keep;
         }
     }

@@ -246,10 +246,18 @@ public:
         // The shape cost is the HBM end's (docs/model.md, "DMA shape costs").
         r.run = detail::run_of_region(src_.shape(), access(S1::kind).far ? src_.strides() : dst_.strides(), d.item);
         detail::note_body_op(c, r);
-        if (c.races != nullptr && access(S2::kind).far && n > 0 && dst_.data() != nullptr) {  // A13: a write of HBM, for MC2
-            hbm_write w = detail::box_of(dst_.data(), dst_.shape(), dst_.strides(), d.item);
+        // MC2 (A13): the copy reads its source and writes its destination from its start (taken
+        // there: a race with an access after the start but before the wait may be missed).
+        if (c.races != nullptr && access(S1::kind).far && n > 0 && src_.data() != nullptr) {
+            hbm_access r = detail::box_of(src_.data(), src_.shape(), src_.strides(), d.item);
+            r.write = false;
+            r.what = "async_copy from " + d.src_name;
+            detail::note_hbm_access(c, std::move(r));
+        }
+        if (c.races != nullptr && access(S2::kind).far && n > 0 && dst_.data() != nullptr) {
+            hbm_access w = detail::box_of(dst_.data(), dst_.shape(), dst_.strides(), d.item);
             w.what = "async_copy to " + d.dst_name;
-            detail::note_hbm_write(c, std::move(w));
+            detail::note_hbm_access(c, std::move(w));
         }
         c.pending.push_back(std::move(d));
         return *this;
