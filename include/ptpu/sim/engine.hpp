@@ -468,7 +468,13 @@ private:
                 }
             }
             ++res_.op_count;
-            step_times* row = opt_.per_step ? step_row(c, o.step) : nullptr;
+            step_times* row = nullptr;
+            step_times* irow = nullptr;  // the op's inner row (op::sub), counted in row too
+            if (opt_.per_step) [[unlikely]] {
+                row = step_row(0, c, o.step, 0);
+                if (o.sub != 0) irow = step_row(1, c, o.step, o.sub);
+                inner_at_[c] = irow != nullptr ? row_[1][c] : -1;
+            }
             const double begin = t;
             switch (o.kind) {
                 case op_kind::overhead:
@@ -478,11 +484,13 @@ private:
                     const bool ovh = o.kind == op_kind::overhead;
                     (ovh ? res_.busy_overhead : res_.busy_compute)[c] += o.seconds;
                     if (row) (ovh ? row->overhead : row->compute) += o.seconds;
+                    if (irow) (ovh ? irow->overhead : irow->compute) += o.seconds;
                     break;
                 }
                 case op_kind::dma_start:
                     start_dma(c, o);
                     if (row) row->issue += chip_.dma_issue_s;
+                    if (irow) irow->issue += chip_.dma_issue_s;
                     break;
                 case op_kind::dma_wait:
                     wait_dma(c, o);
@@ -500,6 +508,7 @@ private:
                         "use overhead, dma_start, dma_wait, compute, sem_signal or sem_wait");
             }
             if (row) row->end = t;
+            if (irow) irow->end = t;
             if (opt_.timeline && ((o.kind != op_kind::dma_wait && o.kind != op_kind::sem_wait) || t > begin) &&
                 o.kind != op_kind::sem_signal)
                 res_.timeline.push_back(
@@ -515,25 +524,35 @@ private:
                         "charge finite, non-negative time");
     }
 
-    // The row of (core c, step): the current one, or found again if the value recurs after other
-    // values (e.g. an op of the next step issued during this one), or a new one.
-    step_times* step_row(int c, std::uint32_t step) {
-        int& r = row_[c];
-        if (r < 0 || res_.steps[static_cast<std::size_t>(r)].step != step) {
-            const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(c)} << 32) | step;
-            const auto [it, added] = rows_.try_emplace(key, static_cast<int>(res_.steps.size()));
-            const auto u = static_cast<std::size_t>(c);
+    // The rows of book b: result::steps (0) or result::inner_steps (1).
+    std::vector<step_times>& book_rows(int b) { return b == 0 ? res_.steps : res_.inner_steps; }
+    const std::vector<step_times>& book_rows(int b) const { return b == 0 ? res_.steps : res_.inner_steps; }
+
+    // The row of (core c, step, sub) in book b: the current one, or found again if the value
+    // recurs after other values (e.g. an op of the next step issued during this one), or a new one.
+    step_times* step_row(int b, int c, std::uint32_t step, std::uint32_t sub) {
+        const auto u = static_cast<std::size_t>(c);
+        const auto bu = static_cast<std::size_t>(b);
+        int& r = row_[bu][u];
+        std::vector<step_times>& v = book_rows(b);
+        if (r < 0 || v[static_cast<std::size_t>(r)].step != step || v[static_cast<std::size_t>(r)].sub != sub) {
+            const std::uint64_t key = row_key(c, step, sub);
+            const auto [it, added] = rows_[bu].try_emplace(key, static_cast<int>(v.size()));
             if (added) {
-                res_.steps.push_back({c, step, t_[c], t_[c], 0, 0, 0, 0});
-                if (row_any_[u] && step <= row_max_[u]) row_rising_[u] = false;
-                row_max_[u] = std::max(row_max_[u], step);
-                row_any_[u] = true;
+                v.push_back({c, step, t_[u], t_[u], 0, 0, 0, 0, 0, 0, sub});
+                // (A new row of an existing step value can only be an inner row of that step.)
+                if (row_any_[bu][u] && step < row_max_[bu][u]) row_rising_[bu][u] = false;
+                row_max_[bu][u] = std::max(row_max_[bu][u], step);
+                row_any_[bu][u] = true;
             } else {
-                ++row_recurred_;  // the fast lane's row replication needs rows in step order
+                ++row_recurred_[bu];  // the fast lane's row replication needs rows in step order
             }
             r = it->second;
         }
-        return &res_.steps[static_cast<std::size_t>(r)];
+        return &v[static_cast<std::size_t>(r)];
+    }
+    static std::uint64_t row_key(int c, std::uint32_t step, std::uint32_t sub) {
+        return std::uint64_t{static_cast<std::uint32_t>(c)} << 48 | std::uint64_t{sub} << 32 | step;
     }
 
     // ---- Semaphores (S60): per core, counted in the op's units (bytes for DMA semaphores) ----
@@ -581,9 +600,14 @@ private:
         const bool dma = wait_is_dma_[k];
         (dma ? res_.wait_dma : res_.wait_sem)[k] += end - begin;
         if (opt_.per_step) {
-            step_times& row = res_.steps[static_cast<std::size_t>(row_[k])];
+            step_times& row = res_.steps[static_cast<std::size_t>(row_[0][k])];
             (dma ? row.wait : row.sem_wait) += end - begin;
             row.end = end;
+            if (inner_at_[k] >= 0) {
+                step_times& in = res_.inner_steps[static_cast<std::size_t>(inner_at_[k])];
+                (dma ? in.wait : in.sem_wait) += end - begin;
+                in.end = end;
+            }
         }
         if (opt_.timeline && end > begin)
             res_.timeline.push_back(
@@ -918,7 +942,7 @@ private:
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
                 same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && x.seconds == y.seconds &&
                        x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
-                       x.label == y.label && x.step - s0 == y.step;
+                       x.label == y.label && x.step - s0 == y.step && x.sub == y.sub;
             }
             if (!same) {
                 mismatch = true;
@@ -991,7 +1015,7 @@ private:
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
                 if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || x.seconds != y.seconds ||
                     x.bytes != y.bytes || x.far != y.far || x.run != y.run || x.who != y.who ||
-                    x.label != y.label || x.step - step0 != y.step) {
+                    x.label != y.label || x.step - step0 != y.step || x.sub != y.sub) {
                     whole = false;
                     break;
                 }
@@ -1108,43 +1132,54 @@ private:
     row_mark mark_rows() const {
         row_mark m;
         if (!opt_.per_step) return m;
-        m.rows = res_.steps.size();
-        m.recurred = row_recurred_;
-        for (std::size_t c = 0; c < 2; ++c) {
-            m.open[c] = row_[c];
-            if (row_[c] >= 0) m.open_row[c] = res_.steps[static_cast<std::size_t>(row_[c])];
+        for (std::size_t b = 0; b < 2; ++b) {
+            book_mark& k = m.book[b];
+            const std::vector<step_times>& v = book_rows(static_cast<int>(b));
+            k.rows = v.size();
+            k.recurred = row_recurred_[b];
+            for (std::size_t c = 0; c < 2; ++c) {
+                k.open[c] = row_[b][c];
+                if (row_[b][c] >= 0) k.open_row[c] = v[static_cast<std::size_t>(row_[b][c])];
+            }
         }
         return m;
     }
 
     // The rows of the period from a (at time ta) to b (at tb) repeat, for the cores in [c0, c1],
-    // whose steps advance by dstep per period.
-    [[gnu::noinline]] bool rows_repeat(const row_mark& a, const row_mark& b, double ta, double tb, int c0, int c1,
+    // whose steps advance by dstep per period: in both books (a step's inner rows are
+    // replicated with it).
+    [[gnu::noinline]] bool rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0, int c1,
                      const std::array<std::uint32_t, 2>& dstep) const {
         if (!opt_.per_step) return true;
-        if (a.recurred != b.recurred) return false;
         const double tol = 1e-12 * std::max(std::abs(ta), std::abs(tb));
         const auto near = [tol](double x, double y) { return std::abs(x - y) <= tol; };
-        for (int ci = c0; ci <= c1; ++ci) {
-            const auto c = static_cast<std::size_t>(ci);
-            if (!row_rising_[c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
-            std::uint32_t lo = 0, hi = 0;
-            bool any = false;
-            for (std::size_t r = a.rows; r < b.rows; ++r) {
-                const step_times& x = res_.steps[r];
-                if (x.core != ci) continue;
-                if (!any) lo = x.step;
-                hi = x.step;
-                any = true;
+        for (std::size_t bk = 0; bk < 2; ++bk) {
+            const book_mark& a = ma.book[bk];
+            const book_mark& b = mb.book[bk];
+            const std::vector<step_times>& v = book_rows(static_cast<int>(bk));
+            if (a.recurred != b.recurred) return false;
+            for (int ci = c0; ci <= c1; ++ci) {
+                const auto c = static_cast<std::size_t>(ci);
+                if (!row_rising_[bk][c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
+                std::uint32_t lo = 0, hi = 0;
+                bool any = false;
+                for (std::size_t r = a.rows; r < b.rows; ++r) {
+                    const step_times& x = v[r];
+                    if (x.core != ci) continue;
+                    if (!any) lo = x.step;
+                    hi = x.step;
+                    any = true;
+                }
+                if (any && dstep[c] <= hi - lo) return false;  // a replicated row would meet an older one
+                if (a.open[c] < 0) continue;
+                const step_times& x = a.open_row[c];
+                const step_times& y = b.open_row[c];
+                if (y.step != x.step + dstep[c] || x.sub != y.sub || x.waited_on != y.waited_on ||
+                    !near(x.begin - ta, y.begin - tb) || !near(x.end - ta, y.end - tb) ||
+                    !near(x.overhead, y.overhead) || !near(x.issue, y.issue) || !near(x.compute, y.compute) ||
+                    !near(x.wait, y.wait) || !near(x.sem_wait, y.sem_wait))
+                    return false;
             }
-            if (any && dstep[c] <= hi - lo) return false;  // a replicated row would meet an older one
-            if (a.open[c] < 0) continue;
-            const step_times& x = a.open_row[c];
-            const step_times& y = b.open_row[c];
-            if (y.step != x.step + dstep[c] || x.waited_on != y.waited_on || !near(x.begin - ta, y.begin - tb) ||
-                !near(x.end - ta, y.end - tb) || !near(x.overhead, y.overhead) || !near(x.issue, y.issue) ||
-                !near(x.compute, y.compute) || !near(x.wait, y.wait) || !near(x.sem_wait, y.sem_wait))
-                return false;
         }
         return true;
     }
@@ -1152,78 +1187,92 @@ private:
     // Mark x, recorded within the period from a to b, n periods later (the history rebuilt after
     // a skip): rows made in the period moved by n periods' rows; the current row at a, which
     // the period went on adding to, is then b's current row n - 1 periods later.
-    [[gnu::noinline]] row_mark shifted_mark(row_mark x, const row_mark& a, const row_mark& b, std::int64_t n, double dt,
-                          const std::array<std::uint32_t, 2>& dstep) const {
-        if (!opt_.per_step) return x;
-        const auto made = static_cast<std::int64_t>(b.rows - a.rows);
-        const auto first = static_cast<std::int64_t>(a.rows);
-        x.rows += static_cast<std::size_t>(n * made);
-        for (std::size_t c = 0; c < 2; ++c) {
-            if (x.open[c] < 0) continue;
-            if (x.open[c] >= first)
-                x.open[c] += static_cast<int>(n * made);
-            else if (b.open[c] >= first)
-                x.open[c] = b.open[c] + static_cast<int>((n - 1) * made);
-            x.open_row[c].step += static_cast<std::uint32_t>(n) * dstep[c];
-            x.open_row[c].begin += static_cast<double>(n) * dt;
-            x.open_row[c].end += static_cast<double>(n) * dt;
+    [[gnu::noinline]] row_mark shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb, std::int64_t n,
+                          double dt, const std::array<std::uint32_t, 2>& dstep) const {
+        if (!opt_.per_step) return m;
+        for (std::size_t bk = 0; bk < 2; ++bk) {
+            book_mark& x = m.book[bk];
+            const book_mark& a = ma.book[bk];
+            const book_mark& b = mb.book[bk];
+            const auto made = static_cast<std::int64_t>(b.rows - a.rows);
+            const auto first = static_cast<std::int64_t>(a.rows);
+            x.rows += static_cast<std::size_t>(n * made);
+            for (std::size_t c = 0; c < 2; ++c) {
+                if (x.open[c] < 0) continue;
+                if (x.open[c] >= first)
+                    x.open[c] += static_cast<int>(n * made);
+                else if (b.open[c] >= first)
+                    x.open[c] = b.open[c] + static_cast<int>((n - 1) * made);
+                x.open_row[c].step += static_cast<std::uint32_t>(n) * dstep[c];
+                x.open_row[c].begin += static_cast<double>(n) * dt;
+                x.open_row[c].end += static_cast<double>(n) * dt;
+            }
         }
-        return x;
+        return m;
     }
 
-    // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep).
-    [[gnu::noinline]] void replicate_rows(const row_mark& a, const row_mark& b, std::int64_t m, double dt,
+    // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep),
+    // in both books.
+    [[gnu::noinline]] void replicate_rows(const row_mark& ma, const row_mark& mb, std::int64_t m, double dt,
                         const std::array<std::uint32_t, 2>& dstep) {
         if (!opt_.per_step || m == 0) return;
-        std::array<step_times, 2> inc{};
-        std::array<bool, 2> has{};
-        for (std::size_t c = 0; c < 2; ++c) {
-            if (a.open[c] < 0 || b.open[c] < 0) continue;
-            const step_times& now = res_.steps[static_cast<std::size_t>(a.open[c])];
-            const step_times& then = a.open_row[c];
-            step_times& d = inc[c];
-            d.overhead = now.overhead - then.overhead;
-            d.issue = now.issue - then.issue;
-            d.compute = now.compute - then.compute;
-            d.wait = now.wait - then.wait;
-            d.sem_wait = now.sem_wait - then.sem_wait;
-            d.waited_on = now.waited_on;
-            d.end = now.end;  // the image in period k ends k periods later, if it was touched
-            d.begin = now.end != then.end ? 1.0 : 0.0;
-            has[c] = true;
-        }
-        const std::vector<step_times> made(res_.steps.begin() + static_cast<std::ptrdiff_t>(a.rows),
-                                           res_.steps.begin() + static_cast<std::ptrdiff_t>(b.rows));
-        std::array<int, 2> open = b.open;
-        res_.steps.reserve(res_.steps.size() + static_cast<std::size_t>(m) * made.size());
-        for (std::int64_t k = 1; k <= m; ++k) {
-            const double shift = static_cast<double>(k) * dt;
+        // A core blocked in a wait of an inner row (the joint lane's core 1) goes on in its image.
+        const std::array<bool, 2> tagged{inner_at_[0] >= 0, inner_at_[1] >= 0};
+        for (std::size_t bk = 0; bk < 2; ++bk) {
+            const book_mark& a = ma.book[bk];
+            const book_mark& b = mb.book[bk];
+            std::vector<step_times>& v = book_rows(static_cast<int>(bk));
+            std::array<step_times, 2> inc{};
+            std::array<bool, 2> has{};
             for (std::size_t c = 0; c < 2; ++c) {
-                if (!has[c]) continue;
-                step_times& row = res_.steps[static_cast<std::size_t>(open[c])];
-                row.overhead += inc[c].overhead;
-                row.issue += inc[c].issue;
-                row.compute += inc[c].compute;
-                row.wait += inc[c].wait;
-                row.sem_wait += inc[c].sem_wait;
-                row.waited_on |= inc[c].waited_on;
-                if (inc[c].begin != 0) row.end = inc[c].end + shift;
+                if (a.open[c] < 0 || b.open[c] < 0) continue;
+                const step_times& now = v[static_cast<std::size_t>(a.open[c])];
+                const step_times& then = a.open_row[c];
+                step_times& d = inc[c];
+                d.overhead = now.overhead - then.overhead;
+                d.issue = now.issue - then.issue;
+                d.compute = now.compute - then.compute;
+                d.wait = now.wait - then.wait;
+                d.sem_wait = now.sem_wait - then.sem_wait;
+                d.waited_on = now.waited_on;
+                d.end = now.end;  // the image in period k ends k periods later, if it was touched
+                d.begin = now.end != then.end ? 1.0 : 0.0;
+                has[c] = true;
             }
-            for (const step_times& x : made) {
-                step_times y = x;
-                const auto c = static_cast<std::size_t>(x.core);
-                y.step += static_cast<std::uint32_t>(k) * dstep[c];
-                y.begin += shift;
-                y.end += shift;
-                const int idx = static_cast<int>(res_.steps.size());
-                res_.steps.push_back(y);
-                rows_.emplace((std::uint64_t{static_cast<std::uint32_t>(x.core)} << 32) | y.step, idx);
-                row_max_[c] = std::max(row_max_[c], y.step);
-                open[c] = idx;  // the last one made is the image of core c's current row at b
+            const std::vector<step_times> made(v.begin() + static_cast<std::ptrdiff_t>(a.rows),
+                                               v.begin() + static_cast<std::ptrdiff_t>(b.rows));
+            std::array<int, 2> open = b.open;
+            v.reserve(v.size() + static_cast<std::size_t>(m) * made.size());
+            for (std::int64_t k = 1; k <= m; ++k) {
+                const double shift = static_cast<double>(k) * dt;
+                for (std::size_t c = 0; c < 2; ++c) {
+                    if (!has[c]) continue;
+                    step_times& row = v[static_cast<std::size_t>(open[c])];
+                    row.overhead += inc[c].overhead;
+                    row.issue += inc[c].issue;
+                    row.compute += inc[c].compute;
+                    row.wait += inc[c].wait;
+                    row.sem_wait += inc[c].sem_wait;
+                    row.waited_on |= inc[c].waited_on;
+                    if (inc[c].begin != 0) row.end = inc[c].end + shift;
+                }
+                for (const step_times& x : made) {
+                    step_times y = x;
+                    const auto c = static_cast<std::size_t>(x.core);
+                    y.step += static_cast<std::uint32_t>(k) * dstep[c];
+                    y.begin += shift;
+                    y.end += shift;
+                    const int idx = static_cast<int>(v.size());
+                    v.push_back(y);
+                    rows_[bk].emplace(row_key(x.core, y.step, y.sub), idx);
+                    row_max_[bk][c] = std::max(row_max_[bk][c], y.step);
+                    open[c] = idx;  // the last one made is the image of core c's current row at b
+                }
             }
+            for (std::size_t c = 0; c < 2; ++c)
+                if (b.open[c] >= 0) row_[bk][c] = open[c];
         }
-        for (std::size_t c = 0; c < 2; ++c)
-            if (b.open[c] >= 0) row_[c] = open[c];
+        for (std::size_t c = 0; c < 2; ++c) inner_at_[c] = tagged[c] ? row_[1][c] : -1;
     }
 
     // ---- The joint lane (both cores running, docs/model.md §11) --------------------------------
@@ -1566,7 +1615,7 @@ private:
         const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
         return x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && x.seconds == y.seconds &&
                x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
-               x.label == y.label && x.step - step0 == y.step && x.sem == y.sem && x.core == y.core &&
+               x.label == y.label && x.step - step0 == y.step && x.sub == y.sub && x.sem == y.sem && x.core == y.core &&
                x.dma_sem == y.dma_sem;
     }
 
@@ -1780,12 +1829,19 @@ private:
             res_.wait_dma[c] += t - begin;
             res_.wait_by_operand[wait_who_[c]] += t - begin;
             if (opt_.per_step) {
-                step_times& row = res_.steps[static_cast<std::size_t>(row_[c])];
-                row.wait += t - begin;
-                row.end = t;
                 // A wait of a rounding error (a DMA done an ulp after the core got there) is no
                 // wait on that operand: the bit must not depend on how the clock was summed.
-                if (t - begin > 1e-12 * t) row.waited_on |= std::uint32_t{1} << wait_who_[c];
+                const std::uint32_t bit = t - begin > 1e-12 * t ? std::uint32_t{1} << wait_who_[c] : 0u;
+                step_times& row = res_.steps[static_cast<std::size_t>(row_[0][c])];
+                row.wait += t - begin;
+                row.end = t;
+                row.waited_on |= bit;
+                if (inner_at_[c] >= 0) {
+                    step_times& in = res_.inner_steps[static_cast<std::size_t>(inner_at_[c])];
+                    in.wait += t - begin;
+                    in.end = t;
+                    in.waited_on |= bit;
+                }
             }
             if (opt_.timeline && t > begin)
                 res_.timeline.push_back({c, span::track::stream, op_kind::dma_wait, wait_label_[c],
@@ -1818,12 +1874,14 @@ private:
     std::array<std::uint32_t, 2> wait_label_{};
     std::array<std::uint32_t, 2> wait_step_{};
     std::array<std::uint8_t, 2> wait_who_{};  // op::who of the DMA wait a core is blocked in
-    std::array<int, 2> row_{-1, -1};               // current per-step row of each core
-    std::unordered_map<std::uint64_t, int> rows_;  // (core, step) -> row, with per_step
-    std::int64_t row_recurred_ = 0;                // times a core went back to an older row
-    std::array<std::uint32_t, 2> row_max_{};       // the largest step of each core's rows
-    std::array<bool, 2> row_any_{};
-    std::array<bool, 2> row_rising_{true, true};   // each core's rows created in rising step order
+    // Per-step rows, per book (0: result::steps, 1: result::inner_steps) and core.
+    std::array<std::array<int, 2>, 2> row_{{{-1, -1}, {-1, -1}}};  // each core's current row
+    std::array<std::unordered_map<std::uint64_t, int>, 2> rows_;  // (core, step, sub) -> row
+    std::array<std::int64_t, 2> row_recurred_{};                   // times a core went back to an older row
+    std::array<std::array<std::uint32_t, 2>, 2> row_max_{};        // the largest step of each core's rows
+    std::array<std::array<bool, 2>, 2> row_any_{};
+    std::array<std::array<bool, 2>, 2> row_rising_{{{true, true}, {true, true}}};  // rows made in step order
+    std::array<int, 2> inner_at_{-1, -1};  // the inner row of the op each core ran last (-1: none)
     std::uint64_t seq_ = 0;
     double last_done_ = 0;
     // The next DMA event (unless dirty_): its time, its DMA, and whether it completes or starts
