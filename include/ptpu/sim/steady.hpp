@@ -67,6 +67,7 @@ struct boundary {
     std::uint64_t hash = 0;  // of the batch's ops (complete at the next boundary)
     tally sum;
     row_mark rows;
+    std::size_t spans = 0;  // timeline spans recorded before it (options::timeline)
     std::vector<dma_snap> snap;
     std::vector<op> batch;  // the ops from this boundary to the next, normalized
 };
@@ -154,6 +155,7 @@ struct joint_boundary {
     std::array<std::uint64_t, 2> hash{};
     joint_tally sum;
     row_mark rows;
+    std::size_t spans = 0;  // timeline spans recorded before it
     std::vector<dma_snap> snap;
     std::array<std::vector<op>, 2> batch;  // per core, normalized to this boundary
     std::vector<std::uint32_t> cuts1;      // where in batch[1] a batch of core 1's source began
