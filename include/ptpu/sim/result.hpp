@@ -22,8 +22,8 @@ struct options {
     /// period of up to 64 steps earlier, and the ops of the following steps repeat that period's
     /// ops, whole periods advance by the period's time without simulating their events. With two
     /// running cores the state is the chip's, taken at core 0's step boundaries (both cores'
-    /// DMAs, core 1's clock relative to core 0's); per-step rows (inner rows too) of skipped
-    /// periods are replicated. Off with a timeline (and with semaphores).
+    /// DMAs, core 1's clock relative to core 0's); per-step rows (inner rows too) and timeline
+    /// spans of skipped periods are replicated. Off with semaphores.
     bool steady_state = true;
     /// The estimates beside the chip preset: the engine reads the on-chip DMA bandwidth from it;
     /// a source turning work into compute ops should use the same model with time_of.
