@@ -480,7 +480,7 @@ private:
             const std::uint64_t ord = ord_[c]++;  // the op's place in the core's stream
             step_times* row = nullptr;
             step_times* irow = nullptr;  // the op's inner row (op::sub), counted in row too
-            if (opt_.per_step) [[unlikely]] {
+            if (opt_.per_step) {
                 row = step_row(0, c, o.step, 0);
                 if (o.sub != 0) irow = step_row(1, c, o.step, o.sub);
                 inner_at_[c] = irow != nullptr ? row_[1][c] : -1;
