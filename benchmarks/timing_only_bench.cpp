@@ -3,7 +3,8 @@
 // grid steps per second (items_per_second): pallas_call::predict (no data at all) with the
 // steady-state fast lane (the default) and without it (every op simulated), a reduction-axis
 // matmul (its pattern repeats every 16 steps) at 16,384 and 262,144 steps, the 3-operand kernel
-// on v5p's two TensorCores, and the timing model alone on the same op stream.
+// on v5p's two TensorCores, the 3-operand kernel at 65,536 steps with the timeline recorded (fast
+// lane on and off), and the timing model alone on the same op stream.
 #include <benchmark/benchmark.h>
 
 #include <ptpu/ptpu.hpp>
@@ -143,6 +144,25 @@ struct replay {
     }
 };
 
+// The 3-operand kernel over 65,536 steps with the timeline recorded (the trace and SVG exporters'
+// input, ~8 spans a step): with the fast lane (skipped periods replicate their spans) and with
+// every op simulated (what the timeline cost before the lane ran with it).
+constexpr index_t tl_steps = 1 << 16;
+using XT = Array<float, tl_steps * 8, 128>;
+using AddT = pallas_call<Grid<tl_steps>, In<Arg<XT, Blk>, Arg<XT, Blk>>, Out<Arg<XT, Blk>>, Chip<tpu::v5e>>;
+
+void BM_PredictTimeline(benchmark::State& st) {
+    AddT call{};
+    call.options.per_step = 0;
+    call.options.timeline = true;
+    call.options.steady_state = st.range(0) != 0;
+    for (auto _ : st) {
+        auto rep = call.predict([](auto a, auto b, auto c) { store(c, load(a) + load(b)); });
+        benchmark::DoNotOptimize(rep.timeline.data());
+    }
+    st.SetItemsProcessed(st.iterations() * tl_steps);
+}
+
 void BM_ModelOnly(benchmark::State& st) {
     for (auto _ : st) {
         replay r;
@@ -159,5 +179,6 @@ BENCHMARK(BM_PredictEveryOp)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictMatmul)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictMatmul262k)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictMegacore)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_PredictTimeline)->ArgName("fast_lane")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ModelOnly)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK_MAIN();

@@ -434,6 +434,7 @@ struct inner_run {
         const std::uint32_t base = outer.body_seq;
         {
             runner r(p, t, 0, maps, ctx, hbm, a.mem, inner, body, ro, outer.notes);
+            bool first = true;  // the enclosing runner numbers this invocation's steps from here
             for (;;) {
                 const stream::batch b = r.next_batch(false);
                 if (b.ops.empty()) break;
@@ -442,6 +443,8 @@ struct inner_run {
                     rec.kind = body_op_kind::stream_op;
                     rec.op = o;
                     rec.seq = base + o.dma;
+                    rec.begins = first;
+                    first = false;
                     note_body_op(outer, rec);
                 }
             }

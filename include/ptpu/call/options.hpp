@@ -52,8 +52,8 @@ struct run_options {
     bool timing_only = false;
     bool timeline = false;  ///< record the timeline (for the trace and SVG exporters)
     int per_step = -1;      ///< record the per-step breakdown: 1 yes, 0 no, -1 when ≤ 65536 steps
-    /// Let the timing model fast-forward steady periods (sim::options::steady_state; off while a
-    /// timeline or per-step breakdown is recorded). Off: every op simulated one by one.
+    /// Let the timing model fast-forward steady periods (sim::options::steady_state; per-step
+    /// rows and the timeline replicated for them). Off: every op simulated one by one.
     bool steady_state = true;
     sim::cost_model costs = sim::default_costs;
     /// Race detection (like Pallas interpret mode's detect_races, A13): a read of an async

@@ -211,7 +211,11 @@ template <int = 0>
         while (len < sizeof desc.ops[0].name && n[len] != '\0') ++len;
         facts.names[static_cast<std::size_t>(i)] = std::string_view(n, len);
     }
-    return make_report(desc.hw, facts, stats, std::move(r), std::move(notes), opt.costs);
+    report rep = make_report(desc.hw, facts, stats, std::move(r), std::move(notes), opt.costs);
+    if (!rep.inner_steps.empty())
+        for (int core = 0; core < pinfo.cores; ++core)
+            rep.inner_rows[static_cast<std::size_t>(core)] = runners[static_cast<std::size_t>(core)]->inner_rows();
+    return rep;
 }
 
 // PTPU_SEPARATE_RUNTIME: run_call (runners, the model, the report) is compiled once, in the

@@ -75,6 +75,13 @@ struct report {
     std::int64_t steady_ops = 0;  ///< of which fast-forwarded in steady periods
     run_stats stats{};
     std::vector<sim::step_times> steps;      ///< per core and step (when recorded)
+    /// The steps of pipelines the bodies ran (emit_pipeline), a row per core, outer step and
+    /// inner row (step_times::sub = k: inner_rows[core][k - 1] says which pipeline and step).
+    /// Each is part of its (core, step) row of `steps`: that row's overhead, DMA issue, compute
+    /// and waits are its own ops' plus its inner rows'. Pipelines nested deeper count in the
+    /// row of the inner step that ran them.
+    std::vector<sim::step_times> inner_steps;
+    std::array<std::vector<stream::inner_row>, 2> inner_rows;  ///< per core: what inner row k is
     std::vector<sim::span> timeline;         ///< when recorded
     std::vector<dma_note> notes;             ///< what each DMA span's label refers to
     std::vector<std::string> operand_names;  ///< "in0", "out0", … (exporters name DMAs with them)
@@ -168,6 +175,7 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
     rep.steady_ops = r.steady_ops;
     rep.stats = stats;
     rep.steps = std::move(r.steps);
+    rep.inner_steps = std::move(r.inner_steps);
     rep.timeline = std::move(r.timeline);
     rep.notes = std::move(notes);
     for (int i = 0; i < info.n_ops; ++i) {
@@ -264,18 +272,34 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
     return os;
 }
 
+namespace detail {
+// The label of an inner row in print_steps: "pK.S", step S of the K-th pipeline its step's body ran.
+inline std::string inner_label(const report& r, const sim::step_times& s) {
+    const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) & 1u];
+    if (s.sub == 0 || s.sub > t.size()) return "p?";
+    const stream::inner_row& w = t[s.sub - 1];
+    return "p" + std::to_string(w.call) + "." + std::to_string(w.step);
+}
+}  // namespace detail
+
 /// The per-step breakdown (report::steps, recorded with run_options::per_step) as a table: step,
-/// core, begin, overhead, DMA issue, compute, exposed DMA and the operands waited on; at most
-/// `max_rows` rows, then a count of the rows left out.
+/// core, begin, overhead, DMA issue, compute, exposed DMA and the operands waited on, each
+/// step's inner rows (report::inner_steps, labelled pK.S) indented under it; at most `max_rows`
+/// rows, then a count of the rows left out.
 inline void print_steps(std::ostream& os, const report& r, std::size_t max_rows = 32) {
     using detail::fmt_time;
     os << std::right << std::setw(8) << "step" << std::setw(6) << "core" << std::setw(14) << "begin" << std::setw(14)
        << "overhead" << std::setw(14) << "DMA issue" << std::setw(14) << "compute" << std::setw(14) << "exposed DMA"
        << "  waited on\n";
-    std::size_t n = 0;
-    for (const sim::step_times& s : r.steps) {
-        if (n++ == max_rows) break;
-        os << std::setw(8) << s.step << std::setw(6) << s.core << std::setw(14) << fmt_time(s.begin) << std::setw(14)
+    // Each core's inner rows come in stream order, as its step rows do: a cursor per core.
+    std::array<std::size_t, 2> next{};
+    const auto next_inner = [&](int core, std::size_t from) {
+        while (from < r.inner_steps.size() && r.inner_steps[from].core != core) ++from;
+        return from;
+    };
+    for (int c = 0; c < 2; ++c) next[static_cast<std::size_t>(c)] = next_inner(c, 0);
+    const auto line = [&](const sim::step_times& s, const std::string& step) {
+        os << step << std::setw(6) << s.core << std::setw(14) << fmt_time(s.begin) << std::setw(14)
            << fmt_time(s.overhead) << std::setw(14) << fmt_time(s.issue) << std::setw(14) << fmt_time(s.compute)
            << std::setw(14) << fmt_time(s.wait) << " ";
         for (std::size_t b = 0; b < 32; ++b) {
@@ -286,8 +310,28 @@ inline void print_steps(std::ostream& os, const report& r, std::size_t max_rows 
                                                     : "op" + std::to_string(b - 1));
         }
         os << "\n";
+    };
+    const std::size_t total = r.steps.size() + r.inner_steps.size();
+    std::size_t n = 0;
+    for (const sim::step_times& s : r.steps) {
+        if (n == max_rows) break;
+        std::ostringstream step;
+        step << std::setw(8) << s.step;
+        line(s, step.str());
+        ++n;
+        std::size_t& k = next[static_cast<std::size_t>(s.core) & 1u];
+        while (k < r.inner_steps.size() && r.inner_steps[k].step == s.step) {
+            if (n == max_rows) break;
+            std::ostringstream in;
+            in << "  " << std::left << std::setw(6) << detail::inner_label(r, r.inner_steps[k]) << std::right;
+            line(r.inner_steps[k], in.str());
+            ++n;
+            k = next_inner(s.core, k + 1);
+        }
     }
-    if (r.steps.size() > max_rows) os << "  … " << r.steps.size() - max_rows << " more steps\n";
+    if (total > max_rows) os << "  … " << total - max_rows << " more rows\n";
+    if (!r.inner_steps.empty())
+        os << "  (pK.S: step S of the K-th pipeline its step's body ran, emit_pipeline; part of that step's row)\n";
     if (r.steps.empty()) os << "  (no per-step rows: run with run_options::per_step)\n";
 }
 

@@ -41,6 +41,7 @@ struct body_op_record {
     std::uint32_t seq = 0;  ///< stream_op DMAs: the DMA's number among the body's (its start's)
     stream::op op{};        ///< stream_op: the op, time converted
     std::uint16_t run = 0;  ///< DMAs: stream::op::run of the HBM end (0: one run)
+    bool begins = false;    ///< stream_op: the first op of a pipeline invocation (its inner rows)
 };
 
 /// A DMA a body started (async copy) that its semaphore has not yet taken in: the data lands

@@ -173,6 +173,9 @@ public:
     /// Steps made from the last one's ops (timing-only "Repeated steps" below).
     [[nodiscard]] index_t repeated_steps() const { return repeated_; }
 
+    /// What each inner row its ops carry (op::sub = k >= 1) is: inner_rows()[k - 1].
+    [[nodiscard]] const std::vector<stream::inner_row>& inner_rows() const { return inner_rows_; }
+
     /// What the runner did so far.
     [[nodiscard]] run_stats stats() const {
         flush();
@@ -455,6 +458,7 @@ private:
         o.run = 0;
         o.who = 0;
         o.sem = 0;
+        o.sub = 0;
         o.label = label;
         o.step = step;
     }
@@ -845,6 +849,11 @@ private:
                     out.dma_sem = o.dma_sem;
                     out.run = o.run;
                     out.who = 0;  // an inner pipeline's operands are not the call's: body DMA time
+                    if (r.begins) {  // a new invocation: the body's first, or its next
+                        inner_call_ = inner_body_ == body_step_ ? inner_call_ + 1 : 0;
+                        inner_body_ = body_step_;
+                    }
+                    out.sub = inner_sub(inner_call_, o.step);
                     break;
                 }
                 case body_op_kind::sync_dma:
@@ -876,6 +885,19 @@ private:
             }
         }
         kctx_.body_ops.clear();
+    }
+    // The inner row (op::sub) of step `step` of the body's `call`-th pipeline: numbered on first
+    // sight, so that every outer step running the same pipelines gives its ops the same rows.
+    std::uint16_t inner_sub(std::uint32_t call, std::uint32_t step) {
+        if (inner_by_call_.size() <= call) inner_by_call_.resize(call + 1);
+        std::vector<std::uint16_t>& v = inner_by_call_[call];
+        if (v.size() <= step) v.resize(static_cast<std::size_t>(step) + 1, 0);
+        std::uint16_t& k = v[step];
+        if (k == 0 && inner_rows_.size() < stream::max_inner_rows) {
+            inner_rows_.push_back({call, step, static_cast<std::uint8_t>(opt_.pipeline + 1)});
+            k = static_cast<std::uint16_t>(inner_rows_.size());
+        }
+        return k;  // 0 past max_inner_rows: the step counts in its outer row only
     }
     std::uint32_t body_note(stream::copy_kind k) {
         if (!opt_.notes || notes_ == nullptr) return 0;
@@ -936,6 +958,10 @@ private:
     index_t body_ops_ = 0;         // ops the running body has recorded (none: it may repeat)
     index_t body_step_ = 0;        // the running body's grid step
     std::vector<std::uint32_t> body_ids_;  // the running body's inner-pipeline DMAs: their ids
+    std::vector<stream::inner_row> inner_rows_;  // what each inner row (op::sub - 1) is
+    std::vector<std::vector<std::uint16_t>> inner_by_call_;  // [call][step] -> op::sub (0: none yet)
+    std::uint32_t inner_call_ = 0;  // the running body's pipeline invocation, counted from 0
+    index_t inner_body_ = -1;       // the step of the body inner_call_ counts in
     std::vector<op_meta> meta_;    // what made each op of the batch
     op_meta cur_meta_{};
     mutable repeat_state rep_{};

@@ -67,6 +67,7 @@ struct live_dma {
     std::uint32_t label = 0;
     std::uint32_t step = 0;
     std::uint32_t sem = 0;  // the semaphore it completes into (0: waited by id)
+    std::uint64_t ord = 0;  // its start op's place in its core's stream (the timeline's label)
     std::uint8_t core = 0;
     std::uint8_t channel = 0;  // 0: HBM; 1 + core: that core's on-chip path
     dma_phase phase = dma_phase::latency;
@@ -293,7 +294,8 @@ public:
         channels_[2].set_bandwidth(onchip);
         res_.cores = cores;
         for (int k = 0; k < 2; ++k) state_[k] = k < cores ? core_state::ready : core_state::done;
-        ff_on_ = opt.steady_state && !opt.timeline && !opt.semaphores;
+        ff_on_ = opt.steady_state && !opt.semaphores;
+        tl_lane_ = ff_on_ && opt.timeline;
         if (ff_on_) {
             ring_.resize(ring_size);
             spare_.resize(ring_size);
@@ -352,7 +354,11 @@ private:
 
     // The core's next op from the source, a batch at a time.
     bool pull(int c, op& o) {
-        if (!src_.batched()) return src_.next(c, o);  // straight into o (no copy to stall on)
+        if (!src_.batched()) {
+            if (!src_.next(c, o)) return false;  // straight into o (no copy to stall on)
+            if (tl_lane_) [[unlikely]] labels_[static_cast<std::size_t>(c)].push_back(o.label);
+            return true;
+        }
         std::span<const op>& b = in_[static_cast<std::size_t>(c)];
         std::size_t& k = in_pos_[static_cast<std::size_t>(c)];
         if (k == b.size()) {
@@ -361,6 +367,7 @@ private:
             in_whole_[static_cast<std::size_t>(c)] = n.whole_step;
             k = 0;
             if (b.empty()) return false;
+            if (tl_lane_) [[unlikely]] record_labels(c, b);
         }
         o = b[k++];
         return true;
@@ -452,6 +459,7 @@ private:
                         op n = o;
                         if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b.starts[u];
                         n.step -= b.step[u];
+                        if (tl_lane_) n.label = 0;  // labels do not time: the timeline's come from the ops
                         if (c == 1 && fresh) b.cuts1.push_back(static_cast<std::uint32_t>(b.batch[1].size()));
                         b.batch[u].push_back(n);
                         b.hash[u] = mix(b.hash[u], n);
@@ -464,11 +472,19 @@ private:
                     }
                     boundary& b = ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)];
                     b.batch.push_back(normalized(o, b));
+                    if (tl_lane_) b.batch.back().label = 0;
                     b.hash = mix(b.hash, b.batch.back());
                 }
             }
             ++res_.op_count;
-            step_times* row = opt_.per_step ? step_row(c, o.step) : nullptr;
+            const std::uint64_t ord = ord_[c]++;  // the op's place in the core's stream
+            step_times* row = nullptr;
+            step_times* irow = nullptr;  // the op's inner row (op::sub), counted in row too
+            if (opt_.per_step) {
+                row = step_row(0, c, o.step, 0);
+                if (o.sub != 0) irow = step_row(1, c, o.step, o.sub);
+                inner_at_[c] = irow != nullptr ? row_[1][c] : -1;
+            }
             const double begin = t;
             switch (o.kind) {
                 case op_kind::overhead:
@@ -478,11 +494,13 @@ private:
                     const bool ovh = o.kind == op_kind::overhead;
                     (ovh ? res_.busy_overhead : res_.busy_compute)[c] += o.seconds;
                     if (row) (ovh ? row->overhead : row->compute) += o.seconds;
+                    if (irow) (ovh ? irow->overhead : irow->compute) += o.seconds;
                     break;
                 }
                 case op_kind::dma_start:
                     start_dma(c, o);
                     if (row) row->issue += chip_.dma_issue_s;
+                    if (irow) irow->issue += chip_.dma_issue_s;
                     break;
                 case op_kind::dma_wait:
                     wait_dma(c, o);
@@ -500,10 +518,11 @@ private:
                         "use overhead, dma_start, dma_wait, compute, sem_signal or sem_wait");
             }
             if (row) row->end = t;
+            if (irow) irow->end = t;
             if (opt_.timeline && ((o.kind != op_kind::dma_wait && o.kind != op_kind::sem_wait) || t > begin) &&
                 o.kind != op_kind::sem_signal)
-                res_.timeline.push_back(
-                    {c, span::track::stream, o.kind, o.label, o.step, o.dma, begin, t, 0, true});
+                push_span({c, span::track::stream, o.kind, o.label, o.step, o.dma, begin, t, 0, true}, ord);
+            if (state_[c] == core_state::blocked) wait_ord_[c] = ord;
         }
     }
 
@@ -515,25 +534,35 @@ private:
                         "charge finite, non-negative time");
     }
 
-    // The row of (core c, step): the current one, or found again if the value recurs after other
-    // values (e.g. an op of the next step issued during this one), or a new one.
-    step_times* step_row(int c, std::uint32_t step) {
-        int& r = row_[c];
-        if (r < 0 || res_.steps[static_cast<std::size_t>(r)].step != step) {
-            const std::uint64_t key = (std::uint64_t{static_cast<std::uint32_t>(c)} << 32) | step;
-            const auto [it, added] = rows_.try_emplace(key, static_cast<int>(res_.steps.size()));
-            const auto u = static_cast<std::size_t>(c);
+    // The rows of book b: result::steps (0) or result::inner_steps (1).
+    std::vector<step_times>& book_rows(int b) { return b == 0 ? res_.steps : res_.inner_steps; }
+    const std::vector<step_times>& book_rows(int b) const { return b == 0 ? res_.steps : res_.inner_steps; }
+
+    // The row of (core c, step, sub) in book b: the current one, or found again if the value
+    // recurs after other values (e.g. an op of the next step issued during this one), or a new one.
+    step_times* step_row(int b, int c, std::uint32_t step, std::uint32_t sub) {
+        const auto u = static_cast<std::size_t>(c);
+        const auto bu = static_cast<std::size_t>(b);
+        int& r = row_[bu][u];
+        std::vector<step_times>& v = book_rows(b);
+        if (r < 0 || v[static_cast<std::size_t>(r)].step != step || v[static_cast<std::size_t>(r)].sub != sub) {
+            const std::uint64_t key = row_key(c, step, sub);
+            const auto [it, added] = rows_[bu].try_emplace(key, static_cast<int>(v.size()));
             if (added) {
-                res_.steps.push_back({c, step, t_[c], t_[c], 0, 0, 0, 0});
-                if (row_any_[u] && step <= row_max_[u]) row_rising_[u] = false;
-                row_max_[u] = std::max(row_max_[u], step);
-                row_any_[u] = true;
+                v.push_back({c, step, t_[u], t_[u], 0, 0, 0, 0, 0, 0, sub});
+                // (A new row of an existing step value can only be an inner row of that step.)
+                if (row_any_[bu][u] && step < row_max_[bu][u]) row_rising_[bu][u] = false;
+                row_max_[bu][u] = std::max(row_max_[bu][u], step);
+                row_any_[bu][u] = true;
             } else {
-                ++row_recurred_;  // the fast lane's row replication needs rows in step order
+                ++row_recurred_[bu];  // the fast lane's row replication needs rows in step order
             }
             r = it->second;
         }
-        return &res_.steps[static_cast<std::size_t>(r)];
+        return &v[static_cast<std::size_t>(r)];
+    }
+    static std::uint64_t row_key(int c, std::uint32_t step, std::uint32_t sub) {
+        return std::uint64_t{static_cast<std::uint32_t>(c)} << 48 | std::uint64_t{sub} << 32 | step;
     }
 
     // ---- Semaphores (S60): per core, counted in the op's units (bytes for DMA semaphores) ----
@@ -581,13 +610,18 @@ private:
         const bool dma = wait_is_dma_[k];
         (dma ? res_.wait_dma : res_.wait_sem)[k] += end - begin;
         if (opt_.per_step) {
-            step_times& row = res_.steps[static_cast<std::size_t>(row_[k])];
+            step_times& row = res_.steps[static_cast<std::size_t>(row_[0][k])];
             (dma ? row.wait : row.sem_wait) += end - begin;
             row.end = end;
+            if (inner_at_[k] >= 0) {
+                step_times& in = res_.inner_steps[static_cast<std::size_t>(inner_at_[k])];
+                (dma ? in.wait : in.sem_wait) += end - begin;
+                in.end = end;
+            }
         }
-        if (opt_.timeline && end > begin)
-            res_.timeline.push_back(
-                {k, span::track::stream, op_kind::sem_wait, wait_label_[k], wait_step_[k], sem, begin, end, 0, dma});
+        if (opt_.timeline && end - begin > 1e-12 * end)  // (not a rounding error: see complete())
+            push_span({k, span::track::stream, op_kind::sem_wait, wait_label_[k], wait_step_[k], sem, begin, end, 0, dma},
+                      wait_ord_[k]);
     }
     void wait_sem(int c, const op& o) {
         check_sem(c, o);
@@ -648,6 +682,7 @@ private:
         d.label = o.label;
         d.step = o.step;
         d.sem = o.sem;
+        d.ord = ord_[c] - 1;  // (run_core counted its op already)
         d.core = static_cast<std::uint8_t>(c);
         d.channel = static_cast<std::uint8_t>(o.far ? 0 : 1 + c);
         d.phase = dma_phase::latency;
@@ -765,6 +800,7 @@ private:
         b.step = o.step;
         b.sum = totals(c);
         b.rows = mark_rows();
+        b.spans = res_.timeline.size();
         b.batch.clear();
         b.hash = 0;
         b.snap.clear();
@@ -891,12 +927,13 @@ private:
         };
         for (;;) {
             if (!have) {
-                const bool lazy = cyc_same_[static_cast<std::size_t>(b)] != 0;
+                const bool lazy = cyc_same_[static_cast<std::size_t>(b)] != 0 && !tl_lane_;
                 const batch n = src_.next_batch(c, lazy);
                 if (n.ops.empty()) {
                     ended_ = true;
                     break;
                 }
+                if (tl_lane_) record_labels(c, n.ops);
                 if (lazy && n.repeat && n.whole_step) {
                     if (++b == p) b = 0, ++skipped_;
                     continue;
@@ -918,7 +955,7 @@ private:
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
                 same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && x.seconds == y.seconds &&
                        x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
-                       x.label == y.label && x.step - s0 == y.step;
+                       (tl_lane_ || x.label == y.label) && x.step - s0 == y.step && x.sub == y.sub;
             }
             if (!same) {
                 mismatch = true;
@@ -938,6 +975,7 @@ private:
             }
         }
         if (mismatch) replay_.insert(replay_.end(), cur.begin(), cur.end());
+        relabel_tail(c, replay_);
         in_[u] = {};
         in_pos_[u] = 0;
         leave_fast(c);
@@ -991,7 +1029,7 @@ private:
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
                 if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || x.seconds != y.seconds ||
                     x.bytes != y.bytes || x.far != y.far || x.run != y.run || x.who != y.who ||
-                    x.label != y.label || x.step - step0 != y.step) {
+                    (!tl_lane_ && x.label != y.label) || x.step - step0 != y.step || x.sub != y.sub) {
                     whole = false;
                     break;
                 }
@@ -1039,16 +1077,21 @@ private:
         res_.hbm_busy_time += md * s.hbm_busy;
         t_[c] += dt;
         if (cycle_done_) last_done_ += dt;
+        const auto n_ops = static_cast<std::uint64_t>(s.ops);  // the core's ops per period
         for (const int sl : live_[c].slots()) {
             live_dma& d = at(sl);
             d.ready += dt;
             d.begin += dt;
             d.id += k;
             d.seq += k;
+            d.ord += static_cast<std::uint64_t>(m) * n_ops;
+            d.step += static_cast<std::uint32_t>(m) * cycle_steps_;
+            if (tl_lane_) d.label = labels_[static_cast<std::size_t>(c)][d.ord];
         }
         live_[c].shift_ids(k);
         seq_ += k;
         starts_[c] += k;
+        ord_[c] += static_cast<std::uint64_t>(m) * n_ops;
         for (std::size_t ch = 0; ch < channels_.size(); ++ch) channels_[ch].shift(dt, ch == 0 && s.idle > 0);
         // The history as if the skipped periods had been simulated: the boundary i back from the
         // current one is, for i = q·p + r within the skipped periods, the cycle's boundary j - r
@@ -1059,6 +1102,9 @@ private:
         const row_mark mb = at_boundary_index(j).rows;
         const std::array<std::uint32_t, 2> dstep{cycle_steps_, cycle_steps_};
         replicate_rows(ma, mb, m, cycle_dt_, dstep);
+        const std::size_t s0 = at_boundary_index(j - p).spans;
+        const std::size_t s1 = at_boundary_index(j).spans;
+        replicate_spans(s0, s1, m, cycle_dt_, {cycle_starts_, cycle_starts_}, dstep, {n_ops, n_ops});
         const std::int64_t depth = std::min(ring_size - 1, j - valid_from_ + m * p);
         std::swap(ring_, spare_);
         for (std::int64_t i = 0; i <= depth; ++i) {
@@ -1092,6 +1138,7 @@ private:
             for (std::size_t w = 0; w < s.wait_who.size(); ++w) e.sum.wait_who[w] += nd * s.wait_who[w];
             e.sum.hbm_busy += nd * s.hbm_busy;
             e.rows = i == 0 ? mark_rows() : shifted_mark(e.rows, ma, mb, n, cycle_dt_, dstep);
+            e.spans += static_cast<std::size_t>(n) * (s1 - s0);
         }
         valid_from_ = j - depth;
     }
@@ -1108,43 +1155,54 @@ private:
     row_mark mark_rows() const {
         row_mark m;
         if (!opt_.per_step) return m;
-        m.rows = res_.steps.size();
-        m.recurred = row_recurred_;
-        for (std::size_t c = 0; c < 2; ++c) {
-            m.open[c] = row_[c];
-            if (row_[c] >= 0) m.open_row[c] = res_.steps[static_cast<std::size_t>(row_[c])];
+        for (std::size_t b = 0; b < 2; ++b) {
+            book_mark& k = m.book[b];
+            const std::vector<step_times>& v = book_rows(static_cast<int>(b));
+            k.rows = v.size();
+            k.recurred = row_recurred_[b];
+            for (std::size_t c = 0; c < 2; ++c) {
+                k.open[c] = row_[b][c];
+                if (row_[b][c] >= 0) k.open_row[c] = v[static_cast<std::size_t>(row_[b][c])];
+            }
         }
         return m;
     }
 
     // The rows of the period from a (at time ta) to b (at tb) repeat, for the cores in [c0, c1],
-    // whose steps advance by dstep per period.
-    [[gnu::noinline]] bool rows_repeat(const row_mark& a, const row_mark& b, double ta, double tb, int c0, int c1,
+    // whose steps advance by dstep per period: in both books (a step's inner rows are
+    // replicated with it).
+    [[gnu::noinline]] bool rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0, int c1,
                      const std::array<std::uint32_t, 2>& dstep) const {
         if (!opt_.per_step) return true;
-        if (a.recurred != b.recurred) return false;
         const double tol = 1e-12 * std::max(std::abs(ta), std::abs(tb));
         const auto near = [tol](double x, double y) { return std::abs(x - y) <= tol; };
-        for (int ci = c0; ci <= c1; ++ci) {
-            const auto c = static_cast<std::size_t>(ci);
-            if (!row_rising_[c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
-            std::uint32_t lo = 0, hi = 0;
-            bool any = false;
-            for (std::size_t r = a.rows; r < b.rows; ++r) {
-                const step_times& x = res_.steps[r];
-                if (x.core != ci) continue;
-                if (!any) lo = x.step;
-                hi = x.step;
-                any = true;
+        for (std::size_t bk = 0; bk < 2; ++bk) {
+            const book_mark& a = ma.book[bk];
+            const book_mark& b = mb.book[bk];
+            const std::vector<step_times>& v = book_rows(static_cast<int>(bk));
+            if (a.recurred != b.recurred) return false;
+            for (int ci = c0; ci <= c1; ++ci) {
+                const auto c = static_cast<std::size_t>(ci);
+                if (!row_rising_[bk][c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
+                std::uint32_t lo = 0, hi = 0;
+                bool any = false;
+                for (std::size_t r = a.rows; r < b.rows; ++r) {
+                    const step_times& x = v[r];
+                    if (x.core != ci) continue;
+                    if (!any) lo = x.step;
+                    hi = x.step;
+                    any = true;
+                }
+                if (any && dstep[c] <= hi - lo) return false;  // a replicated row would meet an older one
+                if (a.open[c] < 0) continue;
+                const step_times& x = a.open_row[c];
+                const step_times& y = b.open_row[c];
+                if (y.step != x.step + dstep[c] || x.sub != y.sub || x.waited_on != y.waited_on ||
+                    !near(x.begin - ta, y.begin - tb) || !near(x.end - ta, y.end - tb) ||
+                    !near(x.overhead, y.overhead) || !near(x.issue, y.issue) || !near(x.compute, y.compute) ||
+                    !near(x.wait, y.wait) || !near(x.sem_wait, y.sem_wait))
+                    return false;
             }
-            if (any && dstep[c] <= hi - lo) return false;  // a replicated row would meet an older one
-            if (a.open[c] < 0) continue;
-            const step_times& x = a.open_row[c];
-            const step_times& y = b.open_row[c];
-            if (y.step != x.step + dstep[c] || x.waited_on != y.waited_on || !near(x.begin - ta, y.begin - tb) ||
-                !near(x.end - ta, y.end - tb) || !near(x.overhead, y.overhead) || !near(x.issue, y.issue) ||
-                !near(x.compute, y.compute) || !near(x.wait, y.wait) || !near(x.sem_wait, y.sem_wait))
-                return false;
         }
         return true;
     }
@@ -1152,78 +1210,144 @@ private:
     // Mark x, recorded within the period from a to b, n periods later (the history rebuilt after
     // a skip): rows made in the period moved by n periods' rows; the current row at a, which
     // the period went on adding to, is then b's current row n - 1 periods later.
-    [[gnu::noinline]] row_mark shifted_mark(row_mark x, const row_mark& a, const row_mark& b, std::int64_t n, double dt,
-                          const std::array<std::uint32_t, 2>& dstep) const {
-        if (!opt_.per_step) return x;
-        const auto made = static_cast<std::int64_t>(b.rows - a.rows);
-        const auto first = static_cast<std::int64_t>(a.rows);
-        x.rows += static_cast<std::size_t>(n * made);
-        for (std::size_t c = 0; c < 2; ++c) {
-            if (x.open[c] < 0) continue;
-            if (x.open[c] >= first)
-                x.open[c] += static_cast<int>(n * made);
-            else if (b.open[c] >= first)
-                x.open[c] = b.open[c] + static_cast<int>((n - 1) * made);
-            x.open_row[c].step += static_cast<std::uint32_t>(n) * dstep[c];
-            x.open_row[c].begin += static_cast<double>(n) * dt;
-            x.open_row[c].end += static_cast<double>(n) * dt;
+    [[gnu::noinline]] row_mark shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb, std::int64_t n,
+                          double dt, const std::array<std::uint32_t, 2>& dstep) const {
+        if (!opt_.per_step) return m;
+        for (std::size_t bk = 0; bk < 2; ++bk) {
+            book_mark& x = m.book[bk];
+            const book_mark& a = ma.book[bk];
+            const book_mark& b = mb.book[bk];
+            const auto made = static_cast<std::int64_t>(b.rows - a.rows);
+            const auto first = static_cast<std::int64_t>(a.rows);
+            x.rows += static_cast<std::size_t>(n * made);
+            for (std::size_t c = 0; c < 2; ++c) {
+                if (x.open[c] < 0) continue;
+                if (x.open[c] >= first)
+                    x.open[c] += static_cast<int>(n * made);
+                else if (b.open[c] >= first)
+                    x.open[c] = b.open[c] + static_cast<int>((n - 1) * made);
+                x.open_row[c].step += static_cast<std::uint32_t>(n) * dstep[c];
+                x.open_row[c].begin += static_cast<double>(n) * dt;
+                x.open_row[c].end += static_cast<double>(n) * dt;
+            }
         }
-        return x;
+        return m;
     }
 
-    // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep).
-    [[gnu::noinline]] void replicate_rows(const row_mark& a, const row_mark& b, std::int64_t m, double dt,
+    // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep),
+    // in both books.
+    [[gnu::noinline]] void replicate_rows(const row_mark& ma, const row_mark& mb, std::int64_t m, double dt,
                         const std::array<std::uint32_t, 2>& dstep) {
         if (!opt_.per_step || m == 0) return;
-        std::array<step_times, 2> inc{};
-        std::array<bool, 2> has{};
-        for (std::size_t c = 0; c < 2; ++c) {
-            if (a.open[c] < 0 || b.open[c] < 0) continue;
-            const step_times& now = res_.steps[static_cast<std::size_t>(a.open[c])];
-            const step_times& then = a.open_row[c];
-            step_times& d = inc[c];
-            d.overhead = now.overhead - then.overhead;
-            d.issue = now.issue - then.issue;
-            d.compute = now.compute - then.compute;
-            d.wait = now.wait - then.wait;
-            d.sem_wait = now.sem_wait - then.sem_wait;
-            d.waited_on = now.waited_on;
-            d.end = now.end;  // the image in period k ends k periods later, if it was touched
-            d.begin = now.end != then.end ? 1.0 : 0.0;
-            has[c] = true;
+        // A core blocked in a wait of an inner row (the joint lane's core 1) goes on in its image.
+        const std::array<bool, 2> tagged{inner_at_[0] >= 0, inner_at_[1] >= 0};
+        for (std::size_t bk = 0; bk < 2; ++bk) {
+            const book_mark& a = ma.book[bk];
+            const book_mark& b = mb.book[bk];
+            std::vector<step_times>& v = book_rows(static_cast<int>(bk));
+            std::array<step_times, 2> inc{};
+            std::array<bool, 2> has{};
+            for (std::size_t c = 0; c < 2; ++c) {
+                if (a.open[c] < 0 || b.open[c] < 0) continue;
+                const step_times& now = v[static_cast<std::size_t>(a.open[c])];
+                const step_times& then = a.open_row[c];
+                step_times& d = inc[c];
+                d.overhead = now.overhead - then.overhead;
+                d.issue = now.issue - then.issue;
+                d.compute = now.compute - then.compute;
+                d.wait = now.wait - then.wait;
+                d.sem_wait = now.sem_wait - then.sem_wait;
+                d.waited_on = now.waited_on;
+                d.end = now.end;  // the image in period k ends k periods later, if it was touched
+                d.begin = now.end != then.end ? 1.0 : 0.0;
+                has[c] = true;
+            }
+            const std::vector<step_times> made(v.begin() + static_cast<std::ptrdiff_t>(a.rows),
+                                               v.begin() + static_cast<std::ptrdiff_t>(b.rows));
+            std::array<int, 2> open = b.open;
+            v.reserve(v.size() + static_cast<std::size_t>(m) * made.size());
+            for (std::int64_t k = 1; k <= m; ++k) {
+                const double shift = static_cast<double>(k) * dt;
+                for (std::size_t c = 0; c < 2; ++c) {
+                    if (!has[c]) continue;
+                    step_times& row = v[static_cast<std::size_t>(open[c])];
+                    row.overhead += inc[c].overhead;
+                    row.issue += inc[c].issue;
+                    row.compute += inc[c].compute;
+                    row.wait += inc[c].wait;
+                    row.sem_wait += inc[c].sem_wait;
+                    row.waited_on |= inc[c].waited_on;
+                    if (inc[c].begin != 0) row.end = inc[c].end + shift;
+                }
+                for (const step_times& x : made) {
+                    step_times y = x;
+                    const auto c = static_cast<std::size_t>(x.core);
+                    y.step += static_cast<std::uint32_t>(k) * dstep[c];
+                    y.begin += shift;
+                    y.end += shift;
+                    const int idx = static_cast<int>(v.size());
+                    v.push_back(y);
+                    rows_[bk].emplace(row_key(x.core, y.step, y.sub), idx);
+                    row_max_[bk][c] = std::max(row_max_[bk][c], y.step);
+                    open[c] = idx;  // the last one made is the image of core c's current row at b
+                }
+            }
+            for (std::size_t c = 0; c < 2; ++c)
+                if (b.open[c] >= 0) row_[bk][c] = open[c];
         }
-        const std::vector<step_times> made(res_.steps.begin() + static_cast<std::ptrdiff_t>(a.rows),
-                                           res_.steps.begin() + static_cast<std::ptrdiff_t>(b.rows));
-        std::array<int, 2> open = b.open;
-        res_.steps.reserve(res_.steps.size() + static_cast<std::size_t>(m) * made.size());
+        for (std::size_t c = 0; c < 2; ++c) inner_at_[c] = tagged[c] ? row_[1][c] : -1;
+    }
+
+    // ---- The timeline in the fast lanes (options::timeline) ------------------------------------
+    //
+    // A skipped period records the spans its cycle recorded, moved by the period's time, steps
+    // and DMA starts (per core). Labels do not time, so the lanes compare ops without them; each
+    // span's label is then that of the op it stands for (a stream span's op, a DMA's start, a
+    // blocking wait) in the skipped period, kept as the ops were pulled: op k of core c's stream
+    // has label labels_[c][k], and span i of the timeline stands for op span_ord_[i].
+
+    void push_span(const span& x, std::uint64_t ord) {
+        res_.timeline.push_back(x);
+        if (tl_lane_) span_ord_.push_back(ord);
+    }
+    void record_labels(int c, std::span<const op> b) {
+        std::vector<std::uint32_t>& v = labels_[static_cast<std::size_t>(c)];
+        for (const op& o : b) v.push_back(o.label);
+    }
+    // Ops a fast lane gives back to be simulated are the last ones pulled for core c; rebuilt
+    // from the cycle, they take back the labels they were pulled with.
+    void relabel_tail(int c, std::vector<op>& r) const {
+        if (!tl_lane_) return;
+        const std::vector<std::uint32_t>& v = labels_[static_cast<std::size_t>(c)];
+        const std::size_t first = v.size() - r.size();
+        for (std::size_t i = 0; i < r.size(); ++i) r[i].label = v[first + i];
+    }
+    // Appends m periods' spans: those the cycle recorded, in [s0, s1), moved per period by dt
+    // and, for each core, by its DMA starts, steps and ops.
+    [[gnu::noinline]] void replicate_spans(std::size_t s0, std::size_t s1, std::int64_t m, double dt,
+                                           const std::array<std::uint32_t, 2>& starts,
+                                           const std::array<std::uint32_t, 2>& steps,
+                                           const std::array<std::uint64_t, 2>& ops) {
+        if (!opt_.timeline || m == 0 || s1 == s0) return;
+        const std::size_t add = static_cast<std::size_t>(m) * (s1 - s0);
+        res_.timeline.reserve(res_.timeline.size() + add);
+        span_ord_.reserve(span_ord_.size() + add);
         for (std::int64_t k = 1; k <= m; ++k) {
             const double shift = static_cast<double>(k) * dt;
-            for (std::size_t c = 0; c < 2; ++c) {
-                if (!has[c]) continue;
-                step_times& row = res_.steps[static_cast<std::size_t>(open[c])];
-                row.overhead += inc[c].overhead;
-                row.issue += inc[c].issue;
-                row.compute += inc[c].compute;
-                row.wait += inc[c].wait;
-                row.sem_wait += inc[c].sem_wait;
-                row.waited_on |= inc[c].waited_on;
-                if (inc[c].begin != 0) row.end = inc[c].end + shift;
-            }
-            for (const step_times& x : made) {
-                step_times y = x;
+            const auto ku = static_cast<std::uint32_t>(k);
+            for (std::size_t i = s0; i < s1; ++i) {
+                span x = res_.timeline[i];
                 const auto c = static_cast<std::size_t>(x.core);
-                y.step += static_cast<std::uint32_t>(k) * dstep[c];
-                y.begin += shift;
-                y.end += shift;
-                const int idx = static_cast<int>(res_.steps.size());
-                res_.steps.push_back(y);
-                rows_.emplace((std::uint64_t{static_cast<std::uint32_t>(x.core)} << 32) | y.step, idx);
-                row_max_[c] = std::max(row_max_[c], y.step);
-                open[c] = idx;  // the last one made is the image of core c's current row at b
+                const std::uint64_t ord = span_ord_[i] + static_cast<std::uint64_t>(k) * ops[c];
+                x.begin += shift;
+                x.end += shift;
+                x.step += ku * steps[c];
+                if (x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait) x.dma += ku * starts[c];
+                x.label = labels_[c][ord];
+                res_.timeline.push_back(x);
+                span_ord_.push_back(ord);
             }
         }
-        for (std::size_t c = 0; c < 2; ++c)
-            if (b.open[c] >= 0) row_[c] = open[c];
     }
 
     // ---- The joint lane (both cores running, docs/model.md §11) --------------------------------
@@ -1273,6 +1397,7 @@ private:
         b.wait1 = blocked ? at(wait_slot_[1]).id - starts_[1] : 0;
         b.sum = joint_totals();
         b.rows = mark_rows();
+        b.spans = res_.timeline.size();
         for (std::size_t c = 0; c < 2; ++c) {
             b.batch[c].clear();
             b.hash[c] = 0;
@@ -1438,8 +1563,8 @@ private:
     }
 
     // Batch x is d one period k later: ids relative to `base`, steps to `step0`.
-    static bool same_batch_ops(std::span<const op> x, const std::vector<op>& d, std::uint32_t base,
-                               std::uint32_t step0) {
+    bool same_batch_ops(std::span<const op> x, const std::vector<op>& d, std::uint32_t base,
+                        std::uint32_t step0) const {
         if (x.size() != d.size()) return false;
         for (std::size_t k = 0; k < x.size(); ++k)
             if (!matches(x[k], d[k], base, step0)) return false;
@@ -1481,13 +1606,14 @@ private:
             bool ok = true;
             for (b0 = 0; b0 < p; ++b0) {
                 if (!have) {
-                    const bool lazy = jsame0_[static_cast<std::size_t>(b0)] != 0;
+                    const bool lazy = jsame0_[static_cast<std::size_t>(b0)] != 0 && !tl_lane_;
                     const batch n = src_.next_batch(0, lazy);
                     if (n.ops.empty()) {
                         ends_[0] = true;
                         ok = false;
                         break;
                     }
+                    if (tl_lane_) record_labels(0, n.ops);
                     if (lazy && n.repeat && n.whole_step) continue;
                     cur = n.ops;
                     if (!n.whole_step) {
@@ -1506,13 +1632,14 @@ private:
             if (!ok) break;
             for (b1 = 0; b1 < q; ++b1) {
                 const joint_batch& d = jb1_[static_cast<std::size_t>(b1)];
-                const bool lazy = d.repeats;
+                const bool lazy = d.repeats && !tl_lane_;
                 const batch n = src_.next_batch(1, lazy);
                 if (n.ops.empty()) {
                     ends_[1] = true;
                     ok = false;
                     break;
                 }
+                if (tl_lane_) record_labels(1, n.ops);
                 if (lazy && n.repeat && n.whole_step) continue;
                 cur1 = n.ops;
                 if (!same_batch_ops(cur1, d.ops, base1(m, b1), step1(m, b1))) {
@@ -1553,6 +1680,8 @@ private:
             for (int i = 0; i < b1; ++i) emit1(m, i, 0);
             if (mismatch1) r1.insert(r1.end(), cur1.begin(), cur1.end());
         }
+        relabel_tail(0, r0);
+        relabel_tail(1, r1);
         for (std::size_t c = 0; c < 2; ++c) {
             in_[c] = {};
             in_pos_[c] = 0;
@@ -1562,11 +1691,13 @@ private:
     }
 
     // x is the cycle's op y one period later (DMA ids relative to `base`, steps to `step0`).
-    static bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0) {
+    // (With a timeline, labels are not compared: they do not time, and the replicated spans
+    // take theirs from the ops pulled.)
+    bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0) const {
         const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
         return x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && x.seconds == y.seconds &&
                x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
-               x.label == y.label && x.step - step0 == y.step && x.sem == y.sem && x.core == y.core &&
+               (tl_lane_ || x.label == y.label) && x.step - step0 == y.step && x.sub == y.sub && x.sem == y.sem && x.core == y.core &&
                x.dma_sem == y.dma_sem;
     }
 
@@ -1673,6 +1804,7 @@ private:
         if (jcycle_done_) last_done_ += dt;
         std::uint32_t all = 0;
         for (std::size_t c = 0; c < 2; ++c) all += static_cast<std::uint32_t>(m) * jcycle_starts_[c];
+        const std::array<std::uint64_t, 2> n_ops{jcycle_[0].size(), jcycle_[1].size()};  // per period
         for (std::size_t c = 0; c < 2; ++c) {
             const std::uint32_t k = static_cast<std::uint32_t>(m) * jcycle_starts_[c];
             t_[c] += dt;
@@ -1682,10 +1814,16 @@ private:
                 d.begin += dt;
                 d.id += k;
                 d.seq += all;
+                d.ord += static_cast<std::uint64_t>(m) * n_ops[c];
+                d.step += static_cast<std::uint32_t>(m) * jcycle_steps_[c];
+                if (tl_lane_) d.label = labels_[c][d.ord];
             }
             live_[c].shift_ids(k);
             starts_[c] += k;
+            ord_[c] += static_cast<std::uint64_t>(m) * n_ops[c];
         }
+        wait_ord_[1] += static_cast<std::uint64_t>(m) * n_ops[1];  // core 1 blocked: in the image of its wait
+        if (tl_lane_ && state_[1] == core_state::blocked) wait_label_[1] = labels_[1][wait_ord_[1]];
         seq_ += all;
         const std::uint32_t k1 = static_cast<std::uint32_t>(m) * jcycle_steps_[1];
         jlast1_ += k1;
@@ -1698,6 +1836,9 @@ private:
         const row_mark ma = jring_[ring_pos(j - p)].rows;
         const row_mark mb = jring_[ring_pos(j)].rows;
         replicate_rows(ma, mb, m, jcycle_dt_, jcycle_steps_);
+        const std::size_t s0 = jring_[ring_pos(j - p)].spans;
+        const std::size_t s1 = jring_[ring_pos(j)].spans;
+        replicate_spans(s0, s1, m, jcycle_dt_, jcycle_starts_, jcycle_steps_, n_ops);
         const std::int64_t depth = std::min(ring_size - 1, j - jvalid_from_ + m * p);
         jspare_ = jring_;
         for (std::int64_t i = 0; i <= depth; ++i) {
@@ -1733,6 +1874,7 @@ private:
             e.sum.hbm_busy += nd * s.hbm_busy;
             for (std::size_t w = 0; w < s.wait_who.size(); ++w) e.sum.wait_who[w] += nd * s.wait_who[w];
             e.rows = i == 0 ? mark_rows() : shifted_mark(e.rows, ma, mb, n, jcycle_dt_, jcycle_steps_);
+            e.spans += static_cast<std::size_t>(n) * (s1 - s0);
         }
         jn_ = j + m * p + 1;
         jvalid_from_ = jn_ - 1 - depth;
@@ -1762,8 +1904,9 @@ private:
         live_dma& d = at(s);
         if (t > last_done_) last_done_ = t;
         if (opt_.timeline)
-            res_.timeline.push_back({d.core, span::track::dma, op_kind::dma_start, d.label, d.step, d.id,
-                                     d.begin, t, d.bytes, d.channel == 0});
+            push_span({d.core, span::track::dma, op_kind::dma_start, d.label, d.step, d.id, d.begin, t, d.bytes,
+                       d.channel == 0},
+                      d.ord);
         const int c = d.core;
         if (d.sem != 0) {  // waited through its semaphore, which it raises by its bytes
             const std::uint32_t sem = d.sem;
@@ -1780,16 +1923,26 @@ private:
             res_.wait_dma[c] += t - begin;
             res_.wait_by_operand[wait_who_[c]] += t - begin;
             if (opt_.per_step) {
-                step_times& row = res_.steps[static_cast<std::size_t>(row_[c])];
-                row.wait += t - begin;
-                row.end = t;
                 // A wait of a rounding error (a DMA done an ulp after the core got there) is no
                 // wait on that operand: the bit must not depend on how the clock was summed.
-                if (t - begin > 1e-12 * t) row.waited_on |= std::uint32_t{1} << wait_who_[c];
+                const std::uint32_t bit = t - begin > 1e-12 * t ? std::uint32_t{1} << wait_who_[c] : 0u;
+                step_times& row = res_.steps[static_cast<std::size_t>(row_[0][c])];
+                row.wait += t - begin;
+                row.end = t;
+                row.waited_on |= bit;
+                if (inner_at_[c] >= 0) {
+                    step_times& in = res_.inner_steps[static_cast<std::size_t>(inner_at_[c])];
+                    in.wait += t - begin;
+                    in.end = t;
+                    in.waited_on |= bit;
+                }
             }
-            if (opt_.timeline && t > begin)
-                res_.timeline.push_back({c, span::track::stream, op_kind::dma_wait, wait_label_[c],
-                                         wait_step_[c], d.id, begin, t, 0, true});
+            // A wait of a rounding error is no span either: the timeline must not depend on how the
+            // clock was summed (the fast lane's shifted clock rounds otherwise).
+            if (opt_.timeline && t - begin > 1e-12 * t)
+                push_span({c, span::track::stream, op_kind::dma_wait, wait_label_[c], wait_step_[c], d.id, begin, t, 0,
+                           true},
+                          wait_ord_[c]);
             live_[c].erase(live_[c].find(d.id));
             free_.push_back(s);
         } else {
@@ -1818,12 +1971,14 @@ private:
     std::array<std::uint32_t, 2> wait_label_{};
     std::array<std::uint32_t, 2> wait_step_{};
     std::array<std::uint8_t, 2> wait_who_{};  // op::who of the DMA wait a core is blocked in
-    std::array<int, 2> row_{-1, -1};               // current per-step row of each core
-    std::unordered_map<std::uint64_t, int> rows_;  // (core, step) -> row, with per_step
-    std::int64_t row_recurred_ = 0;                // times a core went back to an older row
-    std::array<std::uint32_t, 2> row_max_{};       // the largest step of each core's rows
-    std::array<bool, 2> row_any_{};
-    std::array<bool, 2> row_rising_{true, true};   // each core's rows created in rising step order
+    // Per-step rows, per book (0: result::steps, 1: result::inner_steps) and core.
+    std::array<std::array<int, 2>, 2> row_{{{-1, -1}, {-1, -1}}};  // each core's current row
+    std::array<std::unordered_map<std::uint64_t, int>, 2> rows_;  // (core, step, sub) -> row
+    std::array<std::int64_t, 2> row_recurred_{};                   // times a core went back to an older row
+    std::array<std::array<std::uint32_t, 2>, 2> row_max_{};        // the largest step of each core's rows
+    std::array<std::array<bool, 2>, 2> row_any_{};
+    std::array<std::array<bool, 2>, 2> row_rising_{{{true, true}, {true, true}}};  // rows made in step order
+    std::array<int, 2> inner_at_{-1, -1};  // the inner row of the op each core ran last (-1: none)
     std::uint64_t seq_ = 0;
     double last_done_ = 0;
     // The next DMA event (unless dirty_): its time, its DMA, and whether it completes or starts
@@ -1841,6 +1996,11 @@ private:
     // Steady state (see above).
     std::array<std::uint32_t, 2> starts_{};  // DMA starts per core (ids are relative to it)
     bool ff_on_ = false;
+    bool tl_lane_ = false;  // the fast lane with a timeline (see "The timeline in the fast lanes")
+    std::array<std::uint64_t, 2> ord_{};       // ops each core has run (simulated or skipped)
+    std::array<std::uint64_t, 2> wait_ord_{};  // the op a blocked core waits in
+    std::array<std::vector<std::uint32_t>, 2> labels_;  // with tl_lane_: each core's ops' labels, as pulled
+    std::vector<std::uint64_t> span_ord_;                // with tl_lane_: the op each span stands for
     int ring_core_ = -1;           // the core the history is of
     std::vector<boundary> ring_;   // the last ring_size boundaries, boundary n at n % ring_size
     std::vector<boundary> spare_;  // apply()'s copy of the history

@@ -22,8 +22,8 @@ struct options {
     /// period of up to 64 steps earlier, and the ops of the following steps repeat that period's
     /// ops, whole periods advance by the period's time without simulating their events. With two
     /// running cores the state is the chip's, taken at core 0's step boundaries (both cores'
-    /// DMAs, core 1's clock relative to core 0's); per-step rows of skipped periods are
-    /// replicated. Off with a timeline (and with semaphores).
+    /// DMAs, core 1's clock relative to core 0's); per-step rows (inner rows too) and timeline
+    /// spans of skipped periods are replicated. Off with semaphores.
     bool steady_state = true;
     /// The estimates beside the chip preset: the engine reads the on-chip DMA bandwidth from it;
     /// a source turning work into compute ops should use the same model with time_of.
@@ -68,6 +68,10 @@ struct step_times {
     /// the clock: not a rounding error): bit 1 + k operand k,
     /// bit 0 a body copy (the operands waited on, report's print_steps).
     std::uint32_t waited_on = 0;
+    /// 0: a row of result::steps (everything the core did in the step). k >= 1: a row of
+    /// result::inner_steps, the part of the step's row that the ops tagged op::sub = k did (a
+    /// step of a pipeline the body ran: the runner's inner_rows()[k - 1]).
+    std::uint32_t sub = 0;
 };
 
 /// Why a simulation could not go on: every unfinished core waits on a semaphore that nothing in
@@ -106,6 +110,10 @@ struct result {
     std::int64_t steady_ops = 0;     ///< of which fast-forwarded (options::steady_state)
     std::vector<span> timeline;      ///< when options::timeline
     std::vector<step_times> steps;   ///< when options::per_step, in stream order per core
+    /// When options::per_step: a row per (core, step, op::sub >= 1), in stream order per core.
+    /// Each is also counted in its (core, step) row of `steps`, whose totals are its own ops'
+    /// plus those of its inner rows (the inner rows' begin..end lie within the step's).
+    std::vector<step_times> inner_steps;
     /// Set when the streams deadlocked on semaphores: the simulation stopped there (the caller
     /// raises it as error 39 with the semaphore's name; simulate() itself returns it).
     stall deadlock{};

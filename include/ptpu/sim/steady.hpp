@@ -43,14 +43,18 @@ struct tally {
     double overhead = 0, issue = 0, compute = 0, wait = 0, hbm_busy = 0;
     std::array<double, max_operands + 1> wait_who{};  // wait by op::who
 };
-// The per-step rows at a boundary (options::per_step): how many there are, how many times a
-// core went back to an older row (a step value recurring), and each core's current row, which
-// the steps after the boundary may still add to.
-struct row_mark {
+// The per-step rows of one kind at a boundary (options::per_step): how many there are, how
+// many times a core went back to an older row (a step value recurring), and each core's current
+// row, which the steps after the boundary may still add to.
+struct book_mark {
     std::size_t rows = 0;
     std::int64_t recurred = 0;
     std::array<int, 2> open{-1, -1};
     std::array<step_times, 2> open_row{};
+};
+// The rows of result::steps ([0]) and result::inner_steps ([1]) at a boundary.
+struct row_mark {
+    std::array<book_mark, 2> book{};
 };
 
 struct boundary {
@@ -63,6 +67,7 @@ struct boundary {
     std::uint64_t hash = 0;  // of the batch's ops (complete at the next boundary)
     tally sum;
     row_mark rows;
+    std::size_t spans = 0;  // timeline spans recorded before it (options::timeline)
     std::vector<dma_snap> snap;
     std::vector<op> batch;  // the ops from this boundary to the next, normalized
 };
@@ -78,12 +83,13 @@ inline std::uint64_t mix(std::uint64_t h, const op& o) {
     std::uint64_t x = static_cast<std::uint64_t>(o.kind) | std::uint64_t{o.far} << 8 |
                       std::uint64_t{o.dma} << 16 | static_cast<std::uint64_t>(o.bytes) << 40;
     x ^= std::bit_cast<std::uint64_t>(o.seconds) ^ (std::uint64_t{o.step} << 32 | o.label);
-    x ^= (std::uint64_t{o.who} << 9) ^ (std::uint64_t{o.run} << 24);
+    x ^= (std::uint64_t{o.who} << 9) ^ (std::uint64_t{o.run} << 24) ^ (std::uint64_t{o.sub} << 48);
     return (h ^ x) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
 }
 inline bool same_op(const op& a, const op& b) {
     return a.kind == b.kind && a.dma == b.dma && a.seconds == b.seconds && a.bytes == b.bytes &&
-           a.far == b.far && a.run == b.run && a.who == b.who && a.label == b.label && a.step == b.step;
+           a.far == b.far && a.run == b.run && a.who == b.who && a.label == b.label && a.step == b.step &&
+           a.sub == b.sub;
 }
 
 // Boundary n of the history (numbers before the first recorded one exist after a skip).
@@ -149,6 +155,7 @@ struct joint_boundary {
     std::array<std::uint64_t, 2> hash{};
     joint_tally sum;
     row_mark rows;
+    std::size_t spans = 0;  // timeline spans recorded before it
     std::vector<dma_snap> snap;
     std::array<std::vector<op>, 2> batch;  // per core, normalized to this boundary
     std::vector<std::uint32_t> cuts1;      // where in batch[1] a batch of core 1's source began

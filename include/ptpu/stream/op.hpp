@@ -33,7 +33,12 @@ struct op {
     std::uint32_t dma = 0;    ///< dma_start/dma_wait: the DMA's id, unique among a core's live DMAs
     double seconds = 0;       ///< overhead/compute: busy time of the core stream
     std::int64_t bytes = 0;   ///< dma_start: bytes moved (0: latency only); sem ops: the amount
-    bool far = true;          ///< dma_start: one end is HBM (shares HBM); false: VMEM->VMEM
+    bool far : 1 = true;      ///< dma_start: one end is HBM (shares HBM); false: VMEM->VMEM
+    /// The row of the per-step breakdown the op also counts in, beside its step's: 0 none; k >= 1
+    /// the runner's inner row k (a step of a pipeline the body ran, emit_pipeline; the runner's
+    /// inner_rows()[k - 1] says which). Opaque to the model, passed back in step_times::sub.
+    /// (Packed with `far` into what was padding: the op stays five words.)
+    std::uint16_t sub : 15 = 0;
     /// dma_start: bytes of each contiguous run (a row of a block cut from a wider array); 0: the
     /// DMA is one run, or its runs are 64 KiB or longer (docs/model.md, "DMA shape costs").
     std::uint16_t run = 0;
@@ -42,6 +47,20 @@ struct op {
     std::uint32_t step = 0;   ///< opaque grid step number, passed back (per-step breakdown)
 };
 static_assert(sizeof(op) <= 40, "an op stays five words: batches are copied and compared");
+
+/// The most inner rows a runner numbers (op::sub); steps of inner pipelines beyond them count
+/// in their outer step's row only.
+inline constexpr std::uint32_t max_inner_rows = (1u << 15) - 1;
+
+/// What an inner row of the per-step breakdown is (op::sub, step_times::sub): step `step` of the
+/// `call`-th pipeline the outer body ran in its step (0: the first emit_pipeline invocation),
+/// nested `depth` levels in (1: run by the kernel's body; deeper pipelines count in the row of
+/// the depth-1 step that ran them).
+struct inner_row {
+    std::uint32_t call = 0;
+    std::uint32_t step = 0;
+    std::uint8_t depth = 1;
+};
 
 /// Semaphore numbers are 1 .. max_semaphores - 1 (per core).
 inline constexpr std::uint32_t max_semaphores = 1u << 16;

@@ -74,8 +74,8 @@ inline html_kernel html_section(const result& r, const html_section_options& opt
         k.order.push_back(k.configs.size());
         k.configs.push_back({e.label, i < timelines || is_default ? with_timeline(e) : e.rep});
     }
-    // The sweep's ranking, kept (a report predicted again with a timeline simulates every op,
-    // which may round its device time differently from the lean one, 2e-14 relative: no reorder).
+    // The sweep's ranking, kept (a report predicted again with a timeline may fast-forward other
+    // periods, which may round its device time differently from the lean one: no reorder).
     k.best_config = 0;
     if (!r.shape_labels.empty())
         k.notes.push_back("ranked by the total time over " + std::to_string(r.shape_labels.size()) +

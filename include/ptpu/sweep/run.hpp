@@ -141,8 +141,8 @@ struct options {
     std::optional<std::size_t> baseline{};
     /// Names of the axes for the default labels ("bm" → "bm=256").
     std::vector<std::string> axis_names{};
-    /// Record no per-step rows and no timeline: both turn the timing model's steady-state fast
-    /// lane off (run_options::per_step, timeline), and a sweep reads neither. Off: the
+    /// Record no per-step rows and no timeline: both cost memory and time at every point
+    /// (run_options::per_step, timeline), and a sweep reads neither. Off: the
     /// configurations' own run_options are kept.
     bool lean = true;
 };
@@ -572,7 +572,7 @@ inline std::vector<outcome> run_pool(std::size_t n, const std::function<void(std
     return out;
 }
 
-// Sweeps read neither per-step rows nor timelines, and both turn the steady-state fast lane off.
+// Sweeps read neither per-step rows nor timelines, which cost memory and time at every point.
 template <class C>
 void make_lean(C& c) {
     if constexpr (requires { requires std::same_as<std::remove_cvref_t<decltype(c.options)>, run_options>; }) {

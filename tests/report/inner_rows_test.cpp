@@ -1,0 +1,240 @@
+// Inner rows of the per-step breakdown (report::inner_steps): each step of a pipeline a body runs
+// (emit_pipeline) is a row of its own, labelled by the pipeline and its step, and part of its
+// outer step's row; the steady-state fast lane replicates them exactly as every-op simulation
+// records them.
+#include <gtest/gtest.h>
+
+#include <ptpu/ptpu.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ptpu;
+
+namespace {
+
+using X = Array<float, 32, 128>;
+using AnyFull = BlockSpec<Full, zero_map, any>;
+using Rows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }>;
+constexpr auto body = [](auto in, auto out) { store(out, load(in) * 2.0f); };
+
+host_array<X> ramp() {
+    host_array<X> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    return x;
+}
+
+// Rows equal: everything exact but times, within 1e-9 of `scale`.
+::testing::AssertionResult same_row(const sim::step_times& x, const sim::step_times& y, double scale,
+                                    double shift = 0) {
+    const double tol = 1e-9 * scale;
+    const auto near = [tol](double a, double b) { return std::abs(a - b) <= tol; };
+    if (x.core == y.core && x.step == y.step && x.sub == y.sub && x.waited_on == y.waited_on &&
+        near(x.begin, y.begin + shift) && near(x.end, y.end + shift) && near(x.overhead, y.overhead) &&
+        near(x.issue, y.issue) && near(x.compute, y.compute) && near(x.wait, y.wait) && near(x.sem_wait, y.sem_wait))
+        return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << "core " << x.core << "/" << y.core << " step " << x.step << "/" << y.step << " sub " << x.sub << "/"
+           << y.sub << " begin " << x.begin << "/" << y.begin + shift << " end " << x.end << "/" << y.end + shift
+           << " overhead " << x.overhead << "/" << y.overhead << " issue " << x.issue << "/" << y.issue << " compute "
+           << x.compute << "/" << y.compute << " wait " << x.wait << "/" << y.wait << " bits " << x.waited_on << "/"
+           << y.waited_on;
+}
+
+// Each outer row is its own ops plus its inner rows: `own` is what the outer step's ops other
+// than the inner pipelines' did (here the step's overhead and nothing else).
+void expect_sums(const report& r, double own_overhead) {
+    for (const sim::step_times& s : r.steps) {
+        sim::step_times sum{};
+        int n = 0;
+        for (const sim::step_times& i : r.inner_steps) {
+            if (i.core != s.core || i.step != s.step) continue;
+            ++n;
+            sum.overhead += i.overhead;
+            sum.issue += i.issue;
+            sum.compute += i.compute;
+            sum.wait += i.wait;
+            EXPECT_GE(i.begin, s.begin);
+            EXPECT_LE(i.end, s.end);
+        }
+        EXPECT_GT(n, 0) << "step " << s.step;
+        EXPECT_NEAR(s.overhead, own_overhead + sum.overhead, 1e-15) << s.step;
+        EXPECT_NEAR(s.issue, sum.issue, 1e-15) << s.step;
+        EXPECT_NEAR(s.compute, sum.compute, 1e-15) << s.step;
+        EXPECT_NEAR(s.wait, sum.wait, 1e-15) << s.step;
+    }
+}
+
+}  // namespace
+
+// A gridded call whose body runs a 4-step inner pipeline: every outer step has 4 inner rows, and
+// they are exactly the rows of the same pipeline as pallas_call<Grid<4>> (its ops are the same
+// ops, tpu-model: "a gridless call running a 4-step inner pipeline costs one grid step's
+// overhead more"), moved by where the inner pipeline starts: after the outer step's overhead.
+TEST(InnerRows, AGriddedCallShowsEachInnerStepExactly) {
+    const host_array<X> x = ramp();
+    auto [o, rep] = pallas_call<Grid<3>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Chip<tpu::v5e>>{}(
+        [](auto x_hbm, auto o_hbm) { emit_pipeline(body, {4}, in_specs<Rows>, out_specs<Rows>)(x_hbm, o_hbm); }, x);
+    auto [p, piped] = pallas_call<Grid<4>, In<Arg<X, Rows>>, Out<Arg<X, Rows>>, Chip<tpu::v5e>>{}(body, x);
+    EXPECT_TRUE(std::ranges::equal(o, p));
+    ASSERT_EQ(rep.steps.size(), 3u);
+    ASSERT_EQ(rep.inner_steps.size(), 12u);
+    ASSERT_EQ(piped.steps.size(), 4u);
+    // Rows 1..4 of the runner's numbering: steps 0..3 of the body's first (only) pipeline.
+    ASSERT_EQ(rep.inner_rows[0].size(), 4u);
+    for (std::uint32_t k = 0; k < 4; ++k) {
+        EXPECT_EQ(rep.inner_rows[0][k].call, 0u);
+        EXPECT_EQ(rep.inner_rows[0][k].step, k);
+        EXPECT_EQ(rep.inner_rows[0][k].depth, 1);
+    }
+    const double ovh = tpu::v5e.step_overhead_s;
+    for (std::uint32_t g = 0; g < 3; ++g) {
+        const sim::step_times& s = rep.steps[g];
+        EXPECT_EQ(s.step, g);
+        EXPECT_EQ(s.sub, 0u);
+        for (std::uint32_t k = 0; k < 4; ++k) {
+            sim::step_times i = rep.inner_steps[4 * g + k];
+            EXPECT_EQ(i.step, g);
+            EXPECT_EQ(i.sub, k + 1);
+            // The pallas_call's waits are on its operands (bits 1, 2); the inner pipeline's on
+            // body copies (bit 0): the same waits.
+            sim::step_times q = piped.steps[k];
+            EXPECT_EQ(i.waited_on != 0, q.waited_on != 0) << g << " " << k;
+            i.waited_on = q.waited_on;
+            q.step = g;
+            q.sub = k + 1;
+            EXPECT_TRUE(same_row(i, q, rep.device_time, s.begin + ovh)) << g << " " << k;
+        }
+        // The outer step ends with the inner pipeline (its body charges nothing after it).
+        EXPECT_NEAR(s.end - s.begin, ovh + piped.device_time, 1e-12);
+    }
+    expect_sums(rep, ovh);
+    EXPECT_NEAR(rep.device_time, 3 * (ovh + piped.device_time), 1e-12);
+}
+
+// Two pipelines in one body: rows p0.S then p1.S under each outer step; print_steps indents them.
+TEST(InnerRows, TwoPipelinesPerBodyArePrintedUnderTheirStep) {
+    const host_array<X> x = ramp();
+    using Two = BlockSpec<Block<16, 128>, [](index_t i) { return idx(i, 0); }>;
+    auto [o, rep] = pallas_call<Grid<2>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Chip<tpu::v5e>>{}(
+        [](auto x_hbm, auto o_hbm) {
+            emit_pipeline(body, {4}, in_specs<Rows>, out_specs<Rows>)(x_hbm, o_hbm);
+            charge(work{.explicit_seconds = 1e-6});  // the outer body's own compute, between them
+            emit_pipeline([](auto in, auto out) { store(out, load(in) + 1.0f); }, {2}, in_specs<Two>,
+                          out_specs<Two>)(o_hbm, o_hbm);
+        },
+        x);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], 2.0f * x.vector()[k] + 1.0f);
+    ASSERT_EQ(rep.steps.size(), 2u);
+    ASSERT_EQ(rep.inner_steps.size(), 12u);
+    ASSERT_EQ(rep.inner_rows[0].size(), 6u);
+    EXPECT_EQ(rep.inner_rows[0][4].call, 1u);
+    EXPECT_EQ(rep.inner_rows[0][5].step, 1u);
+    // The outer row: its overhead and the 1 us between the pipelines, plus its inner rows.
+    for (const sim::step_times& s : rep.steps) {
+        double compute = 0;
+        for (const sim::step_times& i : rep.inner_steps)
+            if (i.step == s.step) compute += i.compute;
+        EXPECT_NEAR(s.compute, compute + 1e-6, 1e-15);
+    }
+    std::ostringstream out;
+    print_steps(out, rep);
+    std::istringstream in(out.str());
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    ASSERT_EQ(lines.size(), 1u + 2u + 12u + 1u);  // heading, 2 steps, 12 inner rows, the legend
+    EXPECT_EQ(lines[1].substr(0, 8), "       0");
+    const char* labels[] = {"p0.0", "p0.1", "p0.2", "p0.3", "p1.0", "p1.1"};
+    for (int g = 0; g < 2; ++g) {
+        EXPECT_EQ(lines[static_cast<std::size_t>(1 + 7 * g)].substr(0, 8), "       " + std::to_string(g));
+        for (int k = 0; k < 6; ++k)
+            EXPECT_EQ(lines[static_cast<std::size_t>(2 + 7 * g + k)].substr(0, 8), std::string("  ") + labels[k] + "  ")
+                << lines[static_cast<std::size_t>(2 + 7 * g + k)];
+    }
+    EXPECT_NE(lines.back().find("pK.S: step S of the K-th pipeline"), std::string::npos);
+    // Cut at 5 rows: the count says what is left, inner rows included.
+    std::ostringstream cut;
+    print_steps(cut, rep, 5);
+    EXPECT_NE(cut.str().find("… 9 more rows"), std::string::npos) << cut.str();
+}
+
+// ---- The fast lane with inner rows ----------------------------------------------------------
+
+namespace {
+
+// The rows (steps and inner steps) of the fast lane and of every-op simulation agree, per core in
+// stream order; returns the fast lane's report.
+template <class K, class Body>
+report rows_agree(const Body& b) {
+    K k{};
+    k.options.timing_only = true;
+    k.options.per_step = 1;
+    const report fast = k.predict(b);
+    k.options.steady_state = false;
+    const report exact = k.predict(b);
+    EXPECT_EQ(exact.steady_ops, 0);
+    EXPECT_NEAR(fast.device_time, exact.device_time, 1e-9 * exact.device_time);
+    EXPECT_EQ(fast.ops, exact.ops);
+    const auto per_core = [](std::vector<sim::step_times> v) {
+        std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.core < b.core; });
+        return v;
+    };
+    for (const bool inner : {false, true}) {
+        const auto x = per_core(inner ? fast.inner_steps : fast.steps);
+        const auto y = per_core(inner ? exact.inner_steps : exact.steps);
+        EXPECT_EQ(x.size(), y.size()) << inner;
+        int bad = 0;
+        for (std::size_t i = 0; i < std::min(x.size(), y.size()) && bad < 5; ++i)
+            if (!same_row(x[i], y[i], exact.device_time)) ADD_FAILURE() << (inner ? "inner " : "") << "row " << i << ": " << same_row(x[i], y[i], exact.device_time).message(), ++bad;
+    }
+    EXPECT_EQ(fast.inner_rows[0].size(), exact.inner_rows[0].size());
+    return fast;
+}
+
+using Long = Array<float, 64, 128>;
+using LongRows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }>;
+
+}  // namespace
+
+TEST(InnerRows, FastLaneReplicatesInnerRowsOfOneCore) {
+    using K = pallas_call<Grid<256>, In<Arg<Long, AnyFull>>, Out<Arg<Long, AnyFull>>, Chip<tpu::v5e>>;
+    const report r = rows_agree<K>([](auto x_hbm, auto o_hbm) {
+        emit_pipeline(body, {4}, in_specs<LongRows>, out_specs<LongRows>)(x_hbm, o_hbm);
+    });
+    EXPECT_EQ(r.steps.size(), 256u);
+    EXPECT_EQ(r.inner_steps.size(), 256u * 4u);
+    EXPECT_GT(r.steady_ops, r.ops / 2);  // the lane ran, and rows came out right
+    expect_sums(r, tpu::v5e.step_overhead_s);
+}
+
+// Compute that varies with the outer step (a period of 3) and an inner pipeline whose own step
+// count varies with it (8 or 4 steps): longer periods, inner rows of differing count.
+TEST(InnerRows, FastLaneWithVaryingInnerPipelines) {
+    using K = pallas_call<Grid<300>, In<Arg<Long, AnyFull>>, Out<Arg<Long, AnyFull>>, Chip<tpu::v5e>>;
+    const report r = rows_agree<K>([](auto x_hbm, auto o_hbm) {
+        const index_t g = program_id(0) % 3;
+        charge(work{.explicit_seconds = 0.2e-6 * static_cast<double>(g)});
+        emit_pipeline(body, {g == 1 ? 4 : 8}, in_specs<LongRows>, out_specs<LongRows>)(x_hbm, o_hbm);
+    });
+    EXPECT_EQ(r.inner_steps.size(), 100u * (8 + 4 + 8));
+    EXPECT_GT(r.steady_ops, r.ops / 2);
+}
+
+// Both cores of a v5p running (the joint lane), each outer step an inner pipeline.
+TEST(InnerRows, FastLaneReplicatesInnerRowsOfBothCores) {
+    using K = pallas_call<Grid<256>, In<Arg<Long, AnyFull>>, Out<Arg<Long, AnyFull>>, Semantics<parallel>,
+                          Chip<tpu::v5p>>;
+    // Each core's steps walk its own half of the array (no two cores write one region).
+    using Half = BlockSpec<Block<8, 128>, [](index_t i) { return idx(program_id(0) / 128 * 4 + i, 0); }>;
+    const report r = rows_agree<K>([](auto x_hbm, auto o_hbm) {
+        emit_pipeline(body, {4}, in_specs<Half>, out_specs<Half>)(x_hbm, o_hbm);
+    });
+    EXPECT_EQ(r.cores, 2);
+    EXPECT_EQ(r.inner_steps.size(), 256u * 4u);
+    EXPECT_EQ(r.inner_rows[1].size(), 4u);
+    EXPECT_GT(r.steady_ops, r.ops / 2);
+}
