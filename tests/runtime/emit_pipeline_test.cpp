@@ -1134,3 +1134,48 @@ TEST(EmitPipeline, BoundedOutputSameStartIsNotARevisit) {
     EXPECT_TRUE(std::ranges::equal(o, x));
     EXPECT_EQ(rep.stats.inner_steps, 3);
 }
+
+// An inner body's semaphore wait on a two-core chip yields to the other core, as an outer
+// body's does: core 0's inner pipeline waits at its first step for core 1's inner body to
+// signal at its last. Core 0 runs first, so its wait must let core 1 run (it used to be a
+// deadlock error at once: inner waits did not yield).
+TEST(EmitPipeline, InnerBodyWaitYieldsToTheOtherCore) {
+    using R16 = Array<float, 16, 128>;
+    using Quarter = BlockSpec<Block<4, 128>, [](index_t i) { return idx(2 * program_id(0) + i, 0); }>;
+    using Pair = pallas_call<Grid<2>, In<Arg<R16, AnyFull>>, Out<Arg<R16, AnyFull>>,
+                             Scratch<semaphore, regular_semaphore, 1>, Semantics<parallel>, Chip<tpu::v5p>>;
+    host_array<R16> x;
+    std::iota(x.begin(), x.end(), 1.0f);
+    const auto kernel = [](bool signal) {
+        return [signal](auto x_hbm, auto o_hbm, auto ready) {
+            const index_t c = program_id(0);
+            emit_pipeline(
+                [&](auto in, auto out) {
+                    if (c == 0 && pipeline_index(0) == 0) semaphore_wait(ready.at(0), 1);
+                    store(out, load(in) * 2.0f + static_cast<float>(c));
+                    if (signal && c == 1 && pipeline_index(0) == 1) semaphore_signal(ready.at(0), 1, 0);
+                },
+                {2}, in_specs<Quarter>, out_specs<Quarter>)(x_hbm, o_hbm);
+        };
+    };
+    auto [o, rep] = Pair{}(kernel(true), x);
+    for (index_t r = 0; r < 16; ++r)
+        for (index_t k = 0; k < 128; k += 37)  // core c's blocks 2c, 2c + 1: rows 8c to 8c + 7
+            EXPECT_EQ(o(r, k), 2.0f * x(r, k) + static_cast<float>(r / 8)) << r << "," << k;
+    ASSERT_EQ(rep.cores, 2);
+    EXPECT_EQ(rep.stats.inner_steps, 4);
+    EXPECT_EQ(rep.stats.sem_signals, 1);
+    EXPECT_EQ(rep.stats.sem_waits, 1);
+    // Core 0 is blocked from its first inner step until core 1's signal, after core 1's second
+    // inner body: it ends after core 1.
+    EXPECT_GT(rep.core[0].semaphore_stall, 0.0);
+    EXPECT_EQ(rep.core[1].semaphore_stall, 0.0);
+    EXPECT_GT(rep.core[0].time, rep.core[1].time);
+    // Without the signal the wait can never be met: a deadlock (39), not a hang.
+    EXPECT_THROW((void)Pair{}(kernel(false), x), ptpu::error);
+    try {
+        (void)Pair{}(kernel(false), x);
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), "39") << e.what();
+    }
+}

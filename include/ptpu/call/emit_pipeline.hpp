@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -431,14 +432,16 @@ struct inner_run {
         ro.pipeline = static_cast<std::uint8_t>(inner.pipeline_depth);
         ro.nested = true;
         ro.trace = trace;
+        // An inner body may block in a semaphore wait (the kernel has semaphores): its steps are
+        // never made from the last one's ops, and the wait yields as the enclosing body's would.
+        ro.semaphores = !outer.semaphores.empty();
         const std::uint32_t base = outer.body_seq;
         {
             runner r(p, t, 0, maps, ctx, hbm, a.mem, inner, body, ro, outer.notes);
             bool first = true;  // the enclosing runner numbers this invocation's steps from here
-            for (;;) {
-                const stream::batch b = r.next_batch(false);
-                if (b.ops.empty()) break;
-                for (const stream::op& o : b.ops) {
+            // The inner runner's ops so far go to the enclosing body's log as its own ops.
+            const auto hand_on = [&outer, &first, base](std::span<const stream::op> ops) {
+                for (const stream::op& o : ops) {
                     body_op_record rec;
                     rec.kind = body_op_kind::stream_op;
                     rec.op = o;
@@ -447,6 +450,29 @@ struct inner_run {
                     first = false;
                     note_body_op(outer, rec);
                 }
+            };
+            // A wait the inner body cannot meet yet: the ops up to it (the inner step's so far,
+            // ending with the wait) become the enclosing body's, which then yields as its own wait
+            // would (runtime/semaphore.hpp, take): the other core runs until it signals. With no
+            // core to yield to, the wait stays a deadlock (39).
+            struct yield_to_outer {
+                kernel_context* outer;
+                runner* r;
+                const decltype(hand_on)* hand;
+            } y{&outer, &r, &hand_on};
+            if (outer.yield != nullptr) {
+                inner.yield = [](void* self) {
+                    auto* q = static_cast<yield_to_outer*>(self);
+                    (*q->hand)(q->r->take_partial().ops);
+                    if (q->outer->flush_ops != nullptr) q->outer->flush_ops(q->outer->flush_self);
+                    q->outer->yield(q->outer->yield_self);
+                };
+                inner.yield_self = &y;
+            }
+            for (;;) {
+                const stream::batch b = r.next_batch(false);
+                if (b.ops.empty()) break;
+                hand_on(b.ops);
             }
             outer.body_seq = base + r.dma_ids_used();
             const run_stats s = r.stats();

@@ -278,7 +278,11 @@ inline std::string inner_label(const report& r, const sim::step_times& s) {
     const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) & 1u];
     if (s.sub == 0 || s.sub > t.size()) return "p?";
     const stream::inner_row& w = t[s.sub - 1];
-    return "p" + std::to_string(w.call) + "." + std::to_string(w.step);
+    std::string l = "p";  // (appends: g++ 12 -O3 warns falsely on "p" + std::string&&, -Wrestrict)
+    l += std::to_string(w.call);
+    l += '.';
+    l += std::to_string(w.step);
+    return l;
 }
 }  // namespace detail
 
