@@ -1159,9 +1159,11 @@ TEST(EmitPipeline, InnerBodyWaitYieldsToTheOtherCore) {
         };
     };
     auto [o, rep] = Pair{}(kernel(true), x);
-    for (index_t r = 0; r < 16; ++r)
-        for (index_t k = 0; k < 128; k += 37)  // core c's blocks 2c, 2c + 1: rows 8c to 8c + 7
+    for (index_t r = 0; r < 16; ++r) {
+        for (index_t k = 0; k < 128; k += 37) {  // core c's blocks 2c, 2c + 1: rows 8c to 8c + 7
             EXPECT_EQ(o(r, k), 2.0f * x(r, k) + static_cast<float>(r / 8)) << r << "," << k;
+        }
+    }
     ASSERT_EQ(rep.cores, 2);
     EXPECT_EQ(rep.stats.inner_steps, 4);
     EXPECT_EQ(rep.stats.sem_signals, 1);
