@@ -1008,8 +1008,11 @@ TEST(EmitPipeline, A13ReadWriteRacesAcrossCores) {
                                   out_specs<Own>, {.semantics = {parallel, arbitrary}, .core_axis = 0})(xh, oh);
                 },
                 z);
-            if (std::is_same_v<Call, Apart>)  // o = x + 1 with the halves' rows swapped
-                for (index_t r = 0; r < 64; ++r) ASSERT_EQ(o(r, 7), z((r + 32) % 64, 7) + 1.0f) << r;
+            if (std::is_same_v<Call, Apart>) {  // o = x + 1 with the halves' rows swapped
+                for (index_t r = 0; r < 64; ++r) {
+                    ASSERT_EQ(o(r, 7), z((r + 32) % 64, 7) + 1.0f) << r;
+                }
+            }
         });
     };
     const std::string fetch = pipe(std::type_identity<InPlace>{}, std::type_identity<Swapped>{});
