@@ -77,12 +77,13 @@ struct run_options {
     oob_reads out_of_bounds_reads = oob_reads::raise;
     /// Timing-only runs: run the body once per distinct set of answers to what it asks of its
     /// context (program_id, core_index, valid_extent, pipeline_index) and reuse the work it
-    /// charged at the steps that would get the same answers (README, "Timing-only runs"). As in
-    /// Pallas, which traces a body once, a body is taken to be a function of its refs, those
-    /// answers and scalar memory: a run that reads scalar memory or issues DMAs, semaphore ops
-    /// or inner pipelines is never reused. A body whose charges depend on host state that
-    /// changes from step to step is caught by spot checks (error K2); set this to false to run
-    /// such a body at every step. No effect on runs with data, semaphores or detect_races.
+    /// charged at the steps that would get the same answers (docs/model.md §10, "The body
+    /// memo"). As in Pallas, which traces a body once, a body is taken to be a function of its
+    /// refs, those answers and scalar memory: a run that reads scalar memory or issues DMAs,
+    /// semaphore ops or inner pipelines is never reused. A body whose charges depend on host
+    /// state that changes from step to step is caught by spot checks (error K2); set this to
+    /// false to run such a body at every step. No effect on runs with data, semaphores or
+    /// detect_races, nor on inner pipelines' bodies.
     bool memoize_body = true;
 };
 
