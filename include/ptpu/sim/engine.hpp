@@ -352,6 +352,22 @@ public:
 private:
     live_dma& at(int s) { return dmas_[static_cast<std::size_t>(s)]; }
 
+    // Core c's next batch for a lane comparing it with a recorded period: taken lazily (the
+    // runner may hand back a repeat of its last step without writing its ops) when the lane
+    // expects a repeat, never with a timeline (every op's label is recorded as it is pulled).
+    // `repeated`: the batch is such a repeat.
+    struct lane_batch {
+        batch b;
+        bool repeated;
+    };
+    lane_batch next_lane_batch(int c, bool expect_repeat) {
+        const bool lazy = expect_repeat && !tl_lane_;
+        const batch n = src_.next_batch(c, lazy);
+        if (n.ops.empty()) return {n, false};
+        if (tl_lane_) record_labels(c, n.ops);
+        return {n, lazy && n.repeat && n.whole_step};
+    }
+
     // The core's next op from the source, a batch at a time.
     bool pull(int c, op& o) {
         if (!src_.batched()) {
@@ -927,14 +943,12 @@ private:
         };
         for (;;) {
             if (!have) {
-                const bool lazy = cyc_same_[static_cast<std::size_t>(b)] != 0 && !tl_lane_;
-                const batch n = src_.next_batch(c, lazy);
+                const auto [n, repeated] = next_lane_batch(c, cyc_same_[static_cast<std::size_t>(b)] != 0);
                 if (n.ops.empty()) {
                     ended_ = true;
                     break;
                 }
-                if (tl_lane_) record_labels(c, n.ops);
-                if (lazy && n.repeat && n.whole_step) {
+                if (repeated) {
                     if (++b == p) b = 0, ++skipped_;
                     continue;
                 }
@@ -1606,15 +1620,13 @@ private:
             bool ok = true;
             for (b0 = 0; b0 < p; ++b0) {
                 if (!have) {
-                    const bool lazy = jsame0_[static_cast<std::size_t>(b0)] != 0 && !tl_lane_;
-                    const batch n = src_.next_batch(0, lazy);
+                    const auto [n, repeated] = next_lane_batch(0, jsame0_[static_cast<std::size_t>(b0)] != 0);
                     if (n.ops.empty()) {
                         ends_[0] = true;
                         ok = false;
                         break;
                     }
-                    if (tl_lane_) record_labels(0, n.ops);
-                    if (lazy && n.repeat && n.whole_step) continue;
+                    if (repeated) continue;
                     cur = n.ops;
                     if (!n.whole_step) {
                         mismatch0 = true;
@@ -1632,15 +1644,13 @@ private:
             if (!ok) break;
             for (b1 = 0; b1 < q; ++b1) {
                 const joint_batch& d = jb1_[static_cast<std::size_t>(b1)];
-                const bool lazy = d.repeats && !tl_lane_;
-                const batch n = src_.next_batch(1, lazy);
+                const auto [n, repeated] = next_lane_batch(1, d.repeats);
                 if (n.ops.empty()) {
                     ends_[1] = true;
                     ok = false;
                     break;
                 }
-                if (tl_lane_) record_labels(1, n.ops);
-                if (lazy && n.repeat && n.whole_step) continue;
+                if (repeated) continue;
                 cur1 = n.ops;
                 if (!same_batch_ops(cur1, d.ops, base1(m, b1), step1(m, b1))) {
                     mismatch1 = true;
