@@ -457,3 +457,73 @@ TEST(BodyMemo, BodyDependingOnHostStateIsK2) {
     }(),
               "K2");
 }
+
+// ---- Skipped periods (runner.hpp "Skipped periods") ---------------------------------------------
+// In a timing-only run with the body memo, the runner makes whole periods in bulk when it can show
+// they repeat the last one (report.stats.skipped_steps counts their steps). rows_agree compares
+// those runs, per-step rows included, with every op simulated (no fast lane, so nothing skipped).
+
+TEST(SkippedPeriods, TheReductionMatmulSkipsAlmostEverything) {
+    const auto mm = [](auto x, auto w, auto o) {
+        when(program_id(2) == 0, [&] { store(o, zeros<float>(bm, bn)); });
+        store(o, load(o) + dot(load(x), load(w)));
+    };
+    using A8 = Array<float, 8 * 128, 8 * 128>;
+    using Mm = pallas_call<Grid<8, 8, 8>, Semantics<parallel, parallel, arbitrary>,
+                           In<Arg<A8, BlockSpec<Block<128, 128>, [](auto i, auto, auto k) { return idx(i, k); }>>,
+                              Arg<A8, BlockSpec<Block<128, 128>, [](auto, auto j, auto k) { return idx(k, j); }>>>,
+                           Out<Arg<A8, BlockSpec<Block<128, 128>, [](auto i, auto j, auto) { return idx(i, j); }>>>,
+                           Chip<tpu::v5e>>;
+    const report r = rows_agree<Mm>(mm, host_array<A8>{}, host_array<A8>{});
+    // The body asks program_id(2), whose cycle (the reduction) is the period: skips are limited
+    // only by the memo's checks at powers of two.
+    EXPECT_GT(r.stats.skipped_steps, r.stats.steps / 2);
+    Mm k{};
+    k.options.memoize_body = false;  // the body runs every step: nothing is skipped
+    EXPECT_EQ(k.predict(mm).stats.skipped_steps, 0);
+}
+
+namespace {
+// Program id 0 changes every 40 steps, and the body's work with it: a skip never crosses a row.
+using Wide = Array<float, 6 * 8, 40 * 128>;
+using WideBlk = BlockSpec<Block<8, 128>, [](auto i, auto j) { return idx(i, j); }>;
+using Rows = pallas_call<Grid<6, 40>, In<Arg<Wide, WideBlk>>, Out<Arg<Wide, WideBlk>>, Chip<tpu::v5e>>;
+// Irregular changes (the first input's block moves every 3 steps, and at 91 and 92 too), and
+// rings of two slots that a period of one step turns half-way: skips of an even number of periods.
+constexpr index_t odd_steps = 200;
+using Few = Array<float, 70 * 8, 128>;
+using Many = Array<float, odd_steps * 8, 128>;
+using Odd = pallas_call<Grid<odd_steps>,
+                        In<Arg<Few, BlockSpec<Block<8, 128>, [](auto i) { return idx(i / 3 + i / 91, 0); }>>,
+                           Arg<Many, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>,
+                        Out<Arg<Many, BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>, Chip<tpu::v5e>>;
+}  // namespace
+
+TEST(SkippedPeriods, AProgramIdTheBodyAsksBoundsEachSkip) {
+    const auto body = [](auto, auto) { charge(work{.vreg_cheap = 512.0 * static_cast<double>(program_id(0) + 1)}); };
+    const report r = rows_agree<Rows>(body, host_array<Wide>{});
+    ASSERT_EQ(r.steps.size(), 240u);
+    for (int i = 0; i < 6; ++i)  // each row's compute is its own (a skip across rows would mix them)
+        EXPECT_EQ(r.steps[static_cast<std::size_t>(i * 40 + 20)].compute, r.steps[static_cast<std::size_t>(i * 40 + 39)].compute);
+    EXPECT_LT(r.steps[20].compute, r.steps[60].compute);
+    EXPECT_GT(r.stats.skipped_steps, 0);
+    EXPECT_LT(r.stats.skipped_steps, 240);
+    // A body asking nothing skips across the rows.
+    const report all = rows_agree<Rows>([](auto, auto) { charge(work{.vreg_cheap = 512}); }, host_array<Wide>{});
+    EXPECT_GT(all.stats.skipped_steps, r.stats.skipped_steps);
+}
+
+TEST(SkippedPeriods, IrregularChangesAndHalfTurnedRingsAgree) {
+    const auto body = [](auto a, auto b, auto c) { store(c, load(a) + load(b)); };
+    const report r = rows_agree<Odd>(body, host_array<Few>{}, host_array<Many>{});
+    EXPECT_EQ(r.steps.size(), static_cast<std::size_t>(odd_steps));
+    EXPECT_GT(r.stats.skipped_steps, 0);
+    // And on data (no skipping: the body runs, the schedule moves blocks) the same times.
+    Odd k{};
+    k.options.per_step = 0;
+    const auto [c, full] = k(body, host_array<Few>{}, host_array<Many>{});
+    (void)c;
+    EXPECT_EQ(full.stats.skipped_steps, 0);
+    expect_same_counts(full, r);
+    expect_close_times(full, r);
+}

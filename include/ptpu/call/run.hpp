@@ -58,6 +58,10 @@ struct core_streams {
         if (turns != nullptr) return turns->next_batch(core, lazy);
         return r[static_cast<std::size_t>(core)]->next_batch(lazy);
     }
+    std::int64_t skip_periods(int core, std::int64_t p, std::uint32_t starts) {
+        if (turns != nullptr) return 0;  // (cores taking turns have semaphores: no skipping)
+        return r[static_cast<std::size_t>(core)]->skip_periods(p, starts);
+    }
 };
 
 /// Check 39 at kernel exit, per core: every async copy waited, every semaphore back at 0.

@@ -11,6 +11,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -111,6 +114,7 @@ public:
         for (int i = 0; i < desc.n_ops(); ++i)
             repeat_on_ = repeat_on_ && !move_[static_cast<std::size_t>(i)] &&
                          uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
+        skip_ok_ = repeat_on_ && memo_on_ && !opt.nested && opt.trace == nullptr && !sched_.has_prefetched();
     }
     basic_runner(const basic_runner&) = delete;
     basic_runner& operator=(const basic_runner&) = delete;
@@ -167,6 +171,18 @@ public:
         return b;
     }
 
+    /// Whole periods skipped (timing-only "Skipped periods" below): the model has found that
+    /// the core's last `p` steps, which started `starts` DMAs, repeat the p before them, and asks
+    /// the runner to make as many more such periods as it can show would repeat them too, without
+    /// making their ops. Returns how many it made (0: none; the model then pulls the next period).
+    /// Either way the runner remembers where it is, to be asked again a period on.
+    index_t skip_periods(index_t p, std::uint32_t starts) {
+        const index_t m = skip_ok_ ? periods_to_skip(p, starts) : 0;
+        if (m > 0) skip(m);
+        if (skip_ok_) mark_period();
+        return m;
+    }
+
     /// DMA ids the runner has handed out (they run from 0).
     [[nodiscard]] std::uint32_t dma_ids_used() const { return next_id_; }
 
@@ -181,6 +197,7 @@ public:
         flush();
         run_stats s = stats_;
         s.total_work += times(last_work_, last_work_n_);
+        s.skipped_steps = skipped_steps_;
         return s;
     }
 
@@ -597,6 +614,133 @@ private:
         }
     }
 
+    // ---- Skipped periods (timing-only) ---------------------------------------------------------
+    // The model's fast lane finds periods of steps whose ops repeat (sim/steady.hpp) but still
+    // pulls every step's ops to compare them, and each costs the runner a schedule step and a
+    // body memo walk. The runner can instead show that whole periods would repeat and make them
+    // in bulk: the last period's steps all had a nonzero shape and a body answered from a kept
+    // memo leaf (no scalar memory, DMA or semaphore); each coming step has the shape of the step
+    // a period before it (the change bits it reads are the same, compared as bytes of pass 1's
+    // table); every block moves the same bytes (repeat_on_); and every program id the memo's tree
+    // asks is the same a period apart (the period is a multiple of the axis's cycle in the grid,
+    // or the axis keeps its value over the skipped steps and the period before them). Then m
+    // periods move the counters, DMA ids, statistics and work m times as the last one did, and the
+    // model applies them as periods it skipped. Window slots come back where they were only after
+    // a whole number of turns of each buffer ring: m is a multiple of the periods that takes. The
+    // memo's checks (the 1st, 2nd, 4th... reuse of a leaf) are kept: a skip ends before one.
+
+    struct period_mark {
+        bool set = false;
+        core_schedule::counters at{};
+        std::uint32_t id = 0;
+        run_stats stats{};
+        work total{};
+        std::uint32_t in[max_operands][max_buffers]{};
+        std::uint32_t out[max_operands][max_buffers]{};
+    };
+
+    work total_work_now() const {
+        work w = stats_.total_work;
+        w += times(last_work_, last_work_n_);
+        return w;
+    }
+
+    void mark_period() {
+        flush();
+        period_mark& k = mark_;
+        k.set = true;
+        k.at = sched_.counters_now();
+        k.id = next_id_;
+        k.stats = stats_;
+        k.total = total_work_now();
+        std::memcpy(k.in, in_flight_in_, sizeof k.in);
+        std::memcpy(k.out, in_flight_out_, sizeof k.out);
+    }
+
+    // The periods of p steps (starting `starts` DMAs each) the runner may make in bulk now.
+    index_t periods_to_skip(index_t p, std::uint32_t starts) const {
+        const period_mark& k = mark_;
+        const core_schedule::counters now = sched_.counters_now();
+        if (!k.set || now.steps - k.at.steps != p || clean_run_ < p || next_id_ - k.id != starts) return 0;
+        // Each buffer ring must turn a whole number of times in the periods skipped.
+        index_t turn = 1;
+        for (int i = 0; i < desc_.n_ops(); ++i) {
+            const index_t bc = tables_.info.ops[static_cast<std::size_t>(i)].buffers;
+            if (bc < 2) continue;
+            for (const index_t d : {now.cin[i] - k.at.cin[i], now.win[i] - k.at.win[i], now.cout[i] - k.at.cout[i],
+                                    now.wout[i] - k.at.wout[i]}) {
+                const index_t r = d % bc;
+                if (r != 0) turn = std::lcm(turn, bc / std::gcd(r, bc));
+            }
+        }
+        index_t n = sched_.periodic_steps(p, std::numeric_limits<index_t>::max() / 4);
+        // The program ids the body asks.
+        const index_t g = sched_.next_global_step();
+        index_t stride = 1;
+        for (int a = desc_.grid_rank - 1; a >= 0 && n > 0; --a) {
+            const index_t extent = desc_.grid[static_cast<std::size_t>(a)];
+            if ((memo_axes_ >> a) & 1u) {
+                const index_t cycle = stride * extent;
+                if (p % cycle != 0)  // the axis must keep its value from g - p to the last step skipped
+                    n = std::min(n, ((g - p) / stride + 1) * stride - g);
+            }
+            stride *= extent;
+        }
+        // Each skipped step is a reuse of a kept leaf: the skip stops short of the reuse that
+        // checks the tree against the body (run_memoized), which a pulled period then runs.
+        n = std::min(n, memo_check_at_ - memo_hits_ - 1);
+        const index_t m = n / p;
+        return m - m % turn;
+    }
+
+    // Makes m periods of the steps since the mark (periods_to_skip() said they repeat it).
+    void skip(index_t m) {
+        const period_mark& k = mark_;
+        if (stale_ > 0) {  // the batch's ops first catch up with the steps made lazily
+            patch(stale_);
+            stale_ = 0;
+        }
+        flush();
+        const core_schedule::counters before = sched_.counters_now();
+        const index_t n = m * (before.steps - k.at.steps);
+        const auto dk = static_cast<std::uint32_t>(m * (next_id_ - k.id));
+        sched_.skip_periods(k.at, m);
+        next_id_ += dk;
+        // Statistics: the period's, m times (the work as a whole: its runs cross the mark).
+        const run_stats& a = k.stats;
+        run_stats& s = stats_;
+        s.steps += m * (s.steps - a.steps);
+        for (std::size_t c = 0; c < 2; ++c) s.core_steps[c] += m * (s.core_steps[c] - a.core_steps[c]);
+        s.dma_in += m * (s.dma_in - a.dma_in);
+        s.dma_out += m * (s.dma_out - a.dma_out);
+        s.bytes_in += m * (s.bytes_in - a.bytes_in);
+        s.bytes_out += m * (s.bytes_out - a.bytes_out);
+        for (std::size_t i = 0; i < static_cast<std::size_t>(desc_.n_ops()); ++i) {
+            s.op_dmas[i] += m * (s.op_dmas[i] - a.op_dmas[i]);
+            s.op_bytes[i] += m * (s.op_bytes[i] - a.op_bytes[i]);
+        }
+        work dw = total_work_now();
+        dw += times(k.total, -1);
+        s.total_work += times(dw, m);
+        // The DMAs in flight in a slot the period refilled are the latest period's, m on.
+        for (int i = 0; i < desc_.n_ops(); ++i)
+            for (int b = 0; b < max_buffers; ++b) {
+                if (in_flight_in_[i][b] != k.in[i][b]) in_flight_in_[i][b] += dk;
+                if (in_flight_out_[i][b] != k.out[i][b]) in_flight_out_[i][b] += dk;
+            }
+        // The batch holds the last step's ops: now those of the step n on.
+        const auto g = static_cast<std::uint32_t>(sched_.next_global_step() - 1);
+        for (std::size_t j = 0; j < n_batch_; ++j) {
+            stream::op& o = ops_[j];
+            o.step = g;
+            if (o.kind == stream::op_kind::dma_start || o.kind == stream::op_kind::dma_wait) o.dma += dk;
+        }
+        repeated_ += n;
+        skipped_steps_ += n;
+        memo_hits_ += n;  // a reuse each, all before the next check (periods_to_skip)
+        last_step_ = -2;  // the next body's grid point is divided out
+    }
+
     // ---- Race detection (run_options::detect_races, A13) ---------------------------------------
     // A pipeline DMA of window slot e.slot starts: into it (`in`) or out of it. A body's async
     // copy still in flight that the DMA would overwrite (into the slot: the copy reads or writes
@@ -690,10 +834,14 @@ private:
         body_ops_ = 0;
         body_step_ = e.step;
         const detail::context_guard guard(kctx_);
-        if (memo_on_)
+        if (memo_on_) {
             run_memoized();
-        else
+            // A step the skipped periods may repeat: its body's work is a kept leaf's, and its
+            // events follow from its shape.
+            clean_run_ = kept_ && sched_.last_shape() != 0 ? clean_run_ + 1 : 0;
+        } else {
             body_(mem_);
+        }
     }
 
     // ---- Body memo (timing-only runs) ---------------------------------------------------------
@@ -752,8 +900,12 @@ private:
                 x.leaf = i == r.n;
                 if (x.leaf) x.w = w;
                 else x.q = r.q[static_cast<std::size_t>(i)];
+                if (!x.leaf && x.q.kind == detail::query_kind::program_id) memo_axes_ |= 1u << x.q.a;
             }
-            if (x.leaf) return i == r.n && x.w == w;
+            if (x.leaf) {
+                kept_ = true;
+                return i == r.n && x.w == w;
+            }
             if (i == r.n || !x.q.same_question(r.q[static_cast<std::size_t>(i)])) return false;
             const index_t a = r.q[static_cast<std::size_t>(i)].answer;
             if (a < 0 || a >= memo_max_answer) return true;  // not kept: the body runs at such steps
@@ -769,9 +921,11 @@ private:
     }
     void run_memoized() {
         const std::int32_t leaf = memo_find();
+        kept_ = false;
         if (leaf >= 0) {
             if (++memo_hits_ != memo_check_at_) {
                 kctx_.body_work = memo_[static_cast<std::size_t>(leaf)].w;
+                kept_ = true;
                 return;
             }
             memo_check_at_ *= 2;  // this reuse runs the body and checks the leaf
@@ -980,6 +1134,12 @@ private:
     std::vector<std::uint32_t> labels_;  // DMA id → label (notes on)
     std::vector<memo_node> memo_;        // the body memo's tree (memo_[0] its root)
     bool memo_on_ = false;
+    std::uint32_t memo_axes_ = 0;        // the grid axes whose program_id a kept node asks
+    bool skip_ok_ = false;               // skip_periods() may skip (timing-only, memo, no notes)
+    index_t clean_run_ = 0;              // steps in a row whose body a kept leaf answered
+    bool kept_ = false;                  // the last body's work is (now) a kept leaf's
+    index_t skipped_steps_ = 0;
+    period_mark mark_{};
     index_t memo_hits_ = 0;              // reuses of a kept leaf
     index_t memo_check_at_ = 1;          // the next reuse that runs the body to check the leaf
 };

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -18,6 +19,12 @@
 #include "ptpu/spec/pipeline.hpp"
 
 namespace ptpu {
+
+namespace detail {
+inline bool same_bytes(const std::uint8_t* a, const std::uint8_t* b, index_t n) {
+    return std::memcmp(a, b, static_cast<std::size_t>(n)) == 0;
+}
+}  // namespace detail
 
 /// A bounded list of events: one step's (see basic_schedule::next_step).
 struct step_events {
@@ -205,6 +212,70 @@ public:
             wout_[i] += delta_.wout[i];
         }
         ++s_;
+    }
+
+    /// The window counters and the steps made: what skip_steps() moves (a runner skipping whole
+    /// periods of steps compares two of them).
+    struct counters {
+        index_t cin[max_operands]{}, win[max_operands]{}, cout[max_operands]{}, wout[max_operands]{};
+        index_t steps = 0;
+    };
+    [[nodiscard]] constexpr counters counters_now() const {
+        counters c;
+        for (int i = 0; i < n_ops_; ++i) {
+            c.cin[i] = cin_[i];
+            c.win[i] = win_[i];
+            c.cout[i] = cout_[i];
+            c.wout[i] = wout_[i];
+        }
+        c.steps = s_;
+        return c;
+    }
+    /// Makes m periods of steps without listing their events, each moving the counters as the
+    /// period from `from` to now did (the caller checked with periodic_steps() that they repeat
+    /// it). The last step's shape and delta stay: the step m periods on has the same.
+    constexpr void skip_periods(const counters& from, index_t m) {
+        for (int i = 0; i < n_ops_; ++i) {
+            cin_[i] += m * (cin_[i] - from.cin[i]);
+            win_[i] += m * (win_[i] - from.win[i]);
+            cout_[i] += m * (cout_[i] - from.cout[i]);
+            wout_[i] += m * (wout_[i] - from.wout[i]);
+        }
+        s_ += m * (s_ - from.steps);
+    }
+    /// How many of the next steps (at most `want`) are certain to issue the events of the step
+    /// `p` before each, slots aside: both have a nonzero shape (see shape()) and every change bit
+    /// shape() reads of them is the same. The bits are compared as rows of pass 1's table, a
+    /// block of bytes at a time.
+    [[nodiscard]] constexpr index_t periodic_steps(index_t p, index_t want) const
+        requires std::is_same_v<Changes, table_changes>
+    {
+        if (done_ || has_lookahead_ || no_pipe_ || max_pf_ > 0 || p <= 0 || s_ - p < 1) return 0;
+        index_t lim = std::min(want, n_ - depth_ + 1 - s_);  // steps up to n - depth have a shape
+        const index_t g = begin_ + s_;
+        for (int k = 0; k < n_windowed() && lim > 0; ++k) {
+            const int op = windowed(k);
+            const index_t reach = op < n_in_ && bc_[op] > 2 ? bc_[op] - 1 : 1;
+            const std::uint8_t* r = rows_[op];
+            // The first t >= g whose bit differs from t - p's, among those the steps read.
+            const index_t end = g + lim + reach;
+            index_t t = g;
+            constexpr index_t chunk = 256;
+            while (t < end) {
+                const index_t len = std::min(chunk, end - t);
+                if (std::is_constant_evaluated() || !detail::same_bytes(r + t, r + t - p, len)) {
+                    index_t u = t;
+                    while (u < t + len && r[u] == r[u - p]) ++u;
+                    if (u < t + len) {
+                        t = u;
+                        break;
+                    }
+                }
+                t += len;
+            }
+            lim = std::min(lim, t - reach - g);  // a step reads bits up to reach after it
+        }
+        return std::max<index_t>(lim, 0);
     }
 
     /// Appends the events of the core's next grid step to `out` (anything with push_back(event));

@@ -51,6 +51,16 @@ concept batch_source = requires(S& s, int core, bool lazy) {
     { s.next_batch(core, lazy) } -> std::convertible_to<batch>;
 };
 
+/// A batch source that can also skip periods of steps (the executor of a timing-only run):
+/// skip_periods(core, p, starts), asked at the end of a period of the fast lane (p whole-step
+/// batches that repeated the p before them, starting `starts` DMAs), makes as many more such
+/// periods as the source can show would repeat it, without handing out their ops, and returns
+/// how many (0: none).
+template <class S>
+concept period_source = batch_source<S> && requires(S& s, int core, std::int64_t p, std::uint32_t starts) {
+    { s.skip_periods(core, p, starts) } -> std::convertible_to<std::int64_t>;
+};
+
 namespace detail {
 
 inline constexpr double never = std::numeric_limits<double>::infinity();
@@ -949,7 +959,7 @@ private:
                     break;
                 }
                 if (repeated) {
-                    if (++b == p) b = 0, ++skipped_;
+                    if (++b == p) b = 0, ++skipped_, skipped_ += source_skips(c);
                     continue;
                 }
                 cur = n.ops;
@@ -975,7 +985,7 @@ private:
                 mismatch = true;
                 break;
             }
-            if (++b == p) b = 0, ++skipped_;
+            if (++b == p) b = 0, ++skipped_, skipped_ += source_skips(c);
         }
         // The unfinished period: its matched batches (from the cycle), then the one that differed.
         replay_.clear();
@@ -993,6 +1003,14 @@ private:
         in_[u] = {};
         in_pos_[u] = 0;
         leave_fast(c);
+    }
+
+    // At the end of a period of whole-step batches that repeated the cycle: the periods the
+    // source makes in bulk beyond it (period_source), which the lane then counts as skipped.
+    // (Not with a timeline: each skipped op's label is recorded as it is pulled.)
+    std::int64_t source_skips(int c) {
+        if (tl_lane_ || cycle_steps_ != static_cast<std::uint32_t>(period_)) return 0;
+        return src_.skip_periods(c, period_, cycle_starts_);
     }
 
     // The end of a fast-lane run: applies the skipped periods (none: look again in a period);
@@ -2073,6 +2091,10 @@ public:
             batch_ = [](void* o, int core, bool lazy) -> batch {
                 return static_cast<Source*>(o)->next_batch(core, lazy);
             };
+            if constexpr (period_source<Source>)
+                skip_ = [](void* o, int core, std::int64_t p, std::uint32_t starts) -> std::int64_t {
+                    return static_cast<Source*>(o)->skip_periods(core, p, starts);
+                };
         } else {
             next_ = [](void* o, int core, op& out) -> bool {
                 return static_cast<bool>(static_cast<Source*>(o)->next(core, out));
@@ -2083,10 +2105,15 @@ public:
     [[nodiscard]] bool batched() const { return batch_ != nullptr; }
     batch next_batch(int core, bool lazy = false) { return batch_(obj_, core, lazy); }
     bool next(int core, op& out) { return next_(obj_, core, out); }
+    /// period_source::skip_periods, or 0 for a source without it.
+    std::int64_t skip_periods(int core, std::int64_t p, std::uint32_t starts) {
+        return skip_ != nullptr ? skip_(obj_, core, p, starts) : 0;
+    }
 
 private:
     void* obj_;
     batch (*batch_)(void*, int, bool) = nullptr;
+    std::int64_t (*skip_)(void*, int, std::int64_t, std::uint32_t) = nullptr;
     bool (*next_)(void*, int, op&) = nullptr;
 };
 

@@ -116,6 +116,9 @@ struct run_stats {
     index_t inner_dmas = 0;   ///< and their DMAs
     index_t inner_bytes = 0;
     std::array<index_t, 2> vmem_peak{};  ///< per core: the most VMEM inner pipelines had live
+    /// Steps made in bulk, as whole periods the timing model's fast lane skipped without their
+    /// ops being made (timing-only runs, basic_runner::skip_periods).
+    index_t skipped_steps = 0;
     work total_work{};  ///< everything the bodies charged
 
     run_stats& operator+=(const run_stats& o) {
@@ -136,6 +139,7 @@ struct run_stats {
         inner_steps += o.inner_steps;
         inner_dmas += o.inner_dmas;
         inner_bytes += o.inner_bytes;
+        skipped_steps += o.skipped_steps;
         for (std::size_t c = 0; c < 2; ++c) vmem_peak[c] = vmem_peak[c] > o.vmem_peak[c] ? vmem_peak[c] : o.vmem_peak[c];
         total_work += o.total_work;
         return *this;
