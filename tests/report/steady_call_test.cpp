@@ -527,3 +527,10 @@ TEST(SkippedPeriods, IrregularChangesAndHalfTurnedRingsAgree) {
     expect_same_counts(full, r);
     expect_close_times(full, r);
 }
+
+TEST(SkippedPeriods, BothCoresOfAMegacoreChipSkipTogether) {
+    const auto add = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
+    const report m = rows_agree<McAddV5p>(add, host_array<McVec>{}, host_array<McVec>{});
+    EXPECT_GT(m.stats.skipped_steps, m.stats.steps / 2);
+    EXPECT_EQ(m.stats.core_steps[0] + m.stats.core_steps[1], m.stats.steps);
+}

@@ -58,9 +58,12 @@ struct core_streams {
         if (turns != nullptr) return turns->next_batch(core, lazy);
         return r[static_cast<std::size_t>(core)]->next_batch(lazy);
     }
-    std::int64_t skip_periods(int core, std::int64_t p, std::uint32_t starts) {
+    std::int64_t skippable_periods(int core, std::int64_t p, std::uint32_t starts) const {
         if (turns != nullptr) return 0;  // (cores taking turns have semaphores: no skipping)
-        return r[static_cast<std::size_t>(core)]->skip_periods(p, starts);
+        return r[static_cast<std::size_t>(core)]->skippable_periods(p, starts);
+    }
+    void skip_periods(int core, std::int64_t m) {
+        if (turns == nullptr) r[static_cast<std::size_t>(core)]->skip_periods(m);
     }
 };
 

@@ -171,16 +171,17 @@ public:
         return b;
     }
 
-    /// Whole periods skipped (timing-only "Skipped periods" below): the model has found that
-    /// the core's last `p` steps, which started `starts` DMAs, repeat the p before them, and asks
-    /// the runner to make as many more such periods as it can show would repeat them too, without
-    /// making their ops. Returns how many it made (0: none; the model then pulls the next period).
-    /// Either way the runner remembers where it is, to be asked again a period on.
-    index_t skip_periods(index_t p, std::uint32_t starts) {
-        const index_t m = skip_ok_ ? periods_to_skip(p, starts) : 0;
+    /// Whole periods skipped (timing-only "Skipped periods" below). The model has found that the
+    /// core's last `p` steps, which started `starts` DMAs, repeat the p before them:
+    /// skippable_periods() says how many more such periods the runner can show would repeat them
+    /// too, and skip_periods(m) makes m of them (at most that many) without making their ops, then
+    /// remembers where it is, to be asked again a period on (m = 0 only remembers).
+    [[nodiscard]] index_t skippable_periods(index_t p, std::uint32_t starts) const {
+        return skip_ok_ ? periods_to_skip(p, starts) : 0;
+    }
+    void skip_periods(index_t m) {
         if (m > 0) skip(m);
         if (skip_ok_) mark_period();
-        return m;
     }
 
     /// DMA ids the runner has handed out (they run from 0).
@@ -673,7 +674,9 @@ private:
                 if (r != 0) turn = std::lcm(turn, bc / std::gcd(r, bc));
             }
         }
-        index_t n = sched_.periodic_steps(p, std::numeric_limits<index_t>::max() / 4);
+        // Each skipped step is a reuse of a kept leaf: the skip stops short of the reuse that
+        // checks the tree against the body (run_memoized), which a pulled period then runs.
+        index_t n = memo_check_at_ - memo_hits_ - 1;
         // The program ids the body asks.
         const index_t g = sched_.next_global_step();
         index_t stride = 1;
@@ -686,9 +689,9 @@ private:
             }
             stride *= extent;
         }
-        // Each skipped step is a reuse of a kept leaf: the skip stops short of the reuse that
-        // checks the tree against the body (run_memoized), which a pulled period then runs.
-        n = std::min(n, memo_check_at_ - memo_hits_ - 1);
+        n -= n % (p * turn);
+        if (n <= 0) return 0;
+        n = sched_.periodic_steps(p, n);  // (the change bits last: the most costly to compare)
         const index_t m = n / p;
         return m - m % turn;
     }

@@ -51,14 +51,15 @@ concept batch_source = requires(S& s, int core, bool lazy) {
     { s.next_batch(core, lazy) } -> std::convertible_to<batch>;
 };
 
-/// A batch source that can also skip periods of steps (the executor of a timing-only run):
-/// skip_periods(core, p, starts), asked at the end of a period of the fast lane (p whole-step
-/// batches that repeated the p before them, starting `starts` DMAs), makes as many more such
-/// periods as the source can show would repeat it, without handing out their ops, and returns
-/// how many (0: none).
+/// A batch source that can also skip periods of steps (the executor of a timing-only run). At
+/// the end of a period of the fast lane (p whole-step batches that repeated the p before them,
+/// starting `starts` DMAs), skippable_periods(core, p, starts) says how many more such periods
+/// the source can show would repeat it, and skip_periods(core, m) makes m of them (at most that
+/// many) without handing out their ops; the model counts them as periods it skipped.
 template <class S>
 concept period_source = batch_source<S> && requires(S& s, int core, std::int64_t p, std::uint32_t starts) {
-    { s.skip_periods(core, p, starts) } -> std::convertible_to<std::int64_t>;
+    { s.skippable_periods(core, p, starts) } -> std::convertible_to<std::int64_t>;
+    s.skip_periods(core, p);
 };
 
 namespace detail {
@@ -1010,7 +1011,9 @@ private:
     // (Not with a timeline: each skipped op's label is recorded as it is pulled.)
     std::int64_t source_skips(int c) {
         if (tl_lane_ || cycle_steps_ != static_cast<std::uint32_t>(period_)) return 0;
-        return src_.skip_periods(c, period_, cycle_starts_);
+        const std::int64_t m = src_.skippable_periods(c, period_, cycle_starts_);
+        src_.skip_periods(c, m);
+        return m;
     }
 
     // The end of a fast-lane run: applies the skipped periods (none: look again in a period);
@@ -1678,6 +1681,14 @@ private:
             }
             if (!ok) break;
             ++jskipped_;
+            // Both sources make as many periods in bulk as both can (see source_skips).
+            if (!tl_lane_) {
+                const std::int64_t m = std::min(src_.skippable_periods(0, jcycle_steps_[0], jcycle_starts_[0]),
+                                                src_.skippable_periods(1, jcycle_steps_[1], jcycle_starts_[1]));
+                src_.skip_periods(0, m);
+                src_.skip_periods(1, m);
+                jskipped_ += m;
+            }
         }
         const std::int64_t m = jskipped_;
         // Core 0: the matched batches of the unfinished period, then the one that differed.
@@ -2091,10 +2102,12 @@ public:
             batch_ = [](void* o, int core, bool lazy) -> batch {
                 return static_cast<Source*>(o)->next_batch(core, lazy);
             };
-            if constexpr (period_source<Source>)
-                skip_ = [](void* o, int core, std::int64_t p, std::uint32_t starts) -> std::int64_t {
-                    return static_cast<Source*>(o)->skip_periods(core, p, starts);
+            if constexpr (period_source<Source>) {
+                skippable_ = [](void* o, int core, std::int64_t p, std::uint32_t starts) -> std::int64_t {
+                    return static_cast<Source*>(o)->skippable_periods(core, p, starts);
                 };
+                skip_ = [](void* o, int core, std::int64_t m) { static_cast<Source*>(o)->skip_periods(core, m); };
+            }
         } else {
             next_ = [](void* o, int core, op& out) -> bool {
                 return static_cast<bool>(static_cast<Source*>(o)->next(core, out));
@@ -2105,15 +2118,19 @@ public:
     [[nodiscard]] bool batched() const { return batch_ != nullptr; }
     batch next_batch(int core, bool lazy = false) { return batch_(obj_, core, lazy); }
     bool next(int core, op& out) { return next_(obj_, core, out); }
-    /// period_source::skip_periods, or 0 for a source without it.
-    std::int64_t skip_periods(int core, std::int64_t p, std::uint32_t starts) {
-        return skip_ != nullptr ? skip_(obj_, core, p, starts) : 0;
+    /// period_source's, or none for a source without them.
+    std::int64_t skippable_periods(int core, std::int64_t p, std::uint32_t starts) {
+        return skippable_ != nullptr ? skippable_(obj_, core, p, starts) : 0;
+    }
+    void skip_periods(int core, std::int64_t m) {
+        if (skip_ != nullptr) skip_(obj_, core, m);
     }
 
 private:
     void* obj_;
     batch (*batch_)(void*, int, bool) = nullptr;
-    std::int64_t (*skip_)(void*, int, std::int64_t, std::uint32_t) = nullptr;
+    std::int64_t (*skippable_)(void*, int, std::int64_t, std::uint32_t) = nullptr;
+    void (*skip_)(void*, int, std::int64_t) = nullptr;
     bool (*next_)(void*, int, op&) = nullptr;
 };
 
