@@ -727,7 +727,7 @@ private:
         s.total_work += times(dw, m);
         // The DMAs in flight in a slot the period refilled are the latest period's, m on.
         for (int i = 0; i < desc_.n_ops(); ++i)
-            for (int b = 0; b < max_buffers; ++b) {
+            for (std::size_t b = 0; b < max_buffers; ++b) {
                 if (in_flight_in_[i][b] != k.in[i][b]) in_flight_in_[i][b] += dk;
                 if (in_flight_out_[i][b] != k.out[i][b]) in_flight_out_[i][b] += dk;
             }
