@@ -5,6 +5,9 @@
 
 #include <ptpu/ptpu.hpp>
 
+#include <sstream>
+#include <string>
+
 using namespace ptpu;
 
 namespace {
@@ -59,6 +62,12 @@ TEST(MxuDrain, DependentVectorOpWaitsOneDrainPerStep) {
         EXPECT_EQ(ind.mxu_drain_time, 0);
         // The busiest unit is the same in both: the step overhead of these tiny bodies.
         EXPECT_EQ(dep.bound, ind.bound);
+        // The printed report says how many waits there were (and nothing when there are none).
+        std::ostringstream d, i;
+        d << dep;
+        i << ind;
+        EXPECT_NE(d.str().find("MXU drains         8 waited for, 1.408 us"), std::string::npos) << d.str();
+        EXPECT_EQ(i.str().find("MXU drains"), std::string::npos) << i.str();
     }
 }
 

@@ -244,6 +244,9 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
        << " GB/s (" << fmt_pct(r.bandwidth_fraction) << " of spec)\n";
     os << "  MXU utilization    " << fmt_pct(r.mxu_utilization) << ", VPU " << fmt_pct(r.vpu_utilization)
        << ", EUP " << fmt_pct(r.eup_utilization) << "\n";
+    if (r.mxu_drain_time > 0)
+        os << "  MXU drains         " << r.stats.total_work.mxu_drains << " waited for, "
+           << fmt_time(r.mxu_drain_time) << " of core time (docs/model.md §5)\n";
     os << "  bound by           " << r.bound;
     if (!r.bound_operand.empty()) os << "; longest DMA waits on " << r.bound_operand;
     os << "\n";
