@@ -255,6 +255,22 @@ TEST(OpsDot, VectorReadersOfAResultWaitForItsDrain) {
                   store(o, exp(d) + exp(d2));
               }),
               2);
+    // A failed op charges nothing and leaves the result unread.
+    EXPECT_EQ(drains_of([&](auto, auto o) {
+                  const auto d = dot(a, b);
+                  EXPECT_EQ(rule_of([&] { (void)(d + random_vec(3, 5, 5, 1.0f)); }), "OP1");
+                  auto v = random_vec(3, 5, 6, 1.0f);
+                  EXPECT_EQ(rule_of([&] { v *= d; }), "OP1");
+                  EXPECT_EQ(rule_of([&] { (void)dot(d, b); }), "OP1");  // (16, 128) · (256, 128)
+                  store(o, exp(d));
+              }),
+              1);
+    // x ⊕ x reads one result once.
+    EXPECT_EQ(drains_of([&](auto, auto o) {
+                  const auto d = dot(a, b);
+                  store(o, d * d);
+              }),
+              1);
     // MXU -> MXU goes through the registers: one. A fresh vector value into the MXU: none.
     EXPECT_EQ(drains_of([&](auto, auto o) { store(o, dot(dot(a, b), w)); }), 1);
     EXPECT_EQ(drains_of([&](auto acc, auto o) { store(o, dot(exp(load(acc)), w)); }), 0);

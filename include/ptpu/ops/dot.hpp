@@ -345,12 +345,13 @@ vec<dot_acc_t<A>> dot_product(const VA& a, const VB& b, const dot_options& o) {
 }
 
 /// dot_product, marked as an MXU result (ops/vec.hpp, "MXU results"). An operand that is itself
-/// an MXU result is popped from the result buffer before it can enter the array: one drain.
+/// an MXU result is popped from the result buffer before it can enter the array: one drain
+/// (charged once the product succeeded: a failed op charges nothing).
 template <bool Checked, class A, class VA, class VB>
 vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
+    vec<dot_acc_t<A>> r = dot_product<Checked, A>(a, b, o);
     drain_mxu(a);
     drain_mxu(b);
-    vec<dot_acc_t<A>> r = dot_product<Checked, A>(a, b, o);
     vec_access::mark_mxu_result(r);
     return r;
 }

@@ -684,16 +684,35 @@ bool folds_into_mxu(const VX& a, const VY& b) {
         return false;
 }
 
-/// a ⊕ b, both vecs: the MXU result rule, then the values.
+/// The MXU results op(a, b) read, when it does not fold (a and b may be one vec).
+template <class VX, class VY>
+int mxu_results_read(const VX& a, const VY& b) {
+    const bool same = static_cast<const void*>(&a) == static_cast<const void*>(&b);
+    return static_cast<int>(vec_access::is_mxu_result(a)) + (same ? 0 : static_cast<int>(vec_access::is_mxu_result(b)));
+}
+
+/// After op(a, b) succeeded (a failed op charges nothing): its result is an MXU result when the
+/// op folded, otherwise the drains of the MXU results it read are charged and nothing is one
+/// (an rvalue operand's mark may have moved into the result with its values).
+template <class VX, class VY, class R>
+void settle_mxu(bool fold, int read, const VX& a, const VY& b, const R& r) {
+    if (fold) {
+        vec_access::mark_mxu_result(r);
+        return;
+    }
+    vec_access::unmark_mxu_result(r);
+    vec_access::unmark_mxu_result(a);
+    vec_access::unmark_mxu_result(b);
+    vec_access::charge_drains(read);
+}
+
+/// a ⊕ b, both vecs: the values, then the MXU result rule.
 template <class Op, class X, class Y>
 auto apply_binary(X&& a, Y&& b) {
     const bool fold = folds_into_mxu<Op>(a, b);
-    if (!fold) {
-        drain_mxu(a);
-        drain_mxu(b);
-    }
+    const int read = fold ? 0 : mxu_results_read(a, b);
     auto r = apply_binary_values<Op>(std::forward<X>(a), std::forward<Y>(b));
-    if (fold) vec_access::mark_mxu_result(r);
+    settle_mxu(fold, read, a, b, r);
     return r;
 }
 
@@ -820,17 +839,19 @@ V& compound_values(V& a, const B& b) {
     return a;
 }
 
-/// a ⊕= b: the MXU result rule (acc += dot(x, y) folds, see folds_into_mxu), then the values.
+/// a ⊕= b: the values, then the MXU result rule (acc += dot(x, y) folds, see folds_into_mxu).
 template <class Op, class V, class B>
 V& compound(V& a, const B& b) {
-    bool fold = false;
-    if constexpr (is_vec_v<B>) fold = folds_into_mxu<Op>(a, b);
-    if (!fold) {
-        drain_mxu(a);
-        drain_mxu(b);
+    if constexpr (is_vec_v<B>) {
+        const bool fold = folds_into_mxu<Op>(a, b);
+        const int read = fold ? 0 : mxu_results_read(a, b);
+        compound_values<Op>(a, b);
+        settle_mxu(fold, read, a, b, a);
+    } else {
+        const int read = static_cast<int>(vec_access::is_mxu_result(a));
+        compound_values<Op>(a, b);
+        settle_mxu(false, read, a, a, a);
     }
-    compound_values<Op>(a, b);
-    if (fold) vec_access::mark_mxu_result(a);
     return a;
 }
 

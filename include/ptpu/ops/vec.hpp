@@ -786,13 +786,21 @@ struct vec_access {
     static bool is_mxu_result(const V& v) {
         return v.mxu_result_;
     }
+    template <class V>
+    static void unmark_mxu_result(const V& v) {
+        v.mxu_result_ = false;
+    }
+    /// n MXU results were read: the running body waited for n drains (work.mxu_drains).
+    static void charge_drains(int n) {
+        if (kernel_context* k = current_context(); k != nullptr && n > 0) k->body_work.mxu_drains += n;
+    }
     /// An op reads v: when v is an MXU result, the running body waits for its drain (one
     /// work.mxu_drains) and v's values are in registers from then on.
     template <class V>
     static void drain(const V& v) {
         if (!v.mxu_result_) return;
         v.mxu_result_ = false;
-        if (kernel_context* k = current_context()) k->body_work.mxu_drains += 1;
+        charge_drains(1);
     }
 };
 
