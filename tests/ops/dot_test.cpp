@@ -282,7 +282,8 @@ TEST(OpsDot, VectorReadersOfAResultWaitForItsDrain) {
         const auto d = dot(a, b);
         store(blk(out.data(), {16, 128}), load(blk(acc.data(), {16, 128})) + dot(a, b));
         for (index_t i = 0; i < 16; ++i)
-            for (index_t j = 0; j < 128; ++j) ASSERT_EQ(out[static_cast<std::size_t>(i * 128 + j)], 1.0f + d(i, j));
+            for (index_t j = 0; j < 128; ++j)
+                ASSERT_EQ(out[static_cast<std::size_t>(i * 128 + j)], 1.0f + d(i, j)) << i << "," << j;
         EXPECT_EQ(e.w().mxu_drains, 0);
     }
     // Outside a body nothing is charged.

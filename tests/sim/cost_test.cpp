@@ -86,10 +86,9 @@ TEST(CostTimeOf, NegativeOrNonFiniteWorkIsC1) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();
     const work bad[] = {
-        {.mxu_passes_flops = -1}, {.mxu_int8_ops = nan},   {.vreg_cheap = inf},
-        {.vreg_medium = -0.5},    {.vreg_expensive = nan}, {.vector_loads = -inf},
-        {.vector_stores = -2},    {.scalar_ops = nan},     {.explicit_seconds = -1e-9},
-        {.mxu_drains = -1},       {.mxu_drains = inf},
+        {.mxu_passes_flops = -1},    {.mxu_int8_ops = nan},  {.vreg_cheap = inf},   {.vreg_medium = -0.5},
+        {.vreg_expensive = nan},     {.vector_loads = -inf}, {.vector_stores = -2}, {.scalar_ops = nan},
+        {.explicit_seconds = -1e-9}, {.mxu_drains = -1},     {.mxu_drains = inf},
     };
     for (const work& w : bad) {
         try {

@@ -688,7 +688,8 @@ bool folds_into_mxu(const VX& a, const VY& b) {
 template <class VX, class VY>
 int mxu_results_read(const VX& a, const VY& b) {
     const bool same = static_cast<const void*>(&a) == static_cast<const void*>(&b);
-    return static_cast<int>(vec_access::is_mxu_result(a)) + (same ? 0 : static_cast<int>(vec_access::is_mxu_result(b)));
+    const bool rb = !same && vec_access::is_mxu_result(b);
+    return static_cast<int>(vec_access::is_mxu_result(a)) + static_cast<int>(rb);
 }
 
 /// After op(a, b) succeeded (a failed op charges nothing): its result is an MXU result when the

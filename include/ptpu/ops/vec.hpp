@@ -615,14 +615,20 @@ public:
     template <index_t R2, index_t C2>
     explicit(!detail::shape_converts_implicitly(R2, C2, Rows, Cols))
         vec(const vec<T, R2, C2>& o)  // NOLINT(google-explicit-constructor): static -> dyn
-        : rows_(o.rows()), cols_(o.cols()), values_(o.values_), has_data_(o.has_data_),
+        : rows_(o.rows()),
+          cols_(o.cols()),
+          values_(o.values_),
+          has_data_(o.has_data_),
           mxu_result_(o.mxu_result_) {
         converted_from<R2, C2>();
     }
     template <index_t R2, index_t C2>
     explicit(!detail::shape_converts_implicitly(R2, C2, Rows, Cols))
         vec(vec<T, R2, C2>&& o)  // NOLINT(google-explicit-constructor): static -> dyn
-        : rows_(o.rows()), cols_(o.cols()), values_(std::move(o.values_)), has_data_(o.has_data_),
+        : rows_(o.rows()),
+          cols_(o.cols()),
+          values_(std::move(o.values_)),
+          has_data_(o.has_data_),
           mxu_result_(o.mxu_result_) {
         o.has_data_ = false;
         o.mxu_result_ = false;
@@ -632,7 +638,10 @@ public:
     vec& operator=(const vec&) = default;
     /// A moved-from vec has no values (OP4 if read), as a timing-only one.
     vec(vec&& o) noexcept
-        : rows_(o.rows_), cols_(o.cols_), values_(std::move(o.values_)), has_data_(o.has_data_),
+        : rows_(o.rows_),
+          cols_(o.cols_),
+          values_(std::move(o.values_)),
+          has_data_(o.has_data_),
           mxu_result_(o.mxu_result_) {
         o.has_data_ = false;
         o.mxu_result_ = false;

@@ -166,9 +166,9 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
     rep.achieved_bandwidth = rep.device_time > 0 ? static_cast<double>(rep.hbm_bytes) / rep.device_time : 0;
     rep.bandwidth_fraction = rep.achieved_bandwidth / hw.hbm_bytes_per_s;
     rep.overhead_share = sum_time > 0 ? sum_overhead / sum_time : 0;
-    // Roofline: all the bodies' work (busiest unit plus explicit charges) spread over the cores
-    // used, against HBM bytes at the spec bandwidth (not the DMA efficiency: that is part of what
-    // the roofline does not see).
+    // Roofline: all the bodies' work (busiest unit plus MXU drains and explicit charges) spread
+    // over the cores used, against HBM bytes at the spec bandwidth (not the DMA efficiency: that
+    // is part of what the roofline does not see).
     const double compute_bound = wt.total / info.cores;
     const double memory_bound = static_cast<double>(rep.hbm_bytes) / hw.hbm_bytes_per_s;
     rep.roofline_time = std::max(compute_bound, memory_bound);

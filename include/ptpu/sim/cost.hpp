@@ -90,9 +90,11 @@ constexpr double mxu_drain_seconds(const chip& c, const cost_model& m = default_
 /// The time `w` takes on one core of `c`. The units are separate slots of one VLIW bundle and a
 /// scheduled body keeps them busy at once, so the body takes as long as its busiest unit (the
 /// best schedule; real code may serialise more of it). Two things add: each MXU result a vector
-/// op waits for (work.mxu_drains · mxu_drain_seconds: the dependent op cannot start, so nothing
-/// hides the wait), and explicit charges, time spent outside the modelled units. Throws C1 for negative or non-finite work and
-/// C2 for int8 MXU work on a chip without an int8 rate. The chip is assumed valid (rule H1).
+/// op waits for (work.mxu_drains · mxu_drain_seconds: the dependent op cannot start; counted as
+/// hiding nothing, an upper bound where independent work could fill the wait, docs/model.md §5),
+/// and explicit charges, time spent outside the modelled units. Throws C1 for negative or
+/// non-finite work and C2 for int8 MXU work on a chip without an int8 rate. The chip is assumed
+/// valid (rule H1).
 constexpr work_time time_of(const work& w, const chip& c, const cost_model& m = default_costs) {
     detail::check_work(w);
     validate(m);
