@@ -113,6 +113,11 @@ void charges() {
     const work h = charged(
         [](const auto& v) { (void)dot<dot_options{.transpose_b = true, .prec = precision::high}>(v, v); });
     expect(h.mxu_passes_flops == 3 * d.mxu_passes_flops, "precision::high: 3 passes");
+    // A vector op reading a dot's result waits for the MXU to drain: one work.mxu_drains
+    // (docs/model.md §5); a result nothing reads waits for nothing.
+    expect(d.mxu_drains == 0, "dot: no drain unless read");
+    const work e = charged([](const auto& v) { (void)exp(dot<dot_options{.transpose_b = true}>(v, v)); });
+    expect(e.mxu_drains == 1, "exp(dot(a, b)): one MXU drain");
     // Loads and stores: the block's vregs (the base the charges above are measured against).
     const work base =
         std::get<1>(One{}([](auto in, auto out) { store(out, load(in)); }, host_array<X>{})).stats.total_work;

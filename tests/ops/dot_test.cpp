@@ -196,6 +196,100 @@ TEST(OpsDot, TimingOnlyChargesTheSameAndComputesNothing) {
     EXPECT_EQ(normal, timing);
 }
 
+// work.mxu_drains charged by f(acc, o) over two (16, 128) VMEM refs (acc holds ones), which must
+// be the same on real data and in timing-only mode.
+template <class F>
+double drains_of(F f) {
+    using blk = ref<float, vmem, 2, extents<16, 128>>;
+    double d[2] = {-1, -1};
+    for (int timing = 0; timing < 2; ++timing) {
+        env e(&tpu::v5e, timing == 1);
+        std::vector<float> acc(16 * 128, 1.0f), out(16 * 128);
+        f(blk(acc.data(), {16, 128}), blk(out.data(), {16, 128}));
+        d[timing] = e.w().mxu_drains;
+    }
+    EXPECT_EQ(d[0], d[1]) << "real data and timing-only charge different drains";
+    return d[0];
+}
+
+// ops/vec.hpp, "MXU results": the first vector op (or dot) reading a dot's result waits for the
+// systolic array to drain (one work.mxu_drains); a store and the acc + dot fold do not.
+TEST(OpsDot, VectorReadersOfAResultWaitForItsDrain) {
+    const auto a = random_vec(16, 256, 1, 1.0f), b = random_vec(256, 128, 2, 1.0f);
+    const auto w = random_vec(128, 128, 3, 1.0f), bias = random_vec(1, 128, 4, 1.0f);
+    // Stored, or folded into the matmul's accumulator (either order, in registers too): none.
+    EXPECT_EQ(drains_of([&](auto, auto o) { store(o, dot(a, b)); }), 0);
+    EXPECT_EQ(drains_of([&](auto acc, auto o) { store(o, load(acc) + dot(a, b)); }), 0);
+    EXPECT_EQ(drains_of([&](auto acc, auto o) { store(o, dot(a, b) + load(acc)); }), 0);
+    EXPECT_EQ(drains_of([&](auto acc, auto o) {
+                  auto v = load(acc);
+                  v += dot(a, b);
+                  store(o, v);
+              }),
+              0);
+    EXPECT_EQ(drains_of([&](auto, auto o) { store(o, cast<float>(dot(a, b))); }), 0);  // no op
+    // Read by vector work: one, whatever the op.
+    EXPECT_EQ(drains_of([&](auto, auto o) { store(o, exp(dot(a, b))); }), 1);
+    EXPECT_EQ(drains_of([&](auto, auto o) { store(o, dot(a, b) * 0.5f); }), 1);
+    EXPECT_EQ(drains_of([&](auto, auto o) { store(o, dot(a, b) + bias); }), 1);  // a broadcast add
+    EXPECT_EQ(drains_of([&](auto acc, auto o) { store(o, where(load(acc) > 0.0f, dot(a, b), 0.0f)); }), 1);
+    EXPECT_EQ(drains_of([&](auto, auto o) { store(o, exp(cast<float>(dot(a, b)))); }), 1);
+    EXPECT_EQ(drains_of([&](auto, auto) { (void)cast<bf16>(dot(a, b)); }), 1);
+    EXPECT_EQ(drains_of([&](auto, auto) { (void)sum(dot(a, b), c<1>); }), 1);
+    EXPECT_EQ(drains_of([&](auto, auto) { (void)transpose(dot(a, b)); }), 1);
+    EXPECT_EQ(drains_of([&](auto, auto) { (void)dot(a, b)(ds(0, 8), ds(0, 128)); }), 1);
+    // The folded sum is itself an MXU result: a vector op reading it waits.
+    EXPECT_EQ(drains_of([&](auto acc, auto o) { store(o, exp(load(acc) + dot(a, b))); }), 1);
+    // Only the first reader waits: the values are in registers after it.
+    EXPECT_EQ(drains_of([&](auto, auto o) {
+                  const auto d = dot(a, b);
+                  const auto m = max(d, c<1>);
+                  store(o, exp(d - m));
+              }),
+              1);
+    // Each result drains once; a copy of a result counts as another (ops/vec.hpp).
+    EXPECT_EQ(drains_of([&](auto, auto o) { store(o, exp(dot(a, b)) * exp(dot(a, b))); }), 2);
+    EXPECT_EQ(drains_of([&](auto, auto o) {
+                  const auto d = dot(a, b);
+                  const auto d2 = d;
+                  store(o, exp(d) + exp(d2));
+              }),
+              2);
+    // A failed op charges nothing and leaves the result unread.
+    EXPECT_EQ(drains_of([&](auto, auto o) {
+                  const auto d = dot(a, b);
+                  EXPECT_EQ(rule_of([&] { (void)(d + random_vec(3, 5, 5, 1.0f)); }), "OP1");
+                  auto v = random_vec(3, 5, 6, 1.0f);
+                  EXPECT_EQ(rule_of([&] { v *= d; }), "OP1");
+                  EXPECT_EQ(rule_of([&] { (void)dot(d, b); }), "OP1");  // (16, 128) · (256, 128)
+                  store(o, exp(d));
+              }),
+              1);
+    // x ⊕ x reads one result once.
+    EXPECT_EQ(drains_of([&](auto, auto o) {
+                  const auto d = dot(a, b);
+                  store(o, d * d);
+              }),
+              1);
+    // MXU -> MXU goes through the registers: one. A fresh vector value into the MXU: none.
+    EXPECT_EQ(drains_of([&](auto, auto o) { store(o, dot(dot(a, b), w)); }), 1);
+    EXPECT_EQ(drains_of([&](auto acc, auto o) { store(o, dot(exp(load(acc)), w)); }), 0);
+    // The values are unchanged by any of this: the fold and the first reader compute as before.
+    {
+        env e(&tpu::v5e);
+        std::vector<float> acc(16 * 128, 1.0f), out(16 * 128);
+        using blk = ref<float, vmem, 2, extents<16, 128>>;
+        const auto d = dot(a, b);
+        store(blk(out.data(), {16, 128}), load(blk(acc.data(), {16, 128})) + dot(a, b));
+        for (index_t i = 0; i < 16; ++i)
+            for (index_t j = 0; j < 128; ++j)
+                ASSERT_EQ(out[static_cast<std::size_t>(i * 128 + j)], 1.0f + d(i, j)) << i << "," << j;
+        EXPECT_EQ(e.w().mxu_drains, 0);
+    }
+    // Outside a body nothing is charged.
+    EXPECT_EQ(exp(dot(a, b)).rows(), 16);
+}
+
 TEST(OpsDot, ShapeAndPreferredRules) {
     env e;
     const auto a = random_vec(8, 16, 1, 2.0f), b = random_vec(8, 16, 2, 2.0f);

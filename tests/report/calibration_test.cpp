@@ -43,6 +43,9 @@ TEST(Calibration, FusedMlpOnV5eWithinFivePercentOfMeasured) {
     // Per step, the weight DMAs take ~7 us (the profile's rigid 7.02 us per step): DMA-bound.
     EXPECT_TRUE(r.memory_bound);
     EXPECT_GT(r.bandwidth_fraction, 0.85);
+    // Two MXU results per step are read by vector work (g by logistic, x Wu by the product);
+    // y is stored or folded into load(o) + y (docs/model.md §5, "The MXU drain").
+    EXPECT_EQ(r.stats.total_work.mxu_drains, 2 * (T / bt) * (H / bh));
 }
 
 namespace {
@@ -72,6 +75,7 @@ TEST(Calibration, ComputeBoundMatmulApproachesMxuPeak) {
     const double flops = 6.0 * 2 * 2048.0 * 2048 * 2048;
     EXPECT_DOUBLE_EQ(r.flops, flops);
     EXPECT_NEAR(r.mxu_time, flops / tpu::v5e.peak_bf16_flops, 1e-12);
+    EXPECT_EQ(r.stats.total_work.mxu_drains, 0);  // products stored or folded: no drain
 }
 
 TEST(Calibration, SmallBlockMatmulIsDominatedByStepOverhead) {
@@ -83,6 +87,7 @@ TEST(Calibration, SmallBlockMatmulIsDominatedByStepOverhead) {
     // (179 us), so at most ≈ 0.49 of the roofline is reached.
     EXPECT_LT(r.roofline_fraction, 0.5) << r;
     EXPECT_GT(r.device_time, 512 * 0.35e-6 * 0.95) << r;
+    EXPECT_EQ(r.stats.total_work.mxu_drains, 0);
 }
 
 TEST(Calibration, FullRunAndPredictAgreeWithOps) {

@@ -42,3 +42,21 @@ TEST(VectorBound, FlashAttentionOnV7xIsBoundByVectorWork) {
     EXPECT_GT(r128.eup_time, 0.0);
     EXPECT_GT(r256.device_time, r128.device_time);
 }
+
+// docs/model.md §5, "The MXU drain": the scores s = dot(q, k) * scale are read by vector work,
+// one drain per step; p · v is folded into the accumulator (load(acc) * alpha + dot), none. The
+// body is VPU-bound and its DMAs hidden, so each drain adds to the time in full.
+TEST(VectorBound, FlashAttentionWaitsForItsScoresOncePerStep) {
+    Flash<128> off{};
+    off.options.costs.mxu_drain_cycles_per_dim = 0;
+    off.options.costs.mxu_pop_cycles = 0;
+    const report r = Flash<128>{}.predict(flash_body{});
+    const report o = off.predict(flash_body{});
+    constexpr index_t steps = (S / bq) * (S / bkv);
+    EXPECT_EQ(r.stats.total_work.mxu_drains, steps);
+    EXPECT_EQ(r.stats.total_work, o.stats.total_work);
+    const double drain = sim::mxu_drain_seconds(tpu::v7x);  // 520 cycles at 2.203 GHz: 236 ns
+    EXPECT_NEAR(r.device_time - o.device_time, steps * drain, 1e-9 * steps * drain) << r << o;
+    EXPECT_NEAR(r.mxu_drain_time, steps * drain, 1e-9 * steps * drain);
+    EXPECT_TRUE(o.bound == "VPU" || o.bound == "EUP") << o;
+}

@@ -1,6 +1,7 @@
 // Defines ptpu::work, the TPU work a kernel body did, as its operations charged it: MXU FLOPs
 // (padded to the MXU shape), VPU vreg operations by cost class, vector loads and stores, scalar
-// operations, and explicit charges. The timing model (sim/) turns work into time on a chip.
+// operations, explicit charges, and the MXU results whose latency a dependent vector op waits
+// for (mxu_drains). The timing model (sim/) turns work into time on a chip.
 #pragma once
 
 #include <cmath>
@@ -27,6 +28,9 @@ struct work {
     double vector_stores = 0;     ///< vregs stored registers → VMEM
     double scalar_ops = 0;        ///< scalar-unit operations (SMEM loads/stores, address math)
     double explicit_seconds = 0;  ///< charge() by the body for work done outside ops/
+    /// MXU results first read by vector work (ops/vec.hpp, "MXU results"): each waits for the
+    /// systolic array's fill and drain, which overlaps nothing (docs/model.md §5).
+    double mxu_drains = 0;
 
     work& operator+=(const work& o) {
         mxu_passes_flops += o.mxu_passes_flops;
@@ -38,6 +42,7 @@ struct work {
         vector_stores += o.vector_stores;
         scalar_ops += o.scalar_ops;
         explicit_seconds += o.explicit_seconds;
+        mxu_drains += o.mxu_drains;
         return *this;
     }
     friend bool operator==(const work&, const work&) = default;
@@ -80,6 +85,9 @@ constexpr void check_work(const work& w) {
     check(detail::finite_non_negative(w.explicit_seconds),
           "ptpu[C1] work: work.explicit_seconds is negative or not finite; charge only "
           "finite, non-negative time");
+    check(detail::finite_non_negative(w.mxu_drains),
+          "ptpu[C1] work: work.mxu_drains is negative or not finite; charge only finite, "
+          "non-negative work");
 }
 
 }  // namespace ptpu

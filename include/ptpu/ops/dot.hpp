@@ -29,7 +29,9 @@
 // Cost: M, N and K each padded up to a multiple of the chip's mxu_dim (128 without a chip),
 // 2·M'·N'·K' FLOPs per pass into mxu_passes_flops (int8: mxu_int8_ops); a and b's vregs as
 // vector loads (pushed into the MXU once, whatever the passes [est]) and the result's f32
-// vregs as vector stores (popped from the result buffer).
+// vregs as vector stores (popped from the result buffer). The result is an MXU result: the
+// first vector op (or dot) that reads it charges one work.mxu_drains, a store or the
+// acc + dot(a, b) fold none (ops/vec.hpp, "MXU results"; docs/model.md §5).
 #pragma once
 
 #include <Eigen/Core>
@@ -297,7 +299,7 @@ using runtime_dot_result_t = vec<dot_acc_t<A>, either_extent(VA::static_rows, VA
 /// The product, charged, with the contracting dims checked at run time (OP1) unless `Checked`
 /// (both static and checked at compile time).
 template <bool Checked, class A, class VA, class VB>
-vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
+vec<dot_acc_t<A>> dot_product(const VA& a, const VB& b, const dot_options& o) {
     using R = dot_acc_t<A>;
     const index_t m = o.transpose_a ? a.cols() : a.rows();
     const index_t k = o.transpose_a ? a.rows() : a.cols();
@@ -340,6 +342,18 @@ vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
         }
     }
     return vec<R>(dot_values<A>(pa, a.rows(), a.cols(), pb, b.rows(), b.cols(), o, m, n, k));
+}
+
+/// dot_product, marked as an MXU result (ops/vec.hpp, "MXU results"). An operand that is itself
+/// an MXU result is popped from the result buffer before it can enter the array: one drain
+/// (charged once the product succeeded: a failed op charges nothing).
+template <bool Checked, class A, class VA, class VB>
+vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
+    vec<dot_acc_t<A>> r = dot_product<Checked, A>(a, b, o);
+    drain_mxu(a);
+    drain_mxu(b);
+    vec_access::mark_mxu_result(r);
+    return r;
 }
 
 }  // namespace detail

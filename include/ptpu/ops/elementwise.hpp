@@ -631,7 +631,7 @@ shape2 broadcast_of(const char* where, const VA& a, const VB& b) {
 }
 
 template <class Op, class X, class Y>
-auto apply_binary(X&& a, Y&& b) {
+auto apply_binary_values(X&& a, Y&& b) {
     using VX = std::remove_cvref_t<X>;
     using VY = std::remove_cvref_t<Y>;
     using T = typename VX::value_type;
@@ -672,12 +672,58 @@ auto apply_binary(X&& a, Y&& b) {
     return out_t(std::move(out));
 }
 
+/// a + b of two operands of one shape, one of them an MXU result: Mosaic folds the add into the
+/// matmul's accumulator (acc + dot(a, b)), so nothing drains and the sum is an MXU result
+/// (ops/vec.hpp, "MXU results"). The same rule in both modes (the CPU fold is
+/// accumulate_product's, which also needs a view).
+template <class Op, class VX, class VY>
+bool folds_into_mxu(const VX& a, const VY& b) {
+    if constexpr (std::is_same_v<Op, op_add>)
+        return (vec_access::is_mxu_result(a) || vec_access::is_mxu_result(b)) && a.shape() == b.shape();
+    else
+        return false;
+}
+
+/// The MXU results op(a, b) read, when it does not fold (a and b may be one vec).
+template <class VX, class VY>
+int mxu_results_read(const VX& a, const VY& b) {
+    const bool same = static_cast<const void*>(&a) == static_cast<const void*>(&b);
+    const bool rb = !same && vec_access::is_mxu_result(b);
+    return static_cast<int>(vec_access::is_mxu_result(a)) + static_cast<int>(rb);
+}
+
+/// After op(a, b) succeeded (a failed op charges nothing): its result is an MXU result when the
+/// op folded, otherwise the drains of the MXU results it read are charged and nothing is one
+/// (an rvalue operand's mark may have moved into the result with its values).
+template <class VX, class VY, class R>
+void settle_mxu(bool fold, int read, const VX& a, const VY& b, const R& r) {
+    if (fold) {
+        vec_access::mark_mxu_result(r);
+        return;
+    }
+    vec_access::unmark_mxu_result(r);
+    vec_access::unmark_mxu_result(a);
+    vec_access::unmark_mxu_result(b);
+    vec_access::charge_drains(read);
+}
+
+/// a ⊕ b, both vecs: the values, then the MXU result rule.
+template <class Op, class X, class Y>
+auto apply_binary(X&& a, Y&& b) {
+    const bool fold = folds_into_mxu<Op>(a, b);
+    const int read = fold ? 0 : mxu_results_read(a, b);
+    auto r = apply_binary_values<Op>(std::forward<X>(a), std::forward<Y>(b));
+    settle_mxu(fold, read, a, b, r);
+    return r;
+}
+
 template <class Op, bool ScalarLeft, class X, class C>
 auto apply_scalar(X&& a, C c) {
     using V = std::remove_cvref_t<X>;
     using T = typename V::value_type;
     using R = op_result_t<Op, T>;
     using out_t = same_shape_t<R, V>;
+    drain_mxu(a);
     charge_vpu(Op::cost, a.vreg_count());
     if (timing_only()) return out_t(shape_only, a.rows(), a.cols());
     a.require_data(Op::name);
@@ -753,7 +799,7 @@ binary_result_t<Op, X, Y> binary(X&& x, Y&& y) {
 /// a ⊕= b: computes in place; b broadcasts to a's shape, never the other way (OP1: at compile
 /// time where both extents of a dim are static, at run time otherwise).
 template <class Op, class V, class B>
-V& compound(V& a, const B& b) {
+V& compound_values(V& a, const B& b) {
     using T = typename V::value_type;
     if constexpr (is_vec_v<B>) {
         if constexpr (!same_dtype_ok<T, typename B::value_type>()) {
@@ -794,6 +840,22 @@ V& compound(V& a, const B& b) {
     return a;
 }
 
+/// a ⊕= b: the values, then the MXU result rule (acc += dot(x, y) folds, see folds_into_mxu).
+template <class Op, class V, class B>
+V& compound(V& a, const B& b) {
+    if constexpr (is_vec_v<B>) {
+        const bool fold = folds_into_mxu<Op>(a, b);
+        const int read = fold ? 0 : mxu_results_read(a, b);
+        compound_values<Op>(a, b);
+        settle_mxu(fold, read, a, b, a);
+    } else {
+        const int read = static_cast<int>(vec_access::is_mxu_result(a));
+        compound_values<Op>(a, b);
+        settle_mxu(false, read, a, a, a);
+    }
+    return a;
+}
+
 template <class Op, class X>
 std::remove_cvref_t<X> unary(X&& a) {
     using V = std::remove_cvref_t<X>;
@@ -801,6 +863,7 @@ std::remove_cvref_t<X> unary(X&& a) {
     if constexpr (!domain_ok<Op::domain, T>()) {
         return {};
     } else {
+        drain_mxu(a);
         charge_vpu(Op::cost, a.vreg_count());
         if (timing_only()) return V(shape_only, a.rows(), a.cols());
         a.require_data(Op::name);
@@ -999,6 +1062,9 @@ where_result_t<T, M, X, Y> apply_where(const M& m, const X& x, const Y& y) {
     shape2 s{out_t::static_rows, out_t::static_cols};
     if constexpr (!(M::is_static && X::is_static && Y::is_static))
         s = broadcast_shape(where, broadcast_shape(where, m.shape(), x.shape()), y.shape());
+    drain_mxu(m);
+    drain_mxu(x);
+    drain_mxu(y);
     charge_vpu(vpu_class::cheap, vregs(s[0], s[1], dtype_of<T>));
     if (timing_only()) return out_t(shape_only, s[0], s[1]);
     constexpr bool vx = is_vec_v<X>;
@@ -1102,16 +1168,29 @@ typename vec<U>::array_type cast_values(const cmap<compute_t<T>>& x) {
 
 }  // namespace detail
 
+namespace detail {
+template <class T, class U, class Out, class V>
+Out cast_checked(const V& v) {
+    v.require_data("cast");
+    return Out(cast_values<T, U>(values_of(v, "cast")));
+}
+}  // namespace detail
+
 /// cast<U>(v): convert_element_type. v's values are first rounded onto T (a bf16 vec's f32
 /// intermediates are rounded to bf16 even for cast<float>), then converted (see cast_fn).
-/// Cheap, one op per vreg of the source; cast<T> of a vec<T> is free (no op on a TPU).
+/// Cheap, one op per vreg of the source; cast<T> of a vec<T> is free (no op on a TPU: an MXU
+/// result stays one, ops/vec.hpp).
 template <element_type U, class T, index_t Rows, index_t Cols>
 [[nodiscard]] vec<U, Rows, Cols> cast(const vec<T, Rows, Cols>& v) {
     using out_t = vec<U, Rows, Cols>;
-    if constexpr (!std::is_same_v<T, U>) detail::charge_vpu(vpu_class::cheap, v.vreg_count());
-    if (timing_only()) return out_t(shape_only, v.rows(), v.cols());
-    v.require_data("cast");
-    return out_t(detail::cast_values<T, U>(detail::values_of(v, "cast")));
+    const bool mxu_result = detail::vec_access::is_mxu_result(v);
+    if constexpr (!std::is_same_v<T, U>) {
+        detail::drain_mxu(v);
+        detail::charge_vpu(vpu_class::cheap, v.vreg_count());
+    }
+    out_t r = timing_only() ? out_t(shape_only, v.rows(), v.cols()) : detail::cast_checked<T, U, out_t>(v);
+    if (std::is_same_v<T, U> && mxu_result) detail::vec_access::mark_mxu_result(r);
+    return r;
 }
 
 }  // namespace ptpu

@@ -68,6 +68,8 @@ vec<A> concatenate(const VA& a, const VB& b, int axis) {
     const index_t rows = axis == 0 ? a.rows() + b.rows() : a.rows();
     const index_t cols = axis == 1 ? a.cols() + b.cols() : a.cols();
     const index_t tile = axis == 0 ? rows_per_vreg(dtype_of<A>) : vreg_lanes;
+    drain_mxu(a);
+    drain_mxu(b);
     if (a.shape()[axis] % tile != 0) charge_vpu(vpu_class::cheap, vregs(rows, cols, dtype_of<A>));
     if (timing_only()) return vec<A>(shape_only, rows, cols);
     typename vec<A>::array_type out(rows, cols);
@@ -103,7 +105,8 @@ broadcast_to(const vec<T, VR, VC>& v, Rows rows_arg, Cols cols_arg) {
         if (detail::broadcast_shape("broadcast_to", to, v.shape()) != to)
             detail::throw_broadcast("broadcast_to", v.shape(), to);
         if constexpr (detail::fits<vec<T, VR, VC>, out_t::static_rows, out_t::static_cols>)
-            if (v.shape() == to) return out_t(v);
+            if (v.shape() == to) return out_t(v);  // a copy: an MXU result stays one
+        detail::drain_mxu(v);
         detail::charge_vpu(vpu_class::cheap, vregs(rows, cols, dtype_of<T>));
         if (timing_only()) return out_t(shape_only, rows, cols);
         typename out_t::array_type tmp;
@@ -115,6 +118,7 @@ broadcast_to(const vec<T, VR, VC>& v, Rows rows_arg, Cols cols_arg) {
 template <class T, index_t VR, index_t VC>
 [[nodiscard]] vec<T, VC, VR> transpose(const vec<T, VR, VC>& v) {
     using out_t = vec<T, VC, VR>;
+    detail::drain_mxu(v);
     detail::charge_vpu(vpu_class::cheap, vregs(v.cols(), v.rows(), dtype_of<T>));
     if (timing_only()) return out_t(shape_only, v.cols(), v.rows());
     return out_t(typename out_t::array_type(v.array().transpose()));

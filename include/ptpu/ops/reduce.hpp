@@ -96,6 +96,7 @@ vec<T> reduce(const V& v, int axis, const char* where) {
                     text("reducing an empty axis of a vec of shape ", shape_text(v.rows(), v.cols()),
                          ": max and min have no identity"),
                     "reduce a non-empty axis");
+    drain_mxu(v);
     charge_vpu(vpu_class::cheap, reduction_ops(v.rows(), v.cols(), dtype_of<T>, axis));
     if (timing_only()) return vec<T>(shape_only, axis == 1 ? v.rows() : 1, axis == 0 ? v.cols() : 1);
     v.require_data(where);

@@ -25,6 +25,18 @@
 // - In timing-only mode (timing_only()) a vec has a shape and no values; every op still checks
 //   shapes and charges exactly the same work, and skips the arithmetic.
 //
+// MXU results (work.mxu_drains, docs/model.md §5): a vec made by dot is marked as an MXU result,
+// in both modes. The first op that reads it as vector work (elementwise, where, cast to another
+// type, reductions, layout ops, windows) or as another dot's operand charges one drain, the
+// systolic array's fill and drain latency that op waits for, and clears the mark (later readers
+// find the value in registers). Two uses charge nothing and keep the mark: store (nothing in the
+// body waits for it; the write-back is the pipeline's) and a + b of two same-shape operands of
+// which one is an MXU result, e.g. acc + dot(a, b) (Mosaic folds that add into the matmul's
+// accumulator, so the sum is again an MXU result). A copy of a marked vec is marked too, so two
+// copies read by vector ops charge two drains. The reverse edge (dot reading a freshly computed
+// vector value) charges nothing [est]: a VALU result is in a vreg a few cycles after its op and
+// the MXU takes its operands vreg by vreg, a wait far below 2 · mxu_dim cycles and unpublished.
+//
 // Rules of ops/ (ptpu's own ids): OP1 shapes and axes, OP2 dot operand dtypes, OP3 element
 // dtypes of the other ops (compile time), OP4 a vec without values used outside timing-only mode.
 #pragma once
@@ -603,22 +615,36 @@ public:
     template <index_t R2, index_t C2>
     explicit(!detail::shape_converts_implicitly(R2, C2, Rows, Cols))
         vec(const vec<T, R2, C2>& o)  // NOLINT(google-explicit-constructor): static -> dyn
-        : rows_(o.rows()), cols_(o.cols()), values_(o.values_), has_data_(o.has_data_) {
+        : rows_(o.rows()),
+          cols_(o.cols()),
+          values_(o.values_),
+          has_data_(o.has_data_),
+          mxu_result_(o.mxu_result_) {
         converted_from<R2, C2>();
     }
     template <index_t R2, index_t C2>
     explicit(!detail::shape_converts_implicitly(R2, C2, Rows, Cols))
         vec(vec<T, R2, C2>&& o)  // NOLINT(google-explicit-constructor): static -> dyn
-        : rows_(o.rows()), cols_(o.cols()), values_(std::move(o.values_)), has_data_(o.has_data_) {
+        : rows_(o.rows()),
+          cols_(o.cols()),
+          values_(std::move(o.values_)),
+          has_data_(o.has_data_),
+          mxu_result_(o.mxu_result_) {
         o.has_data_ = false;
+        o.mxu_result_ = false;
         converted_from<R2, C2>();
     }
     vec(const vec&) = default;
     vec& operator=(const vec&) = default;
     /// A moved-from vec has no values (OP4 if read), as a timing-only one.
     vec(vec&& o) noexcept
-        : rows_(o.rows_), cols_(o.cols_), values_(std::move(o.values_)), has_data_(o.has_data_) {
+        : rows_(o.rows_),
+          cols_(o.cols_),
+          values_(std::move(o.values_)),
+          has_data_(o.has_data_),
+          mxu_result_(o.mxu_result_) {
         o.has_data_ = false;
+        o.mxu_result_ = false;
     }
     vec& operator=(vec&& o) noexcept {
         if (this != &o) {
@@ -626,7 +652,9 @@ public:
             cols_ = o.cols_;
             values_ = std::move(o.values_);
             has_data_ = o.has_data_;
+            mxu_result_ = o.mxu_result_;
             o.has_data_ = false;
+            o.mxu_result_ = false;
         }
         return *this;
     }
@@ -723,6 +751,8 @@ private:
     index_t cols_ = 0;
     storage_type values_;
     bool has_data_ = true;
+    // Made by dot and not yet read by vector work (see the header comment, "MXU results").
+    mutable bool mxu_result_ = false;
 };
 
 template <class V>
@@ -756,7 +786,38 @@ struct vec_access {
     static void forget(V& v) {
         v.has_data_ = false;
     }
+    /// Marks v as an MXU result (dot's, or a folded acc + dot).
+    template <class V>
+    static void mark_mxu_result(const V& v) {
+        v.mxu_result_ = true;
+    }
+    template <class V>
+    static bool is_mxu_result(const V& v) {
+        return v.mxu_result_;
+    }
+    template <class V>
+    static void unmark_mxu_result(const V& v) {
+        v.mxu_result_ = false;
+    }
+    /// n MXU results were read: the running body waited for n drains (work.mxu_drains).
+    static void charge_drains(int n) {
+        if (kernel_context* k = current_context(); k != nullptr && n > 0) k->body_work.mxu_drains += n;
+    }
+    /// An op reads v: when v is an MXU result, the running body waits for its drain (one
+    /// work.mxu_drains) and v's values are in registers from then on.
+    template <class V>
+    static void drain(const V& v) {
+        if (!v.mxu_result_) return;
+        v.mxu_result_ = false;
+        charge_drains(1);
+    }
 };
+
+/// An op reads v (a vec or a scalar operand) as vector work: see vec_access::drain.
+template <class V>
+void drain_mxu(const V& v) {
+    if constexpr (is_vec_v<V>) vec_access::drain(v);
+}
 }  // namespace detail
 
 namespace detail {
@@ -945,6 +1006,7 @@ vec<T, slice_extent<SR>, slice_extent<SC>> vec<T, Rows, Cols>::operator()(SR r, 
             detail::text("window rows [", r.start, ", ", r.start + r.size, ") x cols [", c.start, ", ",
                          c.start + c.size, ") leaves a vec of shape ", detail::shape_text(rows(), cols())),
             "keep the window inside the value");
+    detail::drain_mxu(*this);
     if (r.start % rows_per_vreg(element_dtype) != 0 || c.start % vreg_lanes != 0)
         detail::charge_vpu(vpu_class::cheap, vregs(r.size, c.size, element_dtype));
     if (timing_only()) return out_t(shape_only, r.size, c.size);

@@ -55,10 +55,12 @@ struct report {
     double vpu_utilization = 0;
     double eup_time = 0;  ///< Σ over bodies of transcendental-unit (EUP) busy time
     double eup_utilization = 0;
+    /// Σ over bodies of the MXU result latency vector ops waited for (work.mxu_drains, serial)
+    double mxu_drain_time = 0;
     /// What bounds the kernel: the largest of HBM (bytes at B·η), each unit's busy time (MXU,
-    /// VPU, EUP, vector loads, vector stores, scalar unit) and the step overhead (overhead and
-    /// DMA issue), per core: "HBM", "MXU", "VPU", "EUP", "vector loads", "vector stores",
-    /// "scalar", "step overhead".
+    /// VPU, EUP, vector loads, vector stores, scalar unit), the MXU result latency waited for
+    /// and the step overhead (overhead and DMA issue), per core: "HBM", "MXU", "VPU", "EUP",
+    /// "vector loads", "vector stores", "scalar", "MXU drain", "step overhead".
     std::string bound;
     double flops = 0;               ///< MXU FLOPs charged (padded, × passes)
     std::int64_t hbm_bytes = 0;     ///< bytes moved over HBM by all DMAs
@@ -138,6 +140,7 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
     rep.mxu_utilization = span > 0 ? rep.mxu_time / span : 0;
     rep.vpu_utilization = span > 0 ? rep.vpu_time / span : 0;
     rep.eup_time = wt.eup;
+    rep.mxu_drain_time = wt.drain;
     rep.eup_utilization = span > 0 ? rep.eup_time / span : 0;
     {
         double issue = 0;
@@ -151,6 +154,7 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
             {wt.load / n, "vector loads"},
             {wt.store / n, "vector stores"},
             {wt.scalar / n, "scalar"},
+            {wt.drain / n, "MXU drain"},
             {(sum_overhead + issue) / n, "step overhead"},
         };
         const auto* best = &cand[0];
@@ -162,9 +166,9 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
     rep.achieved_bandwidth = rep.device_time > 0 ? static_cast<double>(rep.hbm_bytes) / rep.device_time : 0;
     rep.bandwidth_fraction = rep.achieved_bandwidth / hw.hbm_bytes_per_s;
     rep.overhead_share = sum_time > 0 ? sum_overhead / sum_time : 0;
-    // Roofline: all the bodies' work (busiest unit plus explicit charges) spread over the cores
-    // used, against HBM bytes at the spec bandwidth (not the DMA efficiency: that is part of what
-    // the roofline does not see).
+    // Roofline: all the bodies' work (busiest unit plus MXU drains and explicit charges) spread
+    // over the cores used, against HBM bytes at the spec bandwidth (not the DMA efficiency: that
+    // is part of what the roofline does not see).
     const double compute_bound = wt.total / info.cores;
     const double memory_bound = static_cast<double>(rep.hbm_bytes) / hw.hbm_bytes_per_s;
     rep.roofline_time = std::max(compute_bound, memory_bound);
@@ -240,6 +244,9 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
        << " GB/s (" << fmt_pct(r.bandwidth_fraction) << " of spec)\n";
     os << "  MXU utilization    " << fmt_pct(r.mxu_utilization) << ", VPU " << fmt_pct(r.vpu_utilization)
        << ", EUP " << fmt_pct(r.eup_utilization) << "\n";
+    if (r.mxu_drain_time > 0)
+        os << "  MXU drains         " << r.stats.total_work.mxu_drains << " waited for, "
+           << fmt_time(r.mxu_drain_time) << " of core time (docs/model.md §5)\n";
     os << "  bound by           " << r.bound;
     if (!r.bound_operand.empty()) os << "; longest DMA waits on " << r.bound_operand;
     os << "\n";

@@ -28,6 +28,14 @@ struct cost_model {
     // we assume the DMA path into VMEM is as wide as one vreg store (8 x 128 x 4 B) per cycle, so
     // the on-chip rate is clock_hz * 4 KiB * this (6.1e12 B/s at a 1.5 GHz clock), per TensorCore.
     double onchip_vregs_per_cycle = 1;
+    // [est] A vector op that reads a matmul's result (work.mxu_drains) waits for the systolic
+    // array: an operand row crosses the mxu_dim columns while the partial sums go down the
+    // mxu_dim rows, so the first result leaves 2 · mxu_dim cycles after the last operand went in
+    // (fill + drain), whatever the throughput (tpu-model.md §1, "MXUs per TC × shape").
+    double mxu_drain_cycles_per_dim = 2;
+    // [est] ... then the result buffer pops the first (8, 128) f32 vreg into the registers, one
+    // sublane row per cycle: 8 cycles. Both in cycles of the vector clock (chip::vector_hz).
+    double mxu_pop_cycles = 8;
 };
 
 /// The estimates above, the model's defaults.
@@ -42,7 +50,8 @@ struct work_time {
     double store = 0;       ///< vector stores / (clock · stores per cycle)
     double scalar = 0;      ///< scalar ops / (clock · scalar_ops_per_cycle)
     double explicit_s = 0;  ///< work.explicit_seconds, as charged
-    double total = 0;       ///< max(mxu, vpu, eup, load, store, scalar) + explicit_s
+    double drain = 0;       ///< work.mxu_drains · mxu_drain_seconds (waits no unit overlaps)
+    double total = 0;       ///< max(mxu, vpu, eup, load, store, scalar) + drain + explicit_s
 };
 
 namespace detail {
@@ -65,13 +74,27 @@ constexpr void validate(const cost_model& m) {
               ptpu::detail::finite_non_negative(m.onchip_vregs_per_cycle) && m.onchip_vregs_per_cycle > 0,
           "ptpu[C3] cost_model: scalar_ops_per_cycle or onchip_vregs_per_cycle is not a "
           "positive finite rate; use a rate > 0");
+    check(ptpu::detail::finite_non_negative(m.mxu_drain_cycles_per_dim) &&
+              ptpu::detail::finite_non_negative(m.mxu_pop_cycles),
+          "ptpu[C3] cost_model: mxu_drain_cycles_per_dim or mxu_pop_cycles is negative or not "
+          "finite; use finite cycle counts >= 0 (0 and 0 turn the MXU result latency off)");
+}
+
+/// The latency one MXU result exposes to the vector op that first reads it, seconds:
+/// (mxu_drain_cycles_per_dim · mxu_dim + mxu_pop_cycles) / vector clock. v5e (128², 1.5 GHz):
+/// 264 cycles, 176 ns; 7x (256², 2.2 GHz vector clock): 520 cycles, ≈236 ns.
+constexpr double mxu_drain_seconds(const chip& c, const cost_model& m = default_costs) {
+    return (m.mxu_drain_cycles_per_dim * static_cast<double>(c.mxu_dim) + m.mxu_pop_cycles) / c.vector_hz();
 }
 
 /// The time `w` takes on one core of `c`. The units are separate slots of one VLIW bundle and a
-/// scheduled body keeps them busy at once, so the body takes as long as its busiest unit (a
-/// lower bound: the best schedule; real code may serialise some of it). Explicit charges are
-/// time spent outside the modelled units and add. Throws C1 for negative or non-finite work and
-/// C2 for int8 MXU work on a chip without an int8 rate. The chip is assumed valid (rule H1).
+/// scheduled body keeps them busy at once, so the body takes as long as its busiest unit (the
+/// best schedule; real code may serialise more of it). Two things add: each MXU result a vector
+/// op waits for (work.mxu_drains · mxu_drain_seconds: the dependent op cannot start; counted as
+/// hiding nothing, an upper bound where independent work could fill the wait, docs/model.md §5),
+/// and explicit charges, time spent outside the modelled units. Throws C1 for negative or
+/// non-finite work and C2 for int8 MXU work on a chip without an int8 rate. The chip is assumed
+/// valid (rule H1).
 constexpr work_time time_of(const work& w, const chip& c, const cost_model& m = default_costs) {
     detail::check_work(w);
     validate(m);
@@ -89,7 +112,8 @@ constexpr work_time time_of(const work& w, const chip& c, const cost_model& m = 
     t.store = w.vector_stores / (clock * static_cast<double>(c.vmem_stores_per_cycle));
     t.scalar = w.scalar_ops / (clock * m.scalar_ops_per_cycle);
     t.explicit_s = w.explicit_seconds;
-    t.total = std::max({t.mxu, t.vpu, t.eup, t.load, t.store, t.scalar}) + t.explicit_s;
+    t.drain = w.mxu_drains > 0 ? w.mxu_drains * mxu_drain_seconds(c, m) : 0.0;
+    t.total = std::max({t.mxu, t.vpu, t.eup, t.load, t.store, t.scalar}) + t.drain + t.explicit_s;
     return t;
 }
 
