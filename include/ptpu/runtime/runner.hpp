@@ -11,7 +11,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ptpu/runtime/arena.hpp"
@@ -660,6 +662,8 @@ private:
         ++stats_.core_steps[e.core];
         kctx_.step = e.step;
         kctx_.body_seq = 0;
+        kctx_.nested_rows.clear();
+        nested_last_at_ = static_cast<std::size_t>(-1);
         kctx_.valid = &mem_.valid;
         body_ids_.clear();
         if (!opt_.nested) kctx_.core = e.core;  // a nested pipeline's body keeps the kernel's core
@@ -854,6 +858,7 @@ private:
                         inner_body_ = body_step_;
                     }
                     out.sub = inner_sub(inner_call_, o.step);
+                    if (o.sub != 0) out.sub = nested_sub(out.sub, r.rows_base, o.sub);  // a deeper pipeline's
                     break;
                 }
                 case body_op_kind::sync_dma:
@@ -898,6 +903,27 @@ private:
             k = static_cast<std::uint16_t>(inner_rows_.size());
         }
         return k;  // 0 past max_inner_rows: the step counts in its outer row only
+    }
+    // The inner row, under this runner's row `top` (the inner step whose body ran it), of a deeper
+    // pipeline's step: row `k` of the inner runner whose rows start at kctx_.nested_rows[base].
+    // Numbered on first sight by (parent, call, step), its parents first. Past max_inner_rows the
+    // op counts in the deepest row numbered.
+    std::uint16_t nested_sub(std::uint16_t top, std::uint32_t base, std::uint16_t k) {
+        if (top == 0) return 0;
+        const std::size_t at = static_cast<std::size_t>(base) + k - 1;
+        if (at >= kctx_.nested_rows.size()) return top;  // (cannot happen: hand_on copies rows first)
+        if (at == nested_last_at_ && top == nested_last_top_) return nested_last_;  // ops of one step in a row
+        const stream::inner_row e = kctx_.nested_rows[at];
+        const std::uint16_t parent = e.parent == 0 ? top : nested_sub(top, base, e.parent);
+        if (parent == 0) return 0;
+        std::uint16_t& n = nested_by_[{parent, e.call, e.step}];
+        if (n == 0 && inner_rows_.size() < stream::max_inner_rows) {
+            inner_rows_.push_back({e.call, e.step, e.depth, parent});
+            n = static_cast<std::uint16_t>(inner_rows_.size());
+        }
+        const std::uint16_t sub = n != 0 ? n : parent;
+        nested_last_at_ = at, nested_last_top_ = top, nested_last_ = sub;
+        return sub;
     }
     std::uint32_t body_note(stream::copy_kind k) {
         if (!opt_.notes || notes_ == nullptr) return 0;
@@ -961,6 +987,10 @@ private:
     std::vector<stream::inner_row> inner_rows_;  // what each inner row (op::sub - 1) is
     std::vector<std::vector<std::uint16_t>> inner_by_call_;  // [call][step] -> op::sub (0: none yet)
     std::uint32_t inner_call_ = 0;  // the running body's pipeline invocation, counted from 0
+    // Rows of deeper pipelines: (parent row, call, step) -> op::sub, and the last one looked up.
+    std::map<std::tuple<std::uint16_t, std::uint32_t, std::uint32_t>, std::uint16_t> nested_by_;
+    std::size_t nested_last_at_ = static_cast<std::size_t>(-1);
+    std::uint16_t nested_last_top_ = 0, nested_last_ = 0;
     index_t inner_body_ = -1;       // the step of the body inner_call_ counts in
     std::vector<op_meta> meta_;    // what made each op of the batch
     op_meta cur_meta_{};
