@@ -380,3 +380,41 @@ TEST(InnerRows, ThreeLevelsShowEveryLevelsStepsExactly) {
               "  (pK.S: step S of the K-th pipeline its step's body ran, emit_pipeline; part of that step's row; "
               "indented further: run by the body of the inner step above, part of its row)");
 }
+
+// The fast lane replicates nested rows as every-op simulation records them (one core, then both
+// cores of a v5p), and the rows keep adding up.
+TEST(InnerRows, FastLaneReplicatesNestedRowsOfOneCore) {
+    using K = pallas_call<Grid<256>, In<Arg<Long, AnyFull>>, Out<Arg<Long, AnyFull>>, Chip<tpu::v5e>>;
+    const report r = rows_agree<K>([](auto x_hbm, auto o_hbm) {
+        emit_pipeline(
+            [](auto x_ref, auto o_ref) {
+                charge(work{.explicit_seconds = 1e-6});
+                emit_pipeline(body, {4}, in_specs<LongRows>, out_specs<LongRows>)(x_ref, o_ref);
+            },
+            {2}, in_specs<HbmFull>, out_specs<HbmFull>)(x_hbm, o_hbm);
+    });
+    EXPECT_EQ(r.steps.size(), 256u);
+    EXPECT_EQ(r.inner_steps.size(), 256u * (2u + 8u));
+    EXPECT_EQ(r.inner_rows[0].size(), 10u);
+    EXPECT_GT(r.steady_ops, r.ops / 2);
+    expect_parent_sums(r, 1, tpu::v5e.step_overhead_s, 1e-6);
+}
+
+TEST(InnerRows, FastLaneReplicatesNestedRowsOfBothCores) {
+    using K = pallas_call<Grid<256>, In<Arg<Long, AnyFull>>, Out<Arg<Long, AnyFull>>, Semantics<parallel>,
+                          Chip<tpu::v5p>>;
+    using Half = BlockSpec<Block<8, 128>, [](index_t i) { return idx(program_id(0) / 128 * 4 + i, 0); }>;
+    const report r = rows_agree<K>([](auto x_hbm, auto o_hbm) {
+        emit_pipeline(
+            [](auto x_ref, auto o_ref) {
+                charge(work{.explicit_seconds = 0.5e-6});
+                emit_pipeline(body, {4}, in_specs<Half>, out_specs<Half>)(x_ref, o_ref);
+            },
+            {2}, in_specs<HbmFull>, out_specs<HbmFull>)(x_hbm, o_hbm);
+    });
+    EXPECT_EQ(r.cores, 2);
+    EXPECT_EQ(r.inner_steps.size(), 256u * (2u + 8u));
+    EXPECT_EQ(r.inner_rows[1].size(), 10u);
+    EXPECT_GT(r.steady_ops, r.ops / 2);
+    expect_parent_sums(r, 1, tpu::v5p.step_overhead_s, 0.5e-6);
+}

@@ -570,8 +570,11 @@ private:
                 if (row_any_[bu][u] && step < row_max_[bu][u]) row_rising_[bu][u] = false;
                 row_max_[bu][u] = std::max(row_max_[bu][u], step);
                 row_any_[bu][u] = true;
-            } else {
-                ++row_recurred_[bu];  // the fast lane's row replication needs rows in step order
+            } else if (r < 0 || v[static_cast<std::size_t>(r)].step != step) {
+                // The fast lane's row replication needs rows in step order. (Back to another row of
+                // the current step, as a nested pipeline's parent row after its children, is not
+                // back in time: the step's rows are all made within the period that makes them.)
+                ++row_recurred_[bu];
             }
             r = it->second;
         }
