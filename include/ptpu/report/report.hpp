@@ -83,7 +83,9 @@ struct report {
     /// and waits are its own ops' plus its inner rows'. A pipeline nested deeper (run by an inner
     /// step's body) has rows of its own too (inner_row::parent, depth), each part of its parent
     /// row likewise: a row is its own ops plus its children, and every row comes after its parent.
-    /// Bit 0 of an inner row's waited_on: body copies, inner pipelines' DMAs included.
+    /// An inner row's waited_on: bit 1 + k operand k of its own pipeline (inputs then outputs,
+    /// inner_row::inputs), bit 0 its body's copies and the DMAs of pipelines nested deeper.
+    /// (A row of `steps` counts all inner pipelines' waits as body copies, bit 0.)
     std::vector<sim::step_times> inner_steps;
     std::array<std::vector<stream::inner_row>, 2> inner_rows;  ///< per core: what inner row k is
     std::vector<sim::span> timeline;         ///< when recorded
@@ -339,12 +341,35 @@ inline std::string inner_label(const report& r, const sim::step_times& s) {
     l += std::to_string(w.step);
     return l;
 }
+// The name of an inner row's pipeline: "pK" (the K-th its step's body ran), under its parent's
+// name for a deeper one ("p0/p1": the second pipeline run by the body of a step of p0).
+inline std::string inner_pipeline_name(const report& r, const sim::step_times& s) {
+    const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) & 1u];
+    std::string n;
+    for (std::uint32_t k = s.sub; k != 0 && k <= t.size(); k = t[k - 1].parent < k ? t[k - 1].parent : 0) {
+        std::string p = "p";
+        p += std::to_string(t[k - 1].call);
+        n = n.empty() ? p : p + "/" + n;
+    }
+    return n.empty() ? "p?" : n;
+}
+// Operand k (inputs then outputs) of an inner row's pipeline: "p0:in1", "p0/p1:out0".
+inline std::string inner_operand_name(const report& r, const sim::step_times& s, std::size_t k) {
+    const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) & 1u];
+    const std::size_t inputs = s.sub >= 1 && s.sub <= t.size() ? t[s.sub - 1].inputs : 0;
+    std::string n = inner_pipeline_name(r, s);
+    n += k < inputs ? ":in" : ":out";
+    n += std::to_string(k < inputs ? k : k - inputs);
+    return n;
+}
 }  // namespace detail
 
 /// The per-step breakdown (report::steps, recorded with run_options::per_step) as a table: step,
 /// core, begin, overhead, DMA issue, compute, exposed DMA and the operands waited on, each
 /// step's inner rows (report::inner_steps, labelled pK.S) indented under it, two columns more per
-/// level of nesting (a depth-2 row under the depth-1 row whose body ran it); at most `max_rows`
+/// level of nesting (a depth-2 row under the depth-1 row whose body ran it; its waits name its
+/// pipeline's operands, "p0:in0", "p0/p1:out0", and "(body)" body copies and deeper pipelines'
+/// DMAs); at most `max_rows`
 /// rows, then a count of the rows left out.
 inline void print_steps(std::ostream& os, const report& r, std::size_t max_rows = 32) {
     using detail::fmt_time;
@@ -366,6 +391,7 @@ inline void print_steps(std::ostream& os, const report& r, std::size_t max_rows 
             if ((s.waited_on >> b & 1u) == 0) continue;
             os << " "
                << (b == 0                             ? std::string("(body)")
+                   : s.sub != 0                       ? detail::inner_operand_name(r, s, b - 1)
                    : b - 1 < r.operand_names.size() ? r.operand_names[b - 1]
                                                     : "op" + std::to_string(b - 1));
         }

@@ -45,6 +45,7 @@ struct body_op_record {
     /// stream_op with op.sub != 0: where the inner runner's rows start in the body's
     /// kernel_context::nested_rows (op.sub = k is nested_rows[rows_base + k - 1]).
     std::uint32_t rows_base = 0;
+    std::uint8_t inputs = 0;  ///< stream_op: the inputs of the pipeline whose op it is (inner_row::inputs)
 };
 
 /// A DMA a body started (async copy) that its semaphore has not yet taken in: the data lands

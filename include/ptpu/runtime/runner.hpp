@@ -852,13 +852,25 @@ private:
                     out.core = o.core;
                     out.dma_sem = o.dma_sem;
                     out.run = o.run;
-                    out.who = 0;  // an inner pipeline's operands are not the call's: body DMA time
                     if (r.begins) {  // a new invocation: the body's first, or its next
                         inner_call_ = inner_body_ == body_step_ ? inner_call_ + 1 : 0;
                         inner_body_ = body_step_;
                     }
-                    out.sub = inner_sub(inner_call_, o.step);
-                    if (o.sub != 0) out.sub = nested_sub(out.sub, r.rows_base, o.sub);  // a deeper pipeline's
+                    out.sub = inner_sub(inner_call_, o.step, r.inputs);
+                    // An inner pipeline's operands are not the call's (body DMA time for it), but
+                    // those of the op's inner row (op::who past max_operands): the inner runner's
+                    // own operand, or a deeper one's as that runner marked it.
+                    std::uint8_t who = o.who;
+                    if (o.sub != 0) {  // a deeper pipeline's
+                        out.sub = nested_sub(out.sub, r.rows_base, o.sub);
+                        const std::size_t at = std::size_t{r.rows_base} + o.sub - 1;
+                        if (out.sub == 0 || at >= kctx_.nested_rows.size() ||
+                            inner_rows_[out.sub - 1u].depth != kctx_.nested_rows[at].depth)
+                            who = 0;  // (past max_inner_rows: no row of its own, its waits are body copies)
+                    } else if (who != 0 && who <= max_operands) {
+                        who = static_cast<std::uint8_t>(who + max_operands);
+                    }
+                    out.who = out.sub != 0 && who <= 2 * max_operands ? who : 0;
                     break;
                 }
                 case body_op_kind::sync_dma:
@@ -893,13 +905,13 @@ private:
     }
     // The inner row (op::sub) of step `step` of the body's `call`-th pipeline: numbered on first
     // sight, so that every outer step running the same pipelines gives its ops the same rows.
-    std::uint16_t inner_sub(std::uint32_t call, std::uint32_t step) {
+    std::uint16_t inner_sub(std::uint32_t call, std::uint32_t step, std::uint8_t inputs) {
         if (inner_by_call_.size() <= call) inner_by_call_.resize(call + 1);
         std::vector<std::uint16_t>& v = inner_by_call_[call];
         if (v.size() <= step) v.resize(static_cast<std::size_t>(step) + 1, 0);
         std::uint16_t& k = v[step];
         if (k == 0 && inner_rows_.size() < stream::max_inner_rows) {
-            inner_rows_.push_back({call, step, static_cast<std::uint8_t>(opt_.pipeline + 1)});
+            inner_rows_.push_back({call, step, static_cast<std::uint8_t>(opt_.pipeline + 1), inputs, 0});
             k = static_cast<std::uint16_t>(inner_rows_.size());
         }
         return k;  // 0 past max_inner_rows: the step counts in its outer row only
@@ -918,7 +930,7 @@ private:
         if (parent == 0) return 0;
         std::uint16_t& n = nested_by_[{parent, e.call, e.step}];
         if (n == 0 && inner_rows_.size() < stream::max_inner_rows) {
-            inner_rows_.push_back({e.call, e.step, e.depth, parent});
+            inner_rows_.push_back({e.call, e.step, e.depth, e.inputs, parent});
             n = static_cast<std::uint16_t>(inner_rows_.size());
         }
         const std::uint16_t sub = n != 0 ? n : parent;

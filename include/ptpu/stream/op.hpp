@@ -29,6 +29,8 @@ struct op {
     bool dma_sem = false;     ///< sem_wait: on a DMA semaphore (its stall is exposed DMA time)
     /// dma_wait: 1 + the operand (inputs then outputs) whose pipeline DMA it waits on; 0: not a
     /// pipeline operand's (a body's copy). The model attributes exposed DMA time by it.
+    /// max_operands + 1 + k: operand k of the inner pipeline whose step is the op's inner row
+    /// (op::sub): a body copy for the call's accounting, operand k in that inner row's.
     std::uint8_t who = 0;
     std::uint32_t dma = 0;    ///< dma_start/dma_wait: the DMA's id, unique among a core's live DMAs
     double seconds = 0;       ///< overhead/compute: busy time of the core stream
@@ -61,6 +63,7 @@ struct inner_row {
     std::uint32_t call = 0;
     std::uint32_t step = 0;
     std::uint8_t depth = 1;
+    std::uint8_t inputs = 0;   ///< the pipeline's inputs (its operands are inputs then outputs)
     std::uint16_t parent = 0;  ///< 0: a row of the outer step; k: inner row k (inner_rows()[k - 1])
 };
 
