@@ -439,14 +439,23 @@ struct inner_run {
         {
             runner r(p, t, 0, maps, ctx, hbm, a.mem, inner, body, ro, outer.notes);
             bool first = true;  // the enclosing runner numbers this invocation's steps from here
+            // This runner's inner rows (pipelines its body runs) go along with its ops, so that
+            // the enclosing runner can number them under its own rows (stream::inner_row::parent).
+            const auto rows_base = static_cast<std::uint32_t>(outer.nested_rows.size());
             // The inner runner's ops so far go to the enclosing body's log as its own ops.
-            const auto hand_on = [&outer, &first, base](std::span<const stream::op> ops) {
+            const auto inputs = static_cast<std::uint8_t>(p.n_in);
+            const auto hand_on = [&outer, &first, &r, base, rows_base, inputs](std::span<const stream::op> ops) {
+                const std::vector<stream::inner_row>& rows = r.inner_rows();
+                for (std::size_t k = outer.nested_rows.size() - rows_base; k < rows.size(); ++k)
+                    outer.nested_rows.push_back(rows[k]);
                 for (const stream::op& o : ops) {
                     body_op_record rec;
                     rec.kind = body_op_kind::stream_op;
                     rec.op = o;
                     rec.seq = base + o.dma;
                     rec.begins = first;
+                    rec.rows_base = rows_base;
+                    rec.inputs = inputs;
                     first = false;
                     note_body_op(outer, rec);
                 }

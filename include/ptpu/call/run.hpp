@@ -222,6 +222,7 @@ template <int = 0>
     if (!rep.inner_steps.empty())
         for (int core = 0; core < pinfo.cores; ++core)
             rep.inner_rows[static_cast<std::size_t>(core)] = runners[static_cast<std::size_t>(core)]->inner_rows();
+    detail::nest_inner_rows(rep);  // rows of deeper pipelines into their parents'
     return rep;
 }
 

@@ -8,10 +8,12 @@
 #include <array>
 #include <cstdint>
 #include <iomanip>
+#include <map>
 #include <ostream>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -80,8 +82,12 @@ struct report {
     /// The steps of pipelines the bodies ran (emit_pipeline), a row per core, outer step and
     /// inner row (step_times::sub = k: inner_rows[core][k - 1] says which pipeline and step).
     /// Each is part of its (core, step) row of `steps`: that row's overhead, DMA issue, compute
-    /// and waits are its own ops' plus its inner rows'. Pipelines nested deeper count in the
-    /// row of the inner step that ran them.
+    /// and waits are its own ops' plus its inner rows'. A pipeline nested deeper (run by an inner
+    /// step's body) has rows of its own too (inner_row::parent, depth), each part of its parent
+    /// row likewise: a row is its own ops plus its children, and every row comes after its parent.
+    /// An inner row's waited_on: bit 1 + k operand k of its own pipeline (inputs then outputs,
+    /// inner_row::inputs), bit 0 its body's copies and the DMAs of pipelines nested deeper.
+    /// (A row of `steps` counts all inner pipelines' waits as body copies, bit 0.)
     std::vector<sim::step_times> inner_steps;
     std::array<std::vector<stream::inner_row>, 2> inner_rows;  ///< per core: what inner row k is
     std::vector<sim::span> timeline;         ///< when recorded
@@ -203,6 +209,56 @@ inline report make_report(const chip& hw, const kernel_facts& info, const run_st
 }
 
 namespace detail {
+// The model counts an op in its step's row and in its deepest inner row (op::sub) only; a row of
+// a pipeline nested in an inner step's body is part of that step's row as well: each row's time
+// is added to its ancestors' (their begin the earliest, their end the latest, and a wait counts
+// as a body copy's of the parent, bit 0), an ancestor none of whose own ops ran gets a row, and
+// ancestors come before their first descendant. (Not in the model's hot path: once, here.)
+inline void nest_inner_rows(report& r) {
+    bool nested = false;
+    for (const auto& t : r.inner_rows)
+        for (const stream::inner_row& w : t) nested = nested || w.parent != 0;
+    if (!nested) return;
+    const std::vector<sim::step_times> own = std::move(r.inner_steps);
+    std::vector<sim::step_times>& out = r.inner_steps;
+    out.clear();
+    out.reserve(own.size());
+    std::map<std::tuple<int, std::uint32_t, std::uint32_t>, std::size_t> at;  // (core, step, sub) -> row
+    std::vector<std::uint32_t> chain;  // a row's sub, its parent's, ... to depth 1
+    for (const sim::step_times& x : own) {
+        const auto& t = r.inner_rows[static_cast<std::size_t>(x.core) & 1u];
+        chain.clear();
+        // (Parents are numbered before their children: parent < k, so the walk ends.)
+        for (std::uint32_t k = x.sub; k != 0 && k <= t.size(); k = t[k - 1].parent < k ? t[k - 1].parent : 0)
+            chain.push_back(k);
+        if (chain.empty()) {  // not a row the runner numbered: left as it is
+            out.push_back(x);
+            continue;
+        }
+        for (auto k = chain.rbegin(); k != chain.rend(); ++k) {
+            const auto [it, added] = at.try_emplace({x.core, x.step, *k}, out.size());
+            if (added) {
+                sim::step_times z{};
+                z.core = x.core;
+                z.step = x.step;
+                z.begin = x.begin;
+                z.end = x.end;
+                z.sub = *k;
+                out.push_back(z);
+            }
+            sim::step_times& a = out[it->second];
+            a.begin = std::min(a.begin, x.begin);
+            a.end = std::max(a.end, x.end);
+            a.overhead += x.overhead;
+            a.issue += x.issue;
+            a.compute += x.compute;
+            a.wait += x.wait;
+            a.sem_wait += x.sem_wait;
+            a.waited_on |= *k == x.sub ? x.waited_on : (x.waited_on != 0 ? 1u : 0u);
+        }
+    }
+}
+
 inline std::string fmt_time(double s) {
     std::ostringstream o;
     o << std::fixed << std::setprecision(3);
@@ -280,7 +336,8 @@ inline std::ostream& operator<<(std::ostream& os, const report& r) {
 }
 
 namespace detail {
-// The label of an inner row in print_steps: "pK.S", step S of the K-th pipeline its step's body ran.
+// The label of an inner row in print_steps: "pK.S", step S of the K-th pipeline its step's body
+// ran (for a deeper row: the body of its parent inner step; print_steps indents it by depth).
 inline std::string inner_label(const report& r, const sim::step_times& s) {
     const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) & 1u];
     if (s.sub == 0 || s.sub > t.size()) return "p?";
@@ -291,11 +348,35 @@ inline std::string inner_label(const report& r, const sim::step_times& s) {
     l += std::to_string(w.step);
     return l;
 }
+// The name of an inner row's pipeline: "pK" (the K-th its step's body ran), under its parent's
+// name for a deeper one ("p0/p1": the second pipeline run by the body of a step of p0).
+inline std::string inner_pipeline_name(const report& r, const sim::step_times& s) {
+    const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) & 1u];
+    std::string n;
+    for (std::uint32_t k = s.sub; k != 0 && k <= t.size(); k = t[k - 1].parent < k ? t[k - 1].parent : 0) {
+        std::string p = "p";
+        p += std::to_string(t[k - 1].call);
+        n = n.empty() ? p : p + "/" + n;
+    }
+    return n.empty() ? "p?" : n;
+}
+// Operand k (inputs then outputs) of an inner row's pipeline: "p0:in1", "p0/p1:out0".
+inline std::string inner_operand_name(const report& r, const sim::step_times& s, std::size_t k) {
+    const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) & 1u];
+    const std::size_t inputs = s.sub >= 1 && s.sub <= t.size() ? t[s.sub - 1].inputs : 0;
+    std::string n = inner_pipeline_name(r, s);
+    n += k < inputs ? ":in" : ":out";
+    n += std::to_string(k < inputs ? k : k - inputs);
+    return n;
+}
 }  // namespace detail
 
 /// The per-step breakdown (report::steps, recorded with run_options::per_step) as a table: step,
 /// core, begin, overhead, DMA issue, compute, exposed DMA and the operands waited on, each
-/// step's inner rows (report::inner_steps, labelled pK.S) indented under it; at most `max_rows`
+/// step's inner rows (report::inner_steps, labelled pK.S) indented under it, two columns more per
+/// level of nesting (a depth-2 row under the depth-1 row whose body ran it; its waits name its
+/// pipeline's operands, "p0:in0", "p0/p1:out0", and "(body)" body copies and deeper pipelines'
+/// DMAs); at most `max_rows`
 /// rows, then a count of the rows left out.
 inline void print_steps(std::ostream& os, const report& r, std::size_t max_rows = 32) {
     using detail::fmt_time;
@@ -317,6 +398,7 @@ inline void print_steps(std::ostream& os, const report& r, std::size_t max_rows 
             if ((s.waited_on >> b & 1u) == 0) continue;
             os << " "
                << (b == 0                             ? std::string("(body)")
+                   : s.sub != 0                       ? detail::inner_operand_name(r, s, b - 1)
                    : b - 1 < r.operand_names.size() ? r.operand_names[b - 1]
                                                     : "op" + std::to_string(b - 1));
         }
@@ -333,16 +415,28 @@ inline void print_steps(std::ostream& os, const report& r, std::size_t max_rows 
         std::size_t& k = next[static_cast<std::size_t>(s.core) & 1u];
         while (k < r.inner_steps.size() && r.inner_steps[k].step == s.step) {
             if (n == max_rows) break;
+            // Indented two columns per level of nesting: a deeper pipeline's rows under the inner
+            // step whose body ran them.
+            const sim::step_times& x = r.inner_steps[k];
+            const auto& t = r.inner_rows[static_cast<std::size_t>(x.core) & 1u];
+            const int depth = x.sub >= 1 && x.sub <= t.size() ? std::max(1, int{t[x.sub - 1].depth}) : 1;
             std::ostringstream in;
-            in << "  " << std::left << std::setw(6) << detail::inner_label(r, r.inner_steps[k]) << std::right;
+            in << std::string(static_cast<std::size_t>(2 * depth), ' ') << std::left
+               << std::setw(std::max(0, 8 - 2 * depth)) << detail::inner_label(r, x) << std::right;
             line(r.inner_steps[k], in.str());
             ++n;
             k = next_inner(s.core, k + 1);
         }
     }
     if (total > max_rows) os << "  … " << total - max_rows << " more rows\n";
-    if (!r.inner_steps.empty())
-        os << "  (pK.S: step S of the K-th pipeline its step's body ran, emit_pipeline; part of that step's row)\n";
+    if (!r.inner_steps.empty()) {
+        os << "  (pK.S: step S of the K-th pipeline its step's body ran, emit_pipeline; part of that step's row";
+        bool deeper = false;
+        for (const auto& t : r.inner_rows)
+            for (const stream::inner_row& w : t) deeper = deeper || w.depth > 1;
+        if (deeper) os << "; indented further: run by the body of the inner step above, part of its row";
+        os << ")\n";
+    }
     if (r.steps.empty()) os << "  (no per-step rows: run with run_options::per_step)\n";
 }
 

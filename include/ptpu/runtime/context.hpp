@@ -42,6 +42,10 @@ struct body_op_record {
     stream::op op{};        ///< stream_op: the op, time converted
     std::uint16_t run = 0;  ///< DMAs: stream::op::run of the HBM end (0: one run)
     bool begins = false;    ///< stream_op: the first op of a pipeline invocation (its inner rows)
+    /// stream_op with op.sub != 0: where the inner runner's rows start in the body's
+    /// kernel_context::nested_rows (op.sub = k is nested_rows[rows_base + k - 1]).
+    std::uint32_t rows_base = 0;
+    std::uint8_t inputs = 0;  ///< stream_op: the inputs of the pipeline whose op it is (inner_row::inputs)
 };
 
 /// A DMA a body started (async copy) that its semaphore has not yet taken in: the data lands
@@ -384,6 +388,10 @@ struct kernel_context {
     std::array<index_t, max_rank> inner_offset{};
     std::array<index_t, max_rank> inner_grid{};  ///< the whole inner grid (before a core split)
     std::uint32_t body_seq = 0;  ///< DMAs of inner pipelines recorded by the running body so far
+    /// The inner rows (stream::inner_row) of the pipelines the running body ran, as each one's
+    /// runner numbered them (parents relative to that runner), one after another: the ops those
+    /// runners handed on name their rows by them (body_op_record::rows_base).
+    std::vector<stream::inner_row> nested_rows;
     index_t inner_steps = 0;     ///< steps of inner pipelines run by this core's bodies
     index_t inner_dmas = 0;
     index_t inner_bytes = 0;

@@ -13,8 +13,10 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ptpu/runtime/arena.hpp"
@@ -807,6 +809,8 @@ private:
         ++stats_.core_steps[e.core];
         kctx_.step = e.step;
         kctx_.body_seq = 0;
+        kctx_.nested_rows.clear();
+        nested_last_at_ = static_cast<std::size_t>(-1);
         kctx_.valid = &mem_.valid;
         body_ids_.clear();
         if (!opt_.nested) kctx_.core = e.core;  // a nested pipeline's body keeps the kernel's core
@@ -1006,12 +1010,25 @@ private:
                     out.core = o.core;
                     out.dma_sem = o.dma_sem;
                     out.run = o.run;
-                    out.who = 0;  // an inner pipeline's operands are not the call's: body DMA time
                     if (r.begins) {  // a new invocation: the body's first, or its next
                         inner_call_ = inner_body_ == body_step_ ? inner_call_ + 1 : 0;
                         inner_body_ = body_step_;
                     }
-                    out.sub = inner_sub(inner_call_, o.step);
+                    out.sub = inner_sub(inner_call_, o.step, r.inputs);
+                    // An inner pipeline's operands are not the call's (body DMA time for it), but
+                    // those of the op's inner row (op::who past max_operands): the inner runner's
+                    // own operand, or a deeper one's as that runner marked it.
+                    std::uint8_t who = o.who;
+                    if (o.sub != 0) {  // a deeper pipeline's
+                        out.sub = nested_sub(out.sub, r.rows_base, o.sub);
+                        const std::size_t at = std::size_t{r.rows_base} + o.sub - 1;
+                        if (out.sub == 0 || at >= kctx_.nested_rows.size() ||
+                            inner_rows_[out.sub - 1u].depth != kctx_.nested_rows[at].depth)
+                            who = 0;  // (past max_inner_rows: no row of its own, its waits are body copies)
+                    } else if (who != 0 && who <= max_operands) {
+                        who = static_cast<std::uint8_t>(who + max_operands);
+                    }
+                    out.who = out.sub != 0 && who <= 2 * max_operands ? who : 0;
                     break;
                 }
                 case body_op_kind::sync_dma:
@@ -1046,16 +1063,37 @@ private:
     }
     // The inner row (op::sub) of step `step` of the body's `call`-th pipeline: numbered on first
     // sight, so that every outer step running the same pipelines gives its ops the same rows.
-    std::uint16_t inner_sub(std::uint32_t call, std::uint32_t step) {
+    std::uint16_t inner_sub(std::uint32_t call, std::uint32_t step, std::uint8_t inputs) {
         if (inner_by_call_.size() <= call) inner_by_call_.resize(call + 1);
         std::vector<std::uint16_t>& v = inner_by_call_[call];
         if (v.size() <= step) v.resize(static_cast<std::size_t>(step) + 1, 0);
         std::uint16_t& k = v[step];
         if (k == 0 && inner_rows_.size() < stream::max_inner_rows) {
-            inner_rows_.push_back({call, step, static_cast<std::uint8_t>(opt_.pipeline + 1)});
+            inner_rows_.push_back({call, step, static_cast<std::uint8_t>(opt_.pipeline + 1), inputs, 0});
             k = static_cast<std::uint16_t>(inner_rows_.size());
         }
         return k;  // 0 past max_inner_rows: the step counts in its outer row only
+    }
+    // The inner row, under this runner's row `top` (the inner step whose body ran it), of a deeper
+    // pipeline's step: row `k` of the inner runner whose rows start at kctx_.nested_rows[base].
+    // Numbered on first sight by (parent, call, step), its parents first. Past max_inner_rows the
+    // op counts in the deepest row numbered.
+    std::uint16_t nested_sub(std::uint16_t top, std::uint32_t base, std::uint16_t k) {
+        if (top == 0) return 0;
+        const std::size_t at = static_cast<std::size_t>(base) + k - 1;
+        if (at >= kctx_.nested_rows.size()) return top;  // (cannot happen: hand_on copies rows first)
+        if (at == nested_last_at_ && top == nested_last_top_) return nested_last_;  // ops of one step in a row
+        const stream::inner_row e = kctx_.nested_rows[at];
+        const std::uint16_t parent = e.parent == 0 ? top : nested_sub(top, base, e.parent);
+        if (parent == 0) return 0;
+        std::uint16_t& n = nested_by_[{parent, e.call, e.step}];
+        if (n == 0 && inner_rows_.size() < stream::max_inner_rows) {
+            inner_rows_.push_back({e.call, e.step, e.depth, e.inputs, parent});
+            n = static_cast<std::uint16_t>(inner_rows_.size());
+        }
+        const std::uint16_t sub = n != 0 ? n : parent;
+        nested_last_at_ = at, nested_last_top_ = top, nested_last_ = sub;
+        return sub;
     }
     std::uint32_t body_note(stream::copy_kind k) {
         if (!opt_.notes || notes_ == nullptr) return 0;
@@ -1119,6 +1157,10 @@ private:
     std::vector<stream::inner_row> inner_rows_;  // what each inner row (op::sub - 1) is
     std::vector<std::vector<std::uint16_t>> inner_by_call_;  // [call][step] -> op::sub (0: none yet)
     std::uint32_t inner_call_ = 0;  // the running body's pipeline invocation, counted from 0
+    // Rows of deeper pipelines: (parent row, call, step) -> op::sub, and the last one looked up.
+    std::map<std::tuple<std::uint16_t, std::uint32_t, std::uint32_t>, std::uint16_t> nested_by_;
+    std::size_t nested_last_at_ = static_cast<std::size_t>(-1);
+    std::uint16_t nested_last_top_ = 0, nested_last_ = 0;
     index_t inner_body_ = -1;       // the step of the body inner_call_ counts in
     std::vector<op_meta> meta_;    // what made each op of the batch
     op_meta cur_meta_{};

@@ -581,8 +581,11 @@ private:
                 if (row_any_[bu][u] && step < row_max_[bu][u]) row_rising_[bu][u] = false;
                 row_max_[bu][u] = std::max(row_max_[bu][u], step);
                 row_any_[bu][u] = true;
-            } else {
-                ++row_recurred_[bu];  // the fast lane's row replication needs rows in step order
+            } else if (r < 0 || v[static_cast<std::size_t>(r)].step != step) {
+                // The fast lane's row replication needs rows in step order. (Back to another row of
+                // the current step, as a nested pipeline's parent row after its children, is not
+                // back in time: the step's rows are all made within the period that makes them.)
+                ++row_recurred_[bu];
             }
             r = it->second;
         }
@@ -749,7 +752,7 @@ private:
         wait_slot_[c] = s;
         wait_label_[c] = o.label;
         wait_step_[c] = o.step;
-        wait_who_[c] = o.who <= max_operands ? o.who : 0;
+        wait_who_[c] = o.who <= 2 * max_operands ? o.who : 0;
     }
 
     void end_stream(int c) {
@@ -1960,11 +1963,14 @@ private:
             t_[c] = t;
             state_[c] = core_state::ready;
             res_.wait_dma[c] += t - begin;
-            res_.wait_by_operand[wait_who_[c]] += t - begin;
+            // op::who past max_operands: an inner pipeline's operand, a body copy to the call.
+            const unsigned who = wait_who_[c], outer = who <= max_operands ? who : 0;
+            res_.wait_by_operand[outer] += t - begin;
             if (opt_.per_step) {
                 // A wait of a rounding error (a DMA done an ulp after the core got there) is no
                 // wait on that operand: the bit must not depend on how the clock was summed.
-                const std::uint32_t bit = t - begin > 1e-12 * t ? std::uint32_t{1} << wait_who_[c] : 0u;
+                const bool real = t - begin > 1e-12 * t;
+                const std::uint32_t bit = real ? std::uint32_t{1} << outer : 0u;
                 step_times& row = res_.steps[static_cast<std::size_t>(row_[0][c])];
                 row.wait += t - begin;
                 row.end = t;
@@ -1973,7 +1979,8 @@ private:
                     step_times& in = res_.inner_steps[static_cast<std::size_t>(inner_at_[c])];
                     in.wait += t - begin;
                     in.end = t;
-                    in.waited_on |= bit;
+                    // In an inner row, bit 1 + k is operand k of that row's pipeline.
+                    in.waited_on |= real ? std::uint32_t{1} << (who > max_operands ? who - max_operands : 0) : 0u;
                 }
             }
             // A wait of a rounding error is no span either: the timeline must not depend on how the
@@ -2009,7 +2016,7 @@ private:
     std::array<std::vector<std::int64_t>, 2> sem_val_;  // semaphore values per core
     std::array<std::uint32_t, 2> wait_label_{};
     std::array<std::uint32_t, 2> wait_step_{};
-    std::array<std::uint8_t, 2> wait_who_{};  // op::who of the DMA wait a core is blocked in
+    std::array<std::uint8_t, 2> wait_who_{};  // op::who of the DMA wait a core is blocked in (0 past 2 * max_operands)
     // Per-step rows, per book (0: result::steps, 1: result::inner_steps) and core.
     std::array<std::array<int, 2>, 2> row_{{{-1, -1}, {-1, -1}}};  // each core's current row
     std::array<std::unordered_map<std::uint64_t, int>, 2> rows_;  // (core, step, sub) -> row

@@ -29,6 +29,8 @@ struct op {
     bool dma_sem = false;     ///< sem_wait: on a DMA semaphore (its stall is exposed DMA time)
     /// dma_wait: 1 + the operand (inputs then outputs) whose pipeline DMA it waits on; 0: not a
     /// pipeline operand's (a body's copy). The model attributes exposed DMA time by it.
+    /// max_operands + 1 + k: operand k of the inner pipeline whose step is the op's inner row
+    /// (op::sub): a body copy for the call's accounting, operand k in that inner row's.
     std::uint8_t who = 0;
     std::uint32_t dma = 0;    ///< dma_start/dma_wait: the DMA's id, unique among a core's live DMAs
     double seconds = 0;       ///< overhead/compute: busy time of the core stream
@@ -53,13 +55,16 @@ static_assert(sizeof(op) <= 40, "an op stays five words: batches are copied and 
 inline constexpr std::uint32_t max_inner_rows = (1u << 15) - 1;
 
 /// What an inner row of the per-step breakdown is (op::sub, step_times::sub): step `step` of the
-/// `call`-th pipeline the outer body ran in its step (0: the first emit_pipeline invocation),
-/// nested `depth` levels in (1: run by the kernel's body; deeper pipelines count in the row of
-/// the depth-1 step that ran them).
+/// `call`-th pipeline (0: the first emit_pipeline invocation) run by the body of the row's parent,
+/// nested `depth` levels in. Depth 1: run by the kernel's body in its grid step (parent 0); depth
+/// d > 1: run by the body of step `step` of the inner row `parent` (>= 1, of depth d - 1). An op
+/// carries its deepest row; the report counts it in every ancestor row too.
 struct inner_row {
     std::uint32_t call = 0;
     std::uint32_t step = 0;
     std::uint8_t depth = 1;
+    std::uint8_t inputs = 0;   ///< the pipeline's inputs (its operands are inputs then outputs)
+    std::uint16_t parent = 0;  ///< 0: a row of the outer step; k: inner row k (inner_rows()[k - 1])
 };
 
 /// Semaphore numbers are 1 .. max_semaphores - 1 (per core).
