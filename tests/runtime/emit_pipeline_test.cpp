@@ -378,7 +378,10 @@ TEST(EmitPipeline, A10BoundedSliceDynamic) {
         x, sl);
     EXPECT_TRUE(std::ranges::equal(o, x));
     EXPECT_EQ(rep.stats.inner_bytes, 2 * 16 * 8 * 128 * 4);
-    using NotDs = BlockSpec<Block<bounded_slice{16}, 8, 128>, [](index_t, const auto&) { return idx(0, 0, 0); }>;
+    // A map declared to return a plain index_tuple carries no slice mask: check 4 at run time (with
+    // idx(0, 0, 0)'s own type it is a compile error, tests/compile_fail/emit_pipeline_rules.cpp ko 12).
+    using NotDs = BlockSpec<Block<bounded_slice{16}, 8, 128>,
+                            [](index_t, const auto&) -> index_tuple<3> { return idx(0, 0, 0); }>;
     try {
         (void)Call{}(
             [](auto xh, auto sh, auto oh, auto ss) {
