@@ -395,6 +395,17 @@ TEST(EmitPipeline, A10BoundedSliceDynamic) {
     }
 }
 
+// The predicate behind that compile error (checks 4, 5 from idx(...)'s slice mask): the first dim
+// whose entry kind disagrees with its block dim, or -1; -1 too for a map without a mask.
+using SliceThenRow = Block<bounded_slice{16}, 8, 128>;
+template <auto Map>
+constexpr int mismatch = detail::kind_mismatch<BlockSpec<SliceThenRow, Map>, 1, void>(3);
+static_assert(mismatch<[](index_t i) { return idx(ds(i, 4), 0, 0); }> == -1);
+static_assert(mismatch<[](index_t i) { return idx(i, 0, 0); }> == 0);
+static_assert(mismatch<[](index_t i) { return idx(ds(i, 4), 0, ds(0, 128)); }> == 2);
+static_assert(mismatch<[](index_t i) -> index_tuple<3> { return idx(i, 0, 0); }> == -1);
+static_assert(decltype(idx(1, ds(2, 3), ds(c<8>)))::slice_mask == 0b110);
+
 // Static inner specs give a constexpr schedule, as pallas_call's: A1 and S30 at compile time.
 using A1Schedule = emit_pipeline_schedule<Grid<4>, In<Arg<X, Rows>>, Out<Arg<X, Rows>>>;
 static_assert(A1Schedule::dma_count() == 8);
