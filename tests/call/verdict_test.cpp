@@ -195,6 +195,22 @@ static_assert(
 static_assert(
     rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<element{8}, 128>, [](auto i) { return idx(i * 8, 0); }>>>,
             Out<Arg<X, Blk>>> == "18");  // ko 17
+// Checks 4 and 5 need no grid walk when the map's type states its entries (idx(...)'s slice mask):
+// a call planned at run time (its maps read scalar-prefetch values) reports them at compile time
+// too, with the operand and dim; a map declared to return a plain index_tuple is left to the walk.
+using Pf = ScalarPrefetch<Array<std::int32_t, 4>>;
+using Blk4Pf = BlockSpec<Block<8, 128>, [](auto i, const auto&) { return idx(i, 0); }>;
+using PfOut = Out<Arg<X, Blk4Pf>>;
+using ScalarOnSlice =
+    BlockSpec<Block<bounded_slice{8}, 128>, [](auto i, const auto& s) { return idx(s[i], 0); }>;
+using SliceOnBlocked = BlockSpec<Block<8, 128>, [](auto, const auto& s) { return idx(ds(s[0], 8), 0); }>;
+using Untyped = BlockSpec<Block<bounded_slice{8}, 128>,
+                          [](auto i, const auto& s) -> index_tuple<2> { return idx(s[i], 0); }>;
+constexpr verdict pf4 = check_call<Grid<4>, Pf, In<Arg<X, ScalarOnSlice>>, PfOut>();
+static_assert(pf4.rule() == "4" && !pf4.complete() && pf4.values().op == 0 && pf4.values().dim == 0);
+static_assert(rule_of<Grid<4>, Pf, In<Arg<X, Blk4Pf>>, Out<Arg<X, SliceOnBlocked>>> == "5");
+static_assert(check_call<Grid<4>, Pf, In<Arg<X, Untyped>>, PfOut>().ok());  // the walk: 4 at run time
+static_assert(!valid_call<Grid<4>, Pf, In<Arg<X, ScalarOnSlice>>, PfOut>);
 static_assert(rule_of<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, BlockSpec<Block<8, 128>, row, revisit_any>>>> ==
               "19");  // ko 20
 static_assert(rule_of<Grid<4, 1>, Semantics<parallel>,

@@ -6,6 +6,9 @@
 // in a pallas_call (19), and a prefetched_count not below the buffer count (28). The static
 // schedule (emit_pipeline_schedule) checks the same spaces against a source stated with
 // Source<space, X>: an HBM spec over a VMEM source (29), an SMEM source under a VMEM spec (M1).
+// The entry kinds of a run-time pipeline's index maps are read from idx(...)'s type: an integer on
+// a bounded_slice dim is check 4, a ds on a blocked dim check 5, both at compile time (a map
+// declared to return a plain index_tuple is left to the run-time check, the ok twin).
 //! ko 1 S34
 //! ko 2 ARG1
 //! ko 3 29
@@ -17,6 +20,8 @@
 //! ko 9 28
 //! ko 10 29
 //! ko 11 M1
+//! ko 12 4
+//! ko 13 5
 #include <ptpu/ptpu.hpp>
 
 using namespace ptpu;
@@ -27,6 +32,11 @@ using Past = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i + 4, 0); }>;
 using HbmRows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, hbm>;
 using AnyRows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, any>;
 using PadRows = BlockSpec<Block<element{8, 1, 1}, 128>, [](index_t i) { return idx(8 * i, 0); }>;
+
+using Slices = BlockSpec<Block<bounded_slice{8}, 128>, [](index_t i) { return idx(ds(8 * i, 8), 0); }>;
+using ScalarOnSlice = BlockSpec<Block<bounded_slice{8}, 128>, [](index_t i) { return idx(8 * i, 0); }>;
+using SliceOnBlocked = BlockSpec<Block<8, 128>, [](index_t i) { return idx(ds(8 * i, 8), 0); }>;
+using Untyped = BlockSpec<Block<bounded_slice{8}, 128>, [](index_t i) -> index_tuple<2> { return idx(8 * i, 0); }>;
 
 using PfRows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<2, false, 1>>;
 using Pf2Rows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<2, false, 2>>;
@@ -55,6 +65,9 @@ void body([[maybe_unused]] ref<float, any, 2> x, [[maybe_unused]] ref<float, any
 #if !defined(PTPU_KO)
     pipe(x, o);
     pipe(v, o);  // S56: a VMEM source under a VMEM spec is aliased, not copied
+    emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Slices>, out_specs<Rows>)(x, o);
+    if (o.shape()[0] < 0)  // compiled, never run: its check 4 is the planner's, at run time
+        emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Untyped>, out_specs<Rows>)(x, o);
 #elif PTPU_KO == 2
     pipe(x);  // ARG1: one ref per spec
 #elif PTPU_KO == 3
@@ -69,6 +82,10 @@ void body([[maybe_unused]] ref<float, any, 2> x, [[maybe_unused]] ref<float, any
     emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<PadRows>, out_specs<Rows>)(v, o);
 #elif PTPU_KO == 7
     emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<PfRows>, out_specs<Rows>)(x, o);
+#elif PTPU_KO == 12
+    emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<ScalarOnSlice>, out_specs<Rows>)(x, o);
+#elif PTPU_KO == 13
+    emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Rows>, out_specs<SliceOnBlocked>)(x, o);
 #endif
 }
 

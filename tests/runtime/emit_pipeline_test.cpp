@@ -378,7 +378,10 @@ TEST(EmitPipeline, A10BoundedSliceDynamic) {
         x, sl);
     EXPECT_TRUE(std::ranges::equal(o, x));
     EXPECT_EQ(rep.stats.inner_bytes, 2 * 16 * 8 * 128 * 4);
-    using NotDs = BlockSpec<Block<bounded_slice{16}, 8, 128>, [](index_t, const auto&) { return idx(0, 0, 0); }>;
+    // A map declared to return a plain index_tuple carries no slice mask: check 4 at run time (with
+    // idx(0, 0, 0)'s own type it is a compile error, tests/compile_fail/emit_pipeline_rules.cpp ko 12).
+    using NotDs = BlockSpec<Block<bounded_slice{16}, 8, 128>,
+                            [](index_t, const auto&) -> index_tuple<3> { return idx(0, 0, 0); }>;
     try {
         (void)Call{}(
             [](auto xh, auto sh, auto oh, auto ss) {
@@ -391,6 +394,17 @@ TEST(EmitPipeline, A10BoundedSliceDynamic) {
         EXPECT_EQ(e.rule(), "4") << e.what();
     }
 }
+
+// The predicate behind that compile error (checks 4, 5 from idx(...)'s slice mask): the first dim
+// whose entry kind disagrees with its block dim, or -1; -1 too for a map without a mask.
+using SliceThenRow = Block<bounded_slice{16}, 8, 128>;
+template <auto Map>
+constexpr int mismatch = detail::kind_mismatch<BlockSpec<SliceThenRow, Map>, 1, void>(3);
+static_assert(mismatch<[](index_t i) { return idx(ds(i, 4), 0, 0); }> == -1);
+static_assert(mismatch<[](index_t i) { return idx(i, 0, 0); }> == 0);
+static_assert(mismatch<[](index_t i) { return idx(ds(i, 4), 0, ds(0, 128)); }> == 2);
+static_assert(mismatch<[](index_t i) -> index_tuple<3> { return idx(i, 0, 0); }> == -1);
+static_assert(decltype(idx(1, ds(2, 3), ds(c<8>)))::slice_mask == 0b110);
 
 // Static inner specs give a constexpr schedule, as pallas_call's: A1 and S30 at compile time.
 using A1Schedule = emit_pipeline_schedule<Grid<4>, In<Arg<X, Rows>>, Out<Arg<X, Rows>>>;

@@ -260,6 +260,33 @@ operand_desc describe_inner(operand_role role, const Ref& r, int k) {
     return d;
 }
 
+// Checks 4 and 5 at compile time for operand Op (inputs then outputs) when its map's return
+// type states its slice entries (idx(...)'s): a bounded_slice dim given a scalar, or another dim
+// given a ds, is the rule's one static_assert, the operand and dim in the diag. Maps returning a
+// plain index_tuple are checked by the planner at run time. Rank: the source's.
+template <class Spec, std::size_t G, class Ctx, std::size_t Rank, int Op, int NIn>
+constexpr void check_entry_kinds() {
+    using Shape = typename Spec::shape;
+    constexpr int block_rank = [] {
+        if constexpr (Shape::full)
+            return static_cast<int>(Rank);
+        else
+            return static_cast<int>(Shape::rank);
+    }();
+    // Check 1 (block rank) first: reported at run time with the rest of validation.
+    constexpr int dim = block_rank == static_cast<int>(Rank) ? kind_mismatch<Spec, G, Ctx>(block_rank) : -1;
+    if constexpr (dim >= 0) {
+        constexpr bool bounded = [] {
+            if constexpr (Shape::full)
+                return false;
+            else
+                return Shape::dims[static_cast<std::size_t>(dim)].kind == dim_kind::bounded_slice;
+        }();
+        constexpr diag D = fail(bounded ? rule::r4 : rule::r5, Op, dim);
+        static_assert(sizeof(problem_report_t<D, NIn>) > 0);
+    }
+}
+
 // An aliased view (S17) reaching past its source: Blocked dims that do not divide the array
 // have no window to pad the last block in, so the view would read outside the source.
 [[noreturn, gnu::cold, gnu::noinline]] inline void alias_outside(bool input, int k, int d, index_t start, index_t n,
@@ -624,9 +651,12 @@ private:
             if (g[d] == 0 && opt_.core_axis >= 0) return false;  // this core's part is empty (S21)
         }
         std::size_t k = 0;
-        auto describe = [&]<class Spec>(std::type_identity<Spec>, const auto& r) {
+        auto describe = [&]<class Spec, int Op>(std::type_identity<Spec>, std::integral_constant<int, Op>,
+                                                const auto& r) {
             const operand_role role = k < sizeof...(I) ? operand_role::input : operand_role::output;
             p.ops[k] = detail::describe_inner<Spec, G>(role, r, static_cast<int>(k < sizeof...(I) ? k : k - sizeof...(I)));
+            detail::check_entry_kinds<Spec, G, ctx_t, detail::source_of<std::remove_cvref_t<decltype(r)>>::rank, Op,
+                                      static_cast<int>(sizeof...(I))>();
             int returned = 0;
             p.ops[k].issue = detail::issue_of<Spec, G, ctx_t>(p.ops[k].block_rank, returned);
             p.ops[k].map_returned = returned;
@@ -634,7 +664,9 @@ private:
             ++k;
         };
         [&]<std::size_t... K>(std::index_sequence<K...>) {
-            (describe(std::type_identity<std::tuple_element_t<K, std::tuple<I..., O...>>>{}, refs), ...);
+            (describe(std::type_identity<std::tuple_element_t<K, std::tuple<I..., O...>>>{},
+                      std::integral_constant<int, static_cast<int>(K)>{}, refs),
+             ...);
         }(std::index_sequence_for<Refs...>{});
         return true;
     }

@@ -7,6 +7,7 @@
 #include <array>
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "ptpu/core/integers.hpp"
@@ -117,16 +118,42 @@ struct index_tuple {
 template <class T>
 concept index_like = integer<T> || any_slice<T>;
 
+/// What idx(...) returns: an index_tuple<R> whose type also says which entries are ds slices
+/// (bit d set: entry d is one), so that checks 4 and 5 (a bounded_slice dim needs a ds, any
+/// other dim a scalar) are compile errors wherever a map's return type is known. It converts to
+/// index_tuple<R>; a map declared to return plain index_tuple<R> (e.g. one written with several
+/// `return idx(...)` of different kinds) carries no mask and is checked at run time.
+template <std::size_t R, std::uint64_t SliceMask>
+struct index_tuple_of : index_tuple<R> {
+    static constexpr std::uint64_t slice_mask = SliceMask;
+};
+
+/// A block-index tuple type that states its slice entries (idx(...)'s).
+template <class T>
+concept masked_index_tuple = requires {
+    { T::slice_mask } -> std::convertible_to<std::uint64_t>;
+} && std::derived_from<T, index_tuple<T::size()>>;
+
+namespace detail {
+template <class... I>
+constexpr std::uint64_t slice_mask_of() {
+    std::uint64_t m = 0;
+    std::uint64_t bit = 1;
+    ((m |= any_slice<I> ? bit : 0, bit <<= 1), ...);  // entries past 64 cannot be ranks (max_rank)
+    return m;
+}
+}  // namespace detail
+
 /// idx(i, j, ...) builds the value an index map returns: integers (static or run-time) and slices.
 template <class... I>
-requires(index_like<I>&&...) constexpr index_tuple<sizeof...(I)> idx(I... i) {
+requires(index_like<I>&&...) constexpr index_tuple_of<sizeof...(I), detail::slice_mask_of<I...>()> idx(I... i) {
     auto entry = [](auto v) {
         if constexpr (any_slice<decltype(v)>)
             return index_entry::of_slice(v.start, v.size);
         else
             return index_entry{value_of(v), -1};
     };
-    return {{entry(i)...}};
+    return {{{entry(i)...}}};
 }
 
 }  // namespace ptpu

@@ -253,6 +253,8 @@ template <class T>
 inline constexpr int tuple_rank = 0;
 template <std::size_t R>
 inline constexpr int tuple_rank<index_tuple<R>> = R < max_rank ? static_cast<int>(R) : 0;
+template <std::size_t R, std::uint64_t M>
+inline constexpr int tuple_rank<index_tuple_of<R, M>> = tuple_rank<index_tuple<R>>;
 
 template <class Eval>
 constexpr bool scan_steps(const pipeline_desc& c, operand_scan& scan, Eval&& eval) {

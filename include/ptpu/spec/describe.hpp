@@ -58,6 +58,8 @@ template <class T>
 inline constexpr bool is_index_tuple = false;
 template <std::size_t R>
 inline constexpr bool is_index_tuple<index_tuple<R>> = true;
+template <std::size_t R, std::uint64_t M>
+inline constexpr bool is_index_tuple<index_tuple_of<R, M>> = true;
 
 template <class A>
 constexpr std::array<index_t, max_rank> padded_shape() {
@@ -93,6 +95,34 @@ struct map_call<Map, std::index_sequence<I...>, std::tuple<Refs...>> {
 template <class Spec, std::size_t G, class Ctx>
 using map_call_t = map_call<std::remove_cvref_t<decltype(Spec::index_map)>, std::make_index_sequence<G>, Ctx>;
 
+/// Checks 4 and 5 read from the map's return type, when it states its slice entries (idx(...)'s
+/// index_tuple_of): the first dim whose block kind disagrees with its entry (a bounded_slice dim
+/// given a scalar, another dim given a ds), or -1 (none, or a type that does not say: the planner
+/// checks those entries at run time). `block_rank`: the block's dims (an array's for Full).
+template <class Spec, std::size_t G, class Ctx>
+constexpr int kind_mismatch(int block_rank) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>) {
+        return -1;
+    } else {
+        using R = std::remove_cvref_t<typename map_call_t<Spec, G, Ctx>::result>;
+        if constexpr (!masked_index_tuple<R>) {
+            return -1;
+        } else {
+            if (static_cast<int>(R::size()) != block_rank) return -1;  // check 2 first
+            for (int d = 0; d < block_rank; ++d) {
+                bool want_slice = false;  // Full: every dim blocked
+                if constexpr (!Spec::shape::full) {
+                    const dim_kind k = Spec::shape::dims[static_cast<std::size_t>(d)].kind;
+                    if (k == dim_kind::invalid) return -1;  // check 7, reported by Block itself
+                    want_slice = k == dim_kind::bounded_slice;
+                }
+                if (want_slice != (((R::slice_mask >> d) & 1U) != 0)) return d;
+            }
+            return -1;
+        }
+    }
+}
+
 template <class Spec, std::size_t G, class Ctx>
 constexpr map_issue issue_of(int rank, int& returned) {
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>) {
@@ -106,7 +136,8 @@ constexpr map_issue issue_of(int rank, int& returned) {
             return map_issue::not_tuple;
         else {
             returned = static_cast<int>(std::remove_cvref_t<R>::size());
-            return returned == rank ? map_issue::none : map_issue::wrong_rank;
+            if (returned != rank) return map_issue::wrong_rank;
+            return kind_mismatch<Spec, G, Ctx>(rank) >= 0 ? map_issue::entry_kind : map_issue::none;
         }
     }
 }
@@ -155,6 +186,7 @@ constexpr operand_desc describe_operand(operand_role role) {
     int returned = 0;
     d.issue = issue_of<Spec, G, Ctx>(d.block_rank, returned);
     d.map_returned = returned;
+    if (d.issue == map_issue::entry_kind) d.map_dim = kind_mismatch<Spec, G, Ctx>(d.block_rank);
     return d;
 }
 

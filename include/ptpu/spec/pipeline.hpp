@@ -26,7 +26,8 @@ inline constexpr std::size_t max_buffers = 8;
 enum class operand_role : std::uint8_t { input, output };
 
 /// Type-level problems found while describing an operand (reported through validation).
-enum class map_issue : std::uint8_t { none, arity, not_tuple, wrong_rank };
+/// entry_kind: checks 4/5 at dim map_dim, read from idx(...)'s slice mask.
+enum class map_issue : std::uint8_t { none, arity, not_tuple, wrong_rank, entry_kind };
 
 /// One input or output operand of a call, as data.
 struct operand_desc {
@@ -47,6 +48,7 @@ struct operand_desc {
     bool zero_map = false;  ///< index_map=None (literal zeros)
     map_issue issue = map_issue::none;
     int map_returned = 0;  ///< how many entries the index map returned (check 2)
+    int map_dim = -1;      ///< entry_kind: the dim whose entry kind the map's type gets wrong (4, 5)
     int alias_of = -1;     ///< outputs: the input index whose HBM buffer it reuses (S50)
     /// emit_pipeline: the source already lives in the spec's space (or the spec is HBM): no
     /// window, no DMA; the body sees a view of the source's block, rebound every step (S17, S56).

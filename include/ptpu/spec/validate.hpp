@@ -1,8 +1,9 @@
 // Defines the validation of pipelines and calls: the `diag` value (which rule failed, where, and
 // the values involved), the one message per rule, the front ends' capabilities, and the constexpr
 // checks of pallas-semantics.md §2 that need no schedule: validate_pipeline(pipeline_desc,
-// capabilities) (1–3, 7, 13–20, 25, 27, Q1, BUF1, S44) and validate(call_desc) (10, the pipeline
-// with pallas_call's capabilities, 11). Rules that need the grid walked (4, 5, 14's index map,
+// capabilities) (1–3, 7, 13–20, 25, 27, Q1, BUF1, S44; 4 and 5 when the map's return type states
+// its slice entries, as idx(...)'s does) and validate(call_desc) (10, the pipeline with
+// pallas_call's capabilities, 11). Rules that need the grid walked (4, 5 for other maps, 14's index map,
 // 17, 18, 24, S34, S38, S39, MC1) are checked by the planner with the same diag. A static call reports
 // a diag as one static_assert; a dynamic one as ptpu::error.
 #pragma once
@@ -280,6 +281,11 @@ constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& cap
         if (o.issue == map_issue::arity) return fail(rule::r2_arity, i, -1, c.grid_rank);
         if (o.issue == map_issue::not_tuple) return fail(rule::r3, i);
         if (o.issue == map_issue::wrong_rank) return fail(rule::r2, i, -1, o.map_returned, o.block_rank);
+        // 4, 5 read from the map's type (idx(...)'s slice mask); other maps: the planner's walk.
+        if (o.issue == map_issue::entry_kind && o.map_dim >= 0 && o.map_dim < o.block_rank) {
+            const bool bounded = o.block[static_cast<std::size_t>(o.map_dim)].kind == dim_kind::bounded_slice;
+            return fail(bounded ? rule::r4 : rule::r5, i, o.map_dim);
+        }
         if (caps.top_level && o.rank < 1) return fail(rule::r13, i);
         if (o.aliased) continue;  // emit_pipeline's view of the source's block: no window (S17)
         if (access(o.space).windowless) {
