@@ -283,14 +283,18 @@ private:
         if (r.unsummed == 0) return;
         const index_t m = r.unsummed;
         r.unsummed = 0;
-        stats_.dma_in += m * r.dmas.dma_in;
-        stats_.dma_out += m * r.dmas.dma_out;
-        stats_.bytes_in += m * r.dmas.bytes_in;
-        stats_.bytes_out += m * r.dmas.bytes_out;
-        for (int i = 0; i < desc_.n_ops(); ++i) {
-            const auto u = static_cast<std::size_t>(i);
-            stats_.op_dmas[u] += m * r.dmas.op_dmas[u];
-            stats_.op_bytes[u] += m * r.dmas.op_bytes[u];
+        static const run_stats none{};
+        add_dmas(stats_, r.dmas, none, m);
+    }
+    // to's DMA counts (all, per direction, per operand) += m · (now's - before's).
+    void add_dmas(run_stats& to, const run_stats& now, const run_stats& before, index_t m) const {
+        to.dma_in += m * (now.dma_in - before.dma_in);
+        to.dma_out += m * (now.dma_out - before.dma_out);
+        to.bytes_in += m * (now.bytes_in - before.bytes_in);
+        to.bytes_out += m * (now.bytes_out - before.bytes_out);
+        for (std::size_t i = 0; i < static_cast<std::size_t>(desc_.n_ops()); ++i) {
+            to.op_dmas[i] += m * (now.op_dmas[i] - before.op_dmas[i]);
+            to.op_bytes[i] += m * (now.op_bytes[i] - before.op_bytes[i]);
         }
     }
 
@@ -327,16 +331,8 @@ private:
             else
                 r.move_out[r.n_move_out++] = mv;
         }
-        r.dmas = stats_;
-        r.dmas.dma_in -= before.dma_in;
-        r.dmas.dma_out -= before.dma_out;
-        r.dmas.bytes_in -= before.bytes_in;
-        r.dmas.bytes_out -= before.bytes_out;
-        for (int i = 0; i < desc_.n_ops(); ++i) {
-            const auto u = static_cast<std::size_t>(i);
-            r.dmas.op_dmas[u] -= before.op_dmas[u];
-            r.dmas.op_bytes[u] -= before.op_bytes[u];
-        }
+        r.dmas = run_stats{};
+        add_dmas(r.dmas, stats_, before, 1);
     }
 
     void move_window(const window_move& mv) {
@@ -716,14 +712,7 @@ private:
         run_stats& s = stats_;
         s.steps += m * (s.steps - a.steps);
         for (std::size_t c = 0; c < 2; ++c) s.core_steps[c] += m * (s.core_steps[c] - a.core_steps[c]);
-        s.dma_in += m * (s.dma_in - a.dma_in);
-        s.dma_out += m * (s.dma_out - a.dma_out);
-        s.bytes_in += m * (s.bytes_in - a.bytes_in);
-        s.bytes_out += m * (s.bytes_out - a.bytes_out);
-        for (std::size_t i = 0; i < static_cast<std::size_t>(desc_.n_ops()); ++i) {
-            s.op_dmas[i] += m * (s.op_dmas[i] - a.op_dmas[i]);
-            s.op_bytes[i] += m * (s.op_bytes[i] - a.op_bytes[i]);
-        }
+        add_dmas(s, run_stats(s), a, m);
         work dw = total_work_now();
         dw += times(k.total, -1);
         s.total_work += times(dw, m);

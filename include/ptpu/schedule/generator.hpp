@@ -214,7 +214,7 @@ public:
         ++s_;
     }
 
-    /// The window counters and the steps made: what skip_steps() moves (a runner skipping whole
+    /// The window counters and the steps made: what skip_periods() moves (a runner skipping whole
     /// periods of steps compares two of them).
     struct counters {
         index_t cin[max_operands]{}, win[max_operands]{}, cout[max_operands]{}, wout[max_operands]{};
