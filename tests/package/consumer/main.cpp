@@ -1,13 +1,36 @@
-// A project outside ptpu's tree: finds the installed package and uses the public header.
+// A project outside ptpu's tree: finds the installed package, uses the public header and runs a
+// kernel. Built twice: header-only (ptpu::ptpu) and with the installed compiled runtime
+// (ptpu::runtime), so both ways of building a kernel against the package are linked and run.
 #include <ptpu/ptpu.hpp>
 
 #include <iostream>
 
-static_assert(ptpu::tpu::v5e.megacore == false && ptpu::tpu::v5p.megacore);
+using namespace ptpu;
+
+static_assert(tpu::v5e.megacore == false && tpu::v5p.megacore);
+
+using X = Array<float, 64, 128>;
+using Blk = BlockSpec<Block<16, 128>, [](auto i) { return idx(i, 0); }>;
+using Add = pallas_call<Grid<4>, In<Arg<X, Blk, "x">, Arg<X, Blk, "y">>, Out<Arg<X, Blk, "z">>, Chip<tpu::v5e>>;
+
+#ifdef PTPU_SEPARATE_RUNTIME
+constexpr const char* way = "consumer with the compiled runtime";
+#else
+constexpr const char* way = "consumer";
+#endif
 
 int main() {
-    ptpu::bf16 h(1.0f);
-    if (static_cast<float>(h) != 1.0f) return 1;
-    std::cout << "consumer: ok (" << ptpu::tpu::v5e.name << ")\n";
+    host_array<X> x, y;
+    for (long i = 0; i < 64; ++i)
+        for (long j = 0; j < 128; ++j) {
+            x(i, j) = static_cast<float>(i * 128 + j);
+            y(i, j) = 1.0f;
+        }
+    auto [z, report] = Add{}([](auto a, auto b, auto c) { store(c, load(a) + load(b)); }, x, y);
+    for (long i = 0; i < 64; ++i)
+        for (long j = 0; j < 128; ++j)
+            if (z(i, j) != x(i, j) + 1.0f) return 1;
+    if (!(report.device_time > 0)) return 2;
+    std::cout << way << ": ok (" << tpu::v5e.name << ", " << report.device_time * 1e6 << " us)\n";
     return 0;
 }
