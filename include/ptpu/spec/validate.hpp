@@ -25,6 +25,9 @@ namespace ptpu {
 // static_assert text at compile time (pallas_call.hpp expands this list) and the ptpu::error text
 // at run time (message() below). The name is the rule id of pallas-semantics.md (r<N>: check N;
 // s<N>: schedule rule S<N>) or ptpu's own (mc1: megacore output race; smem1: SMEM overflow).
+#define PTPU_RULE_TEXT_11                                                                               \
+    "ptpu[11] pallas_call: an Alias<in, out> is out of range, reuses an output, or joins operands of " \
+    "different shape or dtype; alias an input to an output of the same Array type"
 #define PTPU_RULE_TEXT_24                                                                                   \
     "ptpu[24] pallas_call: VMEM overflow: the windows (buffer count x block bytes, tile-padded) plus VMEM " \
     "scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit (see "           \
@@ -69,9 +72,7 @@ namespace ptpu {
     X(r10,                                                                                                   \
       "ptpu[10] pallas_call: an option is given twice or is not a pallas_call option; give at most one "     \
       "Grid, In, Out, Semantics, Chip, VmemLimit and ScalarPrefetch")                                        \
-    X(r11,                                                                                                   \
-      "ptpu[11] pallas_call: an Alias<in, out> is out of range, reuses an output, or joins operands of "     \
-      "different shape or dtype; alias an input to an output of the same Array type")                        \
+    X(r11, PTPU_RULE_TEXT_11)                                                                                \
     X(r13,                                                                                                   \
       "ptpu[13] pallas_call: blocks must have rank >= 1; give scalars an Array of shape (1) or pass them "   \
       "with ScalarPrefetch")                                                                                 \
