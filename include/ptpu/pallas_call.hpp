@@ -223,6 +223,7 @@ private:
                     throw error("ARG1", detail::operand_where("pallas_call::into", "output", k),
                                 "the view's shape differs from its Out Array",
                                 "pass a view of the Out Array's shape");
+                detail::require_data(x, "pallas_call::into", "output", k);
                 ptrs[k] = x.data;
             } else if constexpr (requires { std::span<T>(x); })
                 ptrs[k] = view_as<A>(std::span<T>(x), "output", k, "pallas_call::into").data;

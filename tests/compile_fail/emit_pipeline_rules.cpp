@@ -8,7 +8,8 @@
 // Source<space, X>: an HBM spec over a VMEM source (29), an SMEM source under a VMEM spec (M1).
 // The entry kinds of a run-time pipeline's index maps are read from idx(...)'s type: an integer on
 // a bounded_slice dim is check 4, a ds on a blocked dim check 5, both at compile time (a map
-// declared to return a plain index_tuple is left to the run-time check, the ok twin).
+// declared to return a plain index_tuple is left to the run-time check, the ok twin). A static
+// schedule over a zero inner grid dim is 25 in emit_pipeline's words.
 //! ko 1 S34
 //! ko 2 ARG1
 //! ko 3 29
@@ -22,6 +23,7 @@
 //! ko 11 M1
 //! ko 12 4
 //! ko 13 5
+//! ko 14 25
 #include <ptpu/ptpu.hpp>
 
 using namespace ptpu;
@@ -56,6 +58,8 @@ static_assert(K::valid || true);  // instantiates the checks: 19 reports itself
 constexpr std::size_t n = emit_pipeline_schedule<Grid<4>, In<Arg<X, Pf2Rows>>, Out<Arg<X, Rows>>>::info.events;
 #elif PTPU_KO == 1
 constexpr std::size_t n = emit_pipeline_schedule<Grid<4>, In<Arg<X, Past>>, Out<Arg<X, Rows>>>::info.events;  // S34
+#elif PTPU_KO == 14  // a zero inner grid dim: 25, as emit_pipeline's own message
+constexpr std::size_t n = emit_pipeline_schedule<Grid<0>, In<Arg<X, Rows>>, Out<Arg<X, Rows>>>::info.events;
 #endif
 
 void body([[maybe_unused]] ref<float, any, 2> x, [[maybe_unused]] ref<float, any, 2> o,

@@ -1,10 +1,12 @@
 // Run-time rules of the runtime layer, each pinned by its id: operands (ARG1), refs (R1, R2),
-// copies (DMA1, PRED1), the kernel context (K1, 22) and the exporters (REP2).
+// copies (DMA1, PRED1), the kernel context (K1, 22), charges (C1), aliases (11), inner grids (25)
+// and the exporters (REP2). Each message names what it is about: the operand, the dim, the step.
 #include <gtest/gtest.h>
 
 #include <ptpu/ptpu.hpp>
 
 #include <algorithm>
+#include <cfloat>
 #include <string>
 #include <vector>
 
@@ -198,4 +200,129 @@ TEST(RuntimeRules, RejectedCallLeavesAliasedOutputUntouched) {
     const std::vector<std::int32_t> good = {1, 0};
     (void)AliasedGather{}.into(std::tie(y), [](auto, auto a, auto b) { store(b, load(a)); }, good, x);
     EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return v == 1.0f; }));
+}
+
+// A host_view whose data pointer is null is ARG1 naming the operand, before any byte moves
+// (inputs, into()'s outputs, dynamic_call's operands).
+TEST(RuntimeErrors, NullHostViewIsARG1NamingTheOperand) {
+    const host_array<X> x;
+    const host_view<const float> null_in{nullptr, 2, {16, 128}};
+    std::string m = message_of([&] { (void)Add2{}(add_body, x, null_in); });
+    EXPECT_TRUE(has(m, "ptpu[ARG1] pallas_call input 1: the host_view's data pointer is null")) << m;
+    host_array<X> z;
+    std::fill(z.begin(), z.end(), 5.0f);
+    const host_view<float> null_out{nullptr, 2, {16, 128}};
+    m = message_of([&] { (void)Copy{}.into(std::tuple{null_out}, copy_body, x); });
+    EXPECT_TRUE(has(m, "ptpu[ARG1] pallas_call::into output 0: the host_view's data pointer is null")) << m;
+    using D = dynamic_call<In<Operand<float, 2>>, Out<Operand<float, 2>>>;
+    D d;
+    d.grid = {2};
+    d.in[0] = {.shape = {16, 128}, .block = {8, 128}, .index_map = [](index_t i) { return idx(i, 0); }};
+    d.out[0] = d.in[0];
+    m = message_of([&] { (void)d(copy_body, null_in); });
+    EXPECT_TRUE(has(m, "ptpu[ARG1] dynamic_call input 0: the host_view's data pointer is null")) << m;
+    const host_view<float> z_view{z.data(), 2, {16, 128}};
+    m = message_of([&] { (void)d.into(std::tuple{null_out}, copy_body, z_view); });
+    EXPECT_TRUE(has(m, "ptpu[ARG1] dynamic_call output 0: the host_view's data pointer is null")) << m;
+    for (float v : z) ASSERT_EQ(v, 5.0f);
+}
+
+// An alias joining operands of different shapes or dtypes names both operands and what differs.
+TEST(RuntimeErrors, AliasMismatchNamesBothOperandsAndWhatDiffers) {
+    using D = dynamic_call<In<Operand<float, 2>, Operand<std::int32_t, 2>>, Out<Operand<float, 2>>>;
+    D d;
+    d.grid = {2};
+    d.in[0] = {.shape = {16, 128}, .block = {8, 128}, .index_map = [](index_t i) { return idx(i, 0); }};
+    d.in[1] = d.in[0];
+    d.out[0] = {.shape = {32, 128}, .block = {8, 128}, .index_map = [](index_t i) { return idx(i, 0); }};
+    d.aliases = {{0, 0}};
+    std::string m = message_of([&] { (void)d.events(); });
+    EXPECT_TRUE(has(m, "ptpu[11]")) << m;
+    EXPECT_TRUE(has(m, "input 0 and output 0: the shapes differ at dim 0 (16 vs 32)")) << m;
+    d.out[0].shape = {16, 128};
+    d.aliases = {{1, 0}};
+    m = message_of([&] { (void)d.events(); });
+    EXPECT_TRUE(has(m, "input 1 and output 0: the dtypes differ (i32 vs f32)")) << m;
+    d.aliases = {{0, 0}, {1, 0}};
+    m = message_of([&] { (void)d.events(); });
+    EXPECT_TRUE(has(m, "input 1 and output 0: output 0 is already aliased")) << m;
+    d.aliases = {{0, 3}};
+    m = message_of([&] { (void)d.events(); });
+    EXPECT_TRUE(has(m, "input 0 and output 3: output 3 is out of range (1 output)")) << m;
+}
+
+namespace {
+using AnyX = BlockSpec<Full, zero_map, any>;
+using Outer = pallas_call<Grid<1>, In<Arg<X, AnyX>, Arg<Array<std::int32_t, 2>, AnyX>>, Out<Arg<X, AnyX>>,
+                          Scratch<smem, std::int32_t, 2>>;
+}  // namespace
+
+// An inner pipeline's index map that reads past its SMEM table names the ref, the inner operand
+// and the inner iteration, as a pallas_call map does (the R2 test above).
+TEST(RuntimeErrors, R2InAnInnerIndexMapNamesTheOperandAndTheInnerIteration) {
+    using Rows = BlockSpec<Block<8, 128>, [](index_t i, const auto&) { return idx(i, 0); }>;
+    using Table = BlockSpec<Block<8, 128>, [](index_t i, const auto& t) { return idx(t[i + 1], 0); }>;
+    const host_array<X> x;
+    const std::vector<std::int32_t> t = {1, 0};
+    const std::string m = message_of([&] {
+        (void)Outer{}(
+            [](auto xh, auto th, auto oh, auto ts) {
+                sync_copy(th, ts);
+                emit_pipeline([](auto a, auto o) { store(o, load(a)); }, {2}, in_specs<Table>, out_specs<Rows>, {},
+                              ts)(xh, oh);
+            },
+            x, t);
+    });
+    EXPECT_TRUE(has(m, "ptpu[R2] ref of scratch 0: index 2 is outside dim 0 of extent 2")) << m;
+    EXPECT_TRUE(has(m, "(in the index map of emit_pipeline input 0 at inner iteration (1))")) << m;
+}
+
+// An inner grid with a zero dim is 25 naming emit_pipeline and the dim (with core_axis too, where
+// it would otherwise run nothing).
+TEST(RuntimeErrors, ZeroInnerGridIs25NamingEmitPipelineAndTheDim) {
+    using Tiles = BlockSpec<Block<8, 128>, [](index_t i, index_t j) { return idx(i, j); }>;
+    const host_array<X> x;
+    const std::vector<std::int32_t> t = {0, 0};
+    for (const int axis : {-1, 0}) {
+        const std::string m = message_of([&] {
+            (void)Outer{}(
+                [axis](auto xh, auto, auto oh, auto) {
+                    const index_t cols = xh.shape()[1] / 256;  // 0 at run time
+                    pipeline_options o;
+                    if (axis >= 0) o = {.semantics = {parallel, arbitrary}, .core_axis = axis};
+                    emit_pipeline([](auto a, auto b) { store(b, load(a)); }, {2, cols}, in_specs<Tiles>,
+                                  out_specs<Tiles>, o)(xh, oh);
+                },
+                x, t);
+        });
+        EXPECT_TRUE(has(m, "ptpu[25] emit_pipeline:")) << m;
+        EXPECT_TRUE(has(m, "dim 1")) << m;
+        EXPECT_FALSE(has(m, "pallas_call")) << m;
+    }
+}
+
+// A charge whose total over the call overflows a double is C1 naming the core, the step and its
+// program ids (not only the report's sum at the end), in full and timing-only runs alike.
+TEST(RuntimeErrors, OverflowingChargesAreC1NamingTheStep) {
+    const host_array<X> x;
+    for (const bool timing : {false, true}) {
+        // One DBL_MAX per step: the total overflows at the second step.
+        std::string m = message_of([&] {
+            (void)Copy{{.timing_only = timing}}([](auto a, auto b) { store(b, load(a)); charge_seconds(DBL_MAX); }, x);
+        });
+        EXPECT_TRUE(has(m, "ptpu[C1]")) << m;
+        EXPECT_TRUE(has(m, "core 0, step 1 (program ids (1))")) << m;
+        // Two in one step: the first step's own work overflows.
+        m = message_of([&] {
+            (void)Copy{{.timing_only = timing}}(
+                [](auto a, auto b) {
+                    store(b, load(a));
+                    charge_seconds(DBL_MAX);
+                    charge_seconds(DBL_MAX);
+                },
+                x);
+        });
+        EXPECT_TRUE(has(m, "ptpu[C1]")) << m;
+        EXPECT_TRUE(has(m, "step 0 (program ids (0))")) << m;
+    }
 }

@@ -49,6 +49,7 @@ auto to_view(X& x, const char* role, std::size_t k) {
             throw error("ARG1", operand_where("pallas_call", role, k),
                         "a host_view's shape does not match its Array type",
                         "pass a view of the Array's shape");
+        require_data(x, "pallas_call", role, k);
         return host_view<const T>{x.data, x.rank, x.shape};
     } else if constexpr (requires { std::span<const T>(x); })
         return view_as<A>(std::span<const T>(x), role, k);

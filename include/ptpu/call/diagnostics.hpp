@@ -49,6 +49,13 @@ struct vmem_overflow {
                   "count per operand, VMEM scratch bytes, total bytes, limit");
 };
 
+template <int Input, int Output, alias_problem What, int Dim, index_t InputValue, index_t OutputValue>
+struct alias_mismatch {
+    static_assert(What == alias_problem{}, PTPU_RULE_TEXT_11
+                  " Template arguments: input index, output index, what is wrong, the dim whose extents "
+                  "differ (-1: none), the input's and the output's dtype, rank or extent at that dim");
+};
+
 #define PTPU_RULE_ASSERT(name, text) static_assert(D.code != rule::name, text);
 template <diag D>
 struct generic_report {
@@ -72,6 +79,9 @@ constexpr auto problem_report() {
                                                        D.at[0], D.at[1], static_cast<int>(D.c), D.at[2]>>{};
     else if constexpr (D.code == rule::s34)
         return std::type_identity<block_index_out_of_bounds<D.op, D.dim, block_coords(D), D.at[0]>>{};
+    else if constexpr (D.code == rule::r11)
+        return std::type_identity<alias_mismatch<static_cast<int>(D.a), static_cast<int>(D.b),
+                                                 static_cast<alias_problem>(D.c), D.dim, D.bytes[0], D.bytes[1]>>{};
     else if constexpr (D.code == rule::r24) {
         constexpr auto slots = [] {
             std::array<index_t, max_operands> a{};

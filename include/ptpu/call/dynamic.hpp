@@ -287,6 +287,7 @@ host_view<const T> dynamic_view(const X& x, const dims_value& shape, const char*
         if (x.rank != static_cast<int>(R)) mismatch();
         for (std::size_t d = 0; d < R; ++d)
             if (x.shape[d] != shape[d]) mismatch();
+        require_data(x, "dynamic_call", role, k);
         v.data = x.data;
         return v;
     } else if constexpr (requires { std::span<const T>(x); }) {

@@ -133,12 +133,32 @@ struct inner_map_ctx {
     int rank = 0;
     const void* user = nullptr;
 };
-template <class Spec, std::size_t G, class Ctx>
+// An error an inner index map raised while reading the values it was given (R2 for an SMEM
+// table read out of range), again with the inner operand and the inner iteration, as
+// rethrow_from_map says it for a pallas_call's maps.
+[[noreturn, gnu::cold, gnu::noinline]] inline void rethrow_from_inner_map(const error& e, int op, int n_in,
+                                                                          const index_t* at, std::size_t rank) {
+    std::string it = "(";
+    for (std::size_t d = 0; d < rank; ++d) it += (d ? ", " : "") + std::to_string(at[d]);
+    throw error(std::string(e.what()) + " (in the index map of emit_pipeline " + (op < n_in ? "input " : "output ") +
+                std::to_string(op < n_in ? op : op - n_in) + " at inner iteration " + it + "))");
+}
+// Operand Op (inputs then outputs, NIn inputs) of an inner pipeline: its index map at inner
+// grid point g of this core's part, at the whole grid's iteration.
+template <class Spec, std::size_t G, class Ctx, int Op = 0, int NIn = 1>
 index_tuple<max_rank> inner_map(const index_t* g, const void* ctx) {
     const auto& c = *static_cast<const inner_map_ctx*>(ctx);
     index_t at[G > 0 ? G : 1]{};
     for (std::size_t d = 0; d < G; ++d) at[d] = g[d] + c.offset[d];
-    return eval_map<Spec, G, Ctx>(at, c.user);
+    if constexpr (std::is_void_v<Ctx>) {
+        return eval_map<Spec, G, Ctx>(at, c.user);
+    } else {  // the map reads the values it was given: say where a bad read happened (R2)
+        try {
+            return eval_map<Spec, G, Ctx>(at, c.user);
+        } catch (const error& e) {
+            rethrow_from_inner_map(e, Op, NIn, at, G);
+        }
+    }
 }
 
 // The ref type an inner body gets for a window of Spec over an array of T (rank R): the block
@@ -517,6 +537,8 @@ struct inner_run {
             outer.inner_bytes += s.bytes_in + s.bytes_out + inner.inner_bytes;
             outer.inner_work += s.total_work;
             outer.inner_work += inner.inner_work;
+            if (!detail::finite_work(outer.inner_work))
+                detail::work_overflow(outer, "the work inner pipelines charged up to this step");
             outer.vmem_peak = std::max(outer.vmem_peak, inner.vmem_peak);
             outer.body_dma_count += inner.body_dma_count;
             outer.body_dma_bytes += inner.body_dma_bytes;
@@ -623,7 +645,11 @@ public:
     }
 
 private:
-    static constexpr std::array<block_fn, n_refs> maps{&detail::inner_map<I, G, ctx_t>..., &detail::inner_map<O, G, ctx_t>...};
+    static constexpr std::array<block_fn, n_refs> maps = []<std::size_t... K>(std::index_sequence<K...>) {
+        constexpr int n_in = static_cast<int>(sizeof...(I));
+        return std::array<block_fn, n_refs>{
+            &detail::inner_map<std::tuple_element_t<K, std::tuple<I..., O...>>, G, ctx_t, static_cast<int>(K), n_in>...};
+    }(std::make_index_sequence<n_refs>{});
 
     // The pipeline as the planner sees it for this core: false when the core's part of a split
     // grid is empty (S21: nothing runs).
@@ -639,6 +665,9 @@ private:
         if constexpr (sizeof...(Extra) > 0) mctx.user = &extra_;
         std::array<index_t, max_rank> g{};
         for (std::size_t d = 0; d < G; ++d) g[d] = grid_[d];
+        // 25 on the whole grid: a core split would leave an empty part and run nothing (S21).
+        for (std::size_t d = 0; d < G; ++d)
+            if (g[d] <= 0) raise(detail::zero_grid(g.data(), static_cast<int>(G), static_cast<int>(d), false));
         mctx.whole = g;
         if (opt_.core_axis >= 0) {
             const auto part = detail::partition_grid(grid_.data(), static_cast<int>(G), opt_.semantics,
@@ -720,7 +749,8 @@ private:
             const kernel_context& c = detail::require_context("emit_pipeline");
             index_t at[G]{};
             for (std::size_t d = 0; d < G; ++d) at[d] = c.inner_point[d];
-            const index_tuple<max_rank> b = detail::inner_map<Spec, G, ctx_t>(at, &mctx);
+            const index_tuple<max_rank> b =
+                detail::inner_map<Spec, G, ctx_t, static_cast<int>(K), static_cast<int>(sizeof...(I))>(at, &mctx);
             constexpr std::size_t WR = detail::window_rank<Spec, R>();
             std::array<index_t, WR> shape{}, strides{};
             std::size_t j = 0;

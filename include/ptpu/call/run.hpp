@@ -208,6 +208,9 @@ template <int = 0>
         stats.total_work += kctx[u].inner_work;
         stats.vmem_peak[u] = kctx[u].vmem_peak;
     }
+    if (!detail::finite_work(stats.total_work))
+        throw error("C1", "kernel exit", "the work all cores charged together is not finite: the charges overflow a double",
+                    "charge work and seconds of realistic size (e.g. not DBL_MAX); a time is in seconds");
     if (r.dangling_dmas > 0)  // a pipeline never leaves one; a stream that did is a leak (39)
         throw error("39", "kernel exit", std::to_string(r.dangling_dmas) + " DMAs were started and never waited",
                     "wait on every DMA started");

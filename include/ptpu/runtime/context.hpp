@@ -7,6 +7,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -673,10 +674,52 @@ inline index_t num_programs(int axis) {
     return c.grid[static_cast<std::size_t>(axis)];
 }
 
-/// Adds `w` to the running body's work (ops/ call this; outside a body it is a no-op).
+namespace detail {
+// The fields of `w` as one array, for the overflow checks of C1 below.
+inline std::array<double, 10> work_fields(const work& w) {
+    return {w.mxu_passes_flops, w.mxu_int8_ops,   w.vreg_cheap,   w.vreg_medium,      w.vreg_expensive,
+            w.vector_loads,     w.vector_stores,  w.scalar_ops,   w.explicit_seconds, w.mxu_drains};
+}
+inline bool finite_work(const work& w) {
+    double sum = 0;  // non-negative fields: the sum is finite when every field is and stays small
+    for (double f : work_fields(w)) sum += f;
+    if (sum <= std::numeric_limits<double>::max()) return true;
+    for (double f : work_fields(w))
+        if (!(f <= std::numeric_limits<double>::max())) return false;
+    return true;
+}
+// The step a body runs, for messages: "core 0, step 3 (program ids (1, 1))", and an inner
+// pipeline body's inner iteration.
+[[gnu::cold, gnu::noinline]] inline std::string step_where(const kernel_context& c) {
+    auto tuple = [](const auto& v, int n, const auto* add) {
+        std::string t = "(";
+        for (int d = 0; d < n; ++d)
+            t += (d ? ", " : "") +
+                 std::to_string(v[static_cast<std::size_t>(d)] + (add ? (*add)[static_cast<std::size_t>(d)] : 0));
+        return t + ")";
+    };
+    const std::array<index_t, max_rank>* none = nullptr;
+    std::string s = "core " + std::to_string(c.core) + ", " + (c.inner_rank > 0 ? "inner step " : "step ") +
+                    std::to_string(c.step) + " (program ids " + tuple(c.point, c.grid_rank, none);
+    if (c.inner_rank > 0) s += ", inner iteration " + tuple(c.inner_point, c.inner_rank, &c.inner_offset);
+    return s + ")";
+}
+// C1: what the bodies charged up to this step overflows a double (each charge was finite).
+[[noreturn, gnu::cold, gnu::noinline]] inline void work_overflow(const kernel_context& c, const char* what) {
+    throw error("C1", step_where(c),
+                std::string(what) + " is not finite: the charges overflow a double (each was finite)",
+                "charge work and seconds of realistic size (e.g. not DBL_MAX); a time is in seconds");
+}
+}  // namespace detail
+
+/// Adds `w` to the running body's work (ops/ call this; outside a body it is a no-op). C1 when
+/// `w` is negative or not finite, or the step's work overflows (naming the step).
 inline void charge(const work& w) {
     check_work(w);  // C1
-    if (kernel_context* c = detail::current_context()) c->body_work += w;
+    if (kernel_context* c = detail::current_context()) {
+        c->body_work += w;
+        if (!detail::finite_work(c->body_work)) detail::work_overflow(*c, "the work this step's body charged");
+    }
 }
 
 /// True when the running call is in timing-only mode: floating-point work is skipped.

@@ -110,6 +110,14 @@ namespace detail {
     if (role == nullptr) return "operand";
     return std::string(call) + " " + role + " " + std::to_string(k);
 }
+// ARG1 for a caller's host_view with no memory behind it (a null data pointer): the call would
+// copy from or into address 0.
+template <class T>
+void require_data(const host_view<T>& v, const char* call, const char* role, std::size_t k) {
+    if (v.data == nullptr && v.size() > 0)
+        throw error("ARG1", operand_where(call, role, k), "the host_view's data pointer is null",
+                    "pass a view of the memory that holds the array");
+}
 }  // namespace detail
 
 /// A view of user memory as Array type A; throws ARG1 when the element count differs. `role` and

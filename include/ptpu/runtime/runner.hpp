@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -716,6 +717,9 @@ private:
         work dw = total_work_now();
         dw += times(k.total, -1);
         s.total_work += times(dw, m);
+        if (!detail::finite_work(total_work_now()))
+            detail::work_overflow(kctx_, "the work charged over the repeating periods up to this step");
+        work_room_ = work_room(s.total_work, last_work_);
         // The DMAs in flight in a slot the period refilled are the latest period's, m on.
         for (int i = 0; i < desc_.n_ops(); ++i)
             for (std::size_t b = 0; b < max_buffers; ++b) {
@@ -958,9 +962,19 @@ private:
             last_work_ = w;
             last_work_n_ = 0;
             last_seconds_ = opt_.seconds_of ? opt_.seconds_of(w, opt_.seconds_ctx) : 0.0;
+            work_room_ = work_room(stats_.total_work, w);
         }
-        ++last_work_n_;
+        // C1 at the step whose work would make the total overflow (the report's sum would).
+        if (++last_work_n_ > work_room_) detail::work_overflow(kctx_, "the work charged up to this step");
         return last_seconds_;
+    }
+    // How many times w can be added to `total` before a field overflows a double.
+    static index_t work_room(const work& total, const work& w) {
+        const auto t = detail::work_fields(total), f = detail::work_fields(w);
+        double room = 9e18;  // about index_t's largest
+        for (std::size_t i = 0; i < f.size(); ++i)
+            if (f[i] > 0) room = std::min(room, std::floor((std::numeric_limits<double>::max() - t[i]) / f[i]));
+        return static_cast<index_t>(room);
     }
     static work times(const work& w, index_t n) {
         const auto k = static_cast<double>(n);
@@ -1135,6 +1149,7 @@ private:
     }
     work last_work_{};
     index_t last_work_n_ = 0;  // times last_work_ was charged since it was last added to the total
+    index_t work_room_ = std::numeric_limits<index_t>::max();  // the most last_work_n_ may reach (C1)
     double last_seconds_ = 0;
     std::vector<stream::op> ops_;  // the ops of the current step (the batch)
     std::size_t n_out_ = 0;        // the size of the batch being made

@@ -48,7 +48,10 @@ struct Array {
 /// characters; empty (the default) names it by position: in0, in1, …, out0, ….
 struct operand_name {
     char text[16]{};
-    constexpr operand_name() = default;
+    // User-provided rather than `= default`: g++ 12 rejects a defaulted constexpr constructor
+    // used by Arg's default argument from inside a function template ("used before its
+    // definition") when A is dependent; this one is the same and is accepted everywhere.
+    constexpr operand_name() noexcept {}  // NOLINT(modernize-use-equals-default)
     template <std::size_t N>
     constexpr operand_name(const char (&s)[N]) {  // NOLINT: implicit, so that "x" can be a template argument
         static_assert(N <= 16, "ptpu[V1] Arg: an operand name has at most 15 characters");

@@ -25,6 +25,9 @@ namespace ptpu {
 // static_assert text at compile time (pallas_call.hpp expands this list) and the ptpu::error text
 // at run time (message() below). The name is the rule id of pallas-semantics.md (r<N>: check N;
 // s<N>: schedule rule S<N>) or ptpu's own (mc1: megacore output race; smem1: SMEM overflow).
+#define PTPU_RULE_TEXT_11                                                                               \
+    "ptpu[11] pallas_call: an Alias<in, out> is out of range, reuses an output, or joins operands of " \
+    "different shape or dtype; alias an input to an output of the same Array type"
 #define PTPU_RULE_TEXT_24                                                                                   \
     "ptpu[24] pallas_call: VMEM overflow: the windows (buffer count x block bytes, tile-padded) plus VMEM " \
     "scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit (see "           \
@@ -69,9 +72,7 @@ namespace ptpu {
     X(r10,                                                                                                   \
       "ptpu[10] pallas_call: an option is given twice or is not a pallas_call option; give at most one "     \
       "Grid, In, Out, Semantics, Chip, VmemLimit and ScalarPrefetch")                                        \
-    X(r11,                                                                                                   \
-      "ptpu[11] pallas_call: an Alias<in, out> is out of range, reuses an output, or joins operands of "     \
-      "different shape or dtype; alias an input to an output of the same Array type")                        \
+    X(r11, PTPU_RULE_TEXT_11)                                                                                \
     X(r13,                                                                                                   \
       "ptpu[13] pallas_call: blocks must have rank >= 1; give scalars an Array of shape (1) or pass them "   \
       "with ScalarPrefetch")                                                                                 \
@@ -138,6 +139,9 @@ namespace ptpu {
       "exceed the chip's SMEM; move data to VMEM")                                                           \
     X(r25,                                                                                                   \
       "ptpu[25] pallas_call: all elements in the grid must be strictly positive; drop or fix the zero dim")  \
+    X(r25_inner,                                                                                             \
+      "ptpu[25] emit_pipeline: every dim of the inner grid must be strictly positive; fix the zero dim, or " \
+      "skip the pipeline with when(...) when it has nothing to do")                                         \
     X(s34, PTPU_RULE_TEXT_S34)                                                                               \
     X(s38_negative,                                                                                          \
       "ptpu[S38] emit_pipeline: a bounded_slice index map returned ds(start, size) with a negative size; "   \
@@ -162,6 +166,9 @@ namespace ptpu {
 /// The rules a call can break (`reported`: a type-level static_assert already gave the message).
 enum class rule : std::uint8_t { ok, reported, PTPU_CALL_RULES(PTPU_RULE_ENUMERATOR) };
 #undef PTPU_RULE_ENUMERATOR
+
+/// What an Alias<in, out> gets wrong (rule 11; diag::c).
+enum class alias_problem : std::uint8_t { input_out_of_range = 1, output_out_of_range, output_reused, dtype, rank, shape };
 
 /// The first problem found in a call, with the values the message needs.
 struct diag {
@@ -214,6 +221,14 @@ constexpr diag fail(rule r, int op = -1, int dim = -1, index_t a = 0, index_t b 
     return d;
 }
 
+// 25: dim `dim` of `grid` is not positive (the whole grid in at[0], for the message).
+constexpr diag zero_grid(const index_t* grid, int rank, int dim, bool top_level) {
+    diag d = fail(top_level ? rule::r25 : rule::r25_inner, -1, dim, grid[dim]);
+    d.at[0].rank = rank;
+    for (int i = 0; i < rank; ++i) d.at[0].v[i] = grid[i];
+    return d;
+}
+
 constexpr diag check_tiling(const operand_desc& o, int op) {
     // Check 15/16 (lowering.py::_check_block_mappings): squeezed dims count as size 1.
     const auto n = static_cast<std::size_t>(o.block_rank);
@@ -259,8 +274,7 @@ inline constexpr capabilities emit_pipeline_caps{static_cast<int>(max_buffers), 
 constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& caps) {
     using detail::fail;
     for (int i = 0; i < c.grid_rank; ++i)
-        if (c.grid[static_cast<std::size_t>(i)] <= 0)
-            return fail(rule::r25, -1, i, c.grid[static_cast<std::size_t>(i)]);
+        if (c.grid[static_cast<std::size_t>(i)] <= 0) return detail::zero_grid(c.grid.data(), c.grid_rank, i, caps.top_level);
     if (c.has_semantics && c.semantics_rank != c.grid_rank)
         return fail(rule::r20, -1, -1, c.semantics_rank, c.grid_rank);
     if (c.has_semantics) {
@@ -339,15 +353,32 @@ constexpr diag validate(const call_desc& c) {
     if (c.duplicate_option >= 0 || c.unknown_option) return fail(rule::r10, -1, -1, c.duplicate_option);
     if (const diag p = validate_pipeline(c, pallas_call_caps); !p.ok()) return p;
     bool out_taken[max_operands] = {};
+    // 11 names both operands (a: input, b: output) and what is wrong (c: alias_problem), with the
+    // input's and the output's values (bytes[0], bytes[1]: dtypes, ranks or the extents at `dim`).
+    auto alias_fail = [&](int in, int out, alias_problem p, int dim = -1, index_t x = 0, index_t y = 0) {
+        diag d = fail(rule::r11, -1, dim, in, out);
+        d.c = static_cast<index_t>(p);
+        d.d = p == alias_problem::input_out_of_range ? c.n_in : c.n_out;
+        d.bytes[0] = x;
+        d.bytes[1] = y;
+        return d;
+    };
     for (int k = 0; k < c.n_alias; ++k) {
         const auto [in, out] = c.aliases[static_cast<std::size_t>(k)];
-        if (in < 0 || in >= c.n_in || out < 0 || out >= c.n_out) return fail(rule::r11, -1, -1, in, out);
-        if (out_taken[out]) return fail(rule::r11, -1, -1, in, out);
+        if (in < 0 || in >= c.n_in) return alias_fail(in, out, alias_problem::input_out_of_range);
+        if (out < 0 || out >= c.n_out) return alias_fail(in, out, alias_problem::output_out_of_range);
+        if (out_taken[out]) return alias_fail(in, out, alias_problem::output_reused);
         out_taken[out] = true;
         const operand_desc& a = c.ops[static_cast<std::size_t>(in)];
         const operand_desc& b = c.ops[static_cast<std::size_t>(c.n_in + out)];
-        if (a.type != b.type || a.rank != b.rank || a.shape != b.shape)
-            return fail(rule::r11, -1, -1, in, out);
+        if (a.type != b.type)
+            return alias_fail(in, out, alias_problem::dtype, -1, static_cast<index_t>(a.type),
+                              static_cast<index_t>(b.type));
+        if (a.rank != b.rank) return alias_fail(in, out, alias_problem::rank, -1, a.rank, b.rank);
+        for (int d = 0; d < a.rank; ++d)
+            if (a.shape[static_cast<std::size_t>(d)] != b.shape[static_cast<std::size_t>(d)])
+                return alias_fail(in, out, alias_problem::shape, d, a.shape[static_cast<std::size_t>(d)],
+                                  b.shape[static_cast<std::size_t>(d)]);
     }
     return {};
 }
@@ -421,6 +452,38 @@ constexpr diag validate(const call_desc& c) {
             add("total bytes", d.a);
             add("limit", d.b);
             break;
+        case rule::r25:
+        case rule::r25_inner: {
+            std::string g = "(";
+            for (int i = 0; i < d.at[0].rank; ++i) g += (i ? ", " : "") + std::to_string(d.at[0].v[i]);
+            return s + " of the " + (d.code == rule::r25 ? "grid " : "inner grid ") + g + ")";
+        }
+        case rule::r11: {
+            const std::string in = "input " + std::to_string(d.a), out = "output " + std::to_string(d.b);
+            auto count = [](index_t n, const char* what) {
+                return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+            };
+            auto pair = [&](const std::string& x, const std::string& y) { return " (" + x + " vs " + y + ")"; };
+            s = in + " and " + out + ": ";
+            switch (static_cast<alias_problem>(d.c)) {
+                case alias_problem::input_out_of_range:
+                    return s + in + " is out of range (" + count(d.d, "input") + ")";
+                case alias_problem::output_out_of_range:
+                    return s + out + " is out of range (" + count(d.d, "output") + ")";
+                case alias_problem::output_reused:
+                    return s + out + " is already aliased";
+                case alias_problem::dtype:
+                    return s + "the dtypes differ" +
+                           pair(std::string(name(static_cast<dtype>(d.bytes[0]))),
+                                std::string(name(static_cast<dtype>(d.bytes[1]))));
+                case alias_problem::rank:
+                    return s + "the ranks differ" + pair(std::to_string(d.bytes[0]), std::to_string(d.bytes[1]));
+                case alias_problem::shape:
+                    return s + "the shapes differ at dim " + std::to_string(d.dim) +
+                           pair(std::to_string(d.bytes[0]), std::to_string(d.bytes[1]));
+            }
+            return s;
+        }
         default:
             if (d.a || d.b) {
                 add("value", d.a);

@@ -1,0 +1,212 @@
+// Calls written in generic code: pallas_call, BlockSpecs, emit_pipeline and check_call formed
+// inside function templates, class templates and alias templates, with the Array type, block
+// rows and dtype taken from template parameters. Each call's outputs are checked against a
+// reference computed here, outside the templates, and each body counts its steps: a compiler that
+// dropped a call (g++ 12 drops statements that name an alias template holding a lambda, README
+// "Calls in templates") fails these tests instead of passing them vacuously.
+#include <gtest/gtest.h>
+
+#include <ptpu/ptpu.hpp>
+
+#include <cstdint>
+#include <numeric>
+#include <string_view>
+
+using namespace ptpu;
+
+namespace {
+
+// ---- Function templates ------------------------------------------------------------------------
+
+// y = k * x through row blocks of R: the array type is dependent, the BlockSpec's lambda sits in a
+// local alias of the function template, and the operands have no name (Arg's default operand_name).
+template <class A, index_t R>
+auto scaled_copy(const host_array<A>& x, typename A::value_type k, int& steps) {
+    using T = typename A::value_type;
+    using Rows = BlockSpec<Block<R, A::shape[1]>, [](auto i) { return idx(i, 0); }>;
+    using K = pallas_call<Grid<A::shape[0] / R>, In<Arg<A, Rows>>, Out<Arg<A, Rows>>>;
+    static_assert(K::dma_count() == 2 * (A::shape[0] / R));
+    return K{}(
+        [k, &steps](auto a, auto b) {
+            ++steps;
+            store(b, load(a) * static_cast<T>(k));
+        },
+        x);
+}
+
+// y = 2 x by an inner pipeline over row blocks of R (emit_pipeline with dependent specs and grid)
+// inside a call over the whole arrays in ANY.
+template <class A, index_t R>
+host_array<A> inner_double(const host_array<A>& x, int& steps) {
+    using T = typename A::value_type;
+    using Whole = BlockSpec<Full, zero_map, any>;
+    using Rows = BlockSpec<Block<R, A::shape[1]>, [](index_t i) { return idx(i, 0); }>;
+    using K = pallas_call<Grid<>, In<Arg<A, Whole, "x">>, Out<Arg<A, Whole, "y">>>;
+    auto [y, rep] = K{}(
+        [&steps](auto xh, auto yh) {
+            emit_pipeline(
+                [&steps](auto in, auto out) {
+                    ++steps;
+                    store(out, load(in) * T{2});
+                },
+                {A::shape[0] / R}, in_specs<Rows>, out_specs<Rows>)(xh, yh);
+        },
+        x);
+    EXPECT_EQ(rep.stats.inner_steps, A::shape[0] / R);
+    return y;
+}
+
+// The verdict on a copy through R-row blocks, with the BlockSpec's lambda written in the template
+// argument list of check_call inside the function template.
+template <index_t R>
+constexpr verdict copy_verdict() {
+    using X = Array<float, 64, 128>;
+    return check_call<Grid<64 / R>, In<Arg<X, BlockSpec<Block<R, 128>, [](auto i) { return idx(i, 0); }>>>,
+                      Out<Arg<X, BlockSpec<Block<R, 128>, [](auto i) { return idx(i, 0); }>>>>();
+}
+static_assert(copy_verdict<8>().ok());
+static_assert(copy_verdict<4>().rule() == "15");   // (8, 128) tiling
+}  // namespace
+
+TEST(GenericCode, CallsInFunctionTemplates) {
+    host_array<Array<float, 32, 256>> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    int steps = 0;
+    const auto [y, rep] = scaled_copy<Array<float, 32, 256>, 8>(x, 3.0f, steps);
+    EXPECT_EQ(steps, 4);
+    for (index_t i = 0; i < 32; ++i)
+        for (index_t j = 0; j < 256; ++j) ASSERT_EQ(y(i, j), 3.0f * x(i, j)) << i << ", " << j;
+    // Another dtype and block: the same template.
+    host_array<Array<std::int32_t, 16, 128>> n;
+    std::iota(n.begin(), n.end(), -100);
+    steps = 0;
+    const auto [m, rep2] = scaled_copy<Array<std::int32_t, 16, 128>, 16>(n, -2, steps);
+    EXPECT_EQ(steps, 1);
+    for (std::size_t k = 0; k < n.size(); ++k) ASSERT_EQ(m.data()[k], -2 * n.data()[k]) << k;
+    EXPECT_GT(rep.device_time, 0.0);
+}
+
+TEST(GenericCode, EmitPipelineInAFunctionTemplate) {
+    host_array<Array<float, 64, 128>> x;
+    std::iota(x.begin(), x.end(), 1.0f);
+    int steps = 0;
+    const host_array<Array<float, 64, 128>> y = inner_double<Array<float, 64, 128>, 16>(x, steps);
+    EXPECT_EQ(steps, 4);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(y.data()[k], 2.0f * x.data()[k]) << k;
+}
+
+namespace {
+// ---- Class templates ---------------------------------------------------------------------------
+
+// z = x + y over row blocks of 8: the call and its specs are member aliases of a class template
+// (its lambda in the class template), with a verdict and the schedule as static members, and a
+// member function template that adds an inner pipeline.
+template <class A>
+struct adder {
+    using T = typename A::value_type;
+    using Rows = BlockSpec<Block<8, A::shape[1]>, [](auto i) { return idx(i, 0); }>;
+    using Call = pallas_call<Grid<A::shape[0] / 8>, In<Arg<A, Rows, "x">, Arg<A, Rows, "y">>, Out<Arg<A, Rows, "z">>>;
+    static constexpr verdict checked = check_call<Call>();
+    static_assert(checked.ok() && checked.complete());
+    static_assert(Call::dma_count() == 3 * (A::shape[0] / 8));
+
+    int steps = 0;
+    auto operator()(const host_array<A>& x, const host_array<A>& y) {
+        return Call{}(
+            [this](auto a, auto b, auto c) {
+                ++steps;
+                store(c, load(a) + load(b));
+            },
+            x, y);
+    }
+    // z = x + y again, by an inner pipeline over halves of each 8-row block (specs in a member
+    // function template of the class template).
+    template <index_t Half>
+    auto halves(const host_array<A>& x, const host_array<A>& y) {
+        using Sub = BlockSpec<Block<Half, A::shape[1]>, [](index_t i) { return idx(i, 0); }>;
+        using Whole = BlockSpec<Full, zero_map, any>;
+        using K = pallas_call<Grid<>, In<Arg<A, Whole>, Arg<A, Whole>>, Out<Arg<A, Whole>>>;
+        return K{}(
+            [this](auto xh, auto yh, auto zh) {
+                emit_pipeline(
+                    [this](auto a, auto b, auto c) {
+                        ++steps;
+                        store(c, load(a) + load(b));
+                    },
+                    {A::shape[0] / Half}, in_specs<Sub, Sub>, out_specs<Sub>)(xh, yh, zh);
+            },
+            x, y);
+    }
+};
+}  // namespace
+
+TEST(GenericCode, CallsInClassTemplates) {
+    using A = Array<float, 32, 128>;
+    host_array<A> x, y;
+    std::iota(x.begin(), x.end(), 0.0f);
+    std::iota(y.begin(), y.end(), 10.0f);
+    adder<A> add;
+    const auto [z, rep] = add(x, y);
+    EXPECT_EQ(add.steps, 4);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(z.data()[k], x.data()[k] + y.data()[k]) << k;
+    EXPECT_EQ(rep.operands.size(), 3u);
+    EXPECT_EQ(rep.operands[0].name, "x");
+    add.steps = 0;
+    const auto [w, rep2] = add.halves<8>(x, y);
+    EXPECT_EQ(add.steps, 4);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(w.data()[k], x.data()[k] + y.data()[k]) << k;
+}
+
+namespace {
+// ---- Alias templates ---------------------------------------------------------------------------
+// The spellings that work on every supported compiler when a call family is an alias template
+// used from generic code: the index map named outside the alias (a constexpr lambda, or a variable
+// template when it depends on the alias's parameters), or the call made a member of a class
+// template that the alias names.
+using Y = Array<float, 64, 128>;
+constexpr auto rows_map = [](auto i) { return idx(i, 0); };
+template <index_t R>
+using CopyRows = pallas_call<Grid<64 / R>, In<Arg<Y, BlockSpec<Block<R, 128>, rows_map>>>,
+                             Out<Arg<Y, BlockSpec<Block<R, 128>, rows_map>>>>;
+// Block i of the output reads block (i + Shift) mod n of the input: a map that depends on the
+// alias's parameters.
+template <index_t R, index_t Shift>
+constexpr auto rotated_map = [](auto i) { return idx((i + Shift) % (64 / R), 0); };
+template <index_t R, index_t Shift>
+struct rotate_rows {
+    using type = pallas_call<Grid<64 / R>, In<Arg<Y, BlockSpec<Block<R, 128>, rotated_map<R, Shift>>>>,
+                             Out<Arg<Y, BlockSpec<Block<R, 128>, [](auto i) { return idx(i, 0); }>>>>;
+};
+template <index_t R, index_t Shift>
+using RotateRows = typename rotate_rows<R, Shift>::type;
+
+// Runs a call of the family from a function template: its template arguments are dependent here.
+template <index_t R, index_t Shift>
+host_array<Y> rotate(const host_array<Y>& x, int& steps) {
+    static_assert(check_call<RotateRows<R, Shift>>().ok());
+    static_assert(check_call<CopyRows<R>>().ok());
+    auto [y, rep] = RotateRows<R, Shift>{}(
+        [&steps](auto a, auto b) {
+            ++steps;
+            store(b, load(a));
+        },
+        x);
+    auto [z, rep2] = CopyRows<R>{}(
+        [&steps](auto a, auto b) {
+            ++steps;
+            store(b, load(a));
+        },
+        y);
+    return z;
+}
+}  // namespace
+
+TEST(GenericCode, AliasTemplatesUsedFromFunctionTemplates) {
+    host_array<Y> x;
+    std::iota(x.begin(), x.end(), 0.0f);
+    int steps = 0;
+    const host_array<Y> y = rotate<16, 1>(x, steps);
+    EXPECT_EQ(steps, 8);  // 4 steps of each call
+    for (index_t i = 0; i < 64; ++i)
+        for (index_t j = 0; j < 128; ++j) ASSERT_EQ(y(i, j), x((i + 16) % 64, j)) << i << ", " << j;
+}
