@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -535,6 +536,24 @@ TEST(SweepRunStatic, InfeasibleTypesAreReportedByRule) {
         if (e.label == "256, v6e") want = add_config<sweep::value_t<index_t{256}>, sweep::value_t<tpu::v6e>>::call{}.predict(add).device_time;
         if (e.label == "1024, v6e") want = add_config<sweep::value_t<index_t{1024}>, sweep::value_t<tpu::v6e>>::call{}.predict(add).device_time;
         EXPECT_EQ(e.rep.device_time, want) << e.label;
+    }
+}
+
+// A file the sweep cannot open is IO1, naming the path (before anything is written).
+TEST(SweepRun, UnwritableFileIsIO1) {
+    const sweep::result r;
+    const std::string path = "/nonexistent-ptpu-dir/points.csv";
+    for (int json = 0; json < 2; ++json) {
+        try {
+            if (json)
+                r.write_json(std::filesystem::path(path));
+            else
+                r.write_csv(std::filesystem::path(path));
+            ADD_FAILURE() << "no error for " << path;
+        } catch (const error& e) {
+            EXPECT_EQ(e.rule(), "IO1") << e.what();
+            EXPECT_NE(std::string(e.what()).find("cannot write " + path), std::string::npos) << e.what();
+        }
     }
 }
 
