@@ -400,7 +400,7 @@ TEST(AsyncCopy, EmptyCopyStartedAndWaitedIsFine) {
     const host_array<Row> x = rows();
     auto [o, rep] = Single{}(
         [](auto x_any, auto o_any, auto buf, auto dsem, auto) {
-            const index_t n = program_id(0);  // 0 rows at step 0, 1 at step 1
+            const index_t n = 1 - program_id(0);  // 1 row at step 0, 0 at step 1 (the last)
             async_copy(x_any.at(ds(0, n), ds(0, 128)), buf.at(ds(0, n), ds(0, 128)), dsem.at(0)).wait();
             async_copy(buf.at(ds(0, n), ds(0, 128)), o_any.at(ds(0, n), ds(0, 128)), dsem.at(1)).wait();
             if (semaphore_read(dsem.at(0)) != 0 || semaphore_read(dsem.at(1)) != 0)
