@@ -4,6 +4,7 @@
 //! ko 1 R4
 //! ko 2 R4
 //! ko 3 R4
+//! ko 4 R4
 #include <ptpu/ptpu.hpp>
 
 using namespace ptpu;
@@ -14,6 +15,10 @@ using Tile = Scratch<vmem, float, 8, 128>;
 using Sems = Scratch<semaphore, dma_semaphore, 1>;
 using Plain = pallas_call<Grid<2>, In<Arg<X, AnyX>>, Out<Arg<X, AnyX>>, Tile, Sems>;
 using Aliased = pallas_call<Grid<2>, Alias<0, 0>, In<Arg<X, AnyX>>, Out<Arg<X, AnyX>>, Tile, Sems>;
+// dynamic_call's aliases are run-time values: its any inputs are read-only, aliased or not (an
+// aliased input is updated through its output's ref, the same buffer).
+using AnyF2 = Operand<float, 2, any>;
+using Dyn = dynamic_call<In<AnyF2>, Out<AnyF2>, ScratchShapes<Operand<float, 2>>>;
 
 void run(const host_array<X>& x) {
 #if !defined(PTPU_KO)
@@ -24,6 +29,11 @@ void run(const host_array<X>& x) {
         },
         x);
     (void)Aliased{}([](auto in, auto, auto buf, auto) { sync_copy(buf, in.at(ds(0, 8), ds(0, 128))); }, x);
+    Dyn d;
+    (void)d([](auto in, auto out, auto buf) {
+        sync_copy(in, buf);
+        sync_copy(buf, out);
+    }, x.vector());
 #elif PTPU_KO == 1
     (void)Plain{}([](auto in, auto, auto buf, auto) { sync_copy(buf, in.at(ds(0, 8), ds(0, 128))); }, x);
 #elif PTPU_KO == 2
@@ -31,6 +41,9 @@ void run(const host_array<X>& x) {
                   x);
 #elif PTPU_KO == 3
     (void)Plain{}([](auto in, auto out, auto, auto) { sync_copy(out, in); }, x);
+#elif PTPU_KO == 4
+    Dyn d;
+    (void)d([](auto in, auto, auto buf) { sync_copy(buf, in); }, x.vector());
 #endif
 }
 
