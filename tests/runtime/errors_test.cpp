@@ -362,4 +362,10 @@ TEST(RuntimeErrors, IntoWithSharedBuffersIsARG2) {
     host_array<X> w = x;
     (void)InPlace{}.into(std::tie(w), [](auto a, auto b) { store(b, load(a) + 1.0f); }, w);
     for (std::size_t k = 0; k < w.size(); ++k) ASSERT_EQ(w.vector()[k], x.vector()[k] + 1.0f);
+    // Aliased, but only part of the same memory: the input's copy into the output would overlap.
+    m = message_of([&] {
+        (void)InPlace{}.into(std::tuple{tail}, [](auto a, auto b) { store(b, load(a)); }, head);
+    });
+    EXPECT_TRUE(has(m, "ptpu[ARG2] pallas_call::into output 0: its buffer shares memory with pallas_call input 0"))
+        << m;
 }

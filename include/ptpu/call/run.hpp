@@ -28,8 +28,9 @@
 namespace ptpu::detail {
 
 /// ARG2: the buffers an `into()` call writes must not share memory with each other, nor with an
-/// input that is not aliased to that output (Alias<in, out>, S50): the kernel would read an input
-/// while overwriting it, or two outputs would overwrite each other. Checked before any byte moves.
+/// input, unless that input is aliased to the output (Alias<in, out>, S50) and passes the very
+/// same buffer: the kernel would read an input while overwriting it, or two outputs would
+/// overwrite each other. Checked before any byte moves.
 /// (Without data, predict(), nothing to check.)
 inline void check_distinct_buffers(const call_desc& desc, const std::array<void*, max_operands>& hbm,
                                    const char* call) {
@@ -53,7 +54,7 @@ inline void check_distinct_buffers(const call_desc& desc, const std::array<void*
             for (int a = 0; a < desc.n_alias; ++a)
                 aliased = aliased || (desc.aliases[static_cast<std::size_t>(a)].first == j &&
                                       desc.aliases[static_cast<std::size_t>(a)].second == out);
-            if (aliased) continue;
+            if (aliased && l2 == lo) continue;  // the input's own buffer, updated in place
             const bool input = j < desc.n_in;
             throw error("ARG2", name(k),
                         "its buffer shares memory with " + name(j) +
