@@ -9,7 +9,9 @@
 // The data path: an async copy's bytes land when a wait needs them (the latest moment real
 // hardware could have moved them), so a body that reads a destination before its wait sees the
 // old contents instead of a copy that happened to be early; with run_options::detect_races such
-// a read (or a write to a source in flight) is reported as DMA2 with the ref and the step. The
+// a read (or a write to a source in flight) is reported as DMA2 with the ref and the step. A copy
+// whose source and destination overlap moves as memmove does (dma.hpp, move_box), and is DMA4
+// under detect_races, since hardware does not promise that order. The
 // semaphore values are the cells of the core's scratch: semaphore_read sees them. The timing
 // path: each start, signal and wait is an op of the core's stream (stream/op.hpp), placed after
 // the compute the body charged before it; the model blocks a wait until the DMA completions or
