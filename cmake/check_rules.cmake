@@ -9,8 +9,9 @@
 # An id is documented by a heading "### `ID` name" in DOC. Each heading's section must have a line
 # "Pinned by: ..." naming at least one test, each in backticks: `Suite.Case` (a TEST in a
 # TESTS/**/*<TEST_SUFFIX> file whose body names the id: "ID", ptpu[ID] or a rule:: enumerator of
-# it) or `tests/compile_fail/<file>.cpp ko <n>` (a file declaring `//! ko <n> ID`). Anywhere in
-# DOC, a backticked `Suite.Case` or a compile-fail case must exist. Prints one line per problem
+# it), `tests/compile_fail/<file>.cpp ko <n>` (a file declaring `//! ko <n> ID`), or
+# `tests/<path> static_assert` (a file with a static_assert naming "ID", checked by compiling it).
+# Anywhere in DOC, a backticked test of these forms must exist. Prints one line per problem
 # and fails when there is any; prints `rules: ok, ...` otherwise. Plain CMake: it needs no build.
 cmake_minimum_required(VERSION 3.25)
 
@@ -132,6 +133,22 @@ function(_ko_rule file n out)
     endforeach()
 endfunction()
 
+# Whether a test file has a static_assert statement naming "id".
+function(_static_assert_names path id out)
+    set(${out} OFF PARENT_SCOPE)
+    if(NOT EXISTS ${path})
+        return()
+    endif()
+    _read(${path} text)
+    string(REPLACE "<semicolon>" ";" statements "${text}")
+    foreach(st IN LISTS statements)
+        if(st MATCHES "static_assert\\(" AND st MATCHES "\"${id}\"")
+            set(${out} ON PARENT_SCOPE)
+            return()
+        endif()
+    endforeach()
+endfunction()
+
 # ---- the document ---------------------------------------------------------------------------
 file(RELATIVE_PATH doc_name ${BASE} ${DOC})
 _read(${DOC} doc_text)
@@ -216,8 +233,23 @@ foreach(line IN LISTS doc_lines)
                 set(pinned_${section} ON)
                 math(EXPR n_pins "${n_pins} + 1")
             endif()
+        elseif(q MATCHES "^tests/([A-Za-z0-9_/]+\\.cpp) static_assert$")
+            set(path ${TESTS}/${CMAKE_MATCH_1})
+            if(NOT EXISTS ${path})
+                _problem("${doc_name}:${n}: `${q}`: no such file")
+                continue()
+            endif()
+            if(pin_line AND NOT section STREQUAL "")
+                _static_assert_names(${path} ${section} found)
+                if(NOT found)
+                    _problem("${doc_name}:${n}: `${q}` has no static_assert naming \"${section}\"")
+                    continue()
+                endif()
+                set(pinned_${section} ON)
+                math(EXPR n_pins "${n_pins} + 1")
+            endif()
         elseif(pin_line)
-            _problem("${doc_name}:${n}: `${q}` in a `Pinned by:` line is neither `Suite.Case` nor `tests/compile_fail/<file>.cpp ko <n>`")
+            _problem("${doc_name}:${n}: `${q}` in a `Pinned by:` line is neither `Suite.Case`, `tests/compile_fail/<file>.cpp ko <n>` nor `tests/<file>.cpp static_assert`")
         endif()
     endforeach()
 endforeach()

@@ -286,6 +286,7 @@ private:
                 traits::all_scans(typename traits::ins{}, typename traits::outs{});
             const plan_tables tables = detail::plan_call(desc, maps.data(), ctx_ptr, scans.data());
             // Only once the plan holds: a rejected call leaves the caller's buffers untouched.
+            detail::check_distinct_buffers(desc, hbm, "pallas_call");
             detail::alias_hbm(desc, hbm);
             std::array<const void*, max_operands> prefetch{};
             [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -314,9 +315,20 @@ private:
         return s;
     }
 
+    /// Whether operand K's ref is read-only: an input without a window (any/hbm), whose ref is the
+    /// caller's array, unless an Alias<K, out> makes it the output's buffer (S50). Window slots
+    /// stay writable (S26).
+    template <class Arg, std::size_t K>
+    static constexpr bool read_only_operand() {
+        if (K >= static_cast<std::size_t>(desc.n_in) || !windowless_space<typename Arg::spec::memory>) return false;
+        for (int a = 0; a < desc.n_alias; ++a)
+            if (desc.aliases[static_cast<std::size_t>(a)].first == static_cast<int>(K)) return false;
+        return true;
+    }
+
     template <class Arg, std::size_t K, class Mem>
     static auto operand_ref(Mem& m, const std::array<void*, max_operands>& hbm) {
-        using R = detail::kernel_ref_t<Arg>;
+        using R = detail::kernel_ref_t<Arg, read_only_operand<Arg, K>()>;
         using T = typename Arg::array::value_type;
         constexpr std::size_t rank = R::rank;
         constexpr auto n_in = static_cast<std::size_t>(desc.n_in);
@@ -352,7 +364,8 @@ private:
                           detail::pack<A...>, std::index_sequence<AK...>, detail::pack<S...>,
                           std::index_sequence<SK...>, const std::array<void*, max_operands>& hbm) {
         using result =
-            decltype(body(std::declval<prefetch_ref_t<P>>()..., std::declval<detail::kernel_ref_t<A>>()...,
+            decltype(body(std::declval<prefetch_ref_t<P>>()...,
+                          std::declval<detail::kernel_ref_t<A, read_only_operand<A, AK>()>>()...,
                           std::declval<scratch_ref_t<S>>()...));
         static_assert(std::is_void_v<result>,
                       "ptpu[12] pallas_call: the kernel body should return void; write results to "

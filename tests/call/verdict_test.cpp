@@ -72,6 +72,33 @@ TEST(Verdict, VmemOverflowIs24WithItsBytes) {
                              In<Arg<Big, BlockSpec<Block<2048, 2048>, row>>>>);
 }
 
+// 24 for the limit itself: one above the chip's physical VMEM (1 TiB on v5e's 128 MiB), or
+// negative, could never be honoured; the chip's whole VMEM is the largest limit.
+static_assert(rule_of<Grid<4>, Chip<tpu::v5e>, VmemLimit<index_t{1} << 40>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>> ==
+              "24");
+static_assert(rule_of<Grid<4>, Chip<tpu::v5e>, VmemLimit<-1>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>> == "24");
+static_assert(rule_of<Grid<4>, Chip<tpu::v4>, VmemLimit<tpu::v5e.vmem_bytes>, In<Arg<X, Blk>>> == "24");
+static_assert(valid_call<Grid<4>, Chip<tpu::v5e>, VmemLimit<tpu::v5e.vmem_bytes>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>);
+
+TEST(Verdict, VmemLimitAboveTheChipIs24WithBothSizes) {
+    constexpr auto v = check_call<Grid<4>, Chip<tpu::v5e>, VmemLimit<index_t{1} << 40>, In<Arg<X, Blk>>>();
+    EXPECT_EQ(v.rule(), "24");
+    EXPECT_NE(v.message().find("exceeds the chip's physical VMEM"), std::string::npos) << v.message();
+    EXPECT_EQ(v.values().a, index_t{1} << 40);
+    EXPECT_EQ(v.values().b, tpu::v5e.vmem_bytes);
+    EXPECT_NE(v.details().find("limit bytes 1099511627776, chip VMEM bytes 134217728"), std::string::npos)
+        << v.details();
+}
+
+// PAD1: element padding is a count of elements on each side, never negative.
+constexpr auto elem_map = [](auto i) { return idx(i * 8, 0); };
+static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<element{8, -1, 0}, element{128}>, elem_map>>>,
+                      Out<Arg<X, Blk>>> == "PAD1");
+static_assert(rule_of<Grid<4>, In<Arg<X, BlockSpec<Block<element{8, 0, -3}, element{128}>, elem_map>>>,
+                      Out<Arg<X, Blk>>> == "PAD1");
+static_assert(valid_call<Grid<4>, In<Arg<X, BlockSpec<Block<element{8, 0, 0}, element{128}>, elem_map>>>,
+                         Out<Arg<X, Blk>>>);
+
 // ko 37: bool blocks count 4 bytes each.
 static_assert(rule_of<Grid<4>, VmemLimit<3 << 19>,
                       In<Arg<Array<bool, 1024, 1024>, BlockSpec<Block<256, 1024>, row>>>> == "24");

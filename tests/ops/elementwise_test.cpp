@@ -445,3 +445,237 @@ TEST(OpsElementwise, TimingOnlyChargesTheSameAndComputesNothing) {
 }
 
 }  // namespace
+
+// ---- Special values against jnp's documented results ----------------------------------------
+//
+// One row per (op, argument): ±inf, NaN, ±0, subnormals, overflow, integer limits. The expected
+// values are jnp's (IEEE 754 for the float functions, XLA's conversion and integer-division
+// semantics for the rest). Each argument fills 131 columns, so both Eigen's vectorised packets
+// and its scalar tail compute it. Where the TPU differs from jnp on CPU the row follows the TPU
+// and says so. Subnormals: XLA flushes f32 subnormal results and arguments to zero (on TPU, and
+// on CPU too); ptpu flushes the results of exp and logistic (the functions whose kernels clamp,
+// so that exp(-inf) is exactly 0) but otherwise computes with IEEE subnormals, so no row here
+// feeds one to an op that would keep it.
+
+namespace {
+
+constexpr float f_nan = std::numeric_limits<float>::quiet_NaN();
+constexpr float f_inf = std::numeric_limits<float>::infinity();
+constexpr float f_den = std::numeric_limits<float>::denorm_min();
+constexpr float f_max = std::numeric_limits<float>::max();
+
+// Same value, same class: NaN matches any NaN, zeros must match in sign.
+bool same_float(float got, float want) {
+    if (std::isnan(want)) return std::isnan(got);
+    return got == want && std::signbit(got) == std::signbit(want);
+}
+
+vec<float> filled(float x) { return vec<float>(farr::Constant(2, 131, x)); }
+
+template <class V>
+void expect_all(const V& got, float want, const std::string& what) {
+    for (index_t i = 0; i < got.rows(); ++i)
+        for (index_t j = 0; j < got.cols(); ++j)
+            ASSERT_TRUE(same_float(static_cast<float>(got(i, j)), want))
+                << what << ": got " << static_cast<float>(got(i, j)) << ", jnp gives " << want << " (at " << i
+                << "," << j << ")";
+}
+
+}  // namespace
+
+TEST(OpsElementwise, SpecialValuesMatchJnp) {
+    env e;
+    using fn = vec<float> (*)(const vec<float>&);
+    struct row {
+        const char* op;
+        fn f;
+        float x;
+        float want;
+    };
+    const row rows[] = {
+        // jnp.exp
+        {"exp", [](const vec<float>& v) { return exp(v); }, -f_inf, 0.0f},
+        {"exp", [](const vec<float>& v) { return exp(v); }, f_inf, f_inf},
+        {"exp", [](const vec<float>& v) { return exp(v); }, f_nan, f_nan},
+        {"exp", [](const vec<float>& v) { return exp(v); }, 0.0f, 1.0f},
+        {"exp", [](const vec<float>& v) { return exp(v); }, -0.0f, 1.0f},
+        {"exp", [](const vec<float>& v) { return exp(v); }, f_den, 1.0f},
+        {"exp", [](const vec<float>& v) { return exp(v); }, 89.0f, f_inf},  // overflow
+        {"exp", [](const vec<float>& v) { return exp(v); }, -104.0f, 0.0f},
+        // exp(-88) = 6.05e-39 is subnormal: flushed to 0 on TPU (XLA's FTZ)
+        {"exp", [](const vec<float>& v) { return exp(v); }, -88.0f, 0.0f},
+        // jnp.log
+        {"log", [](const vec<float>& v) { return log(v); }, 0.0f, -f_inf},
+        {"log", [](const vec<float>& v) { return log(v); }, -0.0f, -f_inf},
+        {"log", [](const vec<float>& v) { return log(v); }, -1.0f, f_nan},
+        {"log", [](const vec<float>& v) { return log(v); }, f_inf, f_inf},
+        {"log", [](const vec<float>& v) { return log(v); }, -f_inf, f_nan},
+        {"log", [](const vec<float>& v) { return log(v); }, f_nan, f_nan},
+        {"log", [](const vec<float>& v) { return log(v); }, 1.0f, 0.0f},
+        // jnp.log1p
+        {"log1p", [](const vec<float>& v) { return log1p(v); }, -1.0f, -f_inf},
+        {"log1p", [](const vec<float>& v) { return log1p(v); }, -2.0f, f_nan},
+        {"log1p", [](const vec<float>& v) { return log1p(v); }, f_inf, f_inf},
+        {"log1p", [](const vec<float>& v) { return log1p(v); }, f_nan, f_nan},
+        {"log1p", [](const vec<float>& v) { return log1p(v); }, -0.0f, -0.0f},
+        // jnp.expm1
+        {"expm1", [](const vec<float>& v) { return expm1(v); }, -f_inf, -1.0f},
+        {"expm1", [](const vec<float>& v) { return expm1(v); }, f_inf, f_inf},
+        {"expm1", [](const vec<float>& v) { return expm1(v); }, f_nan, f_nan},
+        {"expm1", [](const vec<float>& v) { return expm1(v); }, -0.0f, -0.0f},
+        {"expm1", [](const vec<float>& v) { return expm1(v); }, 100.0f, f_inf},
+        // jnp.tanh
+        {"tanh", [](const vec<float>& v) { return tanh(v); }, f_inf, 1.0f},
+        {"tanh", [](const vec<float>& v) { return tanh(v); }, -f_inf, -1.0f},
+        {"tanh", [](const vec<float>& v) { return tanh(v); }, f_nan, f_nan},
+        {"tanh", [](const vec<float>& v) { return tanh(v); }, -0.0f, -0.0f},
+        {"tanh", [](const vec<float>& v) { return tanh(v); }, 30.0f, 1.0f},
+        // jax.nn.sigmoid (lax.logistic)
+        {"logistic", [](const vec<float>& v) { return logistic(v); }, -f_inf, 0.0f},
+        {"logistic", [](const vec<float>& v) { return logistic(v); }, f_inf, 1.0f},
+        {"logistic", [](const vec<float>& v) { return logistic(v); }, f_nan, f_nan},
+        {"logistic", [](const vec<float>& v) { return logistic(v); }, 0.0f, 0.5f},
+        {"logistic", [](const vec<float>& v) { return logistic(v); }, -200.0f, 0.0f},
+        {"logistic", [](const vec<float>& v) { return logistic(v); }, 200.0f, 1.0f},
+        // jnp.sqrt
+        {"sqrt", [](const vec<float>& v) { return sqrt(v); }, -1.0f, f_nan},
+        {"sqrt", [](const vec<float>& v) { return sqrt(v); }, -0.0f, -0.0f},
+        {"sqrt", [](const vec<float>& v) { return sqrt(v); }, f_inf, f_inf},
+        {"sqrt", [](const vec<float>& v) { return sqrt(v); }, -f_inf, f_nan},
+        {"sqrt", [](const vec<float>& v) { return sqrt(v); }, f_nan, f_nan},
+        // lax.rsqrt
+        {"rsqrt", [](const vec<float>& v) { return rsqrt(v); }, 0.0f, f_inf},
+        {"rsqrt", [](const vec<float>& v) { return rsqrt(v); }, -0.0f, -f_inf},
+        {"rsqrt", [](const vec<float>& v) { return rsqrt(v); }, f_inf, 0.0f},
+        {"rsqrt", [](const vec<float>& v) { return rsqrt(v); }, -1.0f, f_nan},
+        {"rsqrt", [](const vec<float>& v) { return rsqrt(v); }, f_nan, f_nan},
+        {"rsqrt", [](const vec<float>& v) { return rsqrt(v); }, 4.0f, 0.5f},
+        // jnp.reciprocal and division by zero
+        {"reciprocal", [](const vec<float>& v) { return reciprocal(v); }, 0.0f, f_inf},
+        {"reciprocal", [](const vec<float>& v) { return reciprocal(v); }, -0.0f, -f_inf},
+        {"reciprocal", [](const vec<float>& v) { return reciprocal(v); }, f_inf, 0.0f},
+        {"reciprocal", [](const vec<float>& v) { return reciprocal(v); }, -f_inf, -0.0f},
+        {"1 / x", [](const vec<float>& v) { return 1.0f / v; }, -0.0f, -f_inf},
+        {"x / 0", [](const vec<float>& v) { return v / 0.0f; }, -1.0f, -f_inf},
+        {"x / 0", [](const vec<float>& v) { return v / 0.0f; }, 0.0f, f_nan},
+        {"x / inf", [](const vec<float>& v) { return v / f_inf; }, f_inf, f_nan},
+        // jnp.sin, jnp.cos
+        {"sin", [](const vec<float>& v) { return sin(v); }, f_inf, f_nan},
+        {"sin", [](const vec<float>& v) { return sin(v); }, f_nan, f_nan},
+        {"sin", [](const vec<float>& v) { return sin(v); }, -0.0f, -0.0f},
+        {"cos", [](const vec<float>& v) { return cos(v); }, -f_inf, f_nan},
+        {"cos", [](const vec<float>& v) { return cos(v); }, -0.0f, 1.0f},
+        // jnp.power
+        {"pow(x, 0)", [](const vec<float>& v) { return pow(v, vec<float>(farr::Zero(2, 131))); }, f_nan, 1.0f},
+        {"pow(1, x)", [](const vec<float>& v) { return pow(filled(1.0f), v); }, f_nan, 1.0f},
+        {"pow(0, x)", [](const vec<float>& v) { return pow(filled(0.0f), v); }, -1.0f, f_inf},
+        {"pow(-2, x)", [](const vec<float>& v) { return pow(filled(-2.0f), v); }, 3.0f, -8.0f},
+        {"pow(-8, x)", [](const vec<float>& v) { return pow(filled(-8.0f), v); }, 1.0f / 3.0f, f_nan},
+        {"pow(x, 2)", [](const vec<float>& v) { return pow(v, filled(2.0f)); }, -f_inf, f_inf},
+        // floor, ceil, abs, neg
+        {"floor", [](const vec<float>& v) { return floor(v); }, -f_inf, -f_inf},
+        {"floor", [](const vec<float>& v) { return floor(v); }, f_nan, f_nan},
+        {"floor", [](const vec<float>& v) { return floor(v); }, -0.0f, -0.0f},
+        {"floor", [](const vec<float>& v) { return floor(v); }, 0.5f, 0.0f},
+        {"ceil", [](const vec<float>& v) { return ceil(v); }, -0.5f, -0.0f},
+        {"abs", [](const vec<float>& v) { return abs(v); }, -0.0f, 0.0f},
+        {"abs", [](const vec<float>& v) { return abs(v); }, -f_inf, f_inf},
+        {"-x", [](const vec<float>& v) { return -v; }, 0.0f, -0.0f},
+        // arithmetic at the limits
+        {"x + x", [](const vec<float>& v) { return v + v; }, f_max, f_inf},
+        {"x - x", [](const vec<float>& v) { return v - v; }, f_inf, f_nan},
+        {"x * 0", [](const vec<float>& v) { return v * 0.0f; }, f_inf, f_nan},
+        // jnp.maximum / jnp.minimum propagate NaN from either side
+        {"maximum(x, 1)", [](const vec<float>& v) { return maximum(v, 1.0f); }, f_nan, f_nan},
+        {"maximum(1, x)", [](const vec<float>& v) { return maximum(filled(1.0f), v); }, f_nan, f_nan},
+        {"minimum(x, 1)", [](const vec<float>& v) { return minimum(v, 1.0f); }, f_nan, f_nan},
+        {"minimum(1, x)", [](const vec<float>& v) { return minimum(filled(1.0f), v); }, f_nan, f_nan},
+        {"maximum(x, -inf)", [](const vec<float>& v) { return maximum(v, -f_inf); }, 0.0f, 0.0f},
+        {"minimum(x, inf)", [](const vec<float>& v) { return minimum(v, f_inf); }, -f_inf, -f_inf},
+        // casts through bf16 and f16 keep NaN (a payload in the low bits only must not become inf)
+        {"bf16(x)", [](const vec<float>& v) { return cast<float>(cast<bf16>(v)); }, f_nan, f_nan},
+        {"bf16(x)", [](const vec<float>& v) { return cast<float>(cast<bf16>(v)); },
+         std::bit_cast<float>(0x7F800001u), f_nan},
+        {"bf16(x)", [](const vec<float>& v) { return cast<float>(cast<bf16>(v)); }, f_max, f_inf},
+        {"bf16(x)", [](const vec<float>& v) { return cast<float>(cast<bf16>(v)); }, -f_inf, -f_inf},
+        {"bf16(x)", [](const vec<float>& v) { return cast<float>(cast<bf16>(v)); }, -0.0f, -0.0f},
+        {"f16(x)", [](const vec<float>& v) { return cast<float>(cast<f16>(v)); }, f_nan, f_nan},
+        {"f16(x)", [](const vec<float>& v) { return cast<float>(cast<f16>(v)); },
+         std::bit_cast<float>(0x7F800001u), f_nan},
+        {"f16(x)", [](const vec<float>& v) { return cast<float>(cast<f16>(v)); }, 70000.0f, f_inf},
+        {"f16(x)", [](const vec<float>& v) { return cast<float>(cast<f16>(v)); }, -1e-8f, -0.0f},
+        {"f16(x)", [](const vec<float>& v) { return cast<float>(cast<f16>(v)); }, -f_inf, -f_inf},
+    };
+    for (const row& r : rows)
+        expect_all(r.f(filled(r.x)), r.want, std::string(r.op) + "(" + std::to_string(r.x) + ")");
+
+    // Reductions: NaN and opposite infinities propagate as in jnp.sum / jnp.max / jnp.min.
+    farr a = farr::Constant(8, 131, 1.0f);
+    a(3, 77) = f_nan;
+    for (const auto& v : {sum(vec<float>(a)), max(vec<float>(a)), min(vec<float>(a)), mean(vec<float>(a))})
+        expect_all(v, f_nan, "reduction with a NaN");
+    a(3, 77) = f_inf;
+    a(5, 2) = -f_inf;
+    expect_all(sum(vec<float>(a)), f_nan, "sum(inf, -inf)");
+    expect_all(max(vec<float>(a)), f_inf, "max with inf");
+    expect_all(min(vec<float>(a)), -f_inf, "min with -inf");
+
+    // Comparisons with NaN: only != holds.
+    const auto n = filled(f_nan);
+    EXPECT_FALSE((n == n)(0, 0) || (n < 1.0f)(0, 0) || (n >= 1.0f)(0, 130) || (n > -f_inf)(1, 5));
+    EXPECT_TRUE((n != n)(1, 130));
+}
+
+// Integer limits and float → integer conversions (XLA's, which jnp follows on every backend):
+// wrapping arithmetic, division by zero and INT_MIN / -1, saturating conversion with NaN → 0.
+TEST(OpsElementwise, IntegerAndConversionLimitsMatchXla) {
+    env e;
+    constexpr std::int32_t imax = std::numeric_limits<std::int32_t>::max();
+    constexpr std::int32_t imin = std::numeric_limits<std::int32_t>::min();
+    auto ivec = [](std::int32_t x) { return vec<std::int32_t>(iarr::Constant(2, 131, x)); };
+    struct row {
+        const char* op;
+        vec<std::int32_t> got;
+        std::int32_t want;
+    };
+    const row rows[] = {
+        {"INT_MAX + 1", ivec(imax) + 1, imin},
+        {"INT_MIN - 1", ivec(imin) - 1, imax},
+        {"INT_MIN * -1", ivec(imin) * -1, imin},
+        {"-INT_MIN", -ivec(imin), imin},
+        {"abs(INT_MIN)", abs(ivec(imin)), imin},
+        {"INT_MIN / -1", ivec(imin) / -1, imin},
+        {"INT_MIN % -1", ivec(imin) % -1, 0},
+        {"7 / 0", ivec(7) / 0, -1},
+        {"-7 / 0", ivec(-7) / 0, -1},
+        {"7 % 0", ivec(7) % 0, 7},
+        {"INT_MIN % 0", ivec(imin) % 0, imin},
+        {"-7 / 2", ivec(-7) / 2, -3},  // lax.div truncates (jnp's // floors: -4)
+        {"-7 % 2", ivec(-7) % 2, -1},  // lax.rem: sign of the dividend
+        {"INT_MAX / INT_MIN", ivec(imax) / imin, 0},
+        {"maximum(INT_MIN, INT_MAX)", maximum(ivec(imin), imax), imax},
+        {"i32(nan)", cast<std::int32_t>(filled(f_nan)), 0},
+        {"i32(inf)", cast<std::int32_t>(filled(f_inf)), imax},
+        {"i32(-inf)", cast<std::int32_t>(filled(-f_inf)), imin},
+        {"i32(2^31)", cast<std::int32_t>(filled(2147483648.0f)), imax},
+        {"i32(-2^31)", cast<std::int32_t>(filled(-2147483648.0f)), imin},
+        {"i32(2147483520)", cast<std::int32_t>(filled(2147483520.0f)), 2147483520},
+        {"i32(-0.9)", cast<std::int32_t>(filled(-0.9f)), 0},
+        {"i32(denormal)", cast<std::int32_t>(filled(f_den)), 0},
+        {"i32(i8(nan))", cast<std::int32_t>(cast<std::int8_t>(filled(f_nan))), 0},
+        {"i32(i8(inf))", cast<std::int32_t>(cast<std::int8_t>(filled(f_inf))), 127},
+        {"i32(i8(-inf))", cast<std::int32_t>(cast<std::int8_t>(filled(-f_inf))), -128},
+        {"i32(u8(-inf))", cast<std::int32_t>(cast<std::uint8_t>(filled(-f_inf))), 0},
+        {"i32(u8(nan))", cast<std::int32_t>(cast<std::uint8_t>(filled(f_nan))), 0},
+        {"i32(bool(nan))", cast<std::int32_t>(cast<bool>(filled(f_nan))), 1},
+        {"i32(bool(-0))", cast<std::int32_t>(cast<bool>(filled(-0.0f))), 0},
+        {"sum wraps", sum(ivec(imax), 1), static_cast<std::int32_t>(131u * static_cast<std::uint32_t>(imax))},
+    };
+    for (const row& r : rows)
+        for (index_t i = 0; i < r.got.rows(); ++i)
+            for (index_t j = 0; j < r.got.cols(); ++j)
+                ASSERT_EQ(r.got(i, j), r.want) << r.op << " at " << i << "," << j;
+    // int32 → f32 rounds to nearest even (INT_MAX becomes 2^31).
+    expect_all(cast<float>(ivec(imax)), 2147483648.0f, "f32(INT_MAX)");
+    expect_all(cast<float>(ivec(imin)), -2147483648.0f, "f32(INT_MIN)");
+}

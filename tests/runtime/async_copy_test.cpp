@@ -6,8 +6,12 @@
 #include <ptpu/ptpu.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <numeric>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 using namespace ptpu;
 
@@ -318,4 +322,120 @@ TEST(AsyncCopy, A14SemaphoreValues) {
         },
         x);
     EXPECT_EQ(seen, (std::vector<std::int32_t>{2, 0, 0, 2, 0, 0}));  // two grid steps
+}
+
+namespace {
+// 16 rows of VMEM scratch: room for an overlapping copy of 8 rows by 4.
+using Buf16 = Scratch<vmem, float, 16, 128>;
+using Wide = pallas_call<Grid<1>, In<Arg<Row, AnyRow>>, Out<Arg<Row, AnyRow>>, Buf16, DmaSem, Chip<tpu::v5e>>;
+
+// The rows of a (16, 128) array after moving rows [from, from + 8) to [to, to + 8) as memmove does.
+std::vector<float> moved(std::vector<float> v, int from, int to) {
+    std::vector<float> src(v.begin() + from * 128, v.begin() + (from + 8) * 128);
+    std::copy(src.begin(), src.end(), v.begin() + to * 128);
+    return v;
+}
+
+// Overlapping copies in VMEM (rows [0, 8) to [4, 12)), in HBM ([0, 8) to [2, 10)) and a
+// sync_copy in VMEM ([8, 16) to [7, 15)) each move the source's contents from before the copy.
+struct overlapping_copies {
+    template <class X, class O, class B, class S>
+    void operator()(X x_any, O o_any, B buf, S dsem) const {
+        sync_copy(x_any, buf);
+        async_copy(buf.at(ds(0, 8), ds(0, 128)), buf.at(ds(4, 8), ds(0, 128)), dsem.at(0)).wait();
+        sync_copy(buf.at(ds(8, 8), ds(0, 128)), buf.at(ds(7, 8), ds(0, 128)));
+        sync_copy(buf, o_any);
+        async_copy(o_any.at(ds(0, 8), ds(0, 128)), o_any.at(ds(2, 8), ds(0, 128)), dsem.at(1)).wait();
+    }
+};
+}  // namespace
+
+// A TPU DMA engine makes no public promise about copies whose ends overlap (S61 orders nothing);
+// ptpu copies them as a DMA that reads its whole source before it writes (memmove: Pallas's
+// interpret mode does the same), never replicating rows, and detect_races reports them (DMA4).
+TEST(AsyncCopy, OverlappingCopiesMoveLikeMemmoveAndAreReportedAsDMA4) {
+    const host_array<Row> x = rows();
+    auto [o, rep] = Wide{}(overlapping_copies{}, x);
+    const std::vector<float> want = moved(moved(moved(x.vector(), 0, 4), 8, 7), 0, 2);
+    for (std::size_t k = 0; k < want.size(); ++k) ASSERT_EQ(o.vector()[k], want[k]) << "element " << k;
+    EXPECT_EQ(rep.stats.body_dmas, 5);
+
+    Wide checked;
+    checked.options.detect_races = true;
+    const std::string e = error_of([&] { checked(overlapping_copies{}, x); });
+    EXPECT_NE(e.find("ptpu[DMA4] core 0, step 0: async_copy: the source ref of scratch 0 and the destination ref of "
+                     "scratch 0 overlap"),
+              std::string::npos)
+        << e;
+    // The sync_copy and the HBM copy, each on its own.
+    const std::string s = error_of([&] {
+        checked([](auto, auto, auto buf, auto) { sync_copy(buf.at(ds(1, 8), ds(0, 128)), buf.at(ds(0, 8), ds(0, 128))); },
+                x);
+    });
+    EXPECT_NE(s.find("ptpu[DMA4] core 0, step 0: sync_copy: the source ref of scratch 0"), std::string::npos) << s;
+    const std::string h = error_of([&] {
+        checked([](auto, auto o_any, auto, auto dsem) {
+            async_copy(o_any.at(ds(0, 8), ds(0, 128)), o_any.at(ds(2, 8), ds(0, 128)), dsem.at(1)).wait();
+        }, x);
+    });
+    EXPECT_NE(h.find("ptpu[DMA4] core 0, step 0: async_copy: the source ref of output 0 and the destination ref of "
+                     "output 0 overlap"),
+              std::string::npos)
+        << h;
+    // Two column halves of one buffer: their byte ranges interleave, their elements do not.
+    auto [o2, rep2] = checked(
+        [](auto x_any, auto o_any, auto buf, auto dsem) {
+            sync_copy(x_any, buf);
+            async_copy(buf.at(ds(0, 16), ds(0, 64)), buf.at(ds(0, 16), ds(64, 64)), dsem.at(0)).wait();
+            sync_copy(buf, o_any);
+        },
+        x);
+    for (std::size_t k = 0; k < o2.size(); ++k)
+        ASSERT_EQ(o2.vector()[k], x.vector()[k % 128 < 64 ? k : k - 64]) << "element " << k;
+}
+
+// An empty copy (a zero-row slice) started and waited is complete: its wait takes 0 bytes and
+// nothing is left pending at exit (check 39).
+TEST(AsyncCopy, EmptyCopyStartedAndWaitedIsFine) {
+    const host_array<Row> x = rows();
+    auto [o, rep] = Single{}(
+        [](auto x_any, auto o_any, auto buf, auto dsem, auto) {
+            const index_t n = 1 - program_id(0);  // 1 row at step 0, 0 at step 1 (the last)
+            async_copy(x_any.at(ds(0, n), ds(0, 128)), buf.at(ds(0, n), ds(0, 128)), dsem.at(0)).wait();
+            async_copy(buf.at(ds(0, n), ds(0, 128)), o_any.at(ds(0, n), ds(0, 128)), dsem.at(1)).wait();
+            if (semaphore_read(dsem.at(0)) != 0 || semaphore_read(dsem.at(1)) != 0)
+                throw std::runtime_error("semaphore left raised");
+        },
+        x);
+    for (std::size_t k = 0; k < 128; ++k) ASSERT_EQ(o.vector()[k], x.vector()[k]) << k;
+    EXPECT_EQ(rep.stats.body_dmas, 4);
+    EXPECT_EQ(rep.stats.sem_waits, 4);
+}
+
+// S60: the core index and the amount are checked as given, before any conversion: a negative
+// core other than -1 (this core) is no core, and a uint64 2^64 - 1 is not -1 (nor 0xFFFFFFFF
+// an int32 -1).
+TEST(AsyncCopy, SignalCoreAndAmountsAreCheckedBeforeConversion) {
+    const host_array<Row> x = rows();
+    auto run = [&](auto f) {
+        return error_of([&] { Single{}([&](auto, auto, auto, auto, auto sem) { f(sem.at(0)); }, x); });
+    };
+    std::string e = run([](auto s) { semaphore_signal(s, 1, -7); });
+    EXPECT_NE(e.find("ptpu[S60] core 0, step 0: semaphore_signal: signals core -7"), std::string::npos) << e;
+    e = run([](auto s) { semaphore_signal(s, std::numeric_limits<std::uint64_t>::max()); });
+    EXPECT_NE(e.find("ptpu[S60] core 0, step 0: semaphore_signal: signals 18446744073709551615 on semaphore "
+                     "scratch 2[0]"),
+              std::string::npos)
+        << e;
+    e = run([](auto s) { semaphore_signal(s, std::uint32_t{0xFFFFFFFFu}); });
+    EXPECT_NE(e.find("signals 4294967295"), std::string::npos) << e;
+    e = run([](auto s) { semaphore_wait(s, std::numeric_limits<std::uint64_t>::max()); });
+    EXPECT_NE(e.find("ptpu[S60] core 0, step 0: semaphore_wait: waits for 18446744073709551615"), std::string::npos)
+        << e;
+    // -1 is this core; an amount of INT32_MAX fits (and is waited back).
+    EXPECT_EQ(run([](auto s) {
+                  semaphore_signal(s, std::uint64_t{INT32_MAX}, -1);
+                  semaphore_wait(s, std::uint64_t{INT32_MAX});
+              }),
+              "no error");
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -325,4 +326,46 @@ TEST(RuntimeErrors, OverflowingChargesAreC1NamingTheStep) {
         EXPECT_TRUE(has(m, "ptpu[C1]")) << m;
         EXPECT_TRUE(has(m, "step 0 (program ids (0))")) << m;
     }
+}
+
+// ARG2: into() with an output buffer that is also an input's (no Alias declared), or one buffer
+// for two outputs, would compute garbage (the kernel reads what it overwrites): refused before
+// any byte moves, naming both operands. With Alias<in, out> the input's own buffer is the
+// output's, updated in place.
+TEST(RuntimeErrors, IntoWithSharedBuffersIsARG2) {
+    host_array<X> x, y;
+    std::iota(x.begin(), x.end(), 0.0f);
+    std::string m = message_of([&] { (void)Add2{}.into(std::tie(x), add_body, y, x); });
+    EXPECT_TRUE(has(m, "ptpu[ARG2] pallas_call::into output 0: its buffer shares memory with pallas_call input 1"))
+        << m;
+    EXPECT_TRUE(has(m, "Alias<1, 0>")) << m;
+    // Part of a buffer (a view of its second half over the first input's second half) counts too.
+    std::vector<float> big(3 * 8 * 128);
+    const host_view<float> tail{big.data() + 8 * 128, 2, {16, 128}};
+    const host_view<const float> head{big.data(), 2, {16, 128}};
+    m = message_of([&] { (void)Add2{}.into(std::tuple{tail}, add_body, head, y); });
+    EXPECT_TRUE(has(m, "ptpu[ARG2] pallas_call::into output 0: its buffer shares memory with pallas_call input 0"))
+        << m;
+    using Two = pallas_call<Grid<2>, In<Arg<X, Blk>>, Out<Arg<X, Blk>, Arg<X, Blk>>>;
+    host_array<X> z;
+    m = message_of([&] {
+        (void)Two{}.into(std::tie(z, z), [](auto a, auto b, auto c) { store(b, load(a)); store(c, load(a)); }, x);
+    });
+    EXPECT_TRUE(has(m, "ptpu[ARG2] pallas_call::into output 1: its buffer shares memory with pallas_call::into "
+                       "output 0: the two outputs would overwrite each other"))
+        << m;
+    for (float v : z.vector()) ASSERT_EQ(v, 0.0f);  // nothing ran
+    // Inputs may share a buffer (both are read); an aliased input may be its output's buffer.
+    (void)Add2{}.into(std::tie(z), add_body, x, x);
+    for (std::size_t k = 0; k < z.size(); ++k) ASSERT_EQ(z.vector()[k], 2.0f * x.vector()[k]);
+    using InPlace = pallas_call<Grid<2>, Alias<0, 0>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>>;
+    host_array<X> w = x;
+    (void)InPlace{}.into(std::tie(w), [](auto a, auto b) { store(b, load(a) + 1.0f); }, w);
+    for (std::size_t k = 0; k < w.size(); ++k) ASSERT_EQ(w.vector()[k], x.vector()[k] + 1.0f);
+    // Aliased, but only part of the same memory: the input's copy into the output would overlap.
+    m = message_of([&] {
+        (void)InPlace{}.into(std::tuple{tail}, [](auto a, auto b) { store(b, load(a)); }, head);
+    });
+    EXPECT_TRUE(has(m, "ptpu[ARG2] pallas_call::into output 0: its buffer shares memory with pallas_call input 0"))
+        << m;
 }

@@ -51,6 +51,8 @@ static_assert(same<detail::kernel_ref_t<Arg<X, BlockSpec<Block<element{8}, 4, 25
 static_assert(same<detail::kernel_ref_t<Arg<X>>, ref<float, vmem, 3, extents<16, 4, 256>>>);  // Full
 static_assert(same<detail::kernel_ref_t<Arg<X, BlockSpec<Full, zero_map, any>>>,
                    ref<float, any, 3, extents<16, 4, 256>>>);  // no window: the whole array
+static_assert(same<detail::kernel_ref_t<Arg<X, BlockSpec<Full, zero_map, any>>, true>,
+                   ref<const float, any, 3, extents<16, 4, 256>>>);  // an unaliased input's: read-only (R4)
 
 // ---- loads ------------------------------------------------------------------------------------
 

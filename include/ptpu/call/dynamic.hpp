@@ -742,6 +742,7 @@ private:
         if constexpr (n_prefetch > 0) ctx_ptr = &ctx_value;
         // The same planner as pallas_call's; its checks run here, before any byte moves (S51).
         const plan_tables tables = detail::plan_call(desc, m.data(), ctx_ptr, sc.data());
+        detail::check_distinct_buffers(desc, hbm, "dynamic_call");
         detail::alias_hbm(desc, hbm);
         std::array<const void*, max_operands> prefetch{};
         [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -759,8 +760,14 @@ private:
 
     // The refs a body gets: extents at run time where pallas_call's are static; a window's ref
     // has the Operand's kernel rank (its squeezed dims removed, S11).
-    template <class A>
-    using operand_ref_t = ref<typename A::value_type, typename A::memory, A::kernel_rank>;
+    // An input without a window (any/hbm) is read-only (R4): its ref is the caller's array. The
+    // aliases are run-time values here, so an aliased input is updated through its output's ref,
+    // which is the same buffer.
+    template <class A, std::size_t K = n_in>
+    using operand_ref_t =
+        ref<std::conditional_t<(K < n_in && windowless_space<typename A::memory>), const typename A::value_type,
+                               typename A::value_type>,
+            typename A::memory, A::kernel_rank>;
     template <class P>
     using prefetch_ref_t = ref<typename P::value_type, smem, P::rank>;
     template <class S>
@@ -769,7 +776,7 @@ private:
                               typename S::memory, S::rank>;
 
     template <class A, std::size_t K>
-    static operand_ref_t<A> operand_ref(core_memory& m, const call_desc& desc,
+    static operand_ref_t<A, K> operand_ref(core_memory& m, const call_desc& desc,
                                         const std::array<void*, max_operands>& hbm) {
         using T = typename A::value_type;
         constexpr detail::ref_label who =
@@ -778,12 +785,12 @@ private:
         std::array<index_t, A::kernel_rank> shape{};
         if constexpr (windowless_space<typename A::memory>) {
             for (std::size_t d = 0; d < A::kernel_rank; ++d) shape[d] = o.shape[d];
-            return operand_ref_t<A>(static_cast<T*>(hbm[K]), shape).labelled(who);
+            return operand_ref_t<A, K>(static_cast<T*>(hbm[K]), shape).labelled(who);
         } else {
             std::size_t j = 0;
             for (std::size_t d = 0; d < A::rank; ++d)
                 if (o.block[d].kind != dim_kind::squeezed) shape[j++] = o.block[d].size;
-            return operand_ref_t<A>(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape)
+            return operand_ref_t<A, K>(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape)
                 .labelled(who);
         }
     }
@@ -805,7 +812,7 @@ private:
                         const std::array<void*, max_operands>& hbm, detail::pack<P...>, std::index_sequence<PK...>,
                         detail::pack<A...>, std::index_sequence<AK...>, detail::pack<S...>,
                         std::index_sequence<SK...>) const {
-        using result = decltype(body(std::declval<prefetch_ref_t<P>>()..., std::declval<operand_ref_t<A>>()...,
+        using result = decltype(body(std::declval<prefetch_ref_t<P>>()..., std::declval<operand_ref_t<A, AK>>()...,
                                      std::declval<scratch_ref_t<S>>()...));
         static_assert(std::is_void_v<result>,
                       "ptpu[12] dynamic_call: the kernel body should return void; write results to the output refs");

@@ -197,6 +197,7 @@ struct source_of<ref<T, S, R, E>> {
     using value_type = std::remove_const_t<T>;
     using space = S;
     static constexpr std::size_t rank = R;
+    static constexpr bool read_only = std::is_const_v<T>;  ///< a pallas_call input's HBM ref (R4)
 };
 
 // S56: an inner operand's block lives in its spec's space (vmem unless given), which must be VMEM,
@@ -727,7 +728,9 @@ private:
         const detail::ref_label who{K < n_in ? detail::ref_label::kind::input : detail::ref_label::kind::output,
                                     static_cast<std::uint8_t>(K < n_in ? K : K - n_in)};
         if constexpr (detail::inner_aliased<Spec, typename detail::source_of<Src>::space>()) {
-            return alias_view<K, Spec, W>(src, mctx).labelled(who);
+            // A view of a read-only source (an unaliased input's HBM ref) stays read-only (R4).
+            using V = std::conditional_t<detail::source_of<Src>::read_only, const T, T>;
+            return alias_view<K, Spec, detail::window_ref_t<V, Spec, R>>(src, mctx).labelled(who);
         } else {
             constexpr auto e = detail::window_extents<Spec, R>();
             std::array<index_t, e.size()> shape{};

@@ -141,10 +141,11 @@ constexpr std::array<index_t, kernel_rank<Arg>()> kernel_extents() {
 }
 
 /// The ref a body gets for operand Arg: its block shape is static (ops check shapes against it
-/// at compile time, OP1).
-template <class Arg>
-using kernel_ref_t = ref<typename Arg::array::value_type, typename Arg::spec::memory, kernel_rank<Arg>(),
-                         extents_from_t<kernel_extents<Arg>()>>;
+/// at compile time, OP1). ReadOnly: a ref of const elements (an unaliased input's any/hbm ref,
+/// which is the caller's array: writing it is R4).
+template <class Arg, bool ReadOnly = false>
+using kernel_ref_t = ref<std::conditional_t<ReadOnly, const typename Arg::array::value_type, typename Arg::array::value_type>,
+                         typename Arg::spec::memory, kernel_rank<Arg>(), extents_from_t<kernel_extents<Arg>()>>;
 
 template <class... Opts>
 struct call_traits {

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -25,6 +27,47 @@
 
 namespace ptpu::detail {
 
+/// ARG2: the buffers an `into()` call writes must not share memory with each other, nor with an
+/// input, unless that input is aliased to the output (Alias<in, out>, S50) and passes the very
+/// same buffer: the kernel would read an input while overwriting it, or two outputs would
+/// overwrite each other. Checked before any byte moves.
+/// (Without data, predict(), nothing to check.)
+inline void check_distinct_buffers(const call_desc& desc, const std::array<void*, max_operands>& hbm,
+                                   const char* call) {
+    auto range = [&](int k) {
+        const operand_desc& o = desc.ops[static_cast<std::size_t>(k)];
+        const auto* lo = static_cast<const std::byte*>(hbm[static_cast<std::size_t>(k)]);
+        return std::pair{lo, lo == nullptr ? lo : lo + o.array_elems() * itemsize(o.type)};
+    };
+    auto name = [&](int k) {
+        return k < desc.n_in ? std::string(call) + " input " + std::to_string(k)
+                             : std::string(call) + "::into output " + std::to_string(k - desc.n_in);
+    };
+    for (int out = 0; out < desc.n_out; ++out) {
+        const int k = desc.n_in + out;
+        const auto [lo, hi] = range(k);
+        if (lo == nullptr || lo == hi) continue;
+        for (int j = 0; j < k; ++j) {
+            const auto [l2, h2] = range(j);
+            if (l2 == nullptr || !(l2 < hi && lo < h2)) continue;
+            bool aliased = false;
+            for (int a = 0; a < desc.n_alias; ++a)
+                aliased = aliased || (desc.aliases[static_cast<std::size_t>(a)].first == j &&
+                                      desc.aliases[static_cast<std::size_t>(a)].second == out);
+            if (aliased && l2 == lo) continue;  // the input's own buffer, updated in place
+            const bool input = j < desc.n_in;
+            throw error("ARG2", name(k),
+                        "its buffer shares memory with " + name(j) +
+                            (input ? " (no Alias declares that input as this output): the kernel would read the input "
+                                     "while overwriting it"
+                                   : ": the two outputs would overwrite each other"),
+                        input ? "pass a separate output buffer, or declare Alias<" + std::to_string(j) + ", " +
+                                    std::to_string(out) + "> to update the input in place"
+                              : "give each output its own buffer");
+        }
+    }
+}
+
 /// S50: an aliased output starts as a copy of its input, and the input then reads the output's
 /// buffer. (Without data, predict(), nothing to copy.)
 inline void alias_hbm(const call_desc& desc, std::array<void*, max_operands>& hbm) {
@@ -34,7 +77,8 @@ inline void alias_hbm(const call_desc& desc, std::array<void*, max_operands>& hb
         void* const dst = hbm[static_cast<std::size_t>(desc.n_in + out)];
         if (src == nullptr || dst == nullptr) continue;
         const auto& o = desc.ops[static_cast<std::size_t>(desc.n_in + out)];
-        std::memcpy(dst, src, static_cast<std::size_t>(o.array_elems() * itemsize(o.type)));
+        if (src != dst)  // into() may pass the input's own buffer as its aliased output
+            std::memcpy(dst, src, static_cast<std::size_t>(o.array_elems() * itemsize(o.type)));
         src = dst;
     }
 }

@@ -332,20 +332,68 @@ struct op_not : op_traits<vpu_class::cheap, op_domain::bitwise> {
             return x.eigen_fn();                                      \
         }                                                             \
     };
-PTPU_OPS_UNARY_FN(floor, floor, cheap)
-PTPU_OPS_UNARY_FN(ceil, ceil, cheap)
-PTPU_OPS_UNARY_FN(exp, exp, medium)
 PTPU_OPS_UNARY_FN(log, log, medium)
 PTPU_OPS_UNARY_FN(log1p, log1p, medium)
 PTPU_OPS_UNARY_FN(expm1, expm1, medium)
 PTPU_OPS_UNARY_FN(tanh, tanh, medium)
-PTPU_OPS_UNARY_FN(logistic, logistic, medium)
 PTPU_OPS_UNARY_FN(rsqrt, rsqrt, medium)
-PTPU_OPS_UNARY_FN(sqrt, sqrt, medium)
 PTPU_OPS_UNARY_FN(reciprocal, inverse, medium)
 PTPU_OPS_UNARY_FN(sin, sin, expensive)
 PTPU_OPS_UNARY_FN(cos, cos, expensive)
 #undef PTPU_OPS_UNARY_FN
+
+// The functions whose Eigen kernels differ from jnp at special values (IEEE 754, and XLA's
+// flush of f32 subnormal results to zero on TPU), corrected where they differ:
+// - floor / ceil: Eigen's SSE2 emulation loses the sign of a zero result (ceil(-0.5) is -0);
+//   a zero result takes x's sign (x * 0 is ±0 for finite x).
+// - exp / logistic: Eigen clamps the argument, so exp(-inf) and logistic(-inf) were 2.9e-39;
+//   a result below the smallest normal f32 is flushed to 0, as the TPU does (jnp: exactly 0
+//   for -inf).
+// - sqrt: Eigen's fast kernel (rsqrt and a Newton step) gives NaN for inf and +0 for -0;
+//   sqrt(inf) = inf and sqrt(±0) = ±0 are passed through.
+// exp(x) and logistic(x) fall below the smallest normal f32 (2^-126) for x < -126 ln 2; the
+// test is on x, so the kernel is evaluated once per element.
+inline constexpr float subnormal_exp_below = -87.33654475f;
+struct op_floor : op_traits<vpu_class::cheap, op_domain::floating> {
+    static constexpr const char* name = "floor";
+    template <class X>
+    auto operator()(const X& x) const {
+        using S = typename X::Scalar;
+        return (x.floor() == S(0)).select(x * S(0), x.floor());
+    }
+};
+struct op_ceil : op_traits<vpu_class::cheap, op_domain::floating> {
+    static constexpr const char* name = "ceil";
+    template <class X>
+    auto operator()(const X& x) const {
+        using S = typename X::Scalar;
+        return (x.ceil() == S(0)).select(x * S(0), x.ceil());
+    }
+};
+struct op_exp : op_traits<vpu_class::medium, op_domain::floating> {
+    static constexpr const char* name = "exp";
+    template <class X>
+    auto operator()(const X& x) const {
+        using S = typename X::Scalar;
+        return (x < S(subnormal_exp_below)).select(S(0), x.exp());
+    }
+};
+struct op_logistic : op_traits<vpu_class::medium, op_domain::floating> {
+    static constexpr const char* name = "logistic";
+    template <class X>
+    auto operator()(const X& x) const {
+        using S = typename X::Scalar;
+        return (x < S(subnormal_exp_below)).select(S(0), x.logistic());
+    }
+};
+struct op_sqrt : op_traits<vpu_class::medium, op_domain::floating> {
+    static constexpr const char* name = "sqrt";
+    template <class X>
+    auto operator()(const X& x) const {
+        using S = typename X::Scalar;
+        return (x == std::numeric_limits<S>::infinity() || x == S(0)).select(x, x.sqrt());
+    }
+};
 
 // ---- The engines: shape rules, charge, then (unless timing-only) the Eigen expression ----------
 

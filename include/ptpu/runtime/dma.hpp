@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
@@ -164,6 +165,102 @@ inline void copy_box(std::byte* hbm, std::byte* slot, const block_region& r, con
 }
 }  // namespace detail
 
+namespace detail {
+
+/// Calls f(src offset, dst offset) for each contiguous run of a box of `n` dims (`shape`
+/// elements; steps in bytes per dim, the last dim contiguous), in row-major order.
+template <class F>
+void for_each_run(int n, const index_t* shape, const index_t* src_step, const index_t* dst_step, F&& f) {
+    index_t i[max_rank]{};
+    for (;;) {
+        index_t so = 0, d_o = 0;
+        for (int k = 0; k + 1 < n; ++k) {
+            so += i[k] * src_step[k];
+            d_o += i[k] * dst_step[k];
+        }
+        f(so, d_o);
+        int k = n - 2;
+        for (; k >= 0; --k) {
+            if (++i[k] < shape[k]) break;
+            i[k] = 0;
+        }
+        if (k < 0) return;
+    }
+}
+
+/// A body DMA's data movement (sync_copy, an async copy landing): the box `shape` from `src` to
+/// `dst`, as a DMA engine that reads its whole source before it writes (memmove semantics: the
+/// destination ends up with the source's contents from before the copy, even where the two
+/// overlap). `overlap`: the byte ranges of the two ends intersect, so the source is read into a
+/// buffer first; otherwise the runs move directly.
+inline void move_box(std::byte* dst, const index_t* dst_step, const std::byte* src, const index_t* src_step,
+                     const index_t* shape, int n, index_t item, bool overlap) {
+    for (int k = 0; k < n; ++k)
+        if (shape[k] == 0) return;
+    const auto run = static_cast<std::size_t>((n > 0 ? shape[n - 1] : 1) * item);
+    if (!overlap) {
+        for_each_run(n, shape, src_step, dst_step,
+                     [&](index_t so, index_t d_o) { std::memcpy(dst + d_o, src + so, run); });
+        return;
+    }
+    index_t rows = 1;
+    for (int k = 0; k + 1 < n; ++k) rows *= shape[k];
+    std::vector<std::byte> tmp(static_cast<std::size_t>(rows) * run);
+    std::byte* t = tmp.data();
+    for_each_run(n, shape, src_step, dst_step, [&](index_t so, index_t) {
+        std::memcpy(t, src + so, run);
+        t += run;
+    });
+    t = tmp.data();
+    for_each_run(n, shape, src_step, dst_step, [&](index_t, index_t d_o) {
+        std::memcpy(dst + d_o, t, run);
+        t += run;
+    });
+}
+
+/// Whether the elements of two boxes of one shape (steps in bytes, the last dim contiguous)
+/// share a byte: their runs, sorted, swept once. (Their byte ranges may intersect while the
+/// elements do not: two column halves of one buffer.)
+inline bool boxes_share_bytes(const std::byte* a, const index_t* a_step, const std::byte* b, const index_t* b_step,
+                              const index_t* shape, int n, index_t item) {
+    const index_t run = (n > 0 ? shape[n - 1] : 1) * item;
+    std::vector<index_t> ra, rb;
+    for_each_run(n, shape, a_step, b_step, [&](index_t ao, index_t bo) {
+        ra.push_back(ao);
+        rb.push_back(bo);
+    });
+    std::sort(ra.begin(), ra.end());
+    std::sort(rb.begin(), rb.end());
+    const index_t shift = b - a;  // b's runs in a's coordinates
+    std::size_t i = 0, j = 0;
+    while (i < ra.size() && j < rb.size()) {
+        const index_t lo_a = ra[i], lo_b = rb[j] + shift;
+        if (lo_a < lo_b + run && lo_b < lo_a + run) return true;
+        if (lo_a < lo_b)
+            ++i;
+        else
+            ++j;
+    }
+    return false;
+}
+
+/// detect_races: DMA4 for a copy whose source and destination share bytes. On a TPU nothing
+/// says in which order a DMA engine reads and writes the chunks of one copy (S61 orders nothing
+/// between DMAs either), so the result of such a copy is not guaranteed there; ptpu itself
+/// copies it as memmove does (move_box).
+[[gnu::cold]] inline void raise_overlapping_copy(const char* what, const std::string& src, const std::string& dst) {
+    const kernel_context* c = current_context();
+    throw error("DMA4",
+                "core " + std::to_string(c != nullptr ? c->core : 0) + ", step " +
+                    std::to_string(c != nullptr ? c->step : 0) + ": " + what,
+                "the source " + src + " and the destination " + dst +
+                    " overlap: a TPU DMA engine does not promise to read every source element before it writes the "
+                    "destination, so the copy may replicate elements there (ptpu copies as memmove does)",
+                "copy through a separate buffer (two copies), or make the source and destination disjoint");
+}
+
+}  // namespace detail
+
 /// HBM → window slot. Returns the bytes moved.
 inline index_t copy_block_in(const void* hbm, void* slot, const operand_desc& o,
                              const index_tuple<max_rank>& b) {
@@ -182,22 +279,38 @@ inline index_t copy_block_out(void* hbm, const void* slot, const operand_desc& o
     return r.elems() * itemsize(o.type);
 }
 
+namespace detail {
+template <class T, class U, class S1, class S2, std::size_t R, class E1, class E2>
+void sync_copy_checked(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst);
+}  // namespace detail
+
 /// pltpu.sync_copy(src, dst) (S59): start the copy and wait for it. The spaces must have a DMA
-/// path (M1, at compile time); the shapes must match (DMA1: at compile time where both refs'
-/// extents are static, at run time otherwise).
+/// path (M1, at compile time); the destination must be writable (R4: an input's any/hbm ref is
+/// the caller's array, read-only unless the input is aliased to an output with Alias<in, out>);
+/// the shapes must match (DMA1: at compile time where both refs' extents are static, at run time
+/// otherwise). Overlapping ends copy as memmove does (DMA4 under detect_races).
 template <class T, class U, class S1, class S2, std::size_t R, class E1, class E2>
 void sync_copy(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst) {
     static_assert(rules::require_dma<S1, S2>());
-    static_assert(std::is_same_v<std::remove_const_t<T>, U>,
-                  "ptpu[DMA1] sync_copy: source and destination must have the same dtype and a "
-                  "writable destination; cast in VMEM first");
+    static_assert(!std::is_const_v<U>,
+                  "ptpu[R4] sync_copy: the destination is a read-only ref (an input's any/hbm ref is the "
+                  "caller's array); copy into an output's ref, or declare Alias<in, out> and write the output");
+    static_assert(std::is_const_v<U> || std::is_same_v<std::remove_const_t<T>, U>,
+                  "ptpu[DMA1] sync_copy: source and destination must have the same dtype; cast in VMEM first");
     static_assert(detail::extents_compatible<E1, E2>(),
                   "ptpu[DMA1] sync_copy: the static extents of source and destination differ; slice "
                   "both refs with .at(ds(...), ...) to the same shape");
+    // A failed check stops here: one mistake, one message.
+    if constexpr (!std::is_const_v<U> && std::is_same_v<std::remove_const_t<T>, U> &&
+                  detail::extents_compatible<E1, E2>())
+        detail::sync_copy_checked(src, dst);
+}
+
+namespace detail {
+template <class T, class U, class S1, class S2, std::size_t R, class E1, class E2>
+void sync_copy_checked(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst) {
     check(src.shape() == dst.shape(), "DMA1", "sync_copy", "source and destination shapes differ",
           "slice both refs with .at(ds(...), ...) to the same shape");
-    const std::size_t run = static_cast<std::size_t>(R == 0 ? 1 : src.shape()[R - 1]) * sizeof(U);
-    std::array<index_t, R> i{};
     const index_t total = src.size();
     if (total > 0) {  // DMA2 (detect_races): neither end may be an async copy's memory in flight
         index_t ls = 0, ld = 0;
@@ -239,22 +352,28 @@ void sync_copy(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst) {
     index_t last = 0;
     for (std::size_t d = 0; d < R; ++d) last += (dst.shape()[d] - 1) * dst.strides()[d];
     detail::before_write(dst.data(), dst.data() + last + 1);
-    for (;;) {
-        index_t so = 0, d_o = 0;
-        for (std::size_t d = 0; d + 1 < R; ++d) {
-            so += i[d] * src.strides()[d];
-            d_o += i[d] * dst.strides()[d];
-        }
-        std::memmove(dst.data() + d_o, src.data() + so, run);
-        int d = static_cast<int>(R) - 2;
-        for (; d >= 0; --d) {
-            const auto u = static_cast<std::size_t>(d);
-            if (++i[u] < src.shape()[u]) break;
-            i[u] = 0;
-        }
-        if (d < 0) break;
+    index_t shape[R == 0 ? 1 : R]{}, ss[R == 0 ? 1 : R]{}, ds_[R == 0 ? 1 : R]{};
+    for (std::size_t d = 0; d < R; ++d) {
+        shape[d] = src.shape()[d];
+        ss[d] = src.strides()[d] * static_cast<index_t>(sizeof(U));
+        ds_[d] = dst.strides()[d] * static_cast<index_t>(sizeof(U));
     }
+    index_t ls = 0;
+    for (std::size_t d = 0; d < R; ++d) ls += (src.shape()[d] - 1) * src.strides()[d];
+    const auto* s_lo = reinterpret_cast<const std::byte*>(src.data());
+    const auto* s_hi = reinterpret_cast<const std::byte*>(src.data() + ls + 1);
+    auto* d_lo = reinterpret_cast<std::byte*>(dst.data());
+    const auto* d_hi = reinterpret_cast<const std::byte*>(dst.data() + last + 1);
+    const bool overlap = s_lo < d_hi && d_lo < s_hi;
+    if (overlap) {  // DMA4 (detect_races): hardware does not promise memmove semantics
+        const kernel_context* c = detail::current_context();
+        if (c != nullptr && c->detect_races &&
+            detail::boxes_share_bytes(s_lo, ss, d_lo, ds_, shape, static_cast<int>(R), static_cast<index_t>(sizeof(U))))
+            detail::raise_overlapping_copy("sync_copy", detail::ref_where(src.label()), detail::ref_where(dst.label()));
+    }
+    detail::move_box(d_lo, ds_, s_lo, ss, shape, static_cast<int>(R), static_cast<index_t>(sizeof(U)), overlap);
     detail::note_body_dma(S1::kind, S2::kind, total * static_cast<index_t>(sizeof(U)), runs_of);
 }
+}  // namespace detail
 
 }  // namespace ptpu

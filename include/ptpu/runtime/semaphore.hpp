@@ -9,7 +9,9 @@
 // The data path: an async copy's bytes land when a wait needs them (the latest moment real
 // hardware could have moved them), so a body that reads a destination before its wait sees the
 // old contents instead of a copy that happened to be early; with run_options::detect_races such
-// a read (or a write to a source in flight) is reported as DMA2 with the ref and the step. The
+// a read (or a write to a source in flight) is reported as DMA2 with the ref and the step. A copy
+// whose source and destination overlap moves as memmove does (dma.hpp, move_box), and is DMA4
+// under detect_races, since hardware does not promise that order. The
 // semaphore values are the cells of the core's scratch: semaphore_read sees them. The timing
 // path: each start, signal and wait is an op of the core's stream (stream/op.hpp), placed after
 // the compute the body charged before it; the model blocks a wait until the DMA completions or
@@ -23,12 +25,14 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
 #include "ptpu/memory/rules.hpp"
 #include "ptpu/memory/space.hpp"
 #include "ptpu/runtime/context.hpp"
+#include "ptpu/runtime/dma.hpp"
 #include "ptpu/runtime/ref.hpp"
 
 namespace ptpu {
@@ -103,25 +107,10 @@ inline const void* semaphore_cell(const kernel_context& c, std::uint32_t n) {
 inline void land(kernel_context& c, const pending_dma& d) {
     if (d.move && d.bytes > 0) {
         c.borrows.before_write(d.dst_lo, d.dst_hi, c.step, c.core);  // vecs reading it copy first
-        const int n = d.rank;
-        const auto last = static_cast<std::size_t>(n > 0 ? n - 1 : 0);
-        const auto run = static_cast<std::size_t>((n > 0 ? d.shape[last] : 1) * d.item);
-        std::array<index_t, max_rank> i{};
-        for (;;) {
-            index_t so = 0, dd = 0;
-            for (int k = 0; k + 1 < n; ++k) {
-                so += i[static_cast<std::size_t>(k)] * d.src_step[static_cast<std::size_t>(k)];
-                dd += i[static_cast<std::size_t>(k)] * d.dst_step[static_cast<std::size_t>(k)];
-            }
-            std::memmove(d.dst + dd, d.src + so, run);
-            int k = n - 2;
-            for (; k >= 0; --k) {
-                const auto u = static_cast<std::size_t>(k);
-                if (++i[u] < d.shape[u]) break;
-                i[u] = 0;
-            }
-            if (k < 0) break;
-        }
+        // As a DMA engine that reads before it writes (memmove): an overlapping source is read
+        // whole first (start() reported the overlap as DMA4 under detect_races).
+        const bool overlap = d.src_lo < d.dst_hi && d.dst_lo < d.src_hi;
+        move_box(d.dst, d.dst_step.data(), d.src, d.src_step.data(), d.shape.data(), d.rank, d.item, overlap);
     }
     if (static_cast<index_t>(*d.sem) > INT32_MAX - d.bytes)
         throw error("S60", "async copy", "the DMA semaphore " + semaphore_name(c, d.sem) + " would exceed 2^31 - 1",
@@ -145,14 +134,23 @@ inline void take(kernel_context& c, std::int32_t* cell, index_t want, bool dma, 
     r.amount = want;
     note_body_op(c, r);
     ++c.sem_waits;
+    // A wait for 0 bytes is the wait of one empty copy (a zero-row slice): it lands that copy,
+    // which raised nothing, so that it is not left pending (39 at exit).
+    bool took_empty = false;
+    auto wanted = [&](const pending_dma& p) {
+        if (p.sem != cell) return false;
+        if (*cell < want) return true;
+        return want == 0 && p.bytes == 0 && !took_empty;
+    };
     for (;;) {
-        for (std::size_t k = 0; k < c.pending.size() && *cell < want;) {
-            if (c.pending[k].sem != cell) {
+        for (std::size_t k = 0; k < c.pending.size();) {
+            if (!wanted(c.pending[k])) {
                 ++k;
                 continue;
             }
             const pending_dma d = std::move(c.pending[k]);
             c.pending.erase(c.pending.begin() + static_cast<std::ptrdiff_t>(k));
+            took_empty = took_empty || (want == 0 && d.bytes == 0);
             land(c, d);
         }
         if (*cell >= want) {
@@ -164,6 +162,21 @@ inline void take(kernel_context& c, std::int32_t* cell, index_t want, bool dma, 
         if (c.flush_ops != nullptr) c.flush_ops(c.flush_self);
         c.yield(c.yield_self);
     }
+}
+
+/// An integer amount as text, whatever its type (an unsigned 2^64 - 1 is not -1).
+template <class I>
+std::string amount_text(I v) {
+    if constexpr (std::is_signed_v<I>)
+        return std::to_string(static_cast<long long>(v));
+    else
+        return std::to_string(static_cast<unsigned long long>(v));
+}
+/// Whether an amount of any integer type is in [0, 2^31 - 1], compared before any conversion
+/// (a uint64 2^64 - 1 would otherwise become -1, or 0xFFFFFFFF an int32 -1).
+template <class I>
+constexpr bool amount_ok(I v) {
+    return !std::cmp_less(v, 0) && !std::cmp_greater(v, INT32_MAX);
 }
 
 template <class T>
@@ -221,6 +234,11 @@ public:
             d.dst_hi = reinterpret_cast<const std::byte*>(dst_.data() + ld + 1);
             detail::check_dma_access(d.src_lo, d.src_hi, false, "async_copy");  // DMA2
             detail::check_dma_access(d.dst_lo, d.dst_hi, true, "async_copy");
+            if (c.detect_races && d.src_lo < d.dst_hi && d.dst_lo < d.src_hi &&
+                detail::boxes_share_bytes(d.src, d.src_step.data(), d.dst, d.dst_step.data(), d.shape.data(), d.rank,
+                                          d.item))  // DMA4: no memmove promise on hardware
+                detail::raise_overlapping_copy("async_copy", detail::ref_where(src_.label()),
+                                               detail::ref_where(dst_.label()));
         } else {
             d.src_lo = d.src_hi = d.src;
             d.dst_lo = d.dst_hi = d.dst;
@@ -287,9 +305,12 @@ template <class T, class S1, std::size_t R1, class E1, class U, class S2, std::s
 [[nodiscard]] auto make_async_copy(const ref<T, S1, R1, E1>& src, const ref<U, S2, R2, E2>& dst,
                                    const ref<C, S3, R3, E3>& sem) {
     static_assert(rules::require_dma<S1, S2>());
-    static_assert(R1 == R2 && std::is_same_v<std::remove_const_t<T>, U>,
-                  "ptpu[DMA1] async_copy: source and destination must have the same rank and dtype and a "
-                  "writable destination; cast in VMEM first");
+    static_assert(!std::is_const_v<U>,
+                  "ptpu[R4] async_copy: the destination is a read-only ref (an input's any/hbm ref is the "
+                  "caller's array); copy into an output's ref, or declare Alias<in, out> and write the output");
+    static_assert(std::is_const_v<U> || (R1 == R2 && std::is_same_v<std::remove_const_t<T>, U>),
+                  "ptpu[DMA1] async_copy: source and destination must have the same rank and dtype; cast in "
+                  "VMEM first");
     static_assert(detail::extents_compatible<E1, E2>(),
                   "ptpu[DMA1] async_copy: the static extents of source and destination differ; slice both "
                   "refs with .at(ds(...), ...) to the same shape");
@@ -306,7 +327,7 @@ template <class T, class S1, std::size_t R1, class E1, class U, class S2, std::s
                   "regular ones");
     static_assert(!is_sem || R3 == 0,
                   "ptpu[35] async_copy: the semaphore is an array (non-()-shaped); pick one with sem.at(i)");
-    if constexpr (R1 == R2 && R3 == 0)
+    if constexpr (R1 == R2 && R3 == 0 && !std::is_const_v<U>)
         return async_copy_descriptor<ref<T, S1, R1, E1>, ref<U, S2, R1, E2>, ref<C, semaphore, 0, E3>>(src, dst, sem);
 }
 
@@ -319,22 +340,23 @@ auto async_copy(const Src& src, const Dst& dst, const Sem& sem, int priority = 0
 }
 
 /// pl.semaphore_signal(sem, inc, core_index) (S60): adds `inc` to a semaphore, of this core or,
-/// on a chip with two TensorCores, of core `core_index` (-1: this core).
+/// on a chip with two TensorCores, of core `core_index` (-1, the default: this core; any other
+/// negative index is S60, as is an index the kernel does not run on).
 template <class T, class S, std::size_t R, class E, class I = std::int32_t>
 void semaphore_signal(const ref<T, S, R, E>& sem, I inc = 1, int core_index = -1) {
     static_assert(detail::semaphore_arg_ok<T, S, R>("semaphore_signal"));
     static_assert(std::is_integral_v<I> && !std::is_same_v<I, bool>,
                   "ptpu[36] semaphore_signal: must signal an int32 value");
     kernel_context& c = detail::require_context("semaphore_signal");
-    const int target = core_index < 0 ? c.core : core_index;
+    const int target = core_index == -1 ? c.core : core_index;
     const std::string where = "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": semaphore_signal";
-    if (target >= c.cores)
+    if (target < 0 || target >= c.cores)
         throw error("S60", where,
                     "signals core " + std::to_string(target) + " but the kernel runs on " + std::to_string(c.cores) +
                         " core(s)",
                     "signal core_index 0 .. cores - 1 (a second core exists on v4 and v5p with a parallel split)");
-    if (inc < 0 || static_cast<long long>(inc) > INT32_MAX)
-        throw error("S60", where, "signals " + std::to_string(static_cast<long long>(inc)) + " on " + detail::semaphore_name(c, sem.data()),
+    if (!detail::amount_ok(inc))  // before any conversion
+        throw error("S60", where, "signals " + detail::amount_text(inc) + " on " + detail::semaphore_name(c, sem.data()),
                     "signal an amount in [0, 2^31 - 1]");
     std::byte* mine = detail::cell_bytes(sem.data());
     std::byte* at = mine;
@@ -362,6 +384,10 @@ void semaphore_wait(const ref<T, S, R, E>& sem, I value = 1) {
     static_assert(std::is_integral_v<I> && !std::is_same_v<I, bool>,
                   "ptpu[36] semaphore_wait: must wait an int32 value");
     kernel_context& c = detail::require_context("semaphore_wait");
+    if (!detail::amount_ok(value))  // before any conversion
+        throw error("S60", "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": semaphore_wait",
+                    "waits for " + detail::amount_text(value) + " on " + detail::semaphore_name(c, sem.data()),
+                    "wait for an amount in [0, 2^31 - 1]");
     detail::take(c, detail::cell_of(sem.data()), static_cast<index_t>(value), detail::is_dma_semaphore<T>,
                  "semaphore_wait");
 }

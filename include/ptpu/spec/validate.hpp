@@ -134,6 +134,12 @@ namespace ptpu {
       "ptpu[20] pallas_call: the length of the grid does not match the length of the dimension semantics; "  \
       "give one Semantics value per grid dim")                                                               \
     X(r24, PTPU_RULE_TEXT_24)                                                                                \
+    X(r24_limit,                                                                                             \
+      "ptpu[24] pallas_call: the VMEM limit is negative or exceeds the chip's physical VMEM (vmem_bytes), "  \
+      "so no allocation could honour it; ask for at most the chip's VMEM (VmemLimit<bytes>)")                \
+    X(pad1,                                                                                                  \
+      "ptpu[PAD1] BlockSpec: element padding must be non-negative (padding=(lo, hi) pads the array on "      \
+      "each side); give element{n, lo, hi} with lo, hi >= 0")                                                \
     X(smem1,                                                                                                 \
       "ptpu[SMEM1] pallas_call: SMEM overflow: scalar-prefetch operands, SMEM windows and SMEM scratch "     \
       "exceed the chip's SMEM; move data to VMEM")                                                           \
@@ -315,6 +321,8 @@ constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& cap
         for (int d = 0; d < o.block_rank; ++d) {
             const auto& bd = o.block[static_cast<std::size_t>(d)];
             if (bd.size <= 0) return fail(rule::r15, i, d, bd.size, o.shape[static_cast<std::size_t>(d)]);
+            if (bd.kind == dim_kind::element && (bd.pad_lo < 0 || bd.pad_hi < 0))
+                return fail(rule::pad1, i, d, bd.pad_lo < 0 ? bd.pad_lo : bd.pad_hi, 0);
             elements += bd.kind == dim_kind::element;
             non_squeezed += bd.kind != dim_kind::squeezed;
         }
@@ -351,6 +359,7 @@ constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& cap
 constexpr diag validate(const call_desc& c) {
     using detail::fail;
     if (c.duplicate_option >= 0 || c.unknown_option) return fail(rule::r10, -1, -1, c.duplicate_option);
+    if (c.vmem_limit < 0 || c.vmem_limit > c.hw.vmem_bytes) return fail(rule::r24_limit, -1, -1, c.vmem_limit, c.hw.vmem_bytes);
     if (const diag p = validate_pipeline(c, pallas_call_caps); !p.ok()) return p;
     bool out_taken[max_operands] = {};
     // 11 names both operands (a: input, b: output) and what is wrong (c: alias_problem), with the
@@ -447,6 +456,10 @@ constexpr diag validate(const call_desc& c) {
                          std::to_string(d.bytes[i]) + " bytes x " + std::to_string(d.buffers[i]) + " buffers";
             s += "; scratch " + std::to_string(d.bytes[max_operands]) + " bytes; total " +
                  std::to_string(d.a) + " bytes; limit " + std::to_string(d.b) + " bytes";
+            break;
+        case rule::r24_limit:
+            add("limit bytes", d.a);
+            add("chip VMEM bytes", d.b);
             break;
         case rule::smem1:
             add("total bytes", d.a);

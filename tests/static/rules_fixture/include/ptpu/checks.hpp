@@ -17,3 +17,5 @@ void bad1() { throw error("BAD1", "where", "raised, never documented", "fix"); }
 #define PTPU_RULE_TEXT_BAD7 "ptpu[BAD7] call: documented twice"
 #define PTPU_RULE_TEXT_BAD8 "ptpu[BAD8] call: a Pinned by line with something that is no test"
 #define PTPU_RULE_TEXT_BAD10 "ptpu[BAD10] call: a Pinned by line that names no test"
+#define PTPU_RULE_TEXT_OK6 "ptpu[OK6] call: pinned by a static_assert"
+#define PTPU_RULE_TEXT_BAD11 "ptpu[BAD11] call: pinned by a file whose static_asserts do not name it"
