@@ -283,7 +283,7 @@ private:
             // before any byte moves.
             static constexpr std::array<scan_fn, max_operands> scans =
                 traits::all_scans(typename traits::ins{}, typename traits::outs{});
-            const plan_tables tables = detail::plan_call(desc, maps.data(), ctx_ptr, scans.data());
+            const plan_tables tables = detail::plan_call(desc, maps.data(), ctx_ptr, scans.data(), opt.memory_budget);
             // Only once the plan holds: a rejected call leaves the caller's buffers untouched.
             detail::alias_hbm(desc, hbm);
             std::array<const void*, max_operands> prefetch{};

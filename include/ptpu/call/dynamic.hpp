@@ -740,7 +740,7 @@ private:
         }();
         if constexpr (n_prefetch > 0) ctx_ptr = &ctx_value;
         // The same planner as pallas_call's; its checks run here, before any byte moves (S51).
-        const plan_tables tables = detail::plan_call(desc, m.data(), ctx_ptr, sc.data());
+        const plan_tables tables = detail::plan_call(desc, m.data(), ctx_ptr, sc.data(), opt.memory_budget);
         detail::alias_hbm(desc, hbm);
         std::array<const void*, max_operands> prefetch{};
         [&]<std::size_t... K>(std::index_sequence<K...>) {
