@@ -191,6 +191,7 @@ template <int = 0>
     so.costs = opt.costs;
     so.steady_state = opt.steady_state;
     so.semaphores = semaphores;
+    so.memory_budget = opt.memory_budget;
     sim::result r = sim::simulate(desc.hw, pinfo.cores, streams, so);
     turns.reset();  // every core's thread has ended (a deadlocked one is unwound)
     if (r.deadlock.core >= 0) raise_stall(kctx[static_cast<std::size_t>(r.deadlock.core)], r.deadlock);

@@ -110,13 +110,14 @@ public:
         const bool grow = 2 * (stored + 1) > static_cast<index_t>(slots);
         // Growth at most doubles the pool and the index: the budget must hold both.
         const index_t pool_next = used + len_ > cap ? 2 * (used + len_) : cap;
-        const index_t index_next = grow ? 4 * (stored + 1) : static_cast<index_t>(slots);
+        index_t index_next = static_cast<index_t>(slots);  // a power of two, at least twice the chunks stored
+        if (grow) index_next = std::max<index_t>(16, 2 * index_next);
         constexpr auto word = static_cast<index_t>(sizeof(index_t));
         if (pool_next + word * (index_next + static_cast<index_t>(at_.capacity())) > budget) return false;
         at = static_cast<index_t>(pool_.size());
         pool_.insert(pool_.end(), bits, bits + len_);
         if (grow) {
-            rehash(static_cast<std::size_t>(std::max<index_t>(16, 4 * (stored + 1))));
+            rehash(static_cast<std::size_t>(index_next));
         } else {
             insert(at, h);
         }
