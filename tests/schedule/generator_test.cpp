@@ -398,7 +398,10 @@ TEST(Generator, PeriodicChangeBitsAreStoredOnceAndComparedAcrossChunks) {
     c.seq.in[0][700'002] = c.seq.in[0][700'001];
     plan_tables u = analyze_pipeline(c.p, emit_pipeline_caps, 5, c.fns.data(), &c.seq);
     ASSERT_TRUE(u.info.problem.ok());
-    const auto bit = [&](index_t g) { return g == 0 || c.seq.in[0][static_cast<std::size_t>(g)] != c.seq.in[0][static_cast<std::size_t>(g - 1)]; };
+    const std::vector<index_t>& in = c.seq.in[0];
+    const auto bit = [&](index_t g) {
+        return g == 0 || in[static_cast<std::size_t>(g)] != in[static_cast<std::size_t>(g - 1)];
+    };
     index_t first = 10;
     while (first < n && bit(first) == bit(first - 3)) ++first;
     core_schedule cu(u, 0);

@@ -73,7 +73,8 @@ constexpr void scan_pipeline(const pipeline_desc& c, const capabilities& caps, i
     // change bits.
     change_table& chg = tables.chg;
     if (!chg.reset(n_ops, n_steps, budget)) {
-        info.problem = fail(rule::mem1, -1, -1, static_cast<index_t>(sizeof(index_t)) * n_ops * cdiv(n_steps, index_t{1} << change_table::chunk_shift), budget);
+        const index_t chunks = cdiv(n_steps, index_t{1} << change_table::chunk_shift);
+        info.problem = fail(rule::mem1, -1, -1, static_cast<index_t>(sizeof(index_t)) * n_ops * chunks, budget);
         return;
     }
     std::vector<run> runs;

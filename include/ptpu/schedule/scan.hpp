@@ -66,7 +66,8 @@ public:
     [[nodiscard]] constexpr index_t chunks() const { return n_chunks_; }
     /// Operand op's change bit at step g (0 or 1).
     [[nodiscard]] constexpr std::uint8_t operator()(int op, index_t g) const {
-        return pool_[static_cast<std::size_t>(at_[static_cast<std::size_t>(op * n_chunks_ + (g >> shift_))] + (g & mask_))];
+        const index_t at = at_[static_cast<std::size_t>(op * n_chunks_ + (g >> shift_))];
+        return pool_[static_cast<std::size_t>(at + (g & mask_))];
     }
     /// Operand op's bits from step g on, as far as they are contiguous (to the end of g's chunk):
     /// their count in `n`.

@@ -1344,11 +1344,13 @@ private:
     void within_budget(std::size_t rows, std::size_t spans, std::uint32_t step) const {
         constexpr double row_bytes = sizeof(step_times) + 64, span_bytes = sizeof(span) + 12;
         const double have_rows = static_cast<double>(res_.steps.size() + res_.inner_steps.size());
+        const double have_spans = static_cast<double>(res_.timeline.size());
         const double bytes = row_bytes * (have_rows + 2.0 * static_cast<double>(rows)) +
-                             span_bytes * (static_cast<double>(res_.timeline.size()) + 2.0 * static_cast<double>(spans));
+                             span_bytes * (have_spans + 2.0 * static_cast<double>(spans));
         if (bytes <= static_cast<double>(opt_.memory_budget)) return;
         throw error("MEM1", "timing model, step " + std::to_string(step),
-                    std::string("recording ") + (spans > 0 ? "the timeline" : "the per-step rows") + " would take about " +
+                    std::string("recording ") + (spans > 0 ? "the timeline" : "the per-step rows") +
+                        " would take about " +
                         std::to_string(static_cast<std::int64_t>(bytes)) + " host bytes, over the budget of " +
                         std::to_string(opt_.memory_budget) +
                         " (run_options::memory_budget): per-step rows and the timeline grow with the grid",
