@@ -741,7 +741,7 @@ private:
         }();
         if constexpr (n_prefetch > 0) ctx_ptr = &ctx_value;
         // The same planner as pallas_call's; its checks run here, before any byte moves (S51).
-        const plan_tables tables = detail::plan_call(desc, m.data(), ctx_ptr, sc.data());
+        const plan_tables tables = detail::plan_call(desc, m.data(), ctx_ptr, sc.data(), opt.memory_budget);
         detail::check_distinct_buffers(desc, hbm, "dynamic_call");
         detail::alias_hbm(desc, hbm);
         std::array<const void*, max_operands> prefetch{};

@@ -85,6 +85,13 @@ struct run_options {
     /// false to run such a body at every step. No effect on runs with data, semaphores or
     /// detect_races, nor on inner pipelines' bodies.
     bool memoize_body = true;
+    /// Host bytes a run's tables may take (docs/model.md §11, "Memory"): the planner's, pass 1's
+    /// change bits, stored once per distinct chunk of 4096 steps (a grid whose index maps repeat
+    /// with a period takes memory for that period, not for its length), and the output runs kept
+    /// for the revisit checks when an output's blocks come out of order, over which the run is
+    /// error MEM1 before anything runs; and, apart, what the timing model records when asked,
+    /// per-step rows and the timeline, which grow with the grid (MEM1 at the step it is reached).
+    index_t memory_budget = default_memory_budget;
 };
 
 namespace detail {

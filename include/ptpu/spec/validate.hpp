@@ -166,7 +166,11 @@ namespace ptpu {
       "ptpu[S44] pallas_call: parallel dimensions must form a prefix of the grid; reorder the grid so "      \
       "parallel axes come first")                                                                            \
     X(mc1, PTPU_RULE_TEXT_MC1)                                                                               \
-    X(mc1_prefetch, PTPU_RULE_TEXT_MC1_PREFETCH)
+    X(mc1_prefetch, PTPU_RULE_TEXT_MC1_PREFETCH)                                                             \
+    X(mem1,                                                                                                  \
+      "ptpu[MEM1] planner: the host tables of the run would exceed its memory budget "                      \
+      "(run_options::memory_budget): pass 1's change bits of index maps that repeat with no period, or "    \
+      "the output runs kept for the revisit checks when they are out of order; raise the budget")
 
 #define PTPU_RULE_ENUMERATOR(name, text) name,
 /// The rules a call can break (`reported`: a type-level static_assert already gave the message).
@@ -497,6 +501,15 @@ constexpr diag validate(const call_desc& c) {
             }
             return s;
         }
+        case rule::mem1:
+            add("host bytes", d.a);
+            add("budget", d.b);
+            if (d.at[0].rank > 0 || d.c > 0) {
+                s += ", at step " + std::to_string(d.c) + ", iteration (";
+                for (int i = 0; i < d.at[0].rank; ++i) s += (i ? ", " : "") + std::to_string(d.at[0].v[i]);
+                s += ")";
+            }
+            break;
         default:
             if (d.a || d.b) {
                 add("value", d.a);
