@@ -508,9 +508,9 @@ constexpr diag validate(const call_desc& c) {
                                              "the scalar-prefetch bytes",
                                              "the memory layout's total bytes"};
             const auto w = static_cast<std::size_t>(d.c);
-            if (d.code == rule::v3 && (static_cast<overflow_of>(d.c) == overflow_of::scratch_bytes ||
-                                       static_cast<overflow_of>(d.c) == overflow_of::prefetch_bytes))
-                add(static_cast<overflow_of>(d.c) == overflow_of::scratch_bytes ? "scratch" : "scalar-prefetch", d.b);
+            const auto what = static_cast<overflow_of>(d.c);
+            if (what == overflow_of::scratch_bytes || what == overflow_of::prefetch_bytes)
+                add(what == overflow_of::scratch_bytes ? "scratch" : "scalar-prefetch", d.b);
             s += (s.empty() ? "" : ", ") + std::string(w < std::size(names) ? names[w] : "a value") +
                  " overflows";
             break;
