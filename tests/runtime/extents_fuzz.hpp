@@ -112,9 +112,9 @@ inline wide product(const index_t* v, int n) {
     return p;
 }
 /// The largest magnitude of the quantities validation guards (V3) in a configuration: the grid
-/// product (and times operands + 2), array, block and scratch bytes, padded dims; more than INT64_MAX
-/// when one overflows. With `padded`, also each block's bytes padded to the largest tiles
-/// (32 sublanes, 128 lanes), which the planner checks.
+/// product (and times operands + 2), array, block and scratch bytes, padded dims (and their last
+/// offset); more than INT64_MAX when one overflows. With `padded`, also each block's bytes
+/// padded to the largest tiles (32 sublanes, 128 lanes), which the planner checks.
 inline wide largest(const call_desc& c, bool padded = false) {
     wide m = product(c.grid.data(), c.grid_rank);
     if (m < 0) m = -m;
@@ -130,7 +130,12 @@ inline wide largest(const call_desc& c, bool padded = false) {
         for (int d = 0; d < o.block_rank; ++d) {
             const block_dim& bd = o.block[static_cast<std::size_t>(d)];
             b = sat_mul(b, bd.size);
-            if (bd.kind == dim_kind::element) note(wide(o.shape[static_cast<std::size_t>(d)]) + bd.pad_lo + bd.pad_hi);
+            if (bd.kind == dim_kind::element) {  // dim + lo, the padded extent, the last offset + 1
+                const wide padded = wide(o.shape[static_cast<std::size_t>(d)]) + bd.pad_lo + bd.pad_hi;
+                note(wide(o.shape[static_cast<std::size_t>(d)]) + bd.pad_lo);
+                note(padded);
+                note(padded - bd.size + 1);
+            }
         }
         note(b);
         if (padded && o.block_rank == 2) {
@@ -142,6 +147,19 @@ inline wide largest(const call_desc& c, bool padded = false) {
     return m;
 }
 }  // namespace detail_fuzz
+
+/// An operand's shape and block, for a failing case's message.
+inline std::string text_of(const operand_desc& o) {
+    std::string t = "shape (";
+    for (int d = 0; d < o.rank; ++d) t += (d ? ", " : "") + std::to_string(o.shape[static_cast<std::size_t>(d)]);
+    t += "), block (";
+    for (int d = 0; d < o.block_rank; ++d) {
+        const block_dim& b = o.block[static_cast<std::size_t>(d)];
+        t += (d ? ", " : "") + std::to_string(static_cast<int>(b.kind)) + ":" + std::to_string(b.size) + "/" +
+             std::to_string(b.pad_lo) + "/" + std::to_string(b.pad_hi);
+    }
+    return t + ")";
+}
 
 /// One case; returns "" or what went wrong.
 inline std::string run_case(generator& g, totals& t) {
@@ -233,7 +251,9 @@ inline std::string run_case(generator& g, totals& t) {
         const diag v = validate(desc);
         r = step("validate", [&] { raise(v); });
         if (failed(r)) return r;
-        if (r == "V3" && big < (wide{1} << 56)) return "FAIL validate: V3 with every quantity below 2^56: " + describe(v);
+        if (r == "V3" && big < (wide{1} << 56))
+            return "FAIL validate: V3 with every quantity below 2^56: " + describe(v) + "; input " +
+                   text_of(desc.ops[0]) + ", output " + text_of(desc.ops[1]);
         if (overflows && r.empty()) return "FAIL validate: an overflowing configuration passed";
         const index_t steps = desc.steps();
         if (r.empty() && steps <= 4096) {
