@@ -54,8 +54,9 @@ constexpr block_region region_of(const operand_desc& o, const index_tuple<max_ra
         fits = fits && add_fits(lo, std::min(len, bd.size), end);
         // V3: an index a map computed at run time (from host state) whose block offset overflows.
         check(fits, PTPU_RULE_TEXT_V3, [&] {
-            return std::string("the block index of operand ") + (o.name[0] != '\0' ? o.name : "") +
-                   (o.role == operand_role::input ? " (an input)" : " (an output)") + ", dim " + std::to_string(d) +
+            const std::string who = o.role == operand_role::input ? "input" : "output";
+            return "the block index of " + (o.name[0] != '\0' ? who + " " + o.name : "an " + who) + ", dim " +
+                   std::to_string(d) +
                    ": entry " + std::to_string(b[d].start) + " of a block of " + std::to_string(bd.size) +
                    " elements has no offset in index_t";
         });
