@@ -100,7 +100,7 @@ namespace detail {
 /// call/verdict.hpp reads the same): index maps that read no scalar-prefetch value, and
 /// steps x (operands + 1) at most PTPU_MAX_STATIC_WORK.
 constexpr bool plans_statically(const call_desc& d) {
-    return d.n_prefetch == 0 && d.steps() * (d.n_ops() + 1) <= index_t{PTPU_MAX_STATIC_WORK};
+    return d.n_prefetch == 0 && d.steps() <= index_t{PTPU_MAX_STATIC_WORK} / (d.n_ops() + 1);
 }
 
 // ---- Reading the option pack ------------------------------------------------------------------
@@ -196,7 +196,10 @@ struct call_traits {
     }
     template <class... A>
     static constexpr index_t prefetch_bytes(pack<A...>) {
-        return (index_t{0} + ... + (A::size * itemsize(dtype_of<typename A::value_type>)));
+        // (Each term fits: Array checks its bytes, V3; a sum that does not is V3 in validate().)
+        index_t n = 0;
+        ((n = add_fits(n, A::size * itemsize(dtype_of<typename A::value_type>), n) ? n : INT64_MAX), ...);
+        return n;
     }
 
     template <class... A>

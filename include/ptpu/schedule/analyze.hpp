@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "ptpu/core/dtype.hpp"
@@ -148,8 +149,25 @@ constexpr void scan_pipeline(const pipeline_desc& c, const capabilities& caps, i
                     return;
                 }
             }
-        op.block_bytes = o.block_elems() * itemsize(o.type);
+        op.block_bytes = o.block_elems() * itemsize(o.type);  // (fits: validate_pipeline's V3)
         op.slot_bytes = slot_bytes(o, generation);
+        if (op.slot_bytes < 0) {
+            info.problem = overflow(overflow_of::slot_bytes, i);
+            return;
+        }
+    }
+    // V3: every window's buffers, summed at the larger of a slot and its block rounded up to 64
+    // bytes (the arenas' stride), fit; then no layout of these windows overflows.
+    index_t windows = 0;
+    for (int i = 0; i < n_ops; ++i) {
+        const operand_plan& op = info.ops[static_cast<std::size_t>(i)];
+        if (!op.windowed) continue;
+        index_t stride = 0, bytes = 0;
+        if (!add_fits(op.block_bytes, 63, stride) || !mul_fits(std::max(op.slot_bytes, stride / 64 * 64), op.buffers, bytes) ||
+            !add_fits(windows, bytes, windows)) {
+            info.problem = overflow(overflow_of::windows, i);
+            return;
+        }
     }
 
     // S39 and MC1 for outputs whose block grid was too large for the table: a block written by
@@ -208,6 +226,7 @@ struct memory_layout {
     index_t smem_bytes = 0;    ///< scalar prefetch + SMEM windows + SMEM scratch (SMEM1)
     index_t scratch_vmem = 0;  ///< of vmem_bytes, the VMEM scratch
     index_t arena_bytes = 0;   ///< host bytes of the whole arena
+    bool overflow = false;     ///< a total does not fit in index_t (V3; the totals then saturate)
 };
 
 /// The layout of one core's memories for call `c` whose pipeline analysis is `info`: VMEM
@@ -216,9 +235,19 @@ struct memory_layout {
 constexpr memory_layout layout_of(const call_desc& c, const plan_info& info) {
     memory_layout m;
     index_t at = 0;
+    // Checked sums (V3): a sum that would overflow saturates and sets `overflow`, which analyze()
+    // reports; validation bounds each term, so only a total can overflow.
+    auto sum = [&](index_t& acc, index_t v) {
+        if (!add_fits(acc, v, acc)) {
+            acc = std::numeric_limits<index_t>::max();
+            m.overflow = true;
+        }
+    };
     auto take = [&](index_t bytes) {
         const index_t here = at;
-        at += (bytes + 63) / 64 * 64;
+        index_t aligned = 0;
+        if (!add_fits(bytes, 63, aligned)) aligned = std::numeric_limits<index_t>::max();
+        sum(at, aligned / 64 * 64);
         return here;
     };
     auto windows = [&](space_kind space) {
@@ -227,7 +256,7 @@ constexpr memory_layout layout_of(const call_desc& c, const plan_info& info) {
             if ((c.ops[u].space == space_kind::smem) != (space == space_kind::smem)) continue;
             for (int k = 0; k < info.ops[u].buffers; ++k) {
                 m.slot_at[u][static_cast<std::size_t>(k)] = take(info.ops[u].slot_bytes);
-                (space == space_kind::smem ? m.smem_bytes : m.vmem_bytes) += info.ops[u].slot_bytes;
+                sum(space == space_kind::smem ? m.smem_bytes : m.vmem_bytes, info.ops[u].slot_bytes);
             }
         }
     };
@@ -235,18 +264,18 @@ constexpr memory_layout layout_of(const call_desc& c, const plan_info& info) {
         for (int k = 0; k < c.n_scratch; ++k) {
             const scratch_desc& s = c.scratch[static_cast<std::size_t>(k)];
             if (s.space != space) continue;
-            const index_t bytes = s.elems() * itemsize(memref_dtype(s.type));  // bool: as int32
+            const index_t bytes = s.elems() * itemsize(memref_dtype(s.type));  // bool: as int32 (fits: V3)
             m.scratch_at[static_cast<std::size_t>(k)] = take(bytes);
-            if (space == space_kind::vmem) m.scratch_vmem += bytes;
-            if (space == space_kind::smem) m.smem_bytes += bytes;
+            if (space == space_kind::vmem) sum(m.scratch_vmem, bytes);
+            if (space == space_kind::smem) sum(m.smem_bytes, bytes);
         }
     };
     windows(space_kind::vmem);
     scratch(space_kind::vmem);
-    m.vmem_bytes += m.scratch_vmem;
+    sum(m.vmem_bytes, m.scratch_vmem);
     for (int k = 0; k < c.n_prefetch; ++k) {
         m.prefetch_at[static_cast<std::size_t>(k)] = take(c.prefetch_each[static_cast<std::size_t>(k)]);
-        m.smem_bytes += c.prefetch_each[static_cast<std::size_t>(k)];
+        sum(m.smem_bytes, c.prefetch_each[static_cast<std::size_t>(k)]);
     }
     windows(space_kind::smem);
     scratch(space_kind::smem);
@@ -268,6 +297,10 @@ constexpr plan_tables analyze(const call_desc& c, const block_fn* maps, const vo
     if (!info.problem.ok()) return tables;
 
     const memory_layout m = layout_of(c, info);
+    if (m.overflow) {
+        info.problem = detail::overflow(overflow_of::layout);
+        return tables;
+    }
     diag budget = detail::fail(rule::r24);
     for (int i = 0; i < c.n_ops(); ++i) {
         const auto u = static_cast<std::size_t>(i);

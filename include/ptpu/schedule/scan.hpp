@@ -258,7 +258,9 @@ struct operand_scan {
                                   : bd.kind == dim_kind::element ? dim + bd.pad_lo + bd.pad_hi - bd.size + 1
                                                                  : dim;
                 id_stride[d] = n_ids;
-                n_ids = n_ids > (index_t{1} << 22) ? n_ids : n_ids * std::max<index_t>(n, 1);
+                // Past 2^22 the table is not used: stop there (the product may overflow, V3).
+                if (n_ids <= (index_t{1} << 22) && !mul_fits(n_ids, std::max<index_t>(n, 1), n_ids))
+                    n_ids = (index_t{1} << 22) + 1;
             }
         // The table is keyed by block starts: a bounded_slice output (whose blocks differ in
         // size too, S10) keeps the list, compared on whole block indices.
