@@ -284,7 +284,7 @@ private:
             // before any byte moves.
             static constexpr std::array<scan_fn, max_operands> scans =
                 traits::all_scans(typename traits::ins{}, typename traits::outs{});
-            const plan_tables tables = detail::plan_call(desc, maps.data(), ctx_ptr, scans.data());
+            const plan_tables tables = detail::plan_call(desc, maps.data(), ctx_ptr, scans.data(), opt.memory_budget);
             // Only once the plan holds: a rejected call leaves the caller's buffers untouched.
             detail::check_distinct_buffers(desc, hbm, "pallas_call");
             detail::alias_hbm(desc, hbm);

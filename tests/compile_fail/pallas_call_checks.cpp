@@ -1,5 +1,5 @@
 // Every compile-time check of a pallas_call (pallas-semantics.md §2: 1–5, 7, 10–21, 24, 25, and
-// S34, S39, S44, MC1, SMEM1): each variant must fail with its rule id, and the file as it is must
+// S34, S39, S44, MC1, SMEM1, V3): each variant must fail with its rule id, and the file as it is must
 // compile (the ok twin).
 //! ko 1 1
 //! ko 2 2
@@ -40,6 +40,8 @@
 //! ko 37 24
 //! ko 38 16
 //! ko 39 ARG1
+//! ko 40 V3
+//! ko 41 V3
 #include <ptpu/ptpu.hpp>
 
 using namespace ptpu;
@@ -177,6 +179,12 @@ void run() {
     std::vector<float> z(32 * 128);
     (void)K{}.into(std::tuple{z}, copy, host_array<X>{});
 }
+#elif PTPU_KO == 40  // a static grid of 2^66 steps
+using K = pallas_call<Grid<1 << 22, 1 << 22, 1 << 22>, In<Arg<X, BlockSpec<Block<8, 128>, [](auto, auto, auto) {
+                                                          return idx(0, 0);
+                                                      }>>>>;
+#elif PTPU_KO == 41  // a scratch buffer of 2^64 bytes
+using K = pallas_call<Grid<4>, In<Arg<X, Blk>>, Out<Arg<X, Blk>>, Scratch<vmem, float, index_t{1} << 31, index_t{1} << 31>>;
 #endif
 
 static_assert(K::valid || true);  // instantiates the checks; a broken rule reports itself

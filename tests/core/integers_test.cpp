@@ -1,11 +1,14 @@
 // Tests core/integers.hpp and core/index.hpp: static integers stay static under arithmetic,
-// idx/ds build index tuples, bounded<Max> checks its value (V1, V2).
+// idx/ds build index tuples, bounded<Max> checks its value (V1, V2), checked extent arithmetic
+// is exact or V3.
 #include <gtest/gtest.h>
 
 #include <ptpu/core/index.hpp>
 #include <ptpu/core/integers.hpp>
 
 #include <array>
+#include <limits>
+#include <string>
 #include <type_traits>
 
 using namespace ptpu;
@@ -37,4 +40,43 @@ TEST(Bounded, ValueAboveBoundThrowsV2) {
     }
     EXPECT_THROW(bounded<8>(0), ptpu::error);
     EXPECT_THROW(bounded<8>(-1), ptpu::error);
+}
+
+// Checked extent arithmetic (V3): exact where the result fits, false (or ptpu[V3]) where not.
+namespace {
+constexpr index_t max = std::numeric_limits<index_t>::max();
+constexpr index_t min = std::numeric_limits<index_t>::min();
+constexpr bool fits_sum(index_t a, index_t b) {
+    index_t r = 0;
+    return add_fits(a, b, r);
+}
+constexpr bool fits_product(index_t a, index_t b) {
+    index_t r = 0;
+    return mul_fits(a, b, r);
+}
+constexpr int overflow_dim(std::array<index_t, 3> v) {
+    index_t r = 0;
+    int at = -1;
+    return product_fits(v.data(), 3, r, &at) ? -1 : at;
+}
+}  // namespace
+static_assert(fits_sum(max - 1, 1) && !fits_sum(max, 1) && fits_sum(min, max) && !fits_sum(min, -1));
+static_assert(fits_product(index_t{1} << 31, index_t{1} << 31) && !fits_product(index_t{1} << 32, index_t{1} << 31));
+static_assert(!fits_product(min, -1) && fits_product(max, -1) && fits_product(0, max));
+static_assert(overflow_dim({1 << 22, 1 << 22, 1 << 22}) == 2 && overflow_dim({max, 2, 1}) == 1 &&
+              overflow_dim({max, 1, 1}) == -1);
+static_assert(checked_mul(index_t{1} << 31, index_t{1} << 31, [] { return std::string(); }) == index_t{1} << 62);
+
+TEST(CheckedArithmetic, OverflowIsV3NamingWhat) {
+    const auto what = [] { return std::string("input 0, dim 1"); };
+    EXPECT_EQ(checked_add(max - 5, 5, what), max);
+    try {
+        (void)checked_mul(index_t{1} << 40, index_t{1} << 30, what);
+        FAIL();
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), "V3");
+        EXPECT_NE(std::string(e.what()).find("(input 0, dim 1: 1099511627776 * 1073741824)"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW((void)checked_add(min, -1, what), ptpu::error);
 }

@@ -427,3 +427,36 @@ TEST(DynamicCall, SqueezedDimsSameAsStatic) {
     const std::string msg = message_of([&] { (void)d.events(); });
     EXPECT_TRUE(has(msg, "ptpu[7] dynamic_call output 0") && has(msg, "squeezes 0 dims")) << msg;
 }
+
+// Extent arithmetic that overflows int64 is V3 before any byte moves or is allocated, naming
+// what overflowed, the operand and the dim (the extents fuzz driver covers the rest).
+TEST(DynamicCallRules, ExtentOverflowIsV3) {
+    DynAdd d = dyn_add(1024, 512, 256);
+    d.grid = {1 << 22, 1 << 22, 1 << 22};  // 2^66 steps
+    std::string msg = message_of([&] { raise(d.info().problem); });
+    EXPECT_TRUE(has(msg, "ptpu[V3]") && has(msg, "dim 2") && has(msg, "the grid's step count overflows")) << msg;
+    d.grid = {INT64_MAX};  // the count fits; the planner's per-step tables do not
+    EXPECT_TRUE(has(message_of([&] { (void)d.events(); }), "planner's tables"));
+    d = dyn_add(1024, 512, 256);
+    d.in[1].shape = {index_t{1} << 31, index_t{1} << 31};  // 2^62 floats: 2^64 bytes
+    msg = message_of([&] { (void)d.predict(add_body); });
+    EXPECT_TRUE(has(msg, "ptpu[V3]") && has(msg, "operand 1, dim 1") && has(msg, "the array's bytes")) << msg;
+    // An output of that shape: V3 naming it before its buffer is allocated.
+    d = dyn_add(1024, 512, 256);
+    d.out[0].shape = {index_t{1} << 31, index_t{1} << 31};
+    msg = message_of([&] { (void)d(add_body, std::vector<float>(1024 * 512), std::vector<float>(1024 * 512)); });
+    EXPECT_TRUE(has(msg, "ptpu[V3]") && has(msg, "dynamic_call output 0, dim 1")) << msg;
+    // Element padding near 2^62 on both sides of a dim.
+    dynamic_call<In<F2>, Out<F2>> h;
+    h.grid = {4};
+    h.in[0] = {.shape = {32, 128}, .block = {element{16, index_t{1} << 62, index_t{1} << 62}, element{128}},
+               .index_map = halo_map};
+    h.out[0] = {.shape = {32, 128}, .block = {8, 128}, .index_map = [](index_t i) { return idx(i, 0); }};
+    msg = message_of([&] { (void)h.events(); });
+    EXPECT_TRUE(has(msg, "ptpu[V3]") && has(msg, "operand 0, dim 0") && has(msg, "dim + pad_lo + pad_hi")) << msg;
+    // A scratch buffer of 2^64 bytes.
+    DynMatmul m = dyn_matmul(bm, bn, bk);
+    m.scratch[0] = {index_t{1} << 31, index_t{1} << 31};
+    msg = message_of([&] { (void)m.events(); });
+    EXPECT_TRUE(has(msg, "ptpu[V3]") && has(msg, "scratch 0") && has(msg, "the scratch buffer's bytes")) << msg;
+}

@@ -343,4 +343,110 @@ TEST(Generator, CapabilitiesDecideTheBufferRules) {
     EXPECT_TRUE(analyze_pipeline(b.p, emit_pipeline_caps, 5, b.fns.data(), &b.seq).info.problem.ok());
 }
 
+// Grids past change_table::flat_steps keep pass 1's bits in chunks of 4096 steps, equal chunks
+// stored once: the schedule read from them is the one the maps give, step for step.
+TEST(Generator, ChunkedChangeBitsGiveTheEventsOfTheMaps) {
+    std::mt19937 rng(20261202);
+    const index_t n = 100'003;  // not a whole number of chunks
+    std::vector<index_t> seq(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < seq.size(); ++i)  // runs of 1 to 9 steps of random blocks
+        seq[i] = i > 0 && rng() % 9 != 0 ? seq[i - 1] : static_cast<index_t>(rng() % 64);
+    std::vector<index_t> out(seq.size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<index_t>(i / 5);
+    for (int bc : {2, 3})
+        for (bool look : {false, true}) {
+            auto c = make(seq, bc, look, out);
+            c.p.ops[1].shape[0] = 8 * n;
+            plan_tables t;
+            const auto ev = table_events(c, &t);
+            ASSERT_FALSE(t.chg.flat());
+            EXPECT_EQ(t.chg.chunks(), (n + 4095) / 4096);
+            EXPECT_EQ(play(ev, seq, bc), "") << "bc " << bc << " lookahead " << look;
+            auto mev = map_events(c);
+            for (auto& e : mev) e.pipeline = 0;
+            EXPECT_EQ(mev, ev) << "bc " << bc << " lookahead " << look;
+        }
+}
+
+// Change bits with a period that does not divide the chunk take a few chunks, not a byte a step;
+// periodic_steps() compares them a period apart across chunk boundaries, up to the first step
+// that breaks the period.
+TEST(Generator, PeriodicChangeBitsAreStoredOnceAndComparedAcrossChunks) {
+    const index_t n = 1'000'000;
+    std::vector<index_t> seq(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < seq.size(); ++i) seq[i] = static_cast<index_t>(i / 3 % 7);  // a change every 3 steps
+    std::vector<index_t> out(seq.size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<index_t>(i);
+    auto c = make(seq, 2, false, out);
+    c.p.ops[1].shape[0] = 8 * n;
+    plan_tables t = analyze_pipeline(c.p, emit_pipeline_caps, 5, c.fns.data(), &c.seq);
+    ASSERT_TRUE(t.info.problem.ok());
+    EXPECT_LT(t.chg.bytes(), 64 * 1024);  // a flat table: 2 bytes a step, 2 MB
+    core_schedule cs(t, 0);
+    step_events ev;
+    for (int k = 0; k < 10; ++k) {
+        ev.clear();
+        ASSERT_TRUE(cs.next_step(ev));
+    }
+    // From step 10: every bit repeats the one 3 steps before, up to the steps that have a shape.
+    EXPECT_EQ(cs.periodic_steps(3, 900'000), 900'000);
+    EXPECT_EQ(cs.periodic_steps(3, n), n - 2 + 1 - 10);
+    EXPECT_EQ(cs.periodic_steps(6, 123'457), 123'457);
+    EXPECT_LT(cs.periodic_steps(2, 900'000), 3);
+    // One block held a step longer at step 700,002 (where it would change) breaks the period
+    // there: a step reads its bit and the next one's, so the steps up to 700,002 - 1 - 10 repeat.
+    c.seq.in[0][700'002] = c.seq.in[0][700'001];
+    plan_tables u = analyze_pipeline(c.p, emit_pipeline_caps, 5, c.fns.data(), &c.seq);
+    ASSERT_TRUE(u.info.problem.ok());
+    const std::vector<index_t>& in = c.seq.in[0];
+    const auto bit = [&](index_t g) {
+        return g == 0 || in[static_cast<std::size_t>(g)] != in[static_cast<std::size_t>(g - 1)];
+    };
+    index_t first = 10;
+    while (first < n && bit(first) == bit(first - 3)) ++first;
+    core_schedule cu(u, 0);
+    for (int k = 0; k < 10; ++k) {
+        ev.clear();
+        ASSERT_TRUE(cu.next_step(ev));
+    }
+    EXPECT_EQ(cu.periodic_steps(3, 900'000), first - 1 - 10);
+    EXPECT_EQ(first, 700'002);
+}
+
+// The revisit checks (S39) take an output's runs in strictly increasing or decreasing block order
+// as written once each; runs out of that order are walked again keeping every run, which finds a
+// revisit and where its first visit ended, across chunks too.
+TEST(Generator, OutputRunsOutOfOrderAreCheckedAgain) {
+    for (const std::vector<index_t>& out : {std::vector<index_t>{0, 1, 2, 5, 3, 4}, std::vector<index_t>{5, 3, 2, 0},
+                                            std::vector<index_t>{0, 0, 1, 1, 3, 3}}) {
+        std::vector<index_t> in(out.size());
+        for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<index_t>(i);
+        const auto c = make(in, 2, false, out);
+        const diag d = analyze_pipeline(c.p, emit_pipeline_caps, 5, c.fns.data(), &c.seq).info.problem;
+        EXPECT_TRUE(d.ok()) << message(d.code) << " " << describe(d);
+    }
+    const auto small = make({0, 1, 2, 3}, 2, false, {0, 1, 2, 1});
+    const diag d = analyze_pipeline(small.p, emit_pipeline_caps, 5, small.fns.data(), &small.seq).info.problem;
+    EXPECT_EQ(d.code, rule::s39);
+    EXPECT_EQ(d.at[0].v[0], 1);
+    EXPECT_EQ(d.at[2].v[0], 3);
+    // 70,000 steps: block 5 (steps 10 and 11) written again at step 60,000, 14 chunks later.
+    const index_t n = 70'000;
+    std::vector<index_t> seq(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+    for (index_t i = 0; i < n; ++i) {
+        seq[static_cast<std::size_t>(i)] = i % 64;
+        out[static_cast<std::size_t>(i)] = i < 60'000 ? i / 2 : i < 60'002 ? 5 : 30'000 + i;
+    }
+    auto c = make(seq, 2, false, out);
+    c.p.ops[1].shape[0] = 8 * 100'000;
+    const plan_tables t = analyze_pipeline(c.p, emit_pipeline_caps, 5, c.fns.data(), &c.seq);
+    ASSERT_FALSE(t.chg.flat());
+    const diag e = t.info.problem;
+    EXPECT_EQ(e.code, rule::s39);
+    EXPECT_EQ(e.block.v[0].start, 5);
+    EXPECT_EQ(e.at[0].v[0], 10);
+    EXPECT_EQ(e.at[1].v[0], 11);
+    EXPECT_EQ(e.at[2].v[0], 60'000);
+}
+
 }  // namespace

@@ -256,10 +256,21 @@ inline void check_dims(const dims_value& s, std::size_t rank, const char* role, 
                      "every dimension must be >= 1");
 }
 
+/// The elements of an array of T and shape `s` (operand k of `role`), or ptpu[V3] naming it and
+/// the dim when they, or their bytes, overflow index_t.
 template <class T>
-constexpr index_t elems_of(const dims_value& s) {
-    index_t n = 1;
-    for (index_t e : s) n *= e;
+index_t elems_of(const dims_value& s, const char* role, std::size_t k) {
+    index_t n = 0;
+    int at = 0;
+    index_t bytes = 0;
+    const bool elems_fit = product_fits(s.begin(), s.size(), n, &at);
+    if (!elems_fit || !mul_fits(n, itemsize(dtype_of<T>), bytes)) {
+        if (elems_fit) at = s.size() - 1;  // the bytes overflow
+        std::string shape;
+        for (index_t e : s) shape += (shape.empty() ? "" : ", ") + std::to_string(e);
+        throw error(std::string(PTPU_RULE_TEXT_V3) + " (" + operand_where("dynamic_call", role, k) + ", dim " +
+                    std::to_string(at) + ": the elements or bytes of shape (" + shape + ") overflow)");
+    }
     return n;
 }
 
@@ -292,10 +303,11 @@ host_view<const T> dynamic_view(const X& x, const dims_value& shape, const char*
         return v;
     } else if constexpr (requires { std::span<const T>(x); }) {
         const std::span<const T> s(x);
-        if (static_cast<index_t>(s.size()) != elems_of<T>(shape))
+        const index_t want = elems_of<T>(shape, role, k);
+        if (static_cast<index_t>(s.size()) != want)
             throw error("ARG1", operand_where("dynamic_call", role, k),
                         std::to_string(s.size()) + " elements given, the configured shape has " +
-                            std::to_string(elems_of<T>(shape)),
+                            std::to_string(want),
                         "pass a buffer of exactly the operand's size");
         v.data = s.data();
         return v;
@@ -525,10 +537,11 @@ private:
         (
             [&] {
                 detail::check_dims(shapes[k], P::rank, "scalar-prefetch", k);
-                const index_t bytes = detail::elems_of<typename P::value_type>(shapes[k]) *
-                                      itemsize(dtype_of<typename P::value_type>);
+                const index_t bytes = detail::elems_of<typename P::value_type>(shapes[k], "scalar-prefetch", k) *
+                                      itemsize(dtype_of<typename P::value_type>);  // (fits: elems_of)
                 c.prefetch_each[k] = bytes;
-                c.prefetch_bytes += bytes;
+                c.prefetch_bytes = add_fits(c.prefetch_bytes, bytes, c.prefetch_bytes) ? c.prefetch_bytes
+                                                                                      : INT64_MAX;  // V3 in validate()
                 ++k;
             }(),
             ...);
@@ -691,7 +704,7 @@ private:
         return [&]<std::size_t... K>(std::index_sequence<K...>) {
             (detail::check_dims(out[K].shape, A::rank, "output", K), ...);
             return std::tuple<std::vector<typename A::value_type>...>{std::vector<typename A::value_type>(
-                static_cast<std::size_t>(detail::elems_of<typename A::value_type>(out[K].shape)))...};
+                static_cast<std::size_t>(detail::elems_of<typename A::value_type>(out[K].shape, "output", K)))...};
         }(std::index_sequence_for<A...>{});
     }
 
@@ -741,7 +754,7 @@ private:
         }();
         if constexpr (n_prefetch > 0) ctx_ptr = &ctx_value;
         // The same planner as pallas_call's; its checks run here, before any byte moves (S51).
-        const plan_tables tables = detail::plan_call(desc, m.data(), ctx_ptr, sc.data());
+        const plan_tables tables = detail::plan_call(desc, m.data(), ctx_ptr, sc.data(), opt.memory_budget);
         detail::check_distinct_buffers(desc, hbm, "dynamic_call");
         detail::alias_hbm(desc, hbm);
         std::array<const void*, max_operands> prefetch{};

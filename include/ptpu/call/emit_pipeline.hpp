@@ -320,7 +320,7 @@ constexpr void check_entry_kinds() {
                                                    c->inner_offset[static_cast<std::size_t>(i)]);
     throw error("S34", std::string("emit_pipeline ") + (input ? "input " : "output ") + std::to_string(k),
                 "the view of the source's block at inner iteration (" + at + ") spans [" + std::to_string(start) +
-                    ", " + std::to_string(start + n) + ") of dim " + std::to_string(d) + ", whose size is " +
+                    ", " + (start > INT64_MAX - n ? std::string("past INT64_MAX") : std::to_string(start + n)) + ") of dim " + std::to_string(d) + ", whose size is " +
                     std::to_string(dim) + " (an aliased operand has no window to pad it, S17)",
                 "use blocks that divide the source, or pass an ANY/HBM source to copy the block in");
 }
@@ -415,7 +415,7 @@ struct inner_run {
             if (p.ops[static_cast<std::size_t>(i)].space == space_kind::vmem) vmem += op.buffers * op.slot_bytes;
             host += op.buffers * align_up(op.block_bytes, 64);
         }
-        if (outer.vmem_limit > 0 && outer.vmem_used + vmem > outer.vmem_limit)
+        if (outer.vmem_limit > 0 && vmem > outer.vmem_limit - outer.vmem_used)
             throw error("24", "emit_pipeline (pipeline " + std::to_string(outer.pipeline_depth + 1) + ")",
                         "its windows need " + std::to_string(vmem) + " bytes of VMEM and the core has " +
                             std::to_string(outer.vmem_limit - outer.vmem_used) + " left of " +
@@ -760,9 +760,11 @@ private:
             for (std::size_t d = 0; d < R; ++d) {
                 const block_dim& bd = Spec::shape::dims[d];
                 const bool sq = bd.kind == dim_kind::squeezed;
-                const index_t start = bd.kind == dim_kind::blocked ? b.v[d].start * bd.size : b.v[d].start;
+                index_t start = b.v[d].start;
                 const index_t n = sq ? 1 : bd.size;
-                if (start < 0 || start + n > src.shape()[d])
+                // (An offset that overflows lies outside too: V3's overflow, reported as S34's.)
+                if (bd.kind == dim_kind::blocked && !mul_fits(b.v[d].start, bd.size, start)) start = -1;
+                if (start < 0 || start > src.shape()[d] - n)
                     detail::alias_outside(K < sizeof...(I), static_cast<int>(K < sizeof...(I) ? K : K - sizeof...(I)),
                                           static_cast<int>(d), start, n, src.shape()[d]);
                 p += start * src.strides()[d];

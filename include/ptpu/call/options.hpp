@@ -85,6 +85,13 @@ struct run_options {
     /// false to run such a body at every step. No effect on runs with data, semaphores or
     /// detect_races, nor on inner pipelines' bodies.
     bool memoize_body = true;
+    /// Host bytes a run's tables may take (docs/model.md §11, "Memory"): the planner's, pass 1's
+    /// change bits, stored once per distinct chunk of 4096 steps (a grid whose index maps repeat
+    /// with a period takes memory for that period, not for its length), and the output runs kept
+    /// for the revisit checks when an output's blocks come out of order, over which the run is
+    /// error MEM1 before anything runs; and, apart, what the timing model records when asked,
+    /// per-step rows and the timeline, which grow with the grid (MEM1 at the step it is reached).
+    index_t memory_budget = default_memory_budget;
 };
 
 namespace detail {
@@ -93,7 +100,7 @@ namespace detail {
 /// call/verdict.hpp reads the same): index maps that read no scalar-prefetch value, and
 /// steps x (operands + 1) at most PTPU_MAX_STATIC_WORK.
 constexpr bool plans_statically(const call_desc& d) {
-    return d.n_prefetch == 0 && d.steps() * (d.n_ops() + 1) <= index_t{PTPU_MAX_STATIC_WORK};
+    return d.n_prefetch == 0 && d.steps() <= index_t{PTPU_MAX_STATIC_WORK} / (d.n_ops() + 1);
 }
 
 // ---- Reading the option pack ------------------------------------------------------------------
@@ -189,7 +196,10 @@ struct call_traits {
     }
     template <class... A>
     static constexpr index_t prefetch_bytes(pack<A...>) {
-        return (index_t{0} + ... + (A::size * itemsize(dtype_of<typename A::value_type>)));
+        // (Each term fits: Array checks its bytes, V3; a sum that does not is V3 in validate().)
+        index_t n = 0;
+        ((n = add_fits(n, A::size * itemsize(dtype_of<typename A::value_type>), n) ? n : INT64_MAX), ...);
+        return n;
     }
 
     template <class... A>

@@ -87,8 +87,9 @@ inline void alias_hbm(const call_desc& desc, std::array<void*, max_operands>& hb
 /// ptpu::error before any byte moves (S51). (A template for the same reason as run_call; never
 /// inlined, so that each kernel's call site does not get a copy of the planner.)
 template <int = 0>
-[[gnu::noinline]] plan_tables plan_call(const call_desc& desc, const block_fn* maps, const void* ctx, const scan_fn* scans) {
-    plan_tables tables = analyze(desc, maps, ctx, scans);
+[[gnu::noinline]] plan_tables plan_call(const call_desc& desc, const block_fn* maps, const void* ctx, const scan_fn* scans,
+                                        index_t budget) {
+    plan_tables tables = analyze(desc, maps, ctx, scans, budget);
     raise(tables.info.problem);
     return tables;
 }
@@ -234,6 +235,7 @@ template <int = 0>
     so.costs = opt.costs;
     so.steady_state = opt.steady_state;
     so.semaphores = semaphores;
+    so.memory_budget = opt.memory_budget;
     sim::result r = sim::simulate(desc.hw, pinfo.cores, streams, so);
     turns.reset();  // every core's thread has ended (a deadlocked one is unwound)
     if (r.deadlock.core >= 0) raise_stall(kctx[static_cast<std::size_t>(r.deadlock.core)], r.deadlock);
@@ -277,12 +279,12 @@ template <int = 0>
 // translation unit that defines PTPU_RUNTIME_IMPLEMENTATION; kernel translation units compile only
 // their bodies and calls.
 #if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
-extern template plan_tables plan_call<0>(const call_desc&, const block_fn*, const void*, const scan_fn*);
+extern template plan_tables plan_call<0>(const call_desc&, const block_fn*, const void*, const scan_fn*, index_t);
 extern template report run_call<0>(const call_desc&, const plan_tables&, const block_fn*, const void*,
                                    const std::array<void*, max_operands>&,
                                    const std::array<const void*, max_operands>&, body_call, const run_options&);
 #elif defined(PTPU_RUNTIME_IMPLEMENTATION)
-template plan_tables plan_call<0>(const call_desc&, const block_fn*, const void*, const scan_fn*);
+template plan_tables plan_call<0>(const call_desc&, const block_fn*, const void*, const scan_fn*, index_t);
 template report run_call<0>(const call_desc&, const plan_tables&, const block_fn*, const void*,
                             const std::array<void*, max_operands>&, const std::array<const void*, max_operands>&,
                             body_call, const run_options&);

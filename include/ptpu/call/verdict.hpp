@@ -85,6 +85,7 @@ struct noun_array<Array<T, D...>> {
     static constexpr const char* value = !element_type<T>          ? PTPU_RULE_TEXT_T1_ARRAY
                                          : !((D > 0) && ...)       ? PTPU_RULE_TEXT_V1_ARRAY_DIMS
                                          : sizeof...(D) > max_rank ? PTPU_RULE_TEXT_V1_ARRAY_RANK
+                                         : !static_bytes_fit<T, D...>() ? PTPU_RULE_TEXT_V3_ARRAY
                                                                    : nullptr;
 };
 

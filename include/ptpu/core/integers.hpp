@@ -1,5 +1,6 @@
 // Defines ptpu's integer vocabulary: static integers C<V>, bounded<Max> (a run-time value with a
-// static maximum, Pallas's BoundedSlice size), and value_of / static_bound to read any of them.
+// static maximum, Pallas's BoundedSlice size), value_of / static_bound to read any of them, and
+// the checked arithmetic every product and sum of user-given extents goes through (rule V3).
 #pragma once
 
 #include <concepts>
@@ -109,6 +110,56 @@ constexpr index_t static_bound() {
         return std::remove_cvref_t<T>::max;
     else
         return -1;
+}
+
+/// Extent arithmetic that cannot overflow (rule V3): `r = a + b`, `r = a * b` and the product of
+/// `n` extents, each false (r unspecified) when the exact result does not fit in index_t. They are
+/// constant expressions, so that a static shape or grid that overflows is a compile error with
+/// the rule's message rather than the compiler's "overflow in constant expression".
+constexpr bool add_fits(index_t a, index_t b, index_t& r) {
+    return !__builtin_add_overflow(a, b, &r);
+}
+constexpr bool sub_fits(index_t a, index_t b, index_t& r) {
+    return !__builtin_sub_overflow(a, b, &r);
+}
+constexpr bool mul_fits(index_t a, index_t b, index_t& r) {
+    return !__builtin_mul_overflow(a, b, &r);
+}
+/// The product of v[0..n) into r; false when it overflows, `*at` then the first factor whose
+/// product does not fit (the dim a message names).
+constexpr bool product_fits(const index_t* v, int n, index_t& r, int* at = nullptr) {
+    r = 1;
+    for (int i = 0; i < n; ++i)
+        if (!mul_fits(r, v[i], r)) {
+            if (at != nullptr) *at = i;
+            return false;
+        }
+    return true;
+}
+
+/// The one message of rule V3 where a run-time value (a ref's slice, a shape given at run time)
+/// overflows; the planner's own V3 (a call's grid, shapes, blocks and layout) is in
+/// spec/validate.hpp with the other rules of a call.
+#define PTPU_RULE_TEXT_V3                                                                        \
+    "ptpu[V3] extents: extent arithmetic overflows int64 (index_t): a product or sum of given " \
+    "extents, offsets or bytes does not fit; use smaller extents"
+
+/// a * b, or ptpu[V3] naming `what()` (a std::string: the operand and dim) when it overflows;
+/// at compile time the V3 message stops compilation.
+template <class What>
+constexpr index_t checked_mul(index_t a, index_t b, What&& what) {
+    index_t r = 0;
+    const bool ok = mul_fits(a, b, r);
+    check(ok, PTPU_RULE_TEXT_V3, [&] { return what() + ": " + std::to_string(a) + " * " + std::to_string(b); });
+    return r;
+}
+/// a + b, or ptpu[V3] as checked_mul.
+template <class What>
+constexpr index_t checked_add(index_t a, index_t b, What&& what) {
+    index_t r = 0;
+    const bool ok = add_fits(a, b, r);
+    check(ok, PTPU_RULE_TEXT_V3, [&] { return what() + ": " + std::to_string(a) + " + " + std::to_string(b); });
+    return r;
 }
 
 }  // namespace ptpu

@@ -999,13 +999,13 @@ template <element_type T, index_t Rows, index_t Cols>
 template <any_slice SR, any_slice SC>
 vec<T, slice_extent<SR>, slice_extent<SC>> vec<T, Rows, Cols>::operator()(SR r, SC c) const {
     using out_t = vec<T, slice_extent<SR>, slice_extent<SC>>;
-    if (r.start < 0 || r.size < 0 || r.start + r.size > rows() || c.start < 0 || c.size < 0 ||
-        c.start + c.size > cols())
-        throw error(
-            "OP1", "vec(ds, ds)",
-            detail::text("window rows [", r.start, ", ", r.start + r.size, ") x cols [", c.start, ", ",
-                         c.start + c.size, ") leaves a vec of shape ", detail::shape_text(rows(), cols())),
-            "keep the window inside the value");
+    // (start + size is never formed: either may be near INT64_MAX.)
+    if (r.start < 0 || r.size < 0 || r.size > rows() || r.start > rows() - r.size || c.start < 0 || c.size < 0 ||
+        c.size > cols() || c.start > cols() - c.size)
+        throw error("OP1", "vec(ds, ds)",
+                    detail::text("window rows ds(", r.start, ", ", r.size, ") x cols ds(", c.start, ", ", c.size,
+                                 ") leaves a vec of shape ", detail::shape_text(rows(), cols())),
+                    "keep the window inside the value");
     detail::drain_mxu(*this);
     if (r.start % rows_per_vreg(element_dtype) != 0 || c.start % vreg_lanes != 0)
         detail::charge_vpu(vpu_class::cheap, vregs(r.size, c.size, element_dtype));

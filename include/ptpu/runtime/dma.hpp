@@ -43,32 +43,31 @@ constexpr block_region region_of(const operand_desc& o, const index_tuple<max_ra
     r.rank = o.rank;
     for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) {
         const block_dim& bd = o.block[d];
-        index_t lo = 0;
-        switch (bd.kind) {
-            case dim_kind::blocked:
-                lo = b[d].start * bd.size;
-                break;
-            case dim_kind::squeezed:
-                lo = b[d].start;
-                break;
-            case dim_kind::element:
-                lo = b[d].start - bd.pad_lo;
-                break;
-            case dim_kind::bounded_slice:
-                lo = b[d].start;
-                break;
-            case dim_kind::invalid:
-                break;
-        }
+        index_t lo = b[d].start;  // squeezed, bounded_slice: the start itself
+        bool fits = true;
+        if (bd.kind == dim_kind::blocked) fits = mul_fits(b[d].start, bd.size, lo);
+        if (bd.kind == dim_kind::element) fits = sub_fits(b[d].start, bd.pad_lo, lo);
         // A bounded slice moves its own size (S38), never more than the slot holds: the planner
         // rejects a bad slice first (S38), and the clip keeps every copy inside both buffers
         // even if an index map answered differently at run time.
         const index_t len = bd.kind == dim_kind::bounded_slice ? b[d].size : bd.size;
+        index_t end = 0;
+        fits = fits && add_fits(lo, std::min(len, bd.size), end);
+        // V3: an index a map computed at run time (from host state) whose block offset overflows.
+        check(fits, PTPU_RULE_TEXT_V3, [&] {
+            const std::string who = o.role == operand_role::input ? "input" : "output";
+            return "the block index of " + (o.name[0] != '\0' ? who + " " + o.name : "an " + who) + ", dim " +
+                   std::to_string(d) +
+                   ": entry " + std::to_string(b[d].start) + " of a block of " + std::to_string(bd.size) +
+                   " elements has no offset in index_t";
+        });
         const index_t first = std::max<index_t>(lo, 0);
-        const index_t last = std::min<index_t>(lo + std::min(len, bd.size), o.shape[d]);
+        const index_t last = std::min<index_t>(end, o.shape[d]);
+        // The slot elements before the array's first: -lo, at most the slot (-lo may not fit).
+        const index_t skip = lo >= 0 ? 0 : lo <= -bd.size ? bd.size : -lo;
         r.array_start[d] = first;
-        r.slot_start[d] = first - lo;
-        r.count[d] = std::max<index_t>(std::min(last - first, bd.size - (first - lo)), 0);
+        r.slot_start[d] = skip;
+        r.count[d] = std::max<index_t>(std::min(last - first, bd.size - skip), 0);
         r.slot_shape[d] = bd.size;
     }
     return r;
@@ -87,7 +86,7 @@ constexpr std::array<index_t, max_rank> tiled_dma_extent(const operand_desc& o, 
         const block_dim& bd = o.block[d];
         const index_t rem = o.shape[d] % bd.size;
         if (bd.kind == dim_kind::blocked && rem != 0 && tile[d] > 0 && b[d].start == o.shape[d] / bd.size)
-            c[d] = std::min(bd.size, (rem + tile[d] - 1) / tile[d] * tile[d]);
+            c[d] = rem > bd.size - tile[d] ? bd.size : std::min(bd.size, (rem + tile[d] - 1) / tile[d] * tile[d]);
     }
     return c;
 }

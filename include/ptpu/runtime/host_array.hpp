@@ -21,9 +21,12 @@ struct host_view {
     int rank = 0;
     std::array<index_t, max_rank> shape{};
 
+    /// The element count; ptpu[V3] naming the dim when it overflows index_t.
     [[nodiscard]] constexpr index_t size() const {
         index_t n = 1;
-        for (int i = 0; i < rank; ++i) n *= shape[static_cast<std::size_t>(i)];
+        for (int i = 0; i < rank; ++i)
+            n = checked_mul(n, shape[static_cast<std::size_t>(i)],
+                            [i] { return "host_view, dim " + std::to_string(i) + ": the element count"; });
         return n;
     }
 };

@@ -169,8 +169,9 @@ public:
         index_t s = 1;
         for (std::size_t d = Rank; d-- > 0;) {
             strides_[d] = s;
-            s *= shape_[d];
+            if (!mul_fits(s, shape_[d], s)) extent_overflow(d);
         }
+        if (!mul_fits(s, static_cast<index_t>(sizeof(T)), s)) extent_overflow(0);  // its bytes too (V3)
         check_extents();
     }
     /// From a ref of other extents (and T to const T): implicit where no static extent is gained,
@@ -330,7 +331,8 @@ private:
     [[nodiscard]] index_t cols() const { return Rank == 0 ? 1 : shape_[Rank - 1]; }
     // Bounds checks run on every access: the message is only built on the way to the error.
     void check_window(const slice& s, std::size_t d) const {
-        if (s.start >= 0 && s.size >= 0 && s.start + s.size <= shape_[d]) return;
+        // start + size <= extent, without forming start + size (either may be near INT64_MAX).
+        if (s.start >= 0 && s.size >= 0 && s.size <= shape_[d] && s.start <= shape_[d] - s.size) return;
         throw error("R2", detail::ref_where(label_),
                     "slice ds(" + std::to_string(s.start) + ", " + std::to_string(s.size) +
                         ") is outside dim " + std::to_string(d) + " of extent " + std::to_string(shape_[d]),
@@ -342,6 +344,14 @@ private:
                     "index " + std::to_string(i) + " is outside dim " + std::to_string(d) + " of extent " +
                         std::to_string(shape_[d]),
                     "keep indices within the ref");
+    }
+    // V3: the elements (or bytes) of a contiguous ref of this shape do not fit in index_t.
+    [[noreturn, gnu::cold]] void extent_overflow(std::size_t d) const {
+        std::string shape = "(";
+        for (std::size_t k = 0; k < Rank; ++k) shape += (k ? ", " : "") + std::to_string(shape_[k]);
+        throw error(std::string(PTPU_RULE_TEXT_V3) + " (" + detail::ref_where(label_) + " of shape " + shape +
+                    "), dim " + std::to_string(d) + ": its elements times " + std::to_string(sizeof(T)) +
+                    " bytes overflow)");
     }
     // R1: the run-time shape agrees with the static extents (the ref's type states them).
     constexpr void check_extents() const {

@@ -42,19 +42,17 @@ struct step_events {
 };
 
 /// Change bits read from the planner's pass 1 (plan_tables::chg): free to query anywhere, nothing
-/// to forget (basic_schedule reads its rows directly).
+/// to forget (basic_schedule reads a flat table's rows directly).
 class table_changes {
 public:
     constexpr table_changes() = default;
-    constexpr explicit table_changes(const plan_tables& t) {
-        for (int i = 0; i < t.n_ops; ++i) chg_[i] = t.chg.data() + i * t.steps;
-    }
+    constexpr explicit table_changes(const plan_tables& t) : t_(&t.chg) {}
     /// Whether operand op's block at global step g differs from step g-1's, or g starts a core.
-    constexpr bool operator()(int op, index_t g) const { return chg_[op][g] != 0; }
-    [[nodiscard]] constexpr const std::uint8_t* row(int op) const { return chg_[op]; }
+    constexpr bool operator()(int op, index_t g) const { return (*t_)(op, g) != 0; }
+    [[nodiscard]] constexpr const change_table& table() const { return *t_; }
 
 private:
-    const std::uint8_t* chg_[max_operands]{};
+    const change_table* t_ = nullptr;
 };
 
 /// Change bits computed as the schedule goes: each operand's index map is evaluated once per
@@ -137,7 +135,8 @@ public:
         n_ = end_ - begin_;
         for (int i = 0; i < n_ops; ++i) {
             const operand_plan& p = info.ops[static_cast<std::size_t>(i)];
-            if constexpr (std::is_same_v<Changes, table_changes>) rows_[i] = ch_.row(i);
+            if constexpr (std::is_same_v<Changes, table_changes>)
+                if (ch_.table().flat()) rows_[i] = ch_.table().row(i);
             bc_[i] = p.buffers;
             trivial_[i] = p.trivial;
             revisit_any_[i] = (info.revisit_any_mask >> i) & 1u;
@@ -253,21 +252,25 @@ public:
         if (done_ || has_lookahead_ || no_pipe_ || max_pf_ > 0 || p <= 0 || s_ - p < 1) return 0;
         index_t lim = std::min(want, n_ - depth_ + 1 - s_);  // steps up to n - depth have a shape
         const index_t g = begin_ + s_;
+        const change_table& table = ch_.table();
         for (int k = 0; k < n_windowed() && lim > 0; ++k) {
             const int op = windowed(k);
             const index_t reach = op < n_in_ && bc_[op] > 2 ? bc_[op] - 1 : 1;
-            const std::uint8_t* r = rows_[op];
-            // The first t >= g whose bit differs from t - p's, among those the steps read.
+            // The first t >= g whose bit differs from t - p's, among those the steps read (runs of
+            // bits contiguous in the table's chunks; two runs stored once are equal).
             const index_t end = g + lim + reach;
             index_t t = g;
             constexpr index_t chunk = 256;
             while (t < end) {
-                const index_t len = std::min(chunk, end - t);
-                if (std::is_constant_evaluated() || !detail::same_bytes(r + t, r + t - p, len)) {
-                    index_t u = t;
-                    while (u < t + len && r[u] == r[u - p]) ++u;
-                    if (u < t + len) {
-                        t = u;
+                index_t na = 0, nb = 0;
+                const std::uint8_t* a = table.from(op, t, na);
+                const std::uint8_t* b = table.from(op, t - p, nb);
+                const index_t len = std::min({chunk, end - t, na, nb});
+                if (std::is_constant_evaluated() || (a != b && !detail::same_bytes(a, b, len))) {
+                    index_t u = 0;
+                    while (u < len && a[u] == b[u]) ++u;
+                    if (u < len) {
+                        t += u;
                         break;
                     }
                 }
@@ -323,7 +326,7 @@ private:
     // every call level costs.)
     [[nodiscard]] constexpr bool changed(int op, index_t g) {
         if constexpr (std::is_same_v<Changes, table_changes>)
-            return rows_[op][g] != 0;
+            return rows_[op] != nullptr ? rows_[op][g] != 0 : ch_(op, g);
         else
             return ch_(op, g);
     }
@@ -449,7 +452,7 @@ private:
     int core_;
     std::uint8_t pipeline_ = 0;
     Changes ch_;
-    const std::uint8_t* rows_[max_operands]{};  // table_changes: each operand's change bits
+    const std::uint8_t* rows_[max_operands]{};  // table_changes, a flat table: each operand's change bits
     index_t begin_ = 0, end_ = 0, n_ = 0;
     int depth_ = 2;  // S = max(2, max bc)
     int n_pin_ = 0, n_pout_ = 0;

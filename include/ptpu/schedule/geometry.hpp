@@ -15,8 +15,9 @@
 
 namespace ptpu::detail {
 
+/// ceil(a / b) for b > 0, without forming a + b - 1 (a may be any extent up to INT64_MAX).
 constexpr index_t cdiv(index_t a, index_t b) {
-    return (a + b - 1) / b;
+    return a / b + (a % b > 0 ? 1 : 0);
 }
 constexpr index_t align_up(index_t a, index_t b) {
     return cdiv(a, b) * b;
@@ -44,21 +45,19 @@ constexpr coords iteration_of(const pipeline_desc& c, index_t s) {
 /// Bytes one window slot occupies: VMEM windows are laid out in (sublane, 128) tiles, so the two
 /// minor dims round up [M] (Mosaic's allocation; S48's footprint formula for aligned blocks).
 /// SMEM is never padded (pallas-semantics.md §3). A bool slot holds its memref type, int32
-/// (memref_dtype): 4 bytes per element.
+/// (memref_dtype): 4 bytes per element. -1 when the padded bytes overflow index_t (V3).
 constexpr index_t slot_bytes(const operand_desc& o, int generation) {
     const auto n = static_cast<std::size_t>(o.block_rank);
     index_t elems = 1;
     for (std::size_t i = 0; i < n; ++i) {
         index_t s = o.block[i].size;
         if (o.space == space_kind::vmem) {
-            if (i + 1 == n)
-                s = align_up(s, 128);
-            else if (i + 2 == n)
-                s = align_up(s, sublane_tiling(o.type, generation));
+            const index_t tile = i + 1 == n ? 128 : i + 2 == n ? sublane_tiling(o.type, generation) : 1;
+            if (!mul_fits(cdiv(s, tile), tile, s)) return -1;
         }
-        elems *= s;
+        if (!mul_fits(elems, s, elems)) return -1;
     }
-    return elems * itemsize(memref_dtype(o.type));
+    return mul_fits(elems, itemsize(memref_dtype(o.type)), elems) ? elems : -1;
 }
 
 /// Whether block index entry e of dim d is in bounds: at least one element of the block lies in
@@ -72,7 +71,7 @@ constexpr bool in_bounds(const operand_desc& o, std::size_t d, const index_entry
         case dim_kind::squeezed:
             return e.start >= 0 && e.start < dim;
         case dim_kind::element:
-            return e.start >= 0 && e.start + bd.size <= dim + bd.pad_lo + bd.pad_hi;
+            return e.start >= 0 && e.start <= dim + bd.pad_lo + bd.pad_hi - bd.size;  // (fits: V3)
         case dim_kind::bounded_slice:
             return e.size >= 0 && e.size <= bd.size && e.start >= 0 && e.start <= dim - e.size;
         case dim_kind::invalid:

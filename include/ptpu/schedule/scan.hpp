@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -21,6 +22,145 @@
 #include "ptpu/spec/validate.hpp"
 
 namespace ptpu {
+
+/// The host bytes a plan's tables may take by default (run_options::memory_budget): pass 1's change
+/// bits (which take memory for the distinct chunks of their period, change_table) and the output
+/// runs kept for the revisit checks when they are not in order. Past it, MEM1.
+inline constexpr index_t default_memory_budget = index_t{1} << 30;
+
+/// Pass 1's change bits, per operand and step (see plan_tables), kept in chunks of `len` steps:
+/// chunk k of an operand holds steps [k len, (k + 1) len). Equal chunks are stored once, so a grid
+/// whose change bits repeat with a period (which is what lets a run skip whole periods) takes
+/// memory for the distinct chunks that period gives, not for the grid's length (docs/model.md
+/// §11, "Memory"). A grid of at most flat_steps steps is one chunk per operand: a flat row, as
+/// static plans read it at compile time.
+class change_table {
+public:
+    static constexpr index_t flat_steps = index_t{1} << 16;
+    static constexpr int chunk_shift = 12;  // 4096 steps a chunk past flat_steps
+
+    constexpr change_table() = default;
+    /// Room for n_ops operands of `steps` steps: false (nothing allocated) when the chunks' index
+    /// alone would take more than `budget` bytes.
+    constexpr bool reset(int n_ops, index_t steps, index_t budget) {
+        n_ops_ = n_ops;
+        steps_ = steps;
+        flat_ = steps <= flat_steps;
+        shift_ = flat_ ? 62 : chunk_shift;
+        len_ = flat_ ? steps : index_t{1} << chunk_shift;
+        mask_ = flat_ ? ~index_t{0} : len_ - 1;
+        n_chunks_ = flat_ ? 1 : (steps + len_ - 1) / len_;
+        const index_t n = static_cast<index_t>(n_ops) * n_chunks_;
+        if (!flat_ && n > budget / static_cast<index_t>(sizeof(index_t))) return false;
+        at_.assign(static_cast<std::size_t>(n), 0);
+        pool_.clear();
+        index_.clear();
+        if (flat_) {  // each operand's row at op * steps
+            pool_.assign(static_cast<std::size_t>(n_ops * steps), 0);
+            for (int i = 0; i < n_ops; ++i) at_[static_cast<std::size_t>(i)] = i * steps;
+        }
+        return true;
+    }
+    [[nodiscard]] constexpr bool flat() const { return flat_; }
+    [[nodiscard]] constexpr index_t chunk_steps() const { return len_; }
+    [[nodiscard]] constexpr index_t chunks() const { return n_chunks_; }
+    /// Operand op's change bit at step g (0 or 1).
+    [[nodiscard]] constexpr std::uint8_t operator()(int op, index_t g) const {
+        const index_t at = at_[static_cast<std::size_t>(op * n_chunks_ + (g >> shift_))];
+        return pool_[static_cast<std::size_t>(at + (g & mask_))];
+    }
+    /// Operand op's bits from step g on, as far as they are contiguous (to the end of g's chunk):
+    /// their count in `n`.
+    [[nodiscard]] constexpr const std::uint8_t* from(int op, index_t g, index_t& n) const {
+        const index_t k = g >> shift_;
+        const index_t off = g & mask_;
+        n = std::min(len_ - off, steps_ - g);
+        return pool_.data() + at_[static_cast<std::size_t>(op * n_chunks_ + k)] + off;
+    }
+    /// A flat table's row of operand op (flat() only): its bits at steps 0..steps-1.
+    [[nodiscard]] constexpr std::uint8_t* row(int op) { return pool_.data() + op * steps_; }
+    [[nodiscard]] constexpr const std::uint8_t* row(int op) const { return pool_.data() + op * steps_; }
+    /// Host bytes the table holds.
+    [[nodiscard]] constexpr index_t bytes() const {
+        return static_cast<index_t>(pool_.capacity() + sizeof(index_t) * (at_.capacity() + index_.capacity()));
+    }
+    /// Stores chunk k of operand op (`bits`, len bytes, zero past the last step), or points it at
+    /// an equal chunk already stored. False (nothing stored) when a new chunk would take the
+    /// table past `budget` bytes.
+    constexpr bool commit(int op, index_t k, const std::uint8_t* bits, index_t budget) {
+        index_t& at = at_[static_cast<std::size_t>(op * n_chunks_ + k)];
+        // The chunk before is the usual match (a period dividing the chunk); then any stored one.
+        if (k > 0 && same(pool_.data() + at_[static_cast<std::size_t>(op * n_chunks_ + k - 1)], bits)) {
+            at = at_[static_cast<std::size_t>(op * n_chunks_ + k - 1)];
+            return true;
+        }
+        const std::uint64_t h = hash(bits);
+        const std::size_t slots = index_.size();
+        if (slots > 0)
+            for (std::size_t j = h & (slots - 1);; j = (j + 1) & (slots - 1)) {
+                const index_t e = index_[j];
+                if (e == 0) break;
+                if (same(pool_.data() + (e - 1), bits)) {
+                    at = e - 1;
+                    return true;
+                }
+            }
+        const auto used = static_cast<index_t>(pool_.size());
+        const auto cap = static_cast<index_t>(pool_.capacity());
+        const index_t stored = used / len_;
+        const bool grow = 2 * (stored + 1) > static_cast<index_t>(slots);
+        // Growth at most doubles the pool and the index: the budget must hold both.
+        const index_t pool_next = used + len_ > cap ? 2 * (used + len_) : cap;
+        index_t index_next = static_cast<index_t>(slots);  // a power of two, at least twice the chunks stored
+        if (grow) index_next = std::max<index_t>(16, 2 * index_next);
+        constexpr auto word = static_cast<index_t>(sizeof(index_t));
+        if (pool_next + word * (index_next + static_cast<index_t>(at_.capacity())) > budget) return false;
+        at = static_cast<index_t>(pool_.size());
+        pool_.insert(pool_.end(), bits, bits + len_);
+        if (grow) {
+            rehash(static_cast<std::size_t>(index_next));
+        } else {
+            insert(at, h);
+        }
+        return true;
+    }
+
+private:
+    [[nodiscard]] constexpr bool same(const std::uint8_t* a, const std::uint8_t* b) const {
+        if (!std::is_constant_evaluated()) return std::memcmp(a, b, static_cast<std::size_t>(len_)) == 0;
+        for (index_t j = 0; j < len_; ++j)
+            if (a[j] != b[j]) return false;
+        return true;
+    }
+    [[nodiscard]] constexpr std::uint64_t hash(const std::uint8_t* b) const {
+        std::uint64_t h = 1469598103934665603ull;
+        for (index_t j = 0; j < len_; j += 8) {
+            std::uint64_t w = 0;
+            for (index_t q = 0; q < 8 && j + q < len_; ++q) w |= std::uint64_t{b[j + q]} << (8 * q);
+            h = (h ^ w) * 1099511628211ull;
+        }
+        return h ^ (h >> 29);
+    }
+    constexpr void insert(index_t at, std::uint64_t h) {
+        const std::size_t slots = index_.size();
+        std::size_t j = h & (slots - 1);
+        while (index_[j] != 0) j = (j + 1) & (slots - 1);
+        index_[j] = at + 1;
+    }
+    constexpr void rehash(std::size_t slots) {
+        index_.assign(slots, 0);
+        for (index_t at = 0; at < static_cast<index_t>(pool_.size()); at += len_) insert(at, hash(pool_.data() + at));
+    }
+
+    int n_ops_ = 0;
+    index_t steps_ = 0;
+    bool flat_ = true;
+    int shift_ = 62;
+    index_t len_ = 0, mask_ = 0, n_chunks_ = 0;
+    std::vector<std::uint8_t> pool_;  // the distinct chunks, len_ bytes each (flat: the rows)
+    std::vector<index_t> at_;         // at_[op * n_chunks_ + k]: where chunk k of op is in pool_
+    std::vector<index_t> index_;      // the stored chunks by hash: offset + 1 (0: empty slot)
+};
 
 namespace detail {
 
@@ -38,18 +178,34 @@ struct run {
 };
 
 // Pass 1 of analyze() for one operand: visit(s, b) sees its block index b at every grid step s in
-// order, checks it and records the change bits and output runs.
+// order, checks it and records the change bits and output runs. The walk goes a chunk of the
+// change table at a time (begin_chunk, end_chunk).
+//
+// The revisit checks (S39, MC1) first assume the output's runs come in strictly increasing or
+// strictly decreasing order of block index (`monotone`): then no block is written twice, and
+// nothing need be kept but the last run's block. The first run out of that order stops the walk
+// with `rescan` set, and the caller walks the operand again keeping every run (the table or the
+// list below), which finds the revisit if there is one and says where.
 // (Hot loops use built-in arrays and raw pointers: g++ evaluates them several times faster than
 // std::array / std::vector operator[] at compile time.)
 struct operand_scan {
     const pipeline_desc& c;
     const operand_desc& o;
     plan_info& info;
-    std::uint8_t* ch;  // this operand's change bits
+    change_table& table;
+    std::uint8_t* ch = nullptr;  // this operand's change bits of the current chunk: ch[s - base]
+    index_t base = 0;
+    std::vector<std::uint8_t> chunk;  // the current chunk (a chunked table)
     std::vector<run>& runs;
+    index_t budget;  // host bytes the table and the runs may take (MEM1)
     int i;
     index_t n_steps;
     bool track_runs;
+    bool monotone;   // revisit checks by the runs' order (see above)
+    bool rescan = false;
+    int dir = 0;     // monotone: 1 increasing, -1 decreasing, 0 not known yet
+    bool have_run = false;
+    index_tuple<max_rank> last_run{};
     bool all_zero = true;
     bool constant = true;
     index_tuple<max_rank> first{};
@@ -71,16 +227,18 @@ struct operand_scan {
     index_t tile[max_rank]{};
     bool slice_dim[max_rank]{};  // dim d's block is a bounded slice (hoisted out of the walk)
 
-    constexpr operand_scan(const pipeline_desc& call, int op, plan_info& pi, std::uint8_t* bits,
-                           std::vector<run>& r)
+    constexpr operand_scan(const pipeline_desc& call, int op, plan_info& pi, change_table& t, std::vector<run>& r,
+                           bool try_monotone, index_t bytes)
         : c(call),
           o(call.ops[static_cast<std::size_t>(op)]),
           info(pi),
-          ch(bits),
+          table(t),
           runs(r),
+          budget(bytes),
           i(op),
           n_steps(call.steps()),
           track_runs(o.role == operand_role::output && o.windowed()),
+          monotone(try_monotone && track_runs),
           checked(o.windowed() || o.aliased) {
         for (int d = 0; d < o.rank; ++d) {
             const block_dim& bd = o.block[static_cast<std::size_t>(d)];
@@ -100,15 +258,49 @@ struct operand_scan {
                                   : bd.kind == dim_kind::element ? dim + bd.pad_lo + bd.pad_hi - bd.size + 1
                                                                  : dim;
                 id_stride[d] = n_ids;
-                n_ids = n_ids > (index_t{1} << 22) ? n_ids : n_ids * std::max<index_t>(n, 1);
+                // Past 2^22 the table is not used: stop there (the product may overflow, V3).
+                if (n_ids <= (index_t{1} << 22) && !mul_fits(n_ids, std::max<index_t>(n, 1), n_ids))
+                    n_ids = (index_t{1} << 22) + 1;
             }
         // The table is keyed by block starts: a bounded_slice output (whose blocks differ in
         // size too, S10) keeps the list, compared on whole block indices.
         bool sliced = false;
         for (int d = 0; d < o.rank; ++d) sliced = sliced || o.block[static_cast<std::size_t>(d)].kind == dim_kind::bounded_slice;
-        use_table = track_runs && !sliced && n_ids <= (index_t{1} << 22);
+        use_table = track_runs && !monotone && !sliced && n_ids <= (index_t{1} << 22);
         writer_store.assign(use_table ? static_cast<std::size_t>(n_ids) : 0, 0);
         writer = writer_store.data();
+        if (!t.flat()) chunk.assign(static_cast<std::size_t>(t.chunk_steps()), 0);
+    }
+
+    // The chunk of steps from s0 (a multiple of the table's chunk_steps()) is walked next.
+    constexpr void begin_chunk(index_t s0) {
+        base = s0;
+        ch = table.flat() ? table.row(i) : chunk.data();
+    }
+    // The chunk from base is walked: it goes into the table. False when the table would exceed
+    // the budget (MEM1).
+    constexpr bool end_chunk() {
+        if (table.flat()) return true;
+        const index_t len = table.chunk_steps();
+        for (index_t s = n_steps - base; s < len; ++s) chunk[static_cast<std::size_t>(s)] = 0;  // past the last step
+        if (table.commit(i, base / len, chunk.data(), budget - held())) return true;
+        over_budget(base);
+        return false;
+    }
+    // Host bytes the revisit checks hold (the table's are the table's).
+    [[nodiscard]] constexpr index_t held() const {
+        return static_cast<index_t>(runs.capacity() * sizeof(run) + writer_store.capacity() * sizeof(index_t) +
+                                    chunk.capacity());
+    }
+    constexpr void over_budget(index_t s) {
+        diag p = fail(rule::mem1, i, -1, table.bytes() + held(), budget);
+        p.c = s;
+        p.at[0] = iteration_of(c, s);
+        info.problem = p;
+    }
+    // Operand i's change bit at step t <= the step being walked.
+    [[nodiscard]] constexpr std::uint8_t bit(index_t t) const {
+        return t >= base ? ch[t - base] : table(i, t);
     }
 
     [[nodiscard]] constexpr bool core_start(index_t s) const {
@@ -171,7 +363,7 @@ struct operand_scan {
             if (s == 0) first = prev;
         }
         const bool starts = differs || core_start(s);
-        ch[s] = starts ? 1 : 0;
+        ch[s - base] = starts ? 1 : 0;
         if (track_runs && starts && !record_run<Rank>(s, prev)) return false;
         return true;
     }
@@ -190,8 +382,14 @@ struct operand_scan {
 
     template <int Rank>
     [[gnu::always_inline]] constexpr bool record_run(index_t s, const index_tuple<max_rank>& b) {
+        if (monotone) return in_order<Rank>(b);
         const int core = (info.cores > 1 && s >= info.core_begin[1]) ? 1 : 0;
         if (!use_table) {
+            if (runs.size() == runs.capacity() &&
+                static_cast<index_t>((2 * runs.size() + 1) * sizeof(run)) > budget - table.bytes() - held()) {
+                over_budget(s);
+                return false;
+            }
             runs.push_back({b, i, core, s, s});
             return true;
         }
@@ -206,13 +404,36 @@ struct operand_scan {
         return revisit(s, b, id, w, core);
     }
 
+    // Whether the run of block b keeps the runs in strictly monotone order (else `rescan`).
+    template <int Rank>
+    [[gnu::always_inline]] constexpr bool in_order(const index_tuple<max_rank>& b) {
+        if (have_run) {
+            const int n = Rank > 0 ? Rank : o.rank;
+            int cmp = 0;  // 1: last_run < b, -1: b < last_run
+            for (int d = 0; d < n && cmp == 0; ++d) {
+                const index_entry& x = last_run.v[d];
+                const index_entry& y = b.v[d];
+                if (x.start != y.start) cmp = x.start < y.start ? 1 : -1;
+                else if (x.size != y.size) cmp = x.size < y.size ? 1 : -1;
+            }
+            if (cmp == 0 || (dir != 0 && cmp != dir)) {
+                rescan = true;
+                return false;
+            }
+            dir = cmp;
+        }
+        have_run = true;
+        for (int d = 0; d < (Rank > 0 ? Rank : o.rank); ++d) last_run.v[d] = b.v[d];
+        return true;
+    }
+
     // A block written again (S39, MC1): fine only for a revisit_any output on the same core.
     constexpr bool revisit(index_t s, const index_tuple<max_rank>& b, index_t id, index_t w, int core) {
         if (!(o.revisit_any && (w - 1) % 2 == core)) {
             const index_t first_step = (w - 1) / 2;
             const int first_core = static_cast<int>((w - 1) % 2);
             index_t last_step = first_step;
-            while (last_step + 1 < n_steps && ch[last_step + 1] == 0) ++last_step;
+            while (last_step + 1 < s && bit(last_step + 1) == 0) ++last_step;
             diag p = fail(first_core == core ? rule::s39 : rule::mc1, i);
             p.block = b;
             p.d = o.rank;
@@ -239,13 +460,19 @@ constexpr bool scan_steps_as(const pipeline_desc& c, operand_scan& scan, Eval& e
     index_t grid[max_rank]{};
     for (int d = 0; d < c.grid_rank; ++d) grid[d] = c.grid[static_cast<std::size_t>(d)];
     const index_t n_steps = c.steps();
-    for (index_t s = 0; s < n_steps; ++s) {
-        if (s > 0)
-            for (int d = c.grid_rank - 1; d >= 0; --d) {
-                if (++point[d] < grid[d]) break;
-                point[d] = 0;
-            }
-        if (!scan.template visit<Rank>(s, eval(static_cast<const index_t*>(point)))) return false;
+    const index_t len = scan.table.chunk_steps();
+    for (index_t s0 = 0; s0 < n_steps; s0 += len) {
+        scan.begin_chunk(s0);
+        const index_t s1 = std::min(n_steps, s0 + len);
+        for (index_t s = s0; s < s1; ++s) {
+            if (s > 0)
+                for (int d = c.grid_rank - 1; d >= 0; --d) {
+                    if (++point[d] < grid[d]) break;
+                    point[d] = 0;
+                }
+            if (!scan.template visit<Rank>(s, eval(static_cast<const index_t*>(point)))) return false;
+        }
+        if (!scan.end_chunk()) return false;
     }
     return true;
 }

@@ -576,6 +576,7 @@ private:
             const std::uint64_t key = row_key(c, step, sub);
             const auto [it, added] = rows_[bu].try_emplace(key, static_cast<int>(v.size()));
             if (added) {
+                if (v.size() == v.capacity()) within_budget(v.size() + 1, 0, step);
                 v.push_back({c, step, t_[u], t_[u], 0, 0, 0, 0, 0, 0, sub});
                 // (A new row of an existing step value can only be an inner row of that step.)
                 if (row_any_[bu][u] && step < row_max_[bu][u]) row_rising_[bu][u] = false;
@@ -1303,6 +1304,7 @@ private:
             const std::vector<step_times> made(v.begin() + static_cast<std::ptrdiff_t>(a.rows),
                                                v.begin() + static_cast<std::ptrdiff_t>(b.rows));
             std::array<int, 2> open = b.open;
+            within_budget(static_cast<std::size_t>(m) * made.size(), 0, made.empty() ? 0 : made.back().step);
             v.reserve(v.size() + static_cast<std::size_t>(m) * made.size());
             for (std::int64_t k = 1; k <= m; ++k) {
                 const double shift = static_cast<double>(k) * dt;
@@ -1336,6 +1338,25 @@ private:
         for (std::size_t c = 0; c < 2; ++c) inner_at_[c] = tagged[c] ? row_[1][c] : -1;
     }
 
+    // What the rows and the timeline take with `rows` more rows and `spans` more spans: each row
+    // with its index entry (rows_), each span with its place (span_ord_) and its op's label. Over
+    // options::memory_budget (doubling a vector's capacity counted): MEM1, naming the step.
+    void within_budget(std::size_t rows, std::size_t spans, std::uint32_t step) const {
+        constexpr double row_bytes = sizeof(step_times) + 64, span_bytes = sizeof(span) + 12;
+        const double have_rows = static_cast<double>(res_.steps.size() + res_.inner_steps.size());
+        const double have_spans = static_cast<double>(res_.timeline.size());
+        const double bytes = row_bytes * (have_rows + 2.0 * static_cast<double>(rows)) +
+                             span_bytes * (have_spans + 2.0 * static_cast<double>(spans));
+        if (bytes <= static_cast<double>(opt_.memory_budget)) return;
+        throw error("MEM1", "timing model, step " + std::to_string(step),
+                    std::string("recording ") + (spans > 0 ? "the timeline" : "the per-step rows") +
+                        " would take about " +
+                        std::to_string(static_cast<std::int64_t>(bytes)) + " host bytes, over the budget of " +
+                        std::to_string(opt_.memory_budget) +
+                        " (run_options::memory_budget): per-step rows and the timeline grow with the grid",
+                    "raise run_options::memory_budget, or record no per-step rows (per_step = 0) or timeline");
+    }
+
     // ---- The timeline in the fast lanes (options::timeline) ------------------------------------
     //
     // A skipped period records the spans its cycle recorded, moved by the period's time, steps
@@ -1345,6 +1366,7 @@ private:
     // has label labels_[c][k], and span i of the timeline stands for op span_ord_[i].
 
     void push_span(const span& x, std::uint64_t ord) {
+        if (res_.timeline.size() == res_.timeline.capacity()) within_budget(0, res_.timeline.size() + 1, x.step);
         res_.timeline.push_back(x);
         if (tl_lane_) span_ord_.push_back(ord);
     }
@@ -1368,6 +1390,7 @@ private:
                                            const std::array<std::uint64_t, 2>& ops) {
         if (!opt_.timeline || m == 0 || s1 == s0) return;
         const std::size_t add = static_cast<std::size_t>(m) * (s1 - s0);
+        within_budget(0, add, res_.timeline[s1 - 1].step);
         res_.timeline.reserve(res_.timeline.size() + add);
         span_ord_.reserve(span_ord_.size() + add);
         for (std::int64_t k = 1; k <= m; ++k) {

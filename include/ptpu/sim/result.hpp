@@ -33,6 +33,10 @@ struct options {
     /// not yet reached the signal's time) and the fast lane is off; a stream with semaphore ops
     /// and this off is rejected (SIM2).
     bool semaphores = false;
+    /// Host bytes the per-step rows (result::steps, inner_steps) and the timeline may take: they
+    /// grow with the grid (about 140 bytes a row, 70 a span, with their indexes). Recording past
+    /// it is error MEM1 (run_options::memory_budget for a call).
+    std::int64_t memory_budget = std::int64_t{1} << 30;
 };
 
 /// One interval of the timeline. Stream spans: overhead, issue (kind dma_start), compute, wait

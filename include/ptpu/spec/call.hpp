@@ -23,6 +23,9 @@
 #define PTPU_RULE_TEXT_V1_ARRAY_DIMS "ptpu[V1] Array: every dimension must be >= 1"
 #define PTPU_RULE_TEXT_V1_ARRAY_RANK "ptpu[V1] Array: rank above ptpu's max_rank (6)"
 #define PTPU_RULE_TEXT_V1_SCRATCH_DIMS "ptpu[V1] Scratch: every dimension must be >= 1"
+#define PTPU_RULE_TEXT_V3_ARRAY \
+    "ptpu[V3] Array: the element count or bytes (dims multiplied, times the itemsize) overflow int64 " \
+    "(index_t); use smaller dims"
 #define PTPU_RULE_TEXT_36_SEMAPHORE_CELLS                                                       \
     "ptpu[36] Scratch: semaphore scratch holds dma_semaphore (SemaphoreType.DMA) or "            \
     "regular_semaphore (SemaphoreType.REGULAR) cells"
@@ -32,16 +35,38 @@
 
 namespace ptpu {
 
+namespace detail {
+/// The product of static extents, or -1 when it overflows index_t (V3).
+template <index_t... Dims>
+constexpr index_t static_elems() {
+    index_t n = 1;
+    return ((mul_fits(n, Dims, n)) && ...) ? n : -1;
+}
+/// Whether an array of T with these dims has an element count and bytes that fit index_t (an
+/// unsupported T is T1's, reported alone).
+template <class T, index_t... Dims>
+constexpr bool static_bytes_fit() {
+    if constexpr (!element_type<T>) {
+        return true;
+    } else {
+        index_t n = static_elems<Dims...>();
+        return n >= 0 && mul_fits(n, itemsize(dtype_of<T>), n);
+    }
+}
+}  // namespace detail
+
 /// The type of an HBM operand: dtype and static shape. Array<float, 512, 512>.
 template <class T, index_t... Dims>
 struct Array {
     using value_type = T;
     static constexpr std::size_t rank = sizeof...(Dims);
     static constexpr std::array<index_t, rank> shape{Dims...};
-    static constexpr index_t size = (index_t{1} * ... * Dims);
+    /// The element count (-1 where it overflows: the V3 static_assert below).
+    static constexpr index_t size = detail::static_elems<Dims...>();
     static_assert(element_type<T>, PTPU_RULE_TEXT_T1_ARRAY);
     static_assert(((Dims > 0) && ...), PTPU_RULE_TEXT_V1_ARRAY_DIMS);
     static_assert(rank <= max_rank, PTPU_RULE_TEXT_V1_ARRAY_RANK);
+    static_assert(detail::static_bytes_fit<T, Dims...>(), PTPU_RULE_TEXT_V3_ARRAY);
 };
 
 /// An operand's name in reports, traces and timelines: Arg<X, Spec, "weights">. At most 15

@@ -56,6 +56,7 @@ struct operand_desc {
 
     [[nodiscard]] constexpr index_t itemsize_bytes() const { return itemsize(type); }
     [[nodiscard]] constexpr bool windowed() const { return !access(space).windowless && !aliased; }
+    // (Both products fit once validate_pipeline has passed: V3 checks the bytes.)
     [[nodiscard]] constexpr index_t array_elems() const {
         index_t n = 1;
         for (int i = 0; i < rank; ++i) n *= shape[static_cast<std::size_t>(i)];
@@ -89,10 +90,11 @@ struct pipeline_desc {
     bool no_pipelining = false;
 
     [[nodiscard]] constexpr int n_ops() const { return n_in + n_out; }
+    /// The grid's step count. validate_pipeline rejects a grid whose product overflows (V3);
+    /// before that check, an overflowing product reads as INT64_MAX rather than wrapping.
     [[nodiscard]] constexpr index_t steps() const {
         index_t n = 1;
-        for (int i = 0; i < grid_rank; ++i) n *= grid[static_cast<std::size_t>(i)];
-        return n;
+        return product_fits(grid.data(), grid_rank, n) ? n : INT64_MAX;
     }
 };
 

@@ -166,7 +166,15 @@ namespace ptpu {
       "ptpu[S44] pallas_call: parallel dimensions must form a prefix of the grid; reorder the grid so "      \
       "parallel axes come first")                                                                            \
     X(mc1, PTPU_RULE_TEXT_MC1)                                                                               \
-    X(mc1_prefetch, PTPU_RULE_TEXT_MC1_PREFETCH)
+    X(mc1_prefetch, PTPU_RULE_TEXT_MC1_PREFETCH)                                                             \
+    X(mem1,                                                                                                  \
+      "ptpu[MEM1] planner: the host tables of the run would exceed its memory budget "                      \
+      "(run_options::memory_budget): pass 1's change bits of index maps that repeat with no period, or "    \
+      "the output runs kept for the revisit checks when they are out of order; raise the budget")        \
+    X(v3,                                                                                                    \
+      "ptpu[V3] pallas_call: extent arithmetic overflows int64 (index_t): the grid's step count, an "         \
+      "array's, block's, window's or scratch buffer's bytes, a padded element dim or the memory layout's "   \
+      "total does not fit (see the operand, dim and quantity in the diag); use smaller extents")
 
 #define PTPU_RULE_ENUMERATOR(name, text) name,
 /// The rules a call can break (`reported`: a type-level static_assert already gave the message).
@@ -175,6 +183,19 @@ enum class rule : std::uint8_t { ok, reported, PTPU_CALL_RULES(PTPU_RULE_ENUMERA
 
 /// What an Alias<in, out> gets wrong (rule 11; diag::c).
 enum class alias_problem : std::uint8_t { input_out_of_range = 1, output_out_of_range, output_reused, dtype, rank, shape };
+/// What overflowed when a call breaks rule V3 (diag::c), as describe() names it.
+enum class overflow_of : std::uint8_t {
+    grid_steps,     ///< the product of the grid (dim: where it first overflows)
+    step_tables,    ///< the steps times (operands + 2): the planner's per-step tables
+    array_bytes,    ///< an operand's array: elements times itemsize
+    block_bytes,    ///< one block: elements times itemsize
+    padded_dim,     ///< an element dim: dim + pad_lo + pad_hi (and its block offsets)
+    slot_bytes,     ///< one window slot, tile-padded
+    windows,        ///< the windows' buffers of a pipeline, summed
+    scratch_bytes,  ///< a scratch buffer (diag::b: its index)
+    prefetch_bytes, ///< a scalar-prefetch operand, or their sum (diag::b: its index)
+    layout          ///< a core's memory layout: windows, scratch, prefetch, aligned to 64 bytes
+};
 
 /// The first problem found in a call, with the values the message needs.
 struct diag {
@@ -235,6 +256,41 @@ constexpr diag zero_grid(const index_t* grid, int rank, int dim, bool top_level)
     return d;
 }
 
+constexpr diag overflow(overflow_of what, int op = -1, int dim = -1, index_t which = 0) {
+    diag d = fail(rule::v3, op, dim);
+    d.c = static_cast<index_t>(what);
+    d.b = which;
+    return d;
+}
+
+// V3 for one operand: its array's bytes, its element dims' padded extents and (windowed) one
+// block's bytes fit in index_t, so that the planner, the runner and the DMA engine compute
+// them, and every offset and stride inside them, without overflow.
+constexpr diag check_extents(const operand_desc& o, int op) {
+    index_t n = 0;
+    int at = 0;
+    const index_t item = itemsize(memref_dtype(o.type));
+    if (!product_fits(o.shape.data(), o.rank, n, &at)) return overflow(overflow_of::array_bytes, op, at);
+    if (!mul_fits(n, item, n)) return overflow(overflow_of::array_bytes, op, o.rank - 1);
+    for (int d = 0; d < o.block_rank && d < o.rank; ++d) {
+        const block_dim& bd = o.block[static_cast<std::size_t>(d)];
+        if (bd.kind != dim_kind::element) continue;
+        // Offsets run over [0, dim + lo + hi - size]: that extent and the end of a block fit.
+        index_t padded = 0, last = 0;
+        if (!add_fits(o.shape[static_cast<std::size_t>(d)], bd.pad_lo, padded) ||
+            !add_fits(padded, bd.pad_hi, padded) || !sub_fits(padded, bd.size, last) || !add_fits(last, 1, last))
+            return overflow(overflow_of::padded_dim, op, d);
+    }
+    return {};
+}
+constexpr diag check_block_bytes(const operand_desc& o, int op) {
+    index_t n = 1;
+    for (int d = 0; d < o.block_rank; ++d)
+        if (!mul_fits(n, o.block[static_cast<std::size_t>(d)].size, n)) return overflow(overflow_of::block_bytes, op, d);
+    if (!mul_fits(n, itemsize(memref_dtype(o.type)), n)) return overflow(overflow_of::block_bytes, op, o.block_rank - 1);
+    return {};
+}
+
 constexpr diag check_tiling(const operand_desc& o, int op) {
     // Check 15/16 (lowering.py::_check_block_mappings): squeezed dims count as size 1.
     const auto n = static_cast<std::size_t>(o.block_rank);
@@ -281,6 +337,12 @@ constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& cap
     using detail::fail;
     for (int i = 0; i < c.grid_rank; ++i)
         if (c.grid[static_cast<std::size_t>(i)] <= 0) return detail::zero_grid(c.grid.data(), c.grid_rank, i, caps.top_level);
+    {  // V3: the step count, and the planner's per-step tables (operand x step, 2 x step + 2)
+        index_t steps = 0;
+        int at = 0;
+        if (!product_fits(c.grid.data(), c.grid_rank, steps, &at)) return detail::overflow(overflow_of::grid_steps, -1, at);
+        if (!mul_fits(steps, c.n_ops() + 2, steps)) return detail::overflow(overflow_of::step_tables);
+    }
     if (c.has_semantics && c.semantics_rank != c.grid_rank)
         return fail(rule::r20, -1, -1, c.semantics_rank, c.grid_rank);
     if (c.has_semantics) {
@@ -298,6 +360,7 @@ constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& cap
             if (o.block[static_cast<std::size_t>(d)].kind == dim_kind::invalid)
                 return fail(rule::reported, i, d);
         if (o.block_rank != o.rank) return fail(rule::r1, i, -1, o.block_rank, o.rank);
+        if (const diag v = detail::check_extents(o, i); !v.ok()) return v;
         if (o.issue == map_issue::arity) return fail(rule::r2_arity, i, -1, c.grid_rank);
         if (o.issue == map_issue::not_tuple) return fail(rule::r3, i);
         if (o.issue == map_issue::wrong_rank) return fail(rule::r2, i, -1, o.map_returned, o.block_rank);
@@ -326,6 +389,7 @@ constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& cap
             elements += bd.kind == dim_kind::element;
             non_squeezed += bd.kind != dim_kind::squeezed;
         }
+        if (const diag v = detail::check_block_bytes(o, i); !v.ok()) return v;
         if (caps.top_level && elements != 0 && elements != non_squeezed) return fail(rule::r18_element, i);
         const int max_bc = output ? caps.max_out_buffers : caps.max_in_buffers;
         if (caps.top_level) {
@@ -389,6 +453,20 @@ constexpr diag validate(const call_desc& c) {
                 return alias_fail(in, out, alias_problem::shape, d, a.shape[static_cast<std::size_t>(d)],
                                   b.shape[static_cast<std::size_t>(d)]);
     }
+    // V3: each scratch buffer's and scalar-prefetch operand's bytes, and the prefetch total.
+    for (int k = 0; k < c.n_scratch; ++k) {
+        const scratch_desc& s = c.scratch[static_cast<std::size_t>(k)];
+        index_t n = 0;
+        int at = 0;
+        if (!product_fits(s.shape.data(), s.rank, n, &at)) return detail::overflow(overflow_of::scratch_bytes, -1, at, k);
+        if (!mul_fits(n, itemsize(memref_dtype(s.type)), n))
+            return detail::overflow(overflow_of::scratch_bytes, -1, s.rank - 1, k);
+    }
+    index_t prefetch = 0;
+    for (int k = 0; k < c.n_prefetch; ++k)
+        if (c.prefetch_each[static_cast<std::size_t>(k)] < 0 ||
+            !add_fits(prefetch, c.prefetch_each[static_cast<std::size_t>(k)], prefetch))
+            return detail::overflow(overflow_of::prefetch_bytes, -1, -1, k);
     return {};
 }
 
@@ -496,6 +574,34 @@ constexpr diag validate(const call_desc& c) {
                            pair(std::to_string(d.bytes[0]), std::to_string(d.bytes[1]));
             }
             return s;
+        }
+        case rule::mem1:
+            add("host bytes", d.a);
+            add("budget", d.b);
+            if (d.at[0].rank > 0 || d.c > 0) {
+                s += ", at step " + std::to_string(d.c) + ", iteration (";
+                for (int i = 0; i < d.at[0].rank; ++i) s += (i ? ", " : "") + std::to_string(d.at[0].v[i]);
+                s += ")";
+            }
+            break;
+        case rule::v3: {
+            constexpr const char* names[] = {"the grid's step count",
+                                             "the steps times (operands + 2) of the planner's tables",
+                                             "the array's bytes",
+                                             "one block's bytes",
+                                             "the padded extent dim + pad_lo + pad_hi",
+                                             "one window slot's bytes (tile-padded)",
+                                             "the windows' bytes (buffers x slots, summed over operands)",
+                                             "the scratch buffer's bytes",
+                                             "the scalar-prefetch bytes",
+                                             "the memory layout's total bytes"};
+            const auto w = static_cast<std::size_t>(d.c);
+            const auto what = static_cast<overflow_of>(d.c);
+            if (what == overflow_of::scratch_bytes || what == overflow_of::prefetch_bytes)
+                add(what == overflow_of::scratch_bytes ? "scratch" : "scalar-prefetch", d.b);
+            s += (s.empty() ? "" : ", ") + std::string(w < std::size(names) ? names[w] : "a value") +
+                 " overflows";
+            break;
         }
         default:
             if (d.a || d.b) {
