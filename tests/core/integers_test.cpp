@@ -44,8 +44,8 @@ TEST(Bounded, ValueAboveBoundThrowsV2) {
 
 // Checked extent arithmetic (V3): exact where the result fits, false (or ptpu[V3]) where not.
 namespace {
-constexpr index_t max = std::numeric_limits<index_t>::max();
-constexpr index_t min = std::numeric_limits<index_t>::min();
+constexpr index_t imax = std::numeric_limits<index_t>::max();
+constexpr index_t imin = std::numeric_limits<index_t>::min();
 constexpr bool fits_sum(index_t a, index_t b) {
     index_t r = 0;
     return add_fits(a, b, r);
@@ -60,16 +60,16 @@ constexpr int overflow_dim(std::array<index_t, 3> v) {
     return product_fits(v.data(), 3, r, &at) ? -1 : at;
 }
 }  // namespace
-static_assert(fits_sum(max - 1, 1) && !fits_sum(max, 1) && fits_sum(min, max) && !fits_sum(min, -1));
+static_assert(fits_sum(imax - 1, 1) && !fits_sum(imax, 1) && fits_sum(imin, imax) && !fits_sum(imin, -1));
 static_assert(fits_product(index_t{1} << 31, index_t{1} << 31) && !fits_product(index_t{1} << 32, index_t{1} << 31));
-static_assert(!fits_product(min, -1) && fits_product(max, -1) && fits_product(0, max));
-static_assert(overflow_dim({1 << 22, 1 << 22, 1 << 22}) == 2 && overflow_dim({max, 2, 1}) == 1 &&
-              overflow_dim({max, 1, 1}) == -1);
+static_assert(!fits_product(imin, -1) && fits_product(imax, -1) && fits_product(0, imax));
+static_assert(overflow_dim({1 << 22, 1 << 22, 1 << 22}) == 2 && overflow_dim({imax, 2, 1}) == 1 &&
+              overflow_dim({imax, 1, 1}) == -1);
 static_assert(checked_mul(index_t{1} << 31, index_t{1} << 31, [] { return std::string(); }) == index_t{1} << 62);
 
 TEST(CheckedArithmetic, OverflowIsV3NamingWhat) {
     const auto what = [] { return std::string("input 0, dim 1"); };
-    EXPECT_EQ(checked_add(max - 5, 5, what), max);
+    EXPECT_EQ(checked_add(imax - 5, 5, what), imax);
     try {
         (void)checked_mul(index_t{1} << 40, index_t{1} << 30, what);
         FAIL();
@@ -78,5 +78,5 @@ TEST(CheckedArithmetic, OverflowIsV3NamingWhat) {
         EXPECT_NE(std::string(e.what()).find("(input 0, dim 1: 1099511627776 * 1073741824)"), std::string::npos)
             << e.what();
     }
-    EXPECT_THROW((void)checked_add(min, -1, what), ptpu::error);
+    EXPECT_THROW((void)checked_add(imin, -1, what), ptpu::error);
 }
