@@ -686,7 +686,7 @@ private:
             throw error("SIM1", "simulate",
                         "core " + std::to_string(c) + " starts DMA " + std::to_string(o.dma) +
                             " again while it is in flight (not yet waited); its semaphore would "
-                            "count two completions (pallas-semantics check 39)",
+                            "count two completions (rule 39, docs/rules.md)",
                         "wait on a DMA before reusing its id");
         double& t = t_[c];
         t += chip_.dma_issue_s;
@@ -741,7 +741,7 @@ private:
             throw error("SIM1", "simulate",
                         "core " + std::to_string(c) + " waits on DMA " + std::to_string(o.dma) +
                             ", which it never started or already waited; on a TPU this "
-                            "over-wait hangs (pallas-semantics check 39)",
+                            "over-wait hangs (rule 39, docs/rules.md)",
                         "wait exactly once on each started DMA");
         const int s = live_[c].slot(k);
         if (at(s).phase == dma_phase::done) {
