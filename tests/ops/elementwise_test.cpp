@@ -550,6 +550,12 @@ TEST(OpsElementwise, SpecialValuesMatchJnp) {
         {"rsqrt", [](const vec<float>& v) { return rsqrt(v); }, -1.0f, f_nan},
         {"rsqrt", [](const vec<float>& v) { return rsqrt(v); }, f_nan, f_nan},
         {"rsqrt", [](const vec<float>& v) { return rsqrt(v); }, 4.0f, 0.5f},
+        // Correctly rounded on every CPU (the hardware's reciprocal-square-root estimate differs
+        // between x86 vendors): sqrt(2) and 1/sqrt(2) in f32, and sqrt of a perfect square.
+        {"sqrt", [](const vec<float>& v) { return sqrt(v); }, 2.0f, 1.41421354f},
+        {"sqrt", [](const vec<float>& v) { return sqrt(v); }, 9.0f, 3.0f},
+        {"rsqrt", [](const vec<float>& v) { return rsqrt(v); }, 2.0f, 0.707106769f},
+        {"rsqrt", [](const vec<float>& v) { return rsqrt(v); }, 0.25f, 2.0f},
         // jnp.reciprocal and division by zero
         {"reciprocal", [](const vec<float>& v) { return reciprocal(v); }, 0.0f, f_inf},
         {"reciprocal", [](const vec<float>& v) { return reciprocal(v); }, -0.0f, -f_inf},

@@ -336,7 +336,6 @@ PTPU_OPS_UNARY_FN(log, log, medium)
 PTPU_OPS_UNARY_FN(log1p, log1p, medium)
 PTPU_OPS_UNARY_FN(expm1, expm1, medium)
 PTPU_OPS_UNARY_FN(tanh, tanh, medium)
-PTPU_OPS_UNARY_FN(rsqrt, rsqrt, medium)
 PTPU_OPS_UNARY_FN(reciprocal, inverse, medium)
 PTPU_OPS_UNARY_FN(sin, sin, expensive)
 PTPU_OPS_UNARY_FN(cos, cos, expensive)
@@ -349,8 +348,6 @@ PTPU_OPS_UNARY_FN(cos, cos, expensive)
 // - exp / logistic: Eigen clamps the argument, so exp(-inf) and logistic(-inf) were 2.9e-39;
 //   a result below the smallest normal f32 is flushed to 0, as the TPU does (jnp: exactly 0
 //   for -inf).
-// - sqrt: Eigen's fast kernel (rsqrt and a Newton step) gives NaN for inf and +0 for -0;
-//   sqrt(inf) = inf and sqrt(±0) = ±0 are passed through.
 // exp(x) and logistic(x) fall below the smallest normal f32 (2^-126) for x < -126 ln 2; the
 // test is on x, so the kernel is evaluated once per element.
 inline constexpr float subnormal_exp_below = -87.33654475f;
@@ -386,12 +383,34 @@ struct op_logistic : op_traits<vpu_class::medium, op_domain::floating> {
         return (x < S(subnormal_exp_below)).select(S(0), x.logistic());
     }
 };
+// sqrt and rsqrt are correctly rounded (std::sqrt per element), not Eigen's fast kernels: those
+// start from the CPU's reciprocal-square-root estimate, whose bits differ between x86 vendors
+// (rsqrt(4) came out 0.49999997 on one machine and 0.5 on another), and give NaN for sqrt(inf).
+// IEEE sqrt gives jnp's special values by itself: sqrt(-0) = -0, rsqrt(±0) = ±inf, rsqrt(inf) = 0.
+struct sqrt_fn {
+    template <class S>
+    S operator()(S v) const {
+        return std::sqrt(v);
+    }
+};
+struct rsqrt_fn {
+    template <class S>
+    S operator()(S v) const {
+        return S(1) / std::sqrt(v);
+    }
+};
 struct op_sqrt : op_traits<vpu_class::medium, op_domain::floating> {
     static constexpr const char* name = "sqrt";
     template <class X>
     auto operator()(const X& x) const {
-        using S = typename X::Scalar;
-        return (x == std::numeric_limits<S>::infinity() || x == S(0)).select(x, x.sqrt());
+        return x.unaryExpr(sqrt_fn{});
+    }
+};
+struct op_rsqrt : op_traits<vpu_class::medium, op_domain::floating> {
+    static constexpr const char* name = "rsqrt";
+    template <class X>
+    auto operator()(const X& x) const {
+        return x.unaryExpr(rsqrt_fn{});
     }
 };
 
