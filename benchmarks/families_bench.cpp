@@ -23,7 +23,7 @@
 
 #include <ptpu/ptpu.hpp>
 
-#include "report/flash_body.hpp"
+#include "sim/flash_body.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -453,7 +453,7 @@ using Flash = pallas_call<
     Out<Arg<Array<float, fa_S, fa_D>, BlockSpec<Block<BQ, fa_D>, by_row_of_2d>>>, Scratch<vmem, float, BQ, 128>,
     Scratch<vmem, float, BQ, 128>, Scratch<vmem, float, BQ, fa_D>>;
 
-using test_kernels::flash_body;  // tests/report/flash_body.hpp, as the vector-bound test's
+using test_kernels::flash_body;  // tests/sim/flash_body.hpp, as the vector-bound test's
 
 template <index_t BQ, index_t BKV, const chip& C>
 report predict_flash() {

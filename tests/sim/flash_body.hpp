@@ -1,5 +1,5 @@
 // A flash-attention-style forward body (online softmax over (BQ, block_kv) score blocks): the
-// vector-bound kernel of tests/report/vector_bound_test.cpp, shared with
+// vector-bound kernel of tests/sim/vector_bound_test.cpp, shared with
 // benchmarks/families_bench.cpp. The running max m and sum l live in lane 0 of (BQ, 128) scratch,
 // broadcast back as (BQ, 1); grid axis 1 walks the KV blocks.
 #pragma once
