@@ -21,7 +21,6 @@
 #include "ptpu/report/trace.hpp"
 #include "ptpu/runtime/context.hpp"
 #include "ptpu/runtime/dma.hpp"
-#include "ptpu/runtime/runner.hpp"
 #include "ptpu/runtime/host_array.hpp"
 #include "ptpu/runtime/ref.hpp"
 #include "ptpu/runtime/semaphore.hpp"

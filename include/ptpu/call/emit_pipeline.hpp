@@ -36,7 +36,7 @@
 #include "ptpu/runtime/arena.hpp"
 #include "ptpu/runtime/context.hpp"
 #include "ptpu/runtime/ref.hpp"
-#include "ptpu/runtime/runner.hpp"
+#include "ptpu/runtime/body.hpp"
 #include "ptpu/schedule/analyze.hpp"
 #include "ptpu/schedule/generator.hpp"
 #include "ptpu/schedule/geometry.hpp"
@@ -356,6 +356,21 @@ struct inner_arena {
     core_memory mem{};
 };
 
+// Runs one invocation of an inner pipeline to completion: checks the VMEM its windows take
+// against what the core has left (24), lays the slots out, runs the pipeline with a runner of its
+// own and records its ops in the enclosing body's. Nothing in it depends on the body or the specs
+// (a template only for its linkage: compiled where a pipeline runs, or once per program in
+// ptpu::runtime with PTPU_SEPARATE_RUNTIME; call/emit_pipeline_impl.hpp holds the definition).
+template <int = 0>
+void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* maps, const void* ctx,
+               const std::array<void*, max_operands>& hbm, body_call body, std::vector<event>* trace,
+               const allocations_base* alloc);
+#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
+extern template void run_inner<0>(kernel_context&, const pipeline_desc&, const block_fn*, const void*,
+                                  const std::array<void*, max_operands>&, body_call, std::vector<event>*,
+                                  const allocations_base*);
+#endif
+
 // The pieces of an invocation that do not depend on the body or the specs (compiled once).
 struct inner_run {
     // Checks the VMEM the inner windows take against what the core has left (24), lays the
@@ -397,160 +412,7 @@ struct inner_run {
     static void run(kernel_context& outer, const pipeline_desc& p, const block_fn* maps, const void* ctx,
                     const std::array<void*, max_operands>& hbm, body_call body, std::vector<event>* trace,
                     const allocations_base* alloc = nullptr) {
-        const plan_tables t = plan(outer, p, maps, ctx);
-        if (alloc != nullptr)
-            for (int i = 0; i < p.n_ops(); ++i) {
-                const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
-                if ((op.windowed ? op.buffers : 0) != alloc->buffers[static_cast<std::size_t>(i)])
-                    throw error("ARG1", "emit_pipeline",
-                                "the allocations passed were made for another pipeline or other refs (operand " +
-                                    std::to_string(i) + ": " + std::to_string(alloc->buffers[static_cast<std::size_t>(i)]) +
-                                    " buffers, the pipeline needs " + std::to_string(op.windowed ? op.buffers : 0) + ")",
-                                "make the allocations with this pipeline's make_allocations over the same refs");
-            }
-        index_t vmem = 0, host = 0;
-        for (int i = 0; i < p.n_ops(); ++i) {
-            const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
-            if (!op.windowed || alloc != nullptr) continue;  // allocations: the scratch's VMEM, counted once
-            if (p.ops[static_cast<std::size_t>(i)].space == space_kind::vmem) vmem += op.buffers * op.slot_bytes;
-            host += op.buffers * align_up(op.block_bytes, 64);
-        }
-        if (outer.vmem_limit > 0 && vmem > outer.vmem_limit - outer.vmem_used)
-            throw error("24", "emit_pipeline (pipeline " + std::to_string(outer.pipeline_depth + 1) + ")",
-                        "its windows need " + std::to_string(vmem) + " bytes of VMEM and the core has " +
-                            std::to_string(outer.vmem_limit - outer.vmem_used) + " left of " +
-                            std::to_string(outer.vmem_limit),
-                        "use smaller blocks or fewer buffers");
-        inner_arena a;
-        a.bytes.assign(static_cast<std::size_t>(std::max<index_t>(host, 64)), std::byte{0xff});  // garbage (S57)
-        a.mem.arena = a.bytes.data();
-        a.mem.poison_padding = outer.poison_padding;
-        index_t at = 0;
-        for (int i = 0; i < p.n_ops(); ++i) {
-            const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
-            for (int k = 0; k < op.buffers; ++k) {
-                if (alloc != nullptr) {  // made once: what the last invocation (or the caller) left
-                    a.mem.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] =
-                        alloc->slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)];
-                    continue;
-                }
-                std::byte* slot = a.bytes.data() + static_cast<std::ptrdiff_t>(at);
-                a.mem.slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(k)] = slot;
-                const dtype t = p.ops[static_cast<std::size_t>(i)].type;
-                if (outer.poison_buffers)
-                    fill_poison(slot, op.block_bytes / itemsize(t), t);
-                else if (t == dtype::boolean)  // a host bool must hold 0 or 1: garbage is true
-                    std::memset(slot, 0x01, static_cast<std::size_t>(op.block_bytes));
-                at += align_up(op.block_bytes, 64);
-            }
-            for (int d = 0; d < p.ops[static_cast<std::size_t>(i)].rank; ++d)  // (the runner updates varying ones)
-                a.mem.valid[static_cast<std::size_t>(i)][static_cast<std::size_t>(d)] =
-                    p.ops[static_cast<std::size_t>(i)].block[static_cast<std::size_t>(d)].size;
-        }
-        // The inner body's context: the enclosing kernel's program ids and core (Pallas bodies
-        // read those), its own work, copies and borrowed vecs.
-        kernel_context inner;
-        inner.grid_rank = outer.grid_rank;
-        inner.grid = outer.grid;
-        inner.point = outer.point;
-        inner.core = outer.core;
-        inner.cores = outer.cores;
-        inner.hw = outer.hw;
-        inner.timing_only = outer.timing_only;
-        inner.detect_races = outer.detect_races;
-        inner.races = outer.races;  // A13: the call's two-core write log
-        inner.parent = &outer;      // and the enclosing pipelines' DMAs in flight
-        inner.arena = outer.arena;
-        inner.semaphores = outer.semaphores;
-        inner.vmem_limit = outer.vmem_limit;
-        inner.vmem_used = outer.vmem_used + vmem;
-        inner.vmem_peak = inner.vmem_used;
-        inner.pipeline_depth = outer.pipeline_depth + 1;
-        inner.poison_buffers = outer.poison_buffers;
-        inner.poison_padding = outer.poison_padding;
-        inner.inner_rank = p.grid_rank;
-        inner.inner_offset = static_cast<const inner_map_ctx*>(ctx)->offset;
-        inner.inner_grid = static_cast<const inner_map_ctx*>(ctx)->whole;
-        runner_options ro;
-        ro.timing_only = outer.timing_only;
-        ro.notes = outer.notes != nullptr;
-        ro.seconds_of = outer.seconds_of;
-        ro.seconds_ctx = outer.seconds_ctx;
-        ro.step_overhead_s = outer.step_overhead_s;
-        ro.pipeline = static_cast<std::uint8_t>(inner.pipeline_depth);
-        ro.nested = true;
-        ro.trace = trace;
-        // An inner body may block in a semaphore wait (the kernel has semaphores): its steps are
-        // never made from the last one's ops, and the wait yields as the enclosing body's would.
-        ro.semaphores = !outer.semaphores.empty();
-        const std::uint32_t base = outer.body_seq;
-        {
-            runner r(p, t, 0, maps, ctx, hbm, a.mem, inner, body, ro, outer.notes);
-            bool first = true;  // the enclosing runner numbers this invocation's steps from here
-            // This runner's inner rows (pipelines its body runs) go along with its ops, so that
-            // the enclosing runner can number them under its own rows (stream::inner_row::parent).
-            const auto rows_base = static_cast<std::uint32_t>(outer.nested_rows.size());
-            // The inner runner's ops so far go to the enclosing body's log as its own ops.
-            const auto inputs = static_cast<std::uint8_t>(p.n_in);
-            const auto hand_on = [&outer, &first, &r, base, rows_base, inputs](std::span<const stream::op> ops) {
-                const std::vector<stream::inner_row>& rows = r.inner_rows();
-                for (std::size_t k = outer.nested_rows.size() - rows_base; k < rows.size(); ++k)
-                    outer.nested_rows.push_back(rows[k]);
-                for (const stream::op& o : ops) {
-                    body_op_record rec;
-                    rec.kind = body_op_kind::stream_op;
-                    rec.op = o;
-                    rec.seq = base + o.dma;
-                    rec.begins = first;
-                    rec.rows_base = rows_base;
-                    rec.inputs = inputs;
-                    first = false;
-                    note_body_op(outer, rec);
-                }
-            };
-            // A wait the inner body cannot meet yet: the ops up to it (the inner step's so far,
-            // ending with the wait) become the enclosing body's, which then yields as its own wait
-            // would (runtime/semaphore.hpp, take): the other core runs until it signals. With no
-            // core to yield to, the wait stays a deadlock (39).
-            struct yield_to_outer {
-                kernel_context* outer;
-                runner* r;
-                const decltype(hand_on)* hand;
-            } y{&outer, &r, &hand_on};
-            if (outer.yield != nullptr) {
-                inner.yield = [](void* self) {
-                    auto* q = static_cast<yield_to_outer*>(self);
-                    (*q->hand)(q->r->take_partial().ops);
-                    if (q->outer->flush_ops != nullptr) q->outer->flush_ops(q->outer->flush_self);
-                    q->outer->yield(q->outer->yield_self);
-                };
-                inner.yield_self = &y;
-            }
-            for (;;) {
-                const stream::batch b = r.next_batch(false);
-                if (b.ops.empty()) break;
-                hand_on(b.ops);
-            }
-            outer.body_seq = base + r.dma_ids_used();
-            const run_stats s = r.stats();
-            outer.inner_steps += s.steps + inner.inner_steps;
-            outer.inner_dmas += s.dma_in + s.dma_out + inner.inner_dmas;
-            outer.inner_bytes += s.bytes_in + s.bytes_out + inner.inner_bytes;
-            outer.inner_work += s.total_work;
-            outer.inner_work += inner.inner_work;
-            if (!detail::finite_work(outer.inner_work))
-                detail::work_overflow(outer, "the work inner pipelines charged up to this step");
-            outer.vmem_peak = std::max(outer.vmem_peak, inner.vmem_peak);
-            outer.body_dma_count += inner.body_dma_count;
-            outer.body_dma_bytes += inner.body_dma_bytes;
-            outer.sem_signals += inner.sem_signals;
-            outer.sem_waits += inner.sem_waits;
-        }
-        if (!inner.pending.empty())
-            throw error("39", "emit_pipeline (pipeline " + std::to_string(inner.pipeline_depth) + ")",
-                        "its body left an async copy from " + inner.pending.front().src_name + " to " +
-                            inner.pending.front().dst_name + " in flight when the pipeline ended",
-                        "wait on every copy an inner body starts before the pipeline ends");
+        run_inner(outer, p, maps, ctx, hbm, body, trace, alloc);
     }
 };
 
@@ -904,3 +766,9 @@ auto emit_pipeline_with_allocations(Body body, const index_t (&grid)[G], in_spec
 }
 
 }  // namespace ptpu
+
+// The definitions a kernel's translation unit does not need when the shared machinery is
+// compiled once elsewhere (PTPU_SEPARATE_RUNTIME without PTPU_RUNTIME_IMPLEMENTATION).
+#if !defined(PTPU_SEPARATE_RUNTIME) || defined(PTPU_RUNTIME_IMPLEMENTATION)
+#include "ptpu/call/emit_pipeline_impl.hpp"
+#endif

@@ -16,13 +16,10 @@
 #include "ptpu/call/options.hpp"
 #include "ptpu/report/report.hpp"
 #include "ptpu/runtime/arena.hpp"
+#include "ptpu/runtime/body.hpp"
 #include "ptpu/runtime/context.hpp"
-#include "ptpu/runtime/cores.hpp"
-#include "ptpu/runtime/runner.hpp"
-#include "ptpu/runtime/semaphore.hpp"
 #include "ptpu/schedule/plan.hpp"
 #include "ptpu/sim/cost.hpp"
-#include "ptpu/sim/engine.hpp"
 #include "ptpu/spec/describe.hpp"
 
 namespace ptpu::detail {
@@ -94,186 +91,17 @@ template <int = 0>
     return tables;
 }
 
-/// The timing model's view of a call's runners: core c's stream is runner c's (run on the
-/// core's own thread when bodies may block on the other core's signals).
-struct core_streams {
-    std::array<runner*, 2> r{};
-    core_turns* turns = nullptr;
-    stream::batch next_batch(int core, bool lazy) {
-        if (turns != nullptr) return turns->next_batch(core, lazy);
-        return r[static_cast<std::size_t>(core)]->next_batch(lazy);
-    }
-    std::int64_t skippable_periods(int core, std::int64_t p, std::uint32_t starts) const {
-        if (turns != nullptr) return 0;  // (cores taking turns have semaphores: no skipping)
-        return r[static_cast<std::size_t>(core)]->skippable_periods(p, starts);
-    }
-    void skip_periods(int core, std::int64_t m) {
-        if (turns == nullptr) r[static_cast<std::size_t>(core)]->skip_periods(m);
-    }
-};
-
-/// Check 39 at kernel exit, per core: every async copy waited, every semaphore back at 0.
-inline void check_exit(const call_desc& desc, const kernel_context& k, const core_memory& mem) {
-    if (!k.pending.empty()) {
-        const pending_dma& d = k.pending.front();
-        throw error("39", "core " + std::to_string(k.core) + ": kernel exit",
-                    "an async copy from " + d.src_name + " to " + d.dst_name + " started at step " +
-                        std::to_string(d.step) + " was never waited (" + std::to_string(k.pending.size()) +
-                        " copies in all): on a TPU its semaphore is left raised and the kernel crashes",
-                    "wait on every copy you start (desc.wait()) before the last step ends");
-    }
-    for (int s = 0; s < desc.n_scratch; ++s) {
-        const scratch_desc& sd = desc.scratch[static_cast<std::size_t>(s)];
-        if (sd.space != space_kind::semaphore) continue;
-        const auto* cells = reinterpret_cast<const std::int32_t*>(mem.scratch[static_cast<std::size_t>(s)]);
-        for (index_t j = 0; j < sd.elems(); ++j)
-            if (cells[j] != 0)
-                throw error("39", "core " + std::to_string(k.core) + ": kernel exit",
-                            "semaphore scratch " + std::to_string(s) + "[" + std::to_string(j) + "] holds " +
-                                std::to_string(cells[j]) +
-                                ": semaphores must be 0 when the kernel ends (on a TPU leftover signals crash it)",
-                            "wait for everything signalled (and every copy started) before the last step ends");
-    }
-}
-
-/// The deadlock the timing model stopped at (sim::result::deadlock), as error 39.
-[[noreturn]] inline void raise_stall(const kernel_context& k, const sim::stall& d) {
-    const void* cell = semaphore_cell(k, d.sem);
-    throw error("39", "core " + std::to_string(d.core) + ", step " + std::to_string(d.step) + ": semaphore wait",
-                "waits for " + std::to_string(d.wanted) + " on " + semaphore_name(k, cell) + ", which holds " +
-                    std::to_string(d.available) +
-                    ", while every other core is blocked or done and nothing in flight can raise it: on a TPU "
-                    "the kernel hangs here",
-                "signal the semaphore before waiting on it, and wait for no more than is signalled");
-}
-
 /// Runs call `desc` (analyzed as `tables`; block indices from `maps` with `ctx`) on the HBM arrays
 /// `hbm`, with the scalar-prefetch data `prefetch`, calling `body` for each grid step, and
-/// predicts its time on the call's chip. (A template only so that it is compiled where a call
-/// runs, once per translation unit, or once per program with PTPU_SEPARATE_RUNTIME; never inlined,
-/// so that each kernel's call site does not get a copy of the machinery.)
+/// predicts its time on the call's chip: one runner per core, the timing model pulling their op
+/// streams, the report. Nothing in it depends on the body or on the option types. (A template
+/// only so that it is compiled where a call runs, once per translation unit; with
+/// PTPU_SEPARATE_RUNTIME once per program, in ptpu::runtime, and a kernel's translation unit sees
+/// this declaration only: call/run_impl.hpp holds the definition.)
 template <int = 0>
-[[gnu::noinline]] report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps, const void* ctx,
-                       const std::array<void*, max_operands>& hbm, const std::array<const void*, max_operands>& prefetch,
-                       body_call body, const run_options& opt) {
-    const plan_info& pinfo = tables.info;
-    const memory_layout layout = layout_of(desc, pinfo);
-    std::array<core_memory, 2> mem{};
-    // The per-core memories are reused from call to call on this thread (allocating and
-    // faulting in megabytes of fresh pages per call would dominate small kernels); a call made
-    // while another is running on the thread gets its own.
-    arena_lease lease;
-    for (int core = 0; core < pinfo.cores; ++core)
-        place(mem[static_cast<std::size_t>(core)], lease.get(core, static_cast<std::size_t>(layout.arena_bytes)), desc,
-              pinfo, layout, prefetch, opt.poison_buffers,
-              opt.poison_buffers || opt.out_of_bounds_reads == oob_reads::uninitialized, !opt.timing_only);
-
-    bool semaphores = false;
-    for (int s = 0; s < desc.n_scratch; ++s)
-        semaphores = semaphores || desc.scratch[static_cast<std::size_t>(s)].space == space_kind::semaphore;
-    // One context per core: each core's body sees its own program ids, work and copies in flight.
-    std::array<kernel_context, 2> kctx;
-    // detect_races on two cores: one happens-before log for both (MC2, A13).
-    race_log races;
-    for (int core = 0; core < pinfo.cores; ++core) {
-        kernel_context& k = kctx[static_cast<std::size_t>(core)];
-        k.grid_rank = desc.grid_rank;
-        k.grid = desc.grid;
-        k.hw = &desc.hw;
-        k.timing_only = opt.timing_only;
-        k.detect_races = opt.detect_races;
-        if (opt.detect_races && pinfo.cores > 1) k.races = &races;
-        k.core = core;
-        k.cores = pinfo.cores;
-        k.vmem_limit = desc.vmem_limit;
-        k.vmem_used = pinfo.vmem_bytes;
-        k.vmem_peak = pinfo.vmem_bytes;
-        k.poison_buffers = opt.poison_buffers;
-        k.poison_padding = opt.poison_buffers || opt.out_of_bounds_reads == oob_reads::uninitialized;
-        for (int c = 0; c < pinfo.cores; ++c) k.arena[static_cast<std::size_t>(c)] = mem[static_cast<std::size_t>(c)].arena;
-        for (int s = 0; s < desc.n_scratch; ++s) {
-            const scratch_desc& sd = desc.scratch[static_cast<std::size_t>(s)];
-            if (sd.space != space_kind::semaphore) continue;
-            const std::byte* lo = mem[static_cast<std::size_t>(core)].scratch[static_cast<std::size_t>(s)];
-            k.semaphores.push_back({lo, lo + sd.elems() * 4, s});
-        }
-    }
-    runner_options ro;
-    ro.timing_only = opt.timing_only;
-    ro.semaphores = semaphores;
-    ro.memoize_body = opt.memoize_body;
-    ro.notes = opt.timeline;
-    ro.step_overhead_s = desc.hw.step_overhead_s;
-    // The timing model turns charged work into time (sim::time_of on this chip).
-    struct cost_ctx {
-        const chip* hw;
-        const sim::cost_model* costs;
-    } const cc{&desc.hw, &opt.costs};
-    ro.seconds_of = [](const work& w, const void* c) {
-        const auto* k = static_cast<const cost_ctx*>(c);
-        return sim::time_of(w, *k->hw, *k->costs).total;
-    };
-    ro.seconds_ctx = &cc;
-    std::vector<dma_note> notes;
-    std::array<std::unique_ptr<runner>, 2> runners;
-    core_streams streams;
-    for (int core = 0; core < pinfo.cores; ++core) {
-        const auto u = static_cast<std::size_t>(core);
-        runners[u] = std::make_unique<runner>(desc, tables, core, maps, ctx, hbm, mem[u], kctx[u], body, ro, &notes);
-        streams.r[u] = runners[u].get();
-    }
-    // A body on one core may wait for the other's signal: each core runs on a thread of its own,
-    // one at a time (runtime/cores.hpp). With one core an unmet wait is a deadlock at once.
-    std::unique_ptr<core_turns> turns;
-    if (semaphores && pinfo.cores > 1) {
-        turns = std::make_unique<core_turns>(streams.r, std::array<kernel_context*, 2>{&kctx[0], &kctx[1]}, pinfo.cores);
-        streams.turns = turns.get();
-    }
-    sim::options so;
-    so.timeline = opt.timeline;
-    so.per_step = opt.per_step > 0 || (opt.per_step < 0 && desc.steps() <= 65536);
-    so.costs = opt.costs;
-    so.steady_state = opt.steady_state;
-    so.semaphores = semaphores;
-    so.memory_budget = opt.memory_budget;
-    sim::result r = sim::simulate(desc.hw, pinfo.cores, streams, so);
-    turns.reset();  // every core's thread has ended (a deadlocked one is unwound)
-    if (r.deadlock.core >= 0) raise_stall(kctx[static_cast<std::size_t>(r.deadlock.core)], r.deadlock);
-    run_stats stats;
-    for (int core = 0; core < pinfo.cores; ++core) {
-        const auto u = static_cast<std::size_t>(core);
-        check_exit(desc, kctx[u], mem[u]);
-        stats += runners[u]->stats();
-        stats.body_dmas += kctx[u].body_dma_count;
-        stats.body_dma_bytes += kctx[u].body_dma_bytes;
-        stats.sem_signals += kctx[u].sem_signals;
-        stats.sem_waits += kctx[u].sem_waits;
-        stats.inner_steps += kctx[u].inner_steps;
-        stats.inner_dmas += kctx[u].inner_dmas;
-        stats.inner_bytes += kctx[u].inner_bytes;
-        stats.total_work += kctx[u].inner_work;
-        stats.vmem_peak[u] = kctx[u].vmem_peak;
-    }
-    if (!detail::finite_work(stats.total_work))
-        throw error("C1", "kernel exit", "the work all cores charged together is not finite: the charges overflow a double",
-                    "charge work and seconds of realistic size (e.g. not DBL_MAX); a time is in seconds");
-    if (r.dangling_dmas > 0)  // a pipeline never leaves one; a stream that did is a leak (39)
-        throw error("39", "kernel exit", std::to_string(r.dangling_dmas) + " DMAs were started and never waited",
-                    "wait on every DMA started");
-    kernel_facts facts{pinfo.cores, pinfo.vmem_bytes, pinfo.smem_bytes, desc.n_in, desc.n_ops()};
-    for (int i = 0; i < desc.n_ops() && i < static_cast<int>(max_operands); ++i) {
-        const char* n = desc.ops[static_cast<std::size_t>(i)].name;
-        std::size_t len = 0;
-        while (len < sizeof desc.ops[0].name && n[len] != '\0') ++len;
-        facts.names[static_cast<std::size_t>(i)] = std::string_view(n, len);
-    }
-    report rep = make_report(desc.hw, facts, stats, std::move(r), std::move(notes), opt.costs);
-    if (!rep.inner_steps.empty())
-        for (int core = 0; core < pinfo.cores; ++core)
-            rep.inner_rows[static_cast<std::size_t>(core)] = runners[static_cast<std::size_t>(core)]->inner_rows();
-    detail::nest_inner_rows(rep);  // rows of deeper pipelines into their parents'
-    return rep;
-}
+report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps, const void* ctx,
+                const std::array<void*, max_operands>& hbm, const std::array<const void*, max_operands>& prefetch,
+                body_call body, const run_options& opt);
 
 // PTPU_SEPARATE_RUNTIME: run_call (runners, the model, the report) is compiled once, in the
 // translation unit that defines PTPU_RUNTIME_IMPLEMENTATION; kernel translation units compile only
@@ -283,11 +111,12 @@ extern template plan_tables plan_call<0>(const call_desc&, const block_fn*, cons
 extern template report run_call<0>(const call_desc&, const plan_tables&, const block_fn*, const void*,
                                    const std::array<void*, max_operands>&,
                                    const std::array<const void*, max_operands>&, body_call, const run_options&);
-#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
-template plan_tables plan_call<0>(const call_desc&, const block_fn*, const void*, const scan_fn*, index_t);
-template report run_call<0>(const call_desc&, const plan_tables&, const block_fn*, const void*,
-                            const std::array<void*, max_operands>&, const std::array<const void*, max_operands>&,
-                            body_call, const run_options&);
 #endif
 
 }  // namespace ptpu::detail
+
+// The definitions a kernel's translation unit does not need when the shared machinery is
+// compiled once elsewhere (PTPU_SEPARATE_RUNTIME without PTPU_RUNTIME_IMPLEMENTATION).
+#if !defined(PTPU_SEPARATE_RUNTIME) || defined(PTPU_RUNTIME_IMPLEMENTATION)
+#include "ptpu/call/run_impl.hpp"
+#endif

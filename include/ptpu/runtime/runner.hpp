@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "ptpu/runtime/arena.hpp"
+#include "ptpu/runtime/body.hpp"
 #include "ptpu/runtime/context.hpp"
 #include "ptpu/runtime/dma.hpp"
 #include "ptpu/schedule/plan.hpp"
@@ -28,37 +29,6 @@
 #include "ptpu/stream/op.hpp"
 
 namespace ptpu {
-
-struct runner_options {
-    bool timing_only = false;  ///< skip vector data movement and floating-point work
-    bool notes = false;        ///< keep a dma_note per DMA for the timeline (labels index it)
-    /// How long a body's work takes: the timing model's conversion, handed in by the caller so
-    /// that the runner itself knows nothing of time (architecture.md).
-    double (*seconds_of)(const work&, const void* ctx) = nullptr;
-    const void* seconds_ctx = nullptr;
-    /// The control overhead of one grid step (the chip's, tpu-model.md §2), for the step's op.
-    double step_overhead_s = 0;
-    std::uint8_t pipeline = 0;  ///< the pipeline id its notes carry
-    /// The kernel has semaphores: bodies may block mid-step (runtime/semaphore.hpp), so steps
-    /// are never made from the last one's ops ("Repeated steps" below).
-    bool semaphores = false;
-    /// A pipeline a body runs (emit_pipeline): its body sees the enclosing kernel's program ids
-    /// and core, so the runner leaves them in the context as they are.
-    bool nested = false;
-    /// When set, every schedule event the runner handles is appended here (tests, tracing).
-    std::vector<event>* trace = nullptr;
-    /// Timing-only: run the body once per distinct set of answers to what it asks ("Body memo"
-    /// below; run_options::memoize_body).
-    bool memoize_body = false;
-};
-
-/// How a runner runs the body on its core's current windows: a plain function and the object it
-/// calls (the front end's closure over the body), so that no runner code depends on the body.
-struct body_call {
-    void (*fn)(void* obj, core_memory& mem) = nullptr;
-    void* obj = nullptr;
-    void operator()(core_memory& m) const { fn(obj, m); }
-};
 
 /// One pipeline on one core: the schedule's events become data movement, body runs and ops.
 /// (A template only so that it is compiled where a pipeline runs, not wherever this header is

@@ -1,0 +1,47 @@
+// Defines what a runner is handed besides its pipeline: its options and the body it calls, as
+// a plain function and the front end's closure. Kernel-facing headers include this, not the
+// runner itself, so a kernel's translation unit parses none of the runner where the runner is
+// compiled once (ptpu::runtime, PTPU_SEPARATE_RUNTIME).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ptpu/core/work.hpp"
+#include "ptpu/runtime/arena.hpp"
+#include "ptpu/schedule/event.hpp"
+
+namespace ptpu {
+
+struct runner_options {
+    bool timing_only = false;  ///< skip vector data movement and floating-point work
+    bool notes = false;        ///< keep a dma_note per DMA for the timeline (labels index it)
+    /// How long a body's work takes: the timing model's conversion, handed in by the caller so
+    /// that the runner itself knows nothing of time (architecture.md).
+    double (*seconds_of)(const work&, const void* ctx) = nullptr;
+    const void* seconds_ctx = nullptr;
+    /// The control overhead of one grid step (the chip's, tpu-model.md §2), for the step's op.
+    double step_overhead_s = 0;
+    std::uint8_t pipeline = 0;  ///< the pipeline id its notes carry
+    /// The kernel has semaphores: bodies may block mid-step (runtime/semaphore.hpp), so steps
+    /// are never made from the last one's ops ("Repeated steps" below).
+    bool semaphores = false;
+    /// A pipeline a body runs (emit_pipeline): its body sees the enclosing kernel's program ids
+    /// and core, so the runner leaves them in the context as they are.
+    bool nested = false;
+    /// When set, every schedule event the runner handles is appended here (tests, tracing).
+    std::vector<event>* trace = nullptr;
+    /// Timing-only: run the body once per distinct set of answers to what it asks ("Body memo"
+    /// below; run_options::memoize_body).
+    bool memoize_body = false;
+};
+
+/// How a runner runs the body on its core's current windows: a plain function and the object it
+/// calls (the front end's closure over the body), so that no runner code depends on the body.
+struct body_call {
+    void (*fn)(void* obj, core_memory& mem) = nullptr;
+    void* obj = nullptr;
+    void operator()(core_memory& m) const { fn(obj, m); }
+};
+
+}  // namespace ptpu
