@@ -2,7 +2,7 @@
 // moves real bytes for every DMA, runs the kernel body on its windows, and writes the ops of the
 // core stream into its batch as they happen (stream/op.hpp): it IS the op source the timing
 // model pulls from, yet it includes nothing of the model and knows nothing of time except the
-// conversions its caller hands it (architecture.md: one-way arrows). It is not a template: the
+// conversions its caller hands it (one-way arrows: docs/layers.md). It is not a template: the
 // body is called through a function pointer, so the runner is compiled once per translation
 // unit, not once per kernel body.
 #pragma once
@@ -33,10 +33,10 @@ struct runner_options {
     bool timing_only = false;  ///< skip vector data movement and floating-point work
     bool notes = false;        ///< keep a dma_note per DMA for the timeline (labels index it)
     /// How long a body's work takes: the timing model's conversion, handed in by the caller so
-    /// that the runner itself knows nothing of time (architecture.md).
+    /// that the runner itself knows nothing of time (docs/layers.md).
     double (*seconds_of)(const work&, const void* ctx) = nullptr;
     const void* seconds_ctx = nullptr;
-    /// The control overhead of one grid step (the chip's, tpu-model.md §2), for the step's op.
+    /// The control overhead of one grid step (the chip's, docs/model.md §2), for the step's op.
     double step_overhead_s = 0;
     std::uint8_t pipeline = 0;  ///< the pipeline id its notes carry
     /// The kernel has semaphores: bodies may block mid-step (runtime/semaphore.hpp), so steps
