@@ -1,7 +1,8 @@
 // Timing-only runs (predict) of a configuration given at run time (dynamic_call) against the equal
 // static pallas_call, side by side: the quickstart add (4 steps: the per-call cost of describing
 // and planning dominates), a 3-axis matmul (16384 steps) and a 2^20-step add (the planner's grid
-// walk and the runner dominate). Items are grid steps; the README reports dynamic / static times.
+// walk and the runner dominate). Items are grid steps; docs/performance.md reports dynamic / static
+// times.
 #include <benchmark/benchmark.h>
 
 #include <ptpu/ptpu.hpp>

@@ -1,8 +1,8 @@
 // Instruction counts of dynamic_call against the equal static pallas_call, free of the shared
 // machine's load (dynamic_call_bench.cpp measures time): the three kernels of that benchmark, each
 // predicted a fixed number of times, static (-DDYN=0) or dynamic (-DDYN=1), -DKERNEL=0 quickstart
-// (1000 calls), 1 matmul (5 calls), 2 the 2^20-step add (1 call). Not built by CMake; see the
-// README ("Configurations at run time") for the callgrind command.
+// (1000 calls), 1 matmul (5 calls), 2 the 2^20-step add (1 call). Not built by CMake; see
+// docs/performance.md ("Run-time configurations") for the callgrind command.
 #include <ptpu/ptpu.hpp>
 
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Benchmark families (issue 12): real kernels, each under the configurations a kernel engineer
+// Benchmark families (docs/sweeps.md): real kernels, each under the configurations a kernel engineer
 // would try (block shapes, buffer counts, lookahead, megacore on or off, chips), predicted by the
 // timing model. Every benchmark reports what the TPU would do as counters, and what predicting
 // it costs the host as Google Benchmark's own time:
@@ -191,7 +191,7 @@ void register_megacore() {
                 hw == &tpu::v5p && sem == parallel);
 }
 
-// ---- 3. The fused MLP (tpu-model.md §2's calibration kernel) ---------------------------------
+// ---- 3. The fused MLP (docs/model.md's calibration kernel) -----------------------------------
 
 using Mlp = dynamic_call<In<F2, F2, F2, F2>, Out<F2>>;
 constexpr auto mlp_body = [](auto x, auto wg, auto wu, auto wd, auto o) {

@@ -1,5 +1,5 @@
 // Host overhead of ptpu's pallas_call machinery on its charged ops, measured side by side in one
-// run (issues 3 and 8; every ptpu body here charges its TPU work):
+// run (every ptpu body here charges its TPU work; docs/performance.md):
 //  - f32 add over 4096x4096 in (512, 512) blocks, body store(c, load(a) + load(b)): ptpu vs a
 //    hand-written blocked loop doing the same copies (HBM -> VMEM buffers -> HBM) and compute,
 //    and vs a plain whole-array add; once on the block-shaped refs the body gets (static

@@ -1,5 +1,5 @@
-// Ranking 1,000 configurations of a blocked matmul with an accumulator (issue 12's target: at most
-// 2 s on the 2-core machine): (4096 x 5120) @ (5120 x 4096) f32, 25 block shapes (bm, bn, bk) of
+// Ranking 1,000 configurations of a blocked matmul with an accumulator (the target: at most
+// 2 s on a 2-core machine): (4096 x 5120) @ (5120 x 4096) f32, 25 block shapes (bm, bn, bk) of
 // 8,192 or 10,240 grid steps each, x 8 buffer counts (x, y, out: 1 or 2) x 5 chips (v4, v5e,
 // v5p, v6e, 7x), one dynamic_call type, predicted by sweep::run in timing-only mode on all host
 // cores. Wall time (UseRealTime); counters: configurations, feasible, rejected, grid steps per

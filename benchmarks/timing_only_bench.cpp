@@ -1,4 +1,4 @@
-// Throughput of timing-only runs (issue 4): a 3-operand kernel (2 inputs, 1 output, (8, 128) f32
+// Throughput of timing-only runs (docs/performance.md): a 3-operand kernel (2 inputs, 1 output, (8, 128) f32
 // blocks, double-buffered) over a 2^20-step grid, its body charging an (8, 128) add. Reported as
 // grid steps per second (items_per_second): pallas_call::predict (no data at all) with the
 // steady-state fast lane (the default) and without it (every op simulated), a reduction-axis
@@ -71,7 +71,7 @@ void BM_PredictMatmul(benchmark::State& st) {
     st.SetItemsProcessed(st.iterations() * Matmul::desc.steps());
 }
 
-// The same matmul at 262,144 steps, grid (64, 64, 64) of (128, 128) f32 blocks (issue 11: one
+// The same matmul at 262,144 steps, grid (64, 64, 64) of (128, 128) f32 blocks (the target: one
 // prediction in at most 10 ms).
 using A2 = Array<float, 64 * 128, 64 * 128>;
 using Matmul262k =

@@ -2,8 +2,8 @@
 // (timing_only_bench.cpp measures time): one prediction of -DKERNEL=0 the 3-operand kernel
 // (2^17 steps of (8,128) f32 blocks, body with ops) on v5e, 1 the same on v5p's two TensorCores,
 // 2 the reduction-axis matmul, grid (32, 32, 32) of (128,128) f32 blocks, on v5e. Prints the
-// predicted time and the fast-forwarded share of ops. Not built by CMake; see the README
-// ("Timing-only throughput") for the callgrind command.
+// predicted time and the fast-forwarded share of ops. Not built by CMake; see
+// docs/performance.md ("Throughput") for the callgrind command.
 #include <ptpu/ptpu.hpp>
 
 #include <cstdio>

@@ -3,7 +3,7 @@
 // first argument (6, 7, 8 or 9), predicted once. Prints the steps per second of the prediction and
 // the process's peak resident set (getrusage ru_maxrss), which a timing-only prediction keeps
 // bounded by the schedule's period, not its length (docs/model.md, "Memory"). Not built by CMake:
-// see the README ("Timing-only memory") for the command. Each size runs in its own process, so
+// see docs/performance.md ("Timing-only memory") for the command. Each size runs in its own process, so
 // that each peak is its own.
 #include <ptpu/ptpu.hpp>
 

@@ -1,13 +1,16 @@
-# cmake -DREADME=<README.md> -DROOT=<source dir> -P check_readme_snippets.cmake
+# cmake -DREADME=<README.md or docs/x.md> -DROOT=<source dir> [-DALLOW_NONE=ON] -P check_readme_snippets.cmake
 #
-# Docs are code (style.md): every ```cpp block of the README must follow a line naming its file,
-# "`examples/<name>.cpp`:", and equal that file byte for byte, or follow
+# Docs are code: every ```cpp block of a doc (README.md, docs/*.md) must follow a line naming its
+# file, "`examples/<name>.cpp`:", and equal that file byte for byte, or follow
 # "`examples/<name>.cpp`, excerpt:" and appear in that file verbatim (whole lines), so what the
-# README shows is what ctest compiles and runs (label example). Fails when a block has no file, when the text differs,
-# or when the README has no such block at all (never passes vacuously).
+# docs show is what ctest compiles and runs (label example). Fails when a block has no file, when
+# the text differs, or, unless ALLOW_NONE is set (a doc without C++), when the doc has no such
+# block at all (never passes vacuously). Text that is not a program (output, commands, signatures)
+# goes in ```text or ```sh blocks.
 if(NOT README OR NOT ROOT)
-    message(FATAL_ERROR "usage: cmake -DREADME=<README.md> -DROOT=<source dir> -P ${CMAKE_CURRENT_LIST_FILE}")
+    message(FATAL_ERROR "usage: cmake -DREADME=<doc.md> -DROOT=<source dir> [-DALLOW_NONE=ON] -P ${CMAKE_CURRENT_LIST_FILE}")
 endif()
+get_filename_component(doc_name "${README}" NAME)
 file(READ "${README}" text)
 
 set(fence "```cpp\n")
@@ -17,6 +20,11 @@ list(LENGTH blocks n_blocks)
 string(REGEX MATCHALL "`examples/[A-Za-z0-9_]+\\.cpp`(, excerpt)?:\n\n```cpp\n" markers "${text}")
 list(LENGTH markers n_markers)
 if(n_blocks EQUAL 0)
+    if(ALLOW_NONE)
+        message(STATUS "${doc_name}: no ```cpp block")
+        message(STATUS "doc snippets: 0 checked")
+        return()
+    endif()
     message(FATAL_ERROR "${README}: no ```cpp block; this check would pass vacuously")
 endif()
 if(NOT n_blocks EQUAL n_markers)
@@ -47,13 +55,13 @@ foreach(marker IN LISTS markers)
             message(FATAL_ERROR "${README}: the excerpt shown for ${file} is not in the file; copy it "
                                 "from the file (whole lines)")
         endif()
-        message(STATUS "${file}: the README shows an excerpt of it exactly")
+        message(STATUS "${file}: ${doc_name} shows an excerpt of it exactly")
         continue()
     endif()
     if(NOT snippet STREQUAL source)
         message(FATAL_ERROR "${README}: the snippet shown for ${file} differs from the file; make them "
                             "identical (the file is what ctest builds)")
     endif()
-    message(STATUS "${file}: the README shows it exactly")
+    message(STATUS "${file}: ${doc_name} shows it exactly")
 endforeach()
-message(STATUS "readme snippets: ${n_markers} checked")
+message(STATUS "doc snippets: ${n_markers} checked in ${doc_name}")

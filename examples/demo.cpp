@@ -114,7 +114,7 @@ std::string chip_label(const chip& c) {
     return n + std::string(5 - std::min<std::size_t>(n.size(), 4), ' ');
 }
 
-// ---- kernel 1: the fused MLP (the calibration example of tpu-model.md §2) ----------------------
+// ---- kernel 1: the fused MLP (the calibration example of docs/model.md) -----------------------
 
 constexpr index_t E = 1152, H = 6912, T = 256, bt = 128;
 constexpr index_t H_data = 1536;  // the problem run on data per configuration (every block_h divides it)
@@ -189,7 +189,7 @@ comparison mlp_comparison() {
     comparison c = compare<mlp_point>(
         "Fused MLP", "y = (SiLU(x Wg) * (x Wu)) Wd with T=256, E=1152, H=6912 (f32), over a grid of (row block, "
         "H block); the H block size, the weights' buffer count and the chip vary. The default, v5e block_h 384 "
-        "Buffered<2>, was measured on a v5e at 258.4 us (README, \"The timing model\").",
+        "Buffered<2>, was measured on a v5e at 258.4 us (docs/model.md).",
         "fused-mlp", points, [](const mlp_point& p) { return mlp_call(p, H); }, mlp, mlp_name,
         [&](const mlp_point& p) {
             auto [y, r] = mlp_call(p, H_data)(mlp, x, wg, wu, wd);

@@ -1,4 +1,4 @@
-// Dynamic blocks (BoundedSlice, pallas-semantics.md §1.8): an inner pipeline whose blocks are
+// Dynamic blocks (BoundedSlice; docs/guide.md, "Dynamic blocks"): an inner pipeline whose blocks are
 // row slices chosen at run time. The slice starts and sizes come in as arrays, are copied into
 // SMEM first, and the index map reads them there: block i is rows ds(start[i], size[i]) of the
 // (8, 128) array. The window keeps its static bound of 8 rows (the body's ref is (8, 128), as in

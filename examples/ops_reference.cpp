@@ -1,4 +1,4 @@
-// The README's ops reference, checked: how ptpu's ops differ from their jnp / lax twins (values
+// The ops reference (docs/ops.md), checked: how ptpu's ops differ from their jnp / lax twins (values
 // are 2-D, reductions keep the reduced dim, no dtype promotion, integer / and % truncate, dot
 // returns f32) and what each charges, measured on a real pallas_call. Exits 1 on any mismatch.
 #include <ptpu/ptpu.hpp>

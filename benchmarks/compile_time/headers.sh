@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compile time of including one header (issue 8): g++ -std=c++20 -fsyntax-only on a translation
+# Compile time of including one header (docs/performance.md): g++ -std=c++20 -fsyntax-only on a translation
 # unit that includes only that header, against an empty one. The runs of all headers are
 # interleaved (these machines are shared); prints the median of RUNS per header, user+system CPU
 # seconds and wall seconds.

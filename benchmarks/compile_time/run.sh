@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compile time (issues 3, 8): g++ -O2 on one TU with a 256/1024/4096-step plan, with 1, 2 or 5
+# Compile time (docs/performance.md): g++ -O2 on one TU with a 256/1024/4096-step plan, with 1, 2 or 5
 # kernels run (with and without PTPU_SEPARATE_RUNTIME), against the same TU without a
 # pallas_call (the cost of the headers alone). Prints the median of
 # RUNS user+system CPU seconds per configuration (CPU time, not wall: these machines are shared).

@@ -1,4 +1,4 @@
-// emit_pipeline (pallas-semantics.md §1.5–1.7, §1.10, §1.12): inner pipelines inside a
+// emit_pipeline (docs/guide.md, "emit_pipeline"): inner pipelines inside a
 // pallas_call body run the exact schedule (A1 event for event, deep buffering, A3's lookahead),
 // move real data, nest, read the enclosing program ids and SMEM values, split over cores as
 // upstream's _partition_grid (A11), take VMEM from the core (24), and cost what their ops cost.
@@ -22,7 +22,7 @@ using AnyFull = BlockSpec<Full, zero_map, any>;
 using Outer = pallas_call<Grid<>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Chip<tpu::v5e>>;
 using Rows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }>;
 
-// §4's notation: "P: in0@0 | s0: in1@1 wait0@0 BODY out0@0 | ...", blocks by the map i -> i / d.
+// The acceptance cases' notation: "P: in0@0 | s0: in1@1 wait0@0 BODY out0@0 | ...", blocks by the map i -> i / d.
 std::string render(const std::vector<event>& events, index_t div = 1) {
     std::string s = "P:";
     for (const event& e : events) {

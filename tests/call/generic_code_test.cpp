@@ -2,8 +2,8 @@
 // inside function templates, class templates and alias templates, with the Array type, block
 // rows and dtype taken from template parameters. Each call's outputs are checked against a
 // reference computed here, outside the templates, and each body counts its steps: a compiler that
-// dropped a call (g++ 12 drops statements that name an alias template holding a lambda, README
-// "Calls in templates") fails these tests instead of passing them vacuously.
+// dropped a call (g++ 12 drops statements that name an alias template holding a lambda,
+// docs/guide.md, "Calls in templates") fails these tests instead of passing them vacuously.
 #include <gtest/gtest.h>
 
 #include <ptpu/ptpu.hpp>

@@ -1,4 +1,4 @@
-// pallas_call end to end: schedules event by event against pallas-semantics.md, and numerics
+// pallas_call end to end: schedules event by event against Pallas's pipeline, and numerics
 // against reference computations (acceptance cases A1, A2, A4, A5, A7, A8, A12 and the seeds).
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@ using namespace ptpu;
 
 namespace {
 
-// Renders events the way pallas-semantics.md §4 writes them.
+// Renders events as the acceptance cases write them.
 template <class Call>
 std::string trace() {
     std::string s;

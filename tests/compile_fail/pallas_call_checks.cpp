@@ -1,4 +1,4 @@
-// Every compile-time check of a pallas_call (pallas-semantics.md §2: 1–5, 7, 10–21, 24, 25, and
+// Every compile-time check of a pallas_call (docs/rules.md: 1–5, 7, 10–21, 24, 25, and
 // S34, S39, S44, MC1, SMEM1, V3): each variant must fail with its rule id, and the file as it is must
 // compile (the ok twin).
 //! ko 1 1

@@ -1,5 +1,5 @@
 // Compile-fail cases for the semaphore and async-copy rules Pallas checks when it lowers a kernel
-// (pallas-semantics.md §2, checks 35, 36, 38): one mistake each, one message.
+// (checks 35, 36, 38; docs/rules.md): one mistake each, one message.
 //! ko 1 35
 //! ko 2 36
 //! ko 3 35

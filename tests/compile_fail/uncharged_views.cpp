@@ -1,7 +1,7 @@
 // Compile-fail cases for R3: the Eigen views of a ref that computed without charging TPU work
 // (x[all], x.mat(), the window x(ds, ds)) do not compile; the charged ops and the named escape
 // hatch (uncharged_array / uncharged_matrix) do (the ok twin). Code written for the old views
-// (ko 6-8, the README's and the examples' former bodies) gets the one R3 message, no cascade.
+// (ko 6-8, bodies written with raw views) gets the one R3 message, no cascade.
 //! ko 1 R3
 //! ko 2 R3
 //! ko 3 R3

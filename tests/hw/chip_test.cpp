@@ -1,4 +1,4 @@
-// Tests hw/presets.hpp: every preset against tpu-model.md's table, rule H1 (chip_problem,
+// Tests hw/presets.hpp: every preset against the table of docs/model.md §9, rule H1 (chip_problem,
 // validate), preset lookup, and user-defined chips as non-type template parameters.
 #include <gtest/gtest.h>
 
@@ -36,7 +36,7 @@ constexpr bool all_presets_valid() {
 static_assert(all_presets_valid());
 static_assert(std::size(tpu::all_presets) == 5);
 
-// ---- tpu-model.md §1, written out again independently of the presets -------------------------
+// ---- docs/model.md §9, written out again independently of the presets ------------------------
 
 struct model_row {
     std::string_view name;
@@ -55,7 +55,7 @@ struct model_row {
     int mxu_dim;
     double clock;  // 0 = unknown in the table (estimated in the preset)
     int vpu_alus;
-    // tpu-model.md §2: the whole steady-state step of the (128,128,128) bf16 matmul, 0.35 us on
+    // docs/model.md §9: the whole steady-state step of the (128,128,128) bf16 matmul, 0.35 us on
     // v5e [meas]; the others scaled by clock (v4, v5p: 1.5 GHz / their clock) or, for v6e and 7x
     // (no usable clock), v5e's scalar-core time with their own 128³ MXU time (docs/model.md).
     double tiny_step;

@@ -19,7 +19,7 @@ struct tiling_row {
     int tile_v4, tile_v5, tile_v6, tile_v7;  // sublane tiling per generation
     ptpu::index_t rows_per_vreg;
 };
-// Written out from tpu-model.md §1 "Tiling"; bool tiles as its int32 memref.
+// Written out from docs/model.md §9, "memory tiling"; bool tiles as its int32 memref.
 constexpr tiling_row table[] = {
     {dtype::f32, "f32", 8, 8, 8, 8, 8},    {dtype::bf16, "bf16", 8, 8, 8, 16, 16},
     {dtype::f16, "f16", 8, 8, 8, 16, 16},  {dtype::i32, "i32", 8, 8, 8, 8, 8},

@@ -73,8 +73,8 @@ void expect_sums(const report& r, double own_overhead) {
 
 // A gridded call whose body runs a 4-step inner pipeline: every outer step has 4 inner rows, and
 // they are exactly the rows of the same pipeline as pallas_call<Grid<4>> (its ops are the same
-// ops, tpu-model: "a gridless call running a 4-step inner pipeline costs one grid step's
-// overhead more"), moved by where the inner pipeline starts: after the outer step's overhead.
+// ops: a gridless call running a 4-step inner pipeline costs one grid step's
+// overhead more), moved by where the inner pipeline starts: after the outer step's overhead.
 TEST(InnerRows, AGriddedCallShowsEachInnerStepExactly) {
     const host_array<X> x = ramp();
     auto [o, rep] = pallas_call<Grid<3>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Chip<tpu::v5e>>{}(

@@ -1,5 +1,5 @@
 // Tests that the kernels the README, the examples and the benchmarks write compute on real data
-// AND charge it (issue 8, R3: there is no uncharged natural spelling left): the exact work their
+// AND charge it (R3: there is no uncharged natural spelling left): the exact work their
 // bodies charge over a call, their numerics against a reference, and the lifetime rules of vecs
 // that read VMEM in place (a vec kept past its body step is OP4; one kept from the last step
 // outlives the call with its value).

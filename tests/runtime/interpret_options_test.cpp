@@ -1,4 +1,4 @@
-// Interpret mode's options on a pallas_call (pallas-semantics.md §3, InterpretParams):
+// Interpret mode's options on a pallas_call (InterpretParams; docs/guide.md):
 // poisoned buffers (run_options::poison_buffers: NaN, INT_MIN, true in every window slot and
 // scratch buffer, and in the padding of every edge block copied in) and out-of-bounds block
 // reads (run_options::out_of_bounds_reads: `raise` keeps what the slot held, `uninitialized`

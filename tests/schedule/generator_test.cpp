@@ -63,7 +63,7 @@ case_t make(const std::vector<index_t>& in, int bc, bool lookahead, const std::v
     return c;
 }
 
-// Renders events as pallas-semantics.md §4 writes them: "P: in0@0 | s0: in1@1, wait0@0, ...".
+// Renders events as the acceptance cases write them: "P: in0@0 | s0: in1@1, wait0@0, ...".
 std::string render(const std::vector<event>& events, const sequences& seq) {
     std::string s = "P:";
     for (const event& e : events) {

@@ -1,5 +1,5 @@
 // The model against published measurements and its own regimes, with kernels written with ops/
-// (tpu-model.md §2): the fused MLP calibration example on v5e, a compute-bound matmul that
+// (docs/model.md §9): the fused MLP calibration example on v5e, a compute-bound matmul that
 // approaches the MXU peak, and a small-block matmul that the per-step overhead dominates.
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@ using namespace ptpu;
 
 namespace {
 
-// tpu-model.md §2: E=1152, H=6912 f32 weights, T=256, block_t=128, block_h=384, grid (2,18):
+// docs/model.md §9: E=1152, H=6912 f32 weights, T=256, block_t=128, block_h=384, grid (2,18):
 // a gated MLP (gate, up, down weights: 3 x 1152 x 384 x 4 B = 5.31 MB per grid step), measured at
 // 258.4 us of device time on v5e.
 constexpr index_t E = 1152, H = 6912, T = 256, bt = 128, bh = 384;
@@ -82,7 +82,7 @@ TEST(Calibration, SmallBlockMatmulIsDominatedByStepOverhead) {
     const report r = Matmul<1024, 128, tpu::v5e>{}.predict(matmul_body<precision::default_>);
     EXPECT_GT(r.overhead_share, 0.5) << r;
     EXPECT_LT(r.mxu_utilization, 0.2) << r;
-    // The roofline alone is far too optimistic here (tpu-model.md §2): 71.3 MB over 820 GB/s is
+    // The roofline alone is far too optimistic here (docs/model.md §2): 71.3 MB over 820 GB/s is
     // 87 us, while each of the 512 steps takes at least the whole tiny step o + 2i + C ≈ 0.35 us
     // (179 us), so at most ≈ 0.49 of the roofline is reached.
     EXPECT_LT(r.roofline_fraction, 0.5) << r;

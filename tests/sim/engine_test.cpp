@@ -1,5 +1,5 @@
 // Tests sim/engine.hpp against known answers derived from the model's own equations
-// (tpu-model.md §3, docs/model.md): double-buffered and Buffered(1) pipelines, processor sharing
+// (docs/model.md): double-buffered and Buffered(1) pipelines, processor sharing
 // of HBM, on-chip copies, lazy pulling in time order, timeline and per-step consistency, and the
 // errors SIM1 (over-wait, double start), SIM2 (bad op), SIM3 (bad core count), H1, C3.
 #include <gtest/gtest.h>
@@ -156,7 +156,7 @@ TEST(SimEngine, DoubleBufferedComputeBoundExact) {
     EXPECT_EQ(r.dma_count, 2 * n);
     EXPECT_EQ(r.dangling_dmas, 0);
     expect_close(r.hbm_busy_time, n * (F + W) / bw);
-    // Steady-state steps take o + C (+ issue), as tpu-model.md §3 says for compute-bound steps.
+    // Steady-state steps take o + C (+ issue), as docs/model.md §8 says for compute-bound steps.
     ASSERT_EQ(r.steps.size(), static_cast<std::size_t>(n));
     for (int s = 1; s < n - 1; ++s) {
         const auto& row = r.steps[static_cast<std::size_t>(s)];

@@ -1,4 +1,4 @@
-// Known answers of the timing model on whole pallas_calls (tpu-model.md §3; docs/model.md):
+// Known answers of the timing model on whole pallas_calls (docs/model.md, "Known answers"):
 // each expected time is derived from the model's own equations, by hand, in the test.
 #include <gtest/gtest.h>
 
@@ -104,7 +104,7 @@ TEST(TimingKnownAnswer, MegacoreSharesHbm) {
 }
 
 namespace {
-// The reference kernel of the grid step (tpu-model.md §2; docs/model.md, "The grid step"): a bf16
+// The reference kernel of the grid step (docs/model.md, "The grid step"): a bf16
 // matmul with (128,128,128) blocks, k innermost, accumulating into its f32 output block.
 template <index_t N>
 using Tiny = pallas_call<
@@ -133,7 +133,7 @@ void expect_tiny_step(const report& r) {
     const double expected = n * (o + 2 * issue + C) + tiles * issue + (issue + lat + 2 * fetch / bw) +
                             (lat + write / bw);
     EXPECT_NEAR(r.device_time, expected, 0.01 * expected) << r;
-    // The whole steady-state step is the quoted 0.35 us (tpu-model.md §2), within 5%.
+    // The whole steady-state step is the quoted 0.35 us (docs/model.md §9), within 5%.
     EXPECT_NEAR(r.device_time / n, 0.35e-6, 0.05 * 0.35e-6) << N;
     EXPECT_LT(r.exposed_dma, 0.02 * r.device_time) << r;
     // Steady periods fast-forwarded (N > 1024) still attribute every exposed wait to an operand.

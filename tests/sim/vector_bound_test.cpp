@@ -1,4 +1,4 @@
-// Vector- and transcendental-bound kernels (tpu-model.md §2; docs/model.md, "Work to time"): a
+// Vector- and transcendental-bound kernels (docs/model.md, "Work to time"): a
 // flash-attention-style forward body on v7x is bound by its per-score-element VPU and EUP work,
 // not by the MXU, so doubling the head dimension (the MXU work) moves its time little.
 #include <gtest/gtest.h>
@@ -31,7 +31,7 @@ TEST(VectorBound, FlashAttentionOnV7xIsBoundByVectorWork) {
     const report r128 = Flash<128>{}.predict(flash_body{});
     const report r256 = Flash<256>{}.predict(flash_body{});
     // The MXU work doubles with the head dimension, except that 7x's 256-wide MXU already pads
-    // a head dimension of 128 to 256 (tpu-model.md §1), so the padded FLOPs stay the same ...
+    // a head dimension of 128 to 256 (docs/model.md §9), so the padded FLOPs stay the same ...
     EXPECT_DOUBLE_EQ(r256.flops, r128.flops);
     // ... and the time moves little (tokamax's splash attention on 7x: +8%): the per-score-element
     // exp/max/sum work bounds the body, the (bq, D) accumulator work grows with D.

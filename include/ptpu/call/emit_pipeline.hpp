@@ -1,5 +1,5 @@
-// Defines emit_pipeline, the in-kernel half of Pallas TPU's pipelining (pallas-semantics.md
-// §1.5–1.8, §1.10, §1.12): inside a pallas_call body (or an inner pipeline's body), a pipeline
+// Defines emit_pipeline, the in-kernel half of Pallas TPU's pipelining (docs/guide.md,
+// "emit_pipeline"): inside a pallas_call body (or an inner pipeline's body), a pipeline
 // over refs the body holds (any/hbm arrays), with its own grid and BlockSpecs, run to completion,
 // prologue to epilogue, each time it is invoked (S53). It is the same pipeline value a
 // pallas_call has (spec/pipeline.hpp), checked with emit_pipeline's capabilities (any input
@@ -77,7 +77,7 @@ struct pipeline_options {
     /// and the core count; the inner grid's parallel dims are split over them (A11). -1: none.
     int core_axis = -1;
     /// When set, the schedule's events of every invocation are appended here (the exact Pallas
-    /// event order, §4's traces; events carry block steps and slots).
+    /// event order; events carry block steps and slots).
     std::vector<event>* trace = nullptr;
     /// no_pipelining=True (S54), a debug mode: every step copies every input block in and every
     /// output block out, blocking, in one slot; writes to an input window do not survive a step.
@@ -96,7 +96,7 @@ struct partition {
     std::array<index_t, max_rank> offset{};
 };
 
-/// Upstream's _partition_grid (§1.15, A11): the first parallel dim whose size the core count
+/// Upstream's _partition_grid (A11): the first parallel dim whose size the core count
 /// divides is cut into equal contiguous parts; otherwise the largest parallel dim, the remainder
 /// going to the lowest core ids; no parallel dim is error 32.
 inline partition partition_grid(const index_t* grid, int rank, const semantics_list& sem, index_t core,

@@ -66,7 +66,7 @@ struct run_options {
     /// signal and wait order is MC2. Off, such a read sees the destination's old contents (copies land at
     /// their wait). (PTPU_DETECT_RACES_DEFAULT=1 turns it on by default: the emit_pipeline,
     /// pallas_call, dynamic-call and timing suites were built that way once to show it reports
-    /// nothing on correct kernels; README, "emit_pipeline".)
+    /// nothing on correct kernels; docs/guide.md, "Race detection".)
     bool detect_races = PTPU_DETECT_RACES_DEFAULT;
     /// Interpret mode's poisoned memory (InterpretParams uninitialized_memory="nan", S57): every
     /// window slot and scratch buffer starts as NaN (floats), INT_MIN (signed ints), 0xff (u8)

@@ -1,7 +1,7 @@
 // Defines ptpu::error, the one exception type of ptpu, and the rule-id message format.
 //
-// Every rule ptpu enforces has an id (pallas-semantics.md ids such as S3 or 24, or ptpu's own ids
-// such as MC1). A message always reads `ptpu[ID] where: what; fix`, the same text whether the
+// Every rule ptpu enforces has an id (Pallas's checks and behaviours, such as 24 or S3, or ptpu's
+// own ids such as MC1; docs/rules.md lists them all). A message always reads `ptpu[ID] where: what; fix`, the same text whether the
 // rule fires at compile time (static_assert / concept) or at run time (this exception).
 #pragma once
 

@@ -11,7 +11,7 @@
 
 namespace ptpu {
 
-/// Elementwise cost classes (tpu-model.md §1, from Pallas TPU details.rst).
+/// Elementwise cost classes (from Pallas TPU details.rst; docs/ops.md, docs/model.md §9).
 enum class vpu_class : unsigned char {
     cheap,     ///< add, sub, mul, min, max, select, compare, cast
     medium,    ///< divide, exp, log, tanh, pow, rsqrt

@@ -1,7 +1,7 @@
 // Defines ptpu::chip, the constexpr description of one TPU generation's TensorCore.
 //
 // Everything that differs between TPU generations is a field here; generic code reads fields and
-// never names a generation (architecture.md). A chip is a structural aggregate so that it can be
+// never names a generation (docs/layers.md). A chip is a structural aggregate so that it can be
 // passed as a non-type template parameter: `Chip<tpu::v5e>`. A user-defined chip is just another
 // value (copy a preset and change the fields you calibrated).
 #pragma once
@@ -11,7 +11,7 @@
 namespace ptpu {
 
 /// One TPU generation, per TensorCore unless a field says "per chip".
-/// Each preset in hw/presets.hpp cites its source per field (tpu-model.md labels).
+/// Each preset in hw/presets.hpp cites its source per field (the labels of docs/model.md).
 struct chip {
     char name[16];       ///< "v5e", …
     int generation;      ///< 4, 5, 6, 7 (decides tiling rules, tpu_info.infer_tiling)
@@ -37,7 +37,7 @@ struct chip {
     int vmem_stores_per_cycle;  ///< vector stores vreg→VMEM per cycle
     double clock_hz;            ///< TensorCore clock
 
-    // Overheads of the pipeline (tpu-model.md §2).
+    // Overheads of the pipeline (docs/model.md §2, "The grid step").
     double step_overhead_s;  ///< per grid step control overhead `o`
     double dma_efficiency;   ///< achieved fraction of HBM bandwidth for large block DMAs
     double dma_latency_s;    ///< fixed latency from DMA issue to first byte moved

@@ -1,10 +1,11 @@
 // Defines the chip presets ptpu::tpu::{v4, v5e, v5p, v6e, v7x}, their lookup, and rule H1 (a chip
 // description is valid: chip_problem, validate).
 //
-// Each field cites its source with tpu-model.md's labels: [spec] datasheet; [src] public source,
-// mostly JAX's jax/_src/tpu_info.py (per TensorCore; per-chip figures are its values before the
-// division by cores) or the scaling book; [meas] a published measurement; [derived] arithmetic
-// on published data; [est] ptpu's estimate, to be calibrated against your own profiles.
+// Each field cites its source with the labels of docs/model.md, whose section 9 lists where every
+// constant comes from: [spec] datasheet; [src] public source, mostly JAX's jax/_src/tpu_info.py
+// (per TensorCore; per-chip figures are its values before the division by cores) or the scaling
+// book; [meas] a published measurement; [derived] arithmetic on published data; [est] ptpu's
+// estimate, to be calibrated against your own profiles.
 #pragma once
 
 #include <cstddef>
@@ -21,12 +22,12 @@ namespace detail {
 inline constexpr std::int64_t mib = std::int64_t{1} << 20;
 
 // [est] Scalar-core cycles to issue one DMA: the core pushes one DMA request per cycle
-// (tpu-model.md §1 [src]), but first computes the block's addresses, sizes and semaphore with
+// [src], but first computes the block's addresses, sizes and semaphore with
 // scalar instructions; a few dozen cycles is our guess.
 inline constexpr double dma_issue_cycles_est = 32;
 
-// The grid step, re-derived (docs/model.md, "The grid step"). The widely quoted ≈0.35 µs per grid
-// step on v5e [meas] (tpu-model.md §2) is the WHOLE steady-state step of a kernel whose compute
+// The grid step, derived (docs/model.md, "The grid step"). The widely quoted ≈0.35 µs per grid
+// step on v5e [meas] (docs/model.md §9) is the WHOLE steady-state step of a kernel whose compute
 // and traffic are tiny, the reference being a bf16 matmul with (128,128,128) blocks: everything
 // the scalar core does in such a step is inside it (loop control and program ids, index maps,
 // the pipeline's bookkeeping, issuing the two next-block fetches, the waits, which return at
@@ -35,25 +36,25 @@ inline constexpr double dma_issue_cycles_est = 32;
 //   o = 0.35 µs − 2 · i − C_ref,   i = 32 cycles,   C_ref = 2 · 128³ / peak_bf16 [derived].
 inline constexpr double v5e_clock_hz = 1.5e9;       // [src] scaling book
 inline constexpr double v5e_peak_bf16 = 1.97e14;    // [src] tpu_info.py
-inline constexpr double v5e_tiny_step_s = 0.35e-6;  // [meas] tpu-model.md §2
+inline constexpr double v5e_tiny_step_s = 0.35e-6;  // [meas] docs/model.md §9, "whole tiny step"
 inline constexpr double ref_block_flops = 2.0 * 128 * 128 * 128;
 inline constexpr double v5e_step_overhead_s =
     v5e_tiny_step_s - 2 * dma_issue_cycles_est / v5e_clock_hz - ref_block_flops / v5e_peak_bf16;
 // ≈ 286 ns, i.e. ≈ 429 scalar-core cycles: the other generations' `o` is these cycles at their
 // own clock [est] (v4 0.41 µs, v5p 0.245 µs; v6e and 7x publish no usable clock and take v5e's
-// time). Their whole tiny step then scales by clock too: v5p 0.30 µs, v4 0.50 µs (tpu-model.md's
-// 0.28 and 0.47 µs assume a 1.4 GHz v5e; with the 1.5 GHz preset they are 0.30 and 0.50).
+// time). Their whole tiny step then scales by clock too: v5p 0.30 µs, v4 0.50 µs (scaling from a
+// 1.4 GHz v5e would give 0.28 and 0.47 µs; with the 1.5 GHz preset they are 0.30 and 0.50).
 inline constexpr double step_overhead_cycles = v5e_step_overhead_s * v5e_clock_hz;
 
 // [est] Nothing public gives the time from the end of a DMA's issue to its first byte. The v5e
 // evidence bounds it: the reference step hides its next fetches (two 32 KiB blocks, 87 ns at
 // 0.92 of 820 GB/s), issued one step ahead, so L + 87 ns + i <= 0.35 µs, i.e. L <= 0.24 µs. We
 // take 0.2 µs, the order of an HBM round trip plus descriptor processing and well below the
-// ≈1.7 µs fixed cost of whole XLA copy ops on 7x (tpu-model.md §2, which includes the op launch).
+// ≈1.7 µs fixed cost of whole XLA copy ops on 7x ([meas], op launch included; docs/model.md §9).
 // It is a memory-system latency, not scalar-core cycles, so all generations take it.
 inline constexpr double dma_latency_est_s = 0.2e-6;
 
-// [est] DMA shape costs (tpu-model.md §2, last point; docs/model.md, "DMA shape costs"). Each
+// [est] DMA shape costs (docs/model.md §3, "DMA shape costs"). Each
 // contiguous run of a DMA (a row of a block cut from a wider array) costs the channel as much as
 // `dma_run_cost_bytes` more bytes (a new burst, address translation and row activation): runs of
 // 1 KiB move at 94% of the contiguous rate, 256 B at 80%. Each descriptor costs the channel
@@ -62,7 +63,7 @@ inline constexpr double dma_latency_est_s = 0.2e-6;
 inline constexpr double dma_run_cost_bytes_est = 64;
 inline constexpr double dma_descriptor_cycles_est = 16;
 
-// η for contiguous block DMAs, [derived] from the one measurement (tpu-model.md §2): the fused MLP
+// η for contiguous block DMAs, [derived] from the one measurement (docs/model.md §9): the fused MLP
 // moved 5,308,416 B of weights per grid step in a rigid 7.02 µs on v5e (756 GB/s, 0.92 of spec).
 // Two of its three weight blocks are (1152, 384) f32 cut from (1152, 6912) arrays, 1152 runs of
 // 1536 B each; the third, (384, 1152) of (6912, 1152), is one run. Under the shape costs above the
@@ -90,7 +91,7 @@ inline constexpr chip v4{
     .cores_per_chip = 2,                         // [src] tpu_info.py
     .megacore = true,                            // [src] tpu_info.py (v4 and v5p support megacore)
     .vmem_bytes = 16 * detail::mib,              // [src] tpu_info.py
-    .vmem_limit_bytes = 16 * detail::mib,        // [est] tpu-model.md: ≤ 16 MiB; we take all of VMEM
+    .vmem_limit_bytes = 16 * detail::mib,        // [est] ≤ 16 MiB (docs/model.md §9); we take all of VMEM
     .smem_bytes = 1 * detail::mib,               // [src] tpu_info.py
     .hbm_bytes = 34'400'000'000,                 // [src] tpu_info.py, per chip
     .hbm_bytes_per_s = 1.23e12,                  // [src] tpu_info.py, per chip
@@ -111,7 +112,7 @@ inline constexpr chip v4{
     .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
     .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.05e9,      // [est] 16 DMA-engine cycles
     .vector_clock_hz = 0,  // the clock above
-    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (no count is public)
 };
 
 inline constexpr chip v5e{
@@ -120,7 +121,7 @@ inline constexpr chip v5e{
     .cores_per_chip = 1,                   // [src] tpu_info.py
     .megacore = false,                     // [src] one TensorCore per chip
     .vmem_bytes = 128 * detail::mib,       // [src] tpu_info.py
-    .vmem_limit_bytes = 16 * detail::mib,  // [meas] compiler messages (tpu-model.md §1)
+    .vmem_limit_bytes = 16 * detail::mib,  // [meas] compiler messages (docs/model.md §9)
     .smem_bytes = 1 * detail::mib,         // [src] tpu_info.py
     .hbm_bytes = 17'200'000'000,           // [src] tpu_info.py
     .hbm_bytes_per_s = 8.20e11,            // [src] tpu_info.py
@@ -143,7 +144,7 @@ inline constexpr chip v5e{
     .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
     .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.5e9,      // [est] 16 DMA-engine cycles
     .vector_clock_hz = 0,  // the clock above
-    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (no count is public)
 };
 
 inline constexpr chip v5p{
@@ -152,7 +153,7 @@ inline constexpr chip v5p{
     .cores_per_chip = 2,                   // [src] tpu_info.py
     .megacore = true,                      // [src] tpu_info.py
     .vmem_bytes = 64 * detail::mib,        // [src] tpu_info.py
-    .vmem_limit_bytes = 16 * detail::mib,  // [meas] compiler messages (tpu-model.md §1)
+    .vmem_limit_bytes = 16 * detail::mib,  // [meas] compiler messages (docs/model.md §9)
     .smem_bytes = 1 * detail::mib,         // [src] tpu_info.py
     .hbm_bytes = 103'000'000'000,          // [src] tpu_info.py, per chip
     // [src] tpu_info.py, per chip; the Cloud v5p page says 2.765e12, tpu_info is what JAX uses.
@@ -174,11 +175,11 @@ inline constexpr chip v5p{
     .dma_run_cost_bytes = detail::dma_run_cost_bytes_est,                 // [est] see its definition
     .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.75e9,      // [est] 16 DMA-engine cycles
     .vector_clock_hz = 0,  // the clock above
-    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (no count is public)
 };
 
 // v6e and 7x publish no clock, and their peaks do not match MXU count × shape × any plausible
-// clock (tpu-model.md §1). Their clock is therefore derived from the peak so that the fields agree
+// clock (docs/model.md §5). Their clock is therefore derived from the peak so that the fields agree
 // with each other; MXU time reads peak_bf16_flops directly, so this clock only sets the VPU rate
 // (vreg_ops_per_s). Times spent by the scalar core (step overhead, DMA issue) take v5e's values
 // rather than being scaled by that clock.
@@ -189,7 +190,7 @@ inline constexpr chip v6e{
     .cores_per_chip = 1,                   // [src] tpu_info.py
     .megacore = false,                     // [src] one TensorCore per chip
     .vmem_bytes = 128 * detail::mib,       // [src] tpu_info.py
-    .vmem_limit_bytes = 32 * detail::mib,  // [meas] compiler messages (tpu-model.md §1)
+    .vmem_limit_bytes = 32 * detail::mib,  // [meas] compiler messages (docs/model.md §9)
     .smem_bytes = 1 * detail::mib,         // [src] tpu_info.py
     .hbm_bytes = 34'400'000'000,           // [src] tpu_info.py
     .hbm_bytes_per_s = 1.64e12,            // [src] tpu_info.py
@@ -214,7 +215,7 @@ inline constexpr chip v6e{
     // [est] the VPU's and EUP's clock: the peak at 4 MXUs of 256², 1.75 GHz (one revision of Cloud's v6e page lists 4 MXUs per TensorCore);
     // the 2-MXU clock_hz above is too high for the vector units (docs/model.md, "Work to time").
     .vector_clock_hz = detail::clock_from_peak(9.20e14, 4, 256),
-    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (no count is public)
 };
 
 inline constexpr chip v7x{
@@ -223,13 +224,13 @@ inline constexpr chip v7x{
     .cores_per_chip = 2,                   // [src] tpu_info.py
     .megacore = false,                     // [src] tpu_info.py: each TensorCore is a device
     .vmem_bytes = 64 * detail::mib,        // [src] tpu_info.py
-    .vmem_limit_bytes = 32 * detail::mib,  // [meas] compiler messages (tpu-model.md §1)
+    .vmem_limit_bytes = 32 * detail::mib,  // [meas] compiler messages (docs/model.md §9)
     .smem_bytes = 1 * detail::mib,         // [src] tpu_info.py
     .hbm_bytes = 206'000'000'000,          // [src] tpu_info.py, per chip
     .hbm_bytes_per_s = 7.40e12,            // [src] tpu_info.py, per chip
     .peak_bf16_flops = 1.155e15,           // [src] tpu_info.py: 2.31e15 per chip / 2
-    // [src] tpu_info.py: int8 not available. 7x has fp8 instead, ≈2.31e15 per TC (tpu-model.md;
-    // tpu_info: 4.60e15 per chip / 2), which this field does not model.
+    // [src] tpu_info.py: int8 not available. 7x has fp8 instead, ≈2.31e15 per TC (tpu_info:
+    // 4.60e15 per chip / 2; docs/model.md §9), which this field does not model.
     .peak_int8_ops = 0,
     .mxu_count = 2,                                         // [src] tpu_info.py
     .mxu_dim = 256,                                         // [src] tpu_info.py
@@ -250,7 +251,7 @@ inline constexpr chip v7x{
     // [est] the VPU's and EUP's clock: the peak at 4 MXUs of 256², 2.2 GHz (as v6e: the peak at 4 MXUs of 256²);
     // the 2-MXU clock_hz above is too high for the vector units (docs/model.md, "Work to time").
     .vector_clock_hz = detail::clock_from_peak(1.155e15, 4, 256),
-    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (tpu-model.md §1: no count public)
+    .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (no count is public)
 };
 
 /// The chip a pallas_call without a Chip<...> option is checked against and timed on.

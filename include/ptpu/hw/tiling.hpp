@@ -1,7 +1,7 @@
 // Defines how a TPU lays data out: the memref dtype of an element type, the (sublane, lane) tile
 // of VMEM memory by dtype and generation, and the rows of a block one vreg holds.
 //
-// These are facts of the chip, not of the dtype (architecture.md: only hw/ names a generation),
+// These are facts of the chip, not of the dtype (only hw/ names a generation: docs/layers.md),
 // so they live here rather than in core/dtype.hpp; the planner pads VMEM windows with them
 // (S48) and ops/ charge vector work in vregs with them.
 #pragma once
@@ -27,7 +27,7 @@ constexpr int lane_tiling() {
 }
 
 /// Second-minor (sublane) tile of the memory layout for `d` on TPU generation `generation`
-/// (tpu-model.md §1 "Tiling", [src] tpu_info.infer_tiling and Pallas details.rst): 8 for 32-bit
+/// ([src] tpu_info.infer_tiling and Pallas details.rst; docs/model.md §9): 8 for 32-bit
 /// types, 8 for 16-bit types before generation 7 and 16 from 7 on, 32 for 8-bit types. bool tiles
 /// as its memref type i32 (memref_dtype), so 8. Generations before 4 are not modelled (H1).
 constexpr int sublane_tiling(dtype d, int generation) {
@@ -46,7 +46,7 @@ constexpr int sublane_tiling(dtype d, const chip& c) {
     return sublane_tiling(d, c.generation);
 }
 
-/// Lanes of one vreg (tpu-model.md §1: 8 sublanes × 128 lanes × 32 bit on every generation;
+/// Lanes of one vreg (8 sublanes × 128 lanes × 32 bit on every generation, [src] tpu_info.py;
 /// H1 rejects a chip whose sublanes/lanes differ).
 inline constexpr index_t vreg_lanes = 128;
 

@@ -1,6 +1,6 @@
 // Defines the memory spaces (any, hbm, vmem, smem, semaphore, vmem_shared, cmem) and the ONE
-// accessibility table that decides what may touch what (pallas-semantics.md S1–S6, S47, S56,
-// checks 21 and 29). Every other layer asks this table; none keeps its own list.
+// accessibility table that decides what may touch what (S1–S6, S47, S56, checks 21 and 29;
+// docs/guide.md, "What a body may touch"). Every other layer asks this table; none keeps its own list.
 #pragma once
 
 #include <array>

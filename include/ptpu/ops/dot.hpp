@@ -7,7 +7,7 @@
 // - f32, precision::high (bf16x3): x = hi + lo with hi = bf16(x), lo = bf16(x - hi); the result
 //   sums hi·hi + hi·lo + lo·hi in f32 (the lo·lo term is dropped): 3 passes.
 // - f32, precision::highest: a full f32 product; charged as the 6 bf16 passes a TPU runs
-//   (tpu-model.md §1), whose result agrees with f32 to within a few ulps.
+//   (docs/ops.md, "dot"), whose result agrees with f32 to within a few ulps.
 // - f16 operands are converted to f32 (exactly) and follow the f32 rules, as XLA does on TPU.
 // - bf16 operands: one pass whatever the precision; exact products summed in f32.
 // - int8 operands: summed in int32, charged to the MXU's int8 rate.
@@ -105,7 +105,7 @@ constexpr bool dot_ok() {
 }
 
 /// bf16 MXU passes of one product: 1 for bf16 (and int8, at its own rate); f32 and f16 by
-/// precision: 1, 3 or 6 (tpu-model.md §1).
+/// precision: 1, 3 or 6 (docs/ops.md, "dot").
 constexpr int mxu_passes(dtype d, precision p) {
     if (d != dtype::f32 && d != dtype::f16) return 1;
     switch (p) {

@@ -1,7 +1,7 @@
 // Defines the elementwise ops on vecs: arithmetic, comparison and bitwise operators (vec ⊕ vec,
 // vec ⊕ scalar, scalar ⊕ vec, NumPy broadcasting), compound assignment, where, maximum, minimum,
 // pow, the unary math functions and cast<U>. Each charges one vreg op of its cost class per
-// output vreg, counted in the operands' dtype (tpu-model.md §1 cost classes). Results have the
+// output vreg, counted in the operands' dtype (cost classes: docs/ops.md). Results have the
 // broadcast static shape of their operands (vec.hpp): shapes that cannot broadcast are a compile
 // error where both extents of a dim are static, a run-time OP1 otherwise.
 //

@@ -107,7 +107,7 @@ concept scalar_value = std::is_arithmetic_v<S> || std::same_as<S, bf16> || std::
 // ---- vregs: the unit every vector op is charged in -------------------------------------------
 
 /// Vregs a (rows, cols) block of `d` occupies: every vector op is padded to whole vregs, so a 1×1
-/// add costs as much as an 8×128 one (tpu-model.md §1, Tiling).
+/// add costs as much as an 8×128 one (docs/ops.md, "How work is counted").
 constexpr index_t vregs(index_t rows, index_t cols, dtype d) {
     const index_t rpv = rows_per_vreg(d);
     return ((rows + rpv - 1) / rpv) * ((cols + vreg_lanes - 1) / vreg_lanes);

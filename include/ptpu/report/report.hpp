@@ -36,7 +36,7 @@ struct operand_report {
 
 struct core_report {
     double time = 0;         ///< end of the core's stream
-    double overhead = 0;     ///< per-step control overhead (tpu-model.md §2)
+    double overhead = 0;     ///< per-step control overhead (docs/model.md §2)
     double dma_issue = 0;    ///< scalar-core time issuing DMAs
     double compute = 0;      ///< kernel bodies, as their charged work says
     double exposed_dma = 0;  ///< blocked in DMA waits (DMA semaphores included)

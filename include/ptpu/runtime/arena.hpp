@@ -77,7 +77,7 @@ private:
 
 
 /// Fills `elems` elements of type `t` at `p` with the poison of interpret mode's
-/// uninitialized memory (pallas-semantics.md §3, S57): NaN for floats, the lowest value for
+/// uninitialized memory (S57; docs/guide.md, "Interpret-mode options"): NaN for floats, the lowest value for
 /// signed ints (INT_MIN), the highest for u8 (its lowest, 0, would look like data), true for bool.
 inline void fill_poison(std::byte* p, index_t elems, dtype t) {
     const auto n = static_cast<std::size_t>(elems);

@@ -17,10 +17,10 @@ struct runner_options {
     bool timing_only = false;  ///< skip vector data movement and floating-point work
     bool notes = false;        ///< keep a dma_note per DMA for the timeline (labels index it)
     /// How long a body's work takes: the timing model's conversion, handed in by the caller so
-    /// that the runner itself knows nothing of time (architecture.md).
+    /// that the runner itself knows nothing of time (docs/layers.md).
     double (*seconds_of)(const work&, const void* ctx) = nullptr;
     const void* seconds_ctx = nullptr;
-    /// The control overhead of one grid step (the chip's, tpu-model.md §2), for the step's op.
+    /// The control overhead of one grid step (the chip's, docs/model.md §2), for the step's op.
     double step_overhead_s = 0;
     std::uint8_t pipeline = 0;  ///< the pipeline id its notes carry
     /// The kernel has semaphores: bodies may block mid-step (runtime/semaphore.hpp), so steps

@@ -2,7 +2,7 @@
 // moves real bytes for every DMA, runs the kernel body on its windows, and writes the ops of the
 // core stream into its batch as they happen (stream/op.hpp): it IS the op source the timing
 // model pulls from, yet it includes nothing of the model and knows nothing of time except the
-// conversions its caller hands it (architecture.md: one-way arrows). It is not a template: the
+// conversions its caller hands it (one-way arrows: docs/layers.md). It is not a template: the
 // body is called through a function pointer, so the runner is compiled once per translation
 // unit, not once per kernel body.
 #pragma once

@@ -44,7 +44,7 @@ constexpr coords iteration_of(const pipeline_desc& c, index_t s) {
 
 /// Bytes one window slot occupies: VMEM windows are laid out in (sublane, 128) tiles, so the two
 /// minor dims round up [M] (Mosaic's allocation; S48's footprint formula for aligned blocks).
-/// SMEM is never padded (pallas-semantics.md §3). A bool slot holds its memref type, int32
+/// SMEM is never padded. A bool slot holds its memref type, int32
 /// (memref_dtype): 4 bytes per element. -1 when the padded bytes overflow index_t (V3).
 constexpr index_t slot_bytes(const operand_desc& o, int generation) {
     const auto n = static_cast<std::size_t>(o.block_rank);
@@ -83,7 +83,7 @@ constexpr bool in_bounds(const operand_desc& o, std::size_t d, const index_entry
 /// The memory tile of dim d of operand o's array (S36, COMPACT tiling): what a DMA slice of a
 /// pipeline with tiling must start on. Leading dims 1; the last dim 128 lanes; the second-minor
 /// (1 + [generation < 4]) * packing, doubled while below min(dim, 8); a 1-D array
-/// (1 + [generation < 4]) * packing * 128. SMEM is never tiled (pallas-semantics.md §3).
+/// (1 + [generation < 4]) * packing * 128. SMEM is never tiled.
 constexpr index_t dma_tile(const operand_desc& o, std::size_t d, int generation) {
     if (o.space == space_kind::smem) return 1;
     const auto n = static_cast<std::size_t>(o.rank);

@@ -1,5 +1,5 @@
 // Defines the planner: the constexpr functions that turn a call_desc and its index maps into the
-// exact Pallas TPU pipeline (pallas-semantics.md S21–S32, S34, S39–S48), as a stream of events
+// exact Pallas TPU pipeline (S21–S32, S34, S39–S48; docs/layers.md), as a stream of events
 // per core. One planner, two evaluation times: static calls evaluate it at compile time into
 // std::arrays; calls whose index maps read scalar-prefetch values evaluate it at run time.
 // Its parts, each its own header: events (schedule/event.hpp), block geometry (geometry.hpp),

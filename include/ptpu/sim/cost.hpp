@@ -14,7 +14,7 @@ namespace ptpu::sim {
 /// The cost factors the chip preset does not hold, because no public source gives them. All are
 /// estimates [est]; calibrate them like preset fields. Cost factors are in cheap-vreg-op units.
 struct cost_model {
-    // [est] A medium op (divide, exp, log, tanh, logistic, pow, rsqrt; tpu-model.md §1) is one
+    // [est] A medium op (divide, exp, log, tanh, logistic, pow, rsqrt; docs/ops.md) is one
     // push through the transcendental unit (EUP, chip::eup_vregs_per_s, a unit of its own) plus
     // VALU ops of range handling or a Newton step: this many cheap ops on the VALUs.
     double medium_factor = 2;
@@ -31,7 +31,7 @@ struct cost_model {
     // [est] A vector op that reads a matmul's result (work.mxu_drains) waits for the systolic
     // array: an operand row crosses the mxu_dim columns while the partial sums go down the
     // mxu_dim rows, so the first result leaves 2 · mxu_dim cycles after the last operand went in
-    // (fill + drain), whatever the throughput (tpu-model.md §1, "MXUs per TC × shape").
+    // (fill + drain), whatever the throughput (docs/model.md §5, "The MXU drain").
     double mxu_drain_cycles_per_dim = 2;
     // [est] ... then the result buffer pops the first (8, 128) f32 vreg into the registers, one
     // sublane row per cycle: 8 cycles. Both in cycles of the vector clock (chip::vector_hz).

@@ -79,7 +79,7 @@ struct step_times {
 };
 
 /// Why a simulation could not go on: every unfinished core waits on a semaphore that nothing in
-/// flight will raise (pallas-semantics check 39: on a TPU the kernel hangs).
+/// flight will raise (check 39: on a TPU the kernel hangs).
 struct stall {
     int core = -1;  ///< -1: none
     std::uint32_t sem = 0;

@@ -1,6 +1,6 @@
 // Defines the validation of pipelines and calls: the `diag` value (which rule failed, where, and
 // the values involved), the one message per rule, the front ends' capabilities, and the constexpr
-// checks of pallas-semantics.md §2 that need no schedule: validate_pipeline(pipeline_desc,
+// checks of Pallas (docs/rules.md) that need no schedule: validate_pipeline(pipeline_desc,
 // capabilities) (1–3, 7, 13–20, 25, 27, Q1, BUF1, S44; 4 and 5 when the map's return type states
 // its slice entries, as idx(...)'s does) and validate(call_desc) (10, the pipeline with
 // pallas_call's capabilities, 11). Rules that need the grid walked (4, 5 for other maps, 14's index map,
@@ -23,7 +23,7 @@ namespace ptpu {
 
 // Each rule of a call, with its one message `ptpu[ID] where: what; fix`: the same literal is the
 // static_assert text at compile time (pallas_call.hpp expands this list) and the ptpu::error text
-// at run time (message() below). The name is the rule id of pallas-semantics.md (r<N>: check N;
+// at run time (message() below). The name is the rule id (docs/rules.md; r<N>: check N;
 // s<N>: schedule rule S<N>) or ptpu's own (mc1: megacore output race; smem1: SMEM overflow).
 #define PTPU_RULE_TEXT_11                                                                               \
     "ptpu[11] pallas_call: an Alias<in, out> is out of range, reuses an output, or joins operands of " \
@@ -326,9 +326,9 @@ struct capabilities {
     bool top_level = true;
 };
 
-/// pallas_call's pipeline (§1.11): buffers 1–2, no lookahead, no BoundedSlice, the lowering's checks.
+/// pallas_call's pipeline: buffers 1–2, no lookahead, no BoundedSlice, the lowering's checks.
 inline constexpr capabilities pallas_call_caps{};
-/// emit_pipeline's (§1.12): inputs any count ≥ 1, outputs ≤ 2, lookahead on inputs, BoundedSlice.
+/// emit_pipeline's: inputs any count ≥ 1, outputs ≤ 2, lookahead on inputs, BoundedSlice.
 inline constexpr capabilities emit_pipeline_caps{static_cast<int>(max_buffers), 2, true, true, false};
 
 /// The checks of one pipeline that need no schedule, in the order Pallas reports them: the grid

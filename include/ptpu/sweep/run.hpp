@@ -178,7 +178,7 @@ struct entry {
 };
 
 /// What a rule a sweep often meets is about, in a word or two ("VMEM limit" for 24), or "" for
-/// the others (pallas-semantics.md's checks and S-rules have the whole text; the message too).
+/// the others (docs/rules.md has the whole text of every rule; the message too).
 inline std::string_view rule_topic(std::string_view rule) {
     constexpr std::pair<std::string_view, std::string_view> topics[] = {
         {"13", "block rank"},        {"14", "ANY/HBM window"},      {"15", "tiling"},
