@@ -9,7 +9,8 @@
 # WAY is one of
 #   find_package      install ptpu into a fresh prefix; find_package(ptpu) in an environment where
 #                     Boost and range-v3 are not found; then COMPONENTS sweep, which must fail
-#                     clearly there and work where they are found
+#                     clearly there and work where they are found, and fail clearly against an
+#                     installation configured with PTPU_SWEEP=OFF
 #   add_subdirectory  ptpu's source tree as ./ptpu, Boost and range-v3 not found (PTPU_SWEEP=AUTO)
 #   fetchcontent      FetchContent from a git repository holding the source tree as it is now
 #                     (uncommitted changes included), asking for the sweep: must fail clearly
@@ -111,6 +112,17 @@ if(WAY STREQUAL "find_package")
               EXPECT_FAILURE "${sweep_missing_message}")
     configure(app_sweep build_sweep ignored -DCMAKE_PREFIX_PATH=${prefix})
     build_and_run(build_sweep "consumer sweep with the compiled runtime: ok")
+    # An installation made without the sweep (and with nothing compiled: PTPU_HEADER_ONLY, so
+    # no build is needed before installing) must say so when the sweep is asked for.
+    execute_process(COMMAND ${CMAKE_COMMAND} -S ${PTPU_SOURCE_DIR} -B ${WORK_DIR}/ptpu_without_sweep -G Ninja
+                            -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DPTPU_BUILD_TESTS=OFF -DPTPU_BUILD_EXAMPLES=OFF
+                            -DPTPU_BUILD_BENCHMARKS=OFF -DPTPU_SWEEP=OFF -DPTPU_HEADER_ONLY=ON
+                    OUTPUT_QUIET COMMAND_ERROR_IS_FATAL ANY)
+    execute_process(COMMAND ${CMAKE_COMMAND} --install ${WORK_DIR}/ptpu_without_sweep
+                            --prefix ${WORK_DIR}/prefix_without_sweep
+                    OUTPUT_QUIET COMMAND_ERROR_IS_FATAL ANY)
+    configure(app_sweep build_sweep_not_installed ignored -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix_without_sweep
+              EXPECT_FAILURE "this installation of ptpu has no ptpu::sweep")
 elseif(WAY STREQUAL "add_subdirectory")
     make_consumer(app add_subdirectory kernel.cpp LINK_PTPU)
     configure(app build out ${without_sweep_deps})
