@@ -1,6 +1,7 @@
-// A project outside ptpu's tree: finds the installed package, uses the public header and runs a
-// kernel. Built twice: header-only (ptpu::ptpu) and with the installed compiled runtime
-// (ptpu::runtime), so both ways of building a kernel against the package are linked and run.
+// The program of the package tests' consumer projects (main.cpp there): a project outside ptpu's
+// tree that runs a kernel. Each way of getting ptpu (installed package, add_subdirectory,
+// FetchContent, a plain compiler command) builds it against ptpu::runtime or its equivalent, so
+// it says whether PTPU_SEPARATE_RUNTIME reached it.
 #include <ptpu/ptpu.hpp>
 
 #include <iostream>
@@ -16,7 +17,7 @@ using Add = pallas_call<Grid<4>, In<Arg<X, Blk, "x">, Arg<X, Blk, "y">>, Out<Arg
 #ifdef PTPU_SEPARATE_RUNTIME
 constexpr const char* way = "consumer with the compiled runtime";
 #else
-constexpr const char* way = "consumer";
+constexpr const char* way = "consumer, header-only";
 #endif
 
 int main() {
