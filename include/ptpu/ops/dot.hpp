@@ -258,6 +258,28 @@ void check_preferred(const dot_options& o) {
     }
 }
 
+// The products' values do not depend on the kernel body or the static shapes, only on the dtype:
+// with PTPU_SEPARATE_RUNTIME they (and Eigen's GEMMs under them) are compiled once, in
+// ptpu::runtime, for every dtype dot takes, and kernels' translation units only call them.
+#define PTPU_DOT_VALUES_OF(T)                                                                             \
+    template typename vec<dot_acc_t<T>>::array_type dot_values<T>(                                         \
+        const block_view<compute_t<T>>&, index_t, index_t, const block_view<compute_t<T>>&, index_t, index_t, \
+        const dot_options&, index_t, index_t, index_t);
+#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
+extern PTPU_DOT_VALUES_OF(float)
+extern PTPU_DOT_VALUES_OF(bf16)
+extern PTPU_DOT_VALUES_OF(f16)
+extern PTPU_DOT_VALUES_OF(std::int8_t)
+extern template void bf16_pass_gemm<float>(float*, index_t, index_t, index_t, index_t, const float*, const float*, bool);
+#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_DOT_VALUES_OF(float)
+PTPU_DOT_VALUES_OF(bf16)
+PTPU_DOT_VALUES_OF(f16)
+PTPU_DOT_VALUES_OF(std::int8_t)
+template void bf16_pass_gemm<float>(float*, index_t, index_t, index_t, index_t, const float*, const float*, bool);
+#endif
+#undef PTPU_DOT_VALUES_OF
+
 // ---- Static shapes (OP1) ---------------------------------------------------------------------
 
 /// The static (M, K) of a and (K, N) of b under the transposes, and the result's static shape.
