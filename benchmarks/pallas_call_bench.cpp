@@ -6,7 +6,10 @@
 //    shapes) and once on the same refs as dynamic ones (static shapes must cost nothing);
 //  - f32 matmul 2048^3 in (512, 512, 512) blocks with an f32 accumulator in VMEM scratch, body
 //    store(acc, load(acc) + dot(load(a), load(b))) at DEFAULT precision (bf16-rounded inputs):
-//    ptpu vs Eigen's GEMM on the whole matrices (f32, no rounding).
+//    ptpu vs Eigen's GEMM on the whole matrices (f32, no rounding);
+//  - race detection on two cores (run_options::detect_races): an inner pipeline of 16,384 row
+//    steps split over v5p's cores, every fetch and copy out logged (the log is indexed by
+//    address, so each check costs O(log n)).
 // Outputs go into preallocated buffers everywhere (pallas_call::into), so no variant pays for
 // page faults of a fresh 64 MiB array.
 #include <benchmark/benchmark.h>
@@ -153,10 +156,35 @@ void BM_Matmul_EigenWhole(benchmark::State& st) {
 }  // namespace
 
 // Interleaved registration: each pair runs back to back in one process.
+// 16,384 inner steps over v5p's two cores with detect_races: y = 2 x by rows.
+void BM_RaceLog16k(benchmark::State& state) {
+    using Long = Array<float, 16384, 128>;
+    using AnyFull = BlockSpec<Full, zero_map, any>;
+    using Row = BlockSpec<Block<1, 128>, [](index_t i) { return idx(i, 0); }>;
+    using Call = pallas_call<Grid<2>, In<Arg<Long, AnyFull>>, Out<Arg<Long, AnyFull>>, Semantics<parallel>,
+                             Chip<tpu::v5p>>;
+    host_array<Long> x, y;
+    Call call;
+    call.options.detect_races = true;
+    call.options.per_step = 0;
+    for (auto _ : state) {
+        auto rep = call.into(std::tie(y),
+                             [](auto xh, auto yh) {
+                                 emit_pipeline([](auto i, auto w) { store(w, load(i) * 2.0f); }, {16384},
+                                               in_specs<Row>, out_specs<Row>, {.semantics = {parallel}, .core_axis = 0})(
+                                     xh, yh);
+                             },
+                             x);
+        benchmark::DoNotOptimize(rep);
+    }
+    state.SetItemsProcessed(state.iterations() * 16384);
+}
+
 BENCHMARK(BM_Add_Ptpu)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_Add_HandBlocked)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_Add_Ptpu_DynamicRefs)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_Add_WholeArray)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_Matmul_Ptpu)->Unit(benchmark::kMillisecond)->MinTime(4.0);
 BENCHMARK(BM_Matmul_EigenWhole)->Unit(benchmark::kMillisecond)->MinTime(4.0);
+BENCHMARK(BM_RaceLog16k)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK_MAIN();

@@ -7,7 +7,6 @@
 #include <ptpu/ptpu.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <string>
@@ -1088,8 +1087,9 @@ TEST(EmitPipeline, A13ReadWriteRacesAcrossCores) {
 
 // The two-core log is indexed by address (MC2 checks cost O(log n), not O(n)): a pipeline of
 // 16,384 inner steps split over v5p's two cores, every step a fetch and a copy out logged, runs
-// with detect_races in a fraction of a second (the write-against-every-write scan it replaces
-// made this ~67 million box comparisons); the version whose halves overlap still reports.
+// with detect_races and computes the right rows; the version whose halves overlap still reports.
+// (How long it takes is measured in benchmarks/pallas_call_bench.cpp, BM_RaceLog16k: a wall-clock
+// bound here would fail on a loaded machine or under the sanitizers.)
 TEST(EmitPipeline, A13RaceLogScalesToLargeGrids) {
     using Long = Array<float, 16384, 128>;
     using Row = BlockSpec<Block<1, 128>, [](index_t i) { return idx(i, 0); }>;
@@ -1099,17 +1099,14 @@ TEST(EmitPipeline, A13RaceLogScalesToLargeGrids) {
     Big call;
     call.options.detect_races = true;
     call.options.per_step = 0;
-    const auto t0 = std::chrono::steady_clock::now();
     auto [o, rep] = call(
         [](auto xh, auto oh) {
             emit_pipeline([](auto i, auto w) { store(w, load(i) * 2.0f); }, {16384}, in_specs<Row>, out_specs<Row>,
                           {.semantics = {parallel}, .core_axis = 0})(xh, oh);
         },
         x);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(rep.stats.inner_steps, 16384);
     for (std::size_t k = 0; k < x.size(); k += 977) ASSERT_EQ(o.vector()[k], 2.0f * x.vector()[k]) << k;
-    EXPECT_LT(s, 1.0) << s;
     // Every row written once, by its own core: with the output map folding the halves onto one,
     // core 1's first copy out meets core 0's rows.
     using Folded = BlockSpec<Block<1, 128>, [](index_t i) { return idx(i % 8192, 0); }>;
