@@ -130,11 +130,53 @@ struct Semantics {
     static constexpr std::array<dim_semantics, rank> values{S...};
 };
 
-/// The chip the call is checked against and timed on.
+/// The option types Chip<...> stands for. A preset is held by reference, so that diagnostics print
+/// it by name, chip_preset<ptpu::tpu::v5e>, rather than as its 27 fields; any other chip value is
+/// held as a value, chip_value<ptpu::chip{"mine", ...}>. Both give the chip as `value`.
+template <const chip& C>
+struct chip_preset {
+    static constexpr const chip& value = C;
+};
 template <chip C>
-struct Chip {
+struct chip_value {
     static constexpr chip value = C;
 };
+
+namespace detail {
+// Which option type a chip value is: a preset's value (wherever it was written: tpu::v5e, a
+// copy of it, a template parameter `template <chip C>` given tpu::v5e) is its chip_preset, by
+// explicit specialization, so the compiler compares values once, with no constexpr evaluation.
+template <chip C>
+struct chip_option {
+    using type = chip_value<C>;
+};
+template <>
+struct chip_option<tpu::v4> {
+    using type = chip_preset<tpu::v4>;
+};
+template <>
+struct chip_option<tpu::v5e> {
+    using type = chip_preset<tpu::v5e>;
+};
+template <>
+struct chip_option<tpu::v5p> {
+    using type = chip_preset<tpu::v5p>;
+};
+template <>
+struct chip_option<tpu::v6e> {
+    using type = chip_preset<tpu::v6e>;
+};
+template <>
+struct chip_option<tpu::v7x> {
+    using type = chip_preset<tpu::v7x>;
+};
+}  // namespace detail
+
+/// The chip the call is checked against and timed on: Chip<tpu::v5e>, or any chip value (a
+/// constexpr copy of a preset with the fields you calibrated, a template parameter). In
+/// diagnostics a preset reads chip_preset<ptpu::tpu::v5e>.
+template <chip C>
+using Chip = typename detail::chip_option<C>::type;
 
 /// vmem_limit_bytes (default: the chip's scoped limit, check 24).
 template <index_t Bytes>
@@ -181,8 +223,10 @@ template <class S, class T, index_t... D>
 inline constexpr option_kind kind_of<Scratch<S, T, D...>> = option_kind::scratch;
 template <dim_semantics... S>
 inline constexpr option_kind kind_of<Semantics<S...>> = option_kind::semantics;
+template <const chip& C>
+inline constexpr option_kind kind_of<chip_preset<C>> = option_kind::chip;
 template <chip C>
-inline constexpr option_kind kind_of<Chip<C>> = option_kind::chip;
+inline constexpr option_kind kind_of<chip_value<C>> = option_kind::chip;
 template <index_t B>
 inline constexpr option_kind kind_of<VmemLimit<B>> = option_kind::vmem_limit;
 template <class... A>
