@@ -195,7 +195,7 @@ struct source_of;
 template <class T, class S, std::size_t R, class E>
 struct source_of<ref<T, S, R, E>> {
     using value_type = std::remove_const_t<T>;
-    using space = S;
+    using space = unnamed_space_t<S>;  // a named operand's ref: its plain space
     static constexpr std::size_t rank = R;
     static constexpr bool read_only = std::is_const_v<T>;  ///< a pallas_call input's HBM ref (R4)
 };
@@ -304,7 +304,13 @@ constexpr void check_entry_kinds() {
                 return Shape::dims[static_cast<std::size_t>(dim)].kind == dim_kind::bounded_slice;
         }();
         constexpr diag D = fail(bounded ? rule::r4 : rule::r5, Op, dim);
-        static_assert(sizeof(problem_report_t<D, NIn>) > 0);
+        constexpr pipeline_desc by_position = [] {  // the operands by position: no names here
+            pipeline_desc p;
+            p.n_in = NIn;
+            p.n_out = static_cast<int>(max_operands) - NIn;
+            return p;
+        }();
+        static_assert(sizeof(*problem_report<D, problem_message(D, by_position)>()) > 0);
     }
 }
 
@@ -364,7 +370,7 @@ struct inner_run {
                             const void* ctx) {
         const int gen = outer.hw != nullptr ? outer.hw->generation : 5;
         plan_tables t = analyze_pipeline(p, emit_pipeline_caps, gen, maps, ctx);
-        raise(t.info.problem);
+        raise(t.info.problem, p);
         return t;
     }
     // Lays the windows of plan `t` out in `buf` (`size` bytes of VMEM scratch).
@@ -840,7 +846,7 @@ public:
     static constexpr plan_info info =
         plan_pipeline(desc, emit_pipeline_caps, traits::describe().hw.generation, maps.data(), nullptr, [](const event&) {});
     // A broken rule stops compilation with that rule's one message (call/diagnostics.hpp).
-    static_assert(sizeof(detail::problem_report_t<info.problem, desc.n_in>) > 0);
+    static_assert(sizeof(*detail::problem_report<info.problem, detail::problem_message(info.problem, desc)>()) > 0);
 
 private:
     static constexpr std::array<event, info.problem.ok() ? info.events : 0> make_events() {

@@ -176,10 +176,11 @@ public:
     }
     /// From a ref of other extents (and T to const T): implicit where no static extent is gained,
     /// explicit (and checked, R1) where one is; two different static extents do not convert.
-    template <class U, class E>
-    requires std::is_convertible_v<U (*)[], T (*)[]>
+    /// A named operand's ref (named_space) and a ref of its plain space convert both ways.
+    template <class U, class S, class E>
+    requires std::is_convertible_v<U (*)[], T (*)[]> && std::is_same_v<unnamed_space_t<S>, unnamed_space_t<Space>>
     constexpr explicit(!detail::extents_convert_implicitly<E, Extents>())
-        ref(const ref<U, Space, Rank, E>& o)  // NOLINT(google-explicit-constructor): static -> dyn
+        ref(const ref<U, S, Rank, E>& o)  // NOLINT(google-explicit-constructor): static -> dyn
         : data_(o.data_), shape_(o.shape_), strides_(o.strides_), label_(o.label_) {
         static_assert(detail::extents_compatible<E, Extents>(),
                       "ptpu[R1] ref: the static extents of the two refs differ; a ref converts only to "

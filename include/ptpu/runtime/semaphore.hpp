@@ -49,7 +49,7 @@ inline constexpr bool is_regular_semaphore = std::is_same_v<std::remove_const_t<
 // The checks of one semaphore argument (35, 36): a ()-shaped ref into semaphore scratch.
 template <class T, class S, std::size_t R>
 constexpr bool semaphore_arg_ok(const char*) {
-    constexpr bool is_sem = std::is_same_v<S, semaphore> && (is_dma_semaphore<T> || is_regular_semaphore<T>);
+    constexpr bool is_sem = std::is_same_v<unnamed_space_t<S>, semaphore> && (is_dma_semaphore<T> || is_regular_semaphore<T>);
     static_assert(is_sem,
                   "ptpu[36] semaphore op: cannot signal, wait on or read a ref that is not a semaphore; "
                   "pass a ref of Scratch<semaphore, dma_semaphore or regular_semaphore, ...>");
@@ -317,7 +317,7 @@ template <class T, class S1, std::size_t R1, class E1, class U, class S2, std::s
     static_assert(!std::is_same_v<std::remove_const_t<T>, bool>,
                   "ptpu[38] async_copy: DMAs with bool dtypes are not supported; copy an int8 array instead");
     constexpr bool is_sem =
-        std::is_same_v<S3, semaphore> && (detail::is_dma_semaphore<C> || detail::is_regular_semaphore<C>);
+        std::is_same_v<unnamed_space_t<S3>, semaphore> && (detail::is_dma_semaphore<C> || detail::is_regular_semaphore<C>);
     static_assert(is_sem,
                   "ptpu[35] async_copy: the semaphore argument must be a semaphore ref (Scratch<semaphore, "
                   "dma_semaphore, ...>)");
