@@ -12,11 +12,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/extents.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/core/message.hpp"
 #include "ptpu/memory/rules.hpp"
 #include "ptpu/memory/space.hpp"
 #include "ptpu/runtime/context.hpp"
@@ -125,6 +127,39 @@ constexpr bool extents_convert_implicitly() {
         if (To::values[d] != dyn && From::values[d] == dyn) return false;
     return true;
 }
+// A ref as a compile-time message names it: "source `weights` (8, 128)", "destination (16, dyn)".
+template <class S, class E>
+constexpr void put_ref(rule_message& m, std::string_view role) {
+    m << role;
+    if (!space_operand<S>.empty()) m << " `" << space_operand<S> << "`";
+    m << " (";
+    for (std::size_t d = 0; d < E::rank; ++d) {
+        m << (d ? ", " : "");
+        if (E::values[d] == dyn)
+            m << "dyn";
+        else
+            m << E::values[d];
+    }
+    m << ")";
+}
+// `literal` about a copy from a ref of (S1, E1) to one of (S2, E2): "...; source `w` (8, 128),
+// destination (16, 128); fix" (DMA1).
+template <class S1, class E1, class S2, class E2>
+constexpr rule_message about_copy(std::string_view literal) {
+    rule_message about;
+    put_ref<S1, E1>(about, "source");
+    about << ", ";
+    put_ref<S2, E2>(about, "destination");
+    return with_subject(literal, about.view());
+}
+// `literal` about a copy's destination, named when it is a named operand's ref (R4).
+template <class S>
+constexpr rule_message about_destination(std::string_view literal) {
+    rule_message about;
+    if (!space_operand<S>.empty()) about << "the destination is `" << space_operand<S> << "`";
+    return with_subject(literal, about.view());
+}
+
 template <class From, class To>
 constexpr bool extents_compatible() {
     for (std::size_t d = 0; d < To::rank; ++d)
