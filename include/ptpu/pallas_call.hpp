@@ -160,9 +160,7 @@ public:
     /// `auto [z, report] = Call{}(body, x, y);`.
     template <class Body, class... Args>
     auto operator()(Body&& body, Args&&... args) const {
-        static_assert(sizeof...(Args) == declared_prefetch + declared_in,
-                      "ptpu[ARG1] pallas_call: pass the scalar-prefetch arrays, then one argument "
-                      "per input");
+        check_argument_count<sizeof...(Args)>();
         if constexpr (noun.text != nullptr) {
             // A broken noun was reported above; nothing here may instantiate it again.
             return unusable_outputs(std::make_index_sequence<declared_out>{});
@@ -189,9 +187,7 @@ public:
     report into(std::tuple<Outs...> outputs, Body&& body, Args&&... args) const {
         static_assert(sizeof...(Outs) == static_cast<std::size_t>(declared_out),
                       "ptpu[ARG1] pallas_call::into: give one output buffer per Out operand");
-        static_assert(sizeof...(Args) == declared_prefetch + declared_in,
-                      "ptpu[ARG1] pallas_call: pass the scalar-prefetch arrays, then one argument "
-                      "per input");
+        check_argument_count<sizeof...(Args)>();
         if constexpr (noun.text != nullptr) {
             return report{};  // a broken noun was reported above
         } else {
@@ -229,6 +225,28 @@ private:
     static constexpr std::size_t declared_in = static_cast<std::size_t>(detail::inputs_of<Opts...>());
     static constexpr std::size_t declared_out = detail::outputs_of<Opts...>();
     static constexpr std::size_t declared_prefetch = detail::prefetch_count_of<Opts...>();
+    // ARG1: the arguments after the body are the scalar-prefetch arrays, then one per input
+    // (with g++ the message says how many were given and how many the call takes).
+#define PTPU_RULE_TEXT_ARG1_CALL \
+    "ptpu[ARG1] pallas_call: pass the scalar-prefetch arrays, then one argument per input"
+    static constexpr rule_message argument_count_message(std::size_t given) {
+        rule_message about;
+        about << static_cast<index_t>(given) << (given == 1 ? " argument" : " arguments") << " given, the call takes "
+              << static_cast<index_t>(declared_prefetch) << " scalar-prefetch and "
+              << static_cast<index_t>(declared_in) << (declared_in == 1 ? " input" : " inputs");
+        return with_subject(PTPU_RULE_TEXT_ARG1_CALL, about.view());
+    }
+    template <std::size_t N>
+    static constexpr void check_argument_count() {
+        if constexpr (N != declared_prefetch + declared_in) {
+#if PTPU_COMPOSED_MESSAGES
+            static_assert(sizeof(compile_error<argument_count_message(N)>) > 0);
+#else
+            static_assert(N == declared_prefetch + declared_in, PTPU_RULE_TEXT_ARG1_CALL);
+#endif
+        }
+    }
+#undef PTPU_RULE_TEXT_ARG1_CALL
     // What a call whose nouns are broken returns: as many (placeholder) outputs and a report, so
     // that the caller's structured binding adds no error to the noun's.
     template <std::size_t>

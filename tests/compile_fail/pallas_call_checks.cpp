@@ -35,7 +35,7 @@
 //! ko 32 S5 semaphore. scratch 0. HBM/ANY scratch
 //! ko 33 29
 //! ko 34 11 input 0 and output 0: the shapes differ at dim 0 .32 vs 64.. alias an input
-//! ko 35 ARG1
+//! ko 35 ARG1 2 arguments given, the call takes 0 scalar-prefetch and 1 input
 //! ko 36 PRED1
 //! ko 37 24
 //! ko 38 16
