@@ -23,6 +23,7 @@
 #include "ptpu/call/diagnostics.hpp"
 #include "ptpu/call/options.hpp"
 #include "ptpu/call/run.hpp"
+#include "ptpu/call/verdict.hpp"
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/error.hpp"
 #include "ptpu/hw/presets.hpp"
@@ -44,10 +45,40 @@ namespace ptpu {
 template <class... Opts>
 struct pallas_call {
     using traits = detail::call_traits<Opts...>;
+
+private:
+    // With g++, the nouns' own checks (Array, Block, BlockSpec, Scratch: their dtype, extents,
+    // block dims, options and spaces) are read off the options first, as check_call reads them
+    // (call/verdict.hpp), so that a broken one is reported naming its operand and dim. The
+    // call is then left undescribed: no noun is instantiated, and its own static_assert, which
+    // cannot name the operand, never fires. (Other compilers show the nouns' static_asserts.)
+    static constexpr detail::noun_problem noun_check() {
+        if constexpr (PTPU_COMPOSED_MESSAGES)
+            return detail::nouns_problem<Opts...>();
+        else
+            return {};
+    }
+    static constexpr detail::noun_problem noun = noun_check();
+    static constexpr call_desc describe_call() {
+        if constexpr (noun.text == nullptr)
+            return traits::describe();
+        else
+            return {};
+    }
+    static constexpr std::array<block_fn, max_operands> describe_maps() {
+        if constexpr (noun.text == nullptr)
+            return traits::maps();
+        else
+            return {};
+    }
+    // The noun's error: its message names the operand (its Arg name) and the dim.
+    static_assert(sizeof(*detail::noun_report<detail::noun_message_if(noun, detail::inputs_of<Opts...>())>()) > 0);
+
+public:
     /// The call as data.
-    static constexpr call_desc desc = traits::describe();
+    static constexpr call_desc desc = describe_call();
     /// The index maps as the planner sees them.
-    static constexpr std::array<block_fn, max_operands> maps = traits::maps();
+    static constexpr std::array<block_fn, max_operands> maps = describe_maps();
     /// True when index maps read scalar-prefetch values: the plan is made at run time.
     static constexpr bool dynamic = desc.n_prefetch > 0;
     /// True when the whole plan is made (and its grid-walking checks run) at compile time: static
@@ -73,10 +104,11 @@ public:
     static constexpr plan_info info = make_info();
     /// True when the configuration breaks no rule. When it does, the rule's report (instantiated
     /// here) stops compilation with its one message.
-    static constexpr bool valid = info.problem.ok();
+    static constexpr bool valid = noun.text == nullptr && info.problem.ok();
 
-    // Instantiating the report fires the broken rule's static_assert (and nothing else).
-    static_assert(sizeof(detail::problem_report_t<info.problem, desc.n_in>) > 0);
+    // Instantiating the report is the broken rule's one error, its message naming the operand,
+    // the dim and the values (call/diagnostics.hpp); nothing when the call is valid.
+    static_assert(sizeof(*detail::problem_report<info.problem, detail::problem_message(info.problem, desc)>()) > 0);
 
 private:
     static constexpr std::size_t event_count = (static_plan && info.problem.ok()) ? info.events : 0;
@@ -128,21 +160,24 @@ public:
     /// `auto [z, report] = Call{}(body, x, y);`.
     template <class Body, class... Args>
     auto operator()(Body&& body, Args&&... args) const {
-        static_assert(sizeof...(Args) == desc.n_prefetch + desc.n_in,
-                      "ptpu[ARG1] pallas_call: pass the scalar-prefetch arrays, then one argument "
-                      "per input");
-        auto outs = make_outputs(typename traits::outs{});
-        std::array<void*, max_operands> out_ptrs{};
-        std::apply(
-            [&](auto&... o) {
-                std::size_t k = 0;
-                ((out_ptrs[k++] = o.data()), ...);
-            },
-            outs);
-        report rep =
-            execute(body, std::forward_as_tuple(args...), out_ptrs, options, typename traits::prefetch{},
-                    typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
-        return std::tuple_cat(std::move(outs), std::tuple<report>{std::move(rep)});
+        check_argument_count<sizeof...(Args)>();
+        if constexpr (noun.text != nullptr) {
+            // A broken noun was reported above; nothing here may instantiate it again.
+            return unusable_outputs(std::make_index_sequence<declared_out>{});
+        } else {
+            auto outs = make_outputs(typename traits::outs{});
+            std::array<void*, max_operands> out_ptrs{};
+            std::apply(
+                [&](auto&... o) {
+                    std::size_t k = 0;
+                    ((out_ptrs[k++] = o.data()), ...);
+                },
+                outs);
+            report rep =
+                execute(body, std::forward_as_tuple(args...), out_ptrs, options, typename traits::prefetch{},
+                        typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
+            return std::tuple_cat(std::move(outs), std::tuple<report>{std::move(rep)});
+        }
     }
 
     /// Runs the kernel writing the outputs into memory the caller owns: `outputs` is a tuple of
@@ -150,15 +185,17 @@ public:
     /// No output allocation: for repeated calls and for results that live in user buffers.
     template <class... Outs, class Body, class... Args>
     report into(std::tuple<Outs...> outputs, Body&& body, Args&&... args) const {
-        static_assert(sizeof...(Outs) == static_cast<std::size_t>(desc.n_out),
+        static_assert(sizeof...(Outs) == static_cast<std::size_t>(declared_out),
                       "ptpu[ARG1] pallas_call::into: give one output buffer per Out operand");
-        static_assert(sizeof...(Args) == desc.n_prefetch + desc.n_in,
-                      "ptpu[ARG1] pallas_call: pass the scalar-prefetch arrays, then one argument "
-                      "per input");
-        std::array<void*, max_operands> out_ptrs{};
-        bind_outputs(outputs, out_ptrs, typename traits::outs{}, std::index_sequence_for<Outs...>{});
-        return execute(body, std::forward_as_tuple(args...), out_ptrs, options, typename traits::prefetch{},
-                       typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
+        check_argument_count<sizeof...(Args)>();
+        if constexpr (noun.text != nullptr) {
+            return report{};  // a broken noun was reported above
+        } else {
+            std::array<void*, max_operands> out_ptrs{};
+            bind_outputs(outputs, out_ptrs, typename traits::outs{}, std::index_sequence_for<Outs...>{});
+            return execute(body, std::forward_as_tuple(args...), out_ptrs, options, typename traits::prefetch{},
+                           typename traits::ins{}, typename traits::outs{}, typename traits::scratch{});
+        }
     }
 
     /// Predicts the time without any data: a timing-only run (run_options::timing_only) that
@@ -167,18 +204,57 @@ public:
     /// timing-only run with real inputs for those.
     template <class Body, class... Prefetch>
     report predict(Body&& body, Prefetch&&... prefetch) const {
-        static_assert(sizeof...(Prefetch) == static_cast<std::size_t>(desc.n_prefetch),
+        static_assert(sizeof...(Prefetch) == static_cast<std::size_t>(declared_prefetch),
                       "ptpu[ARG1] pallas_call::predict: pass exactly the scalar-prefetch arrays");
         static_assert(no_smem_windows(),
                       "ptpu[PRED1] pallas_call::predict: an operand has an SMEM window, whose data "
                       "scalar code reads; run with timing_only and real inputs instead");
-        run_options opt = options;
-        opt.timing_only = true;
-        return predict_impl(body, opt, std::forward_as_tuple(prefetch...),
-                            std::make_index_sequence<desc.n_in>{});
+        if constexpr (noun.text != nullptr) {
+            return report{};  // a broken noun was reported above
+        } else {
+            run_options opt = options;
+            opt.timing_only = true;
+            return predict_impl(body, opt, std::forward_as_tuple(prefetch...),
+                                std::make_index_sequence<desc.n_in>{});
+        }
     }
 
 private:
+    // The operand counts the options declare, read without instantiating them (the same as
+    // desc's for a call whose nouns are sound).
+    static constexpr std::size_t declared_in = static_cast<std::size_t>(detail::inputs_of<Opts...>());
+    static constexpr std::size_t declared_out = detail::outputs_of<Opts...>();
+    static constexpr std::size_t declared_prefetch = detail::prefetch_count_of<Opts...>();
+    // ARG1: the arguments after the body are the scalar-prefetch arrays, then one per input
+    // (with g++ the message says how many were given and how many the call takes).
+#define PTPU_RULE_TEXT_ARG1_CALL \
+    "ptpu[ARG1] pallas_call: pass the scalar-prefetch arrays, then one argument per input"
+    static constexpr rule_message argument_count_message(std::size_t given) {
+        rule_message about;
+        about << static_cast<index_t>(given) << (given == 1 ? " argument" : " arguments") << " given, the call takes "
+              << static_cast<index_t>(declared_prefetch) << " scalar-prefetch and "
+              << static_cast<index_t>(declared_in) << (declared_in == 1 ? " input" : " inputs");
+        return with_subject(PTPU_RULE_TEXT_ARG1_CALL, about.view());
+    }
+    template <std::size_t N>
+    static constexpr void check_argument_count() {
+        if constexpr (N != declared_prefetch + declared_in) {
+#if PTPU_COMPOSED_MESSAGES
+            static_assert(sizeof(compile_error<argument_count_message(N)>) > 0);
+#else
+            static_assert(N == declared_prefetch + declared_in, PTPU_RULE_TEXT_ARG1_CALL);
+#endif
+        }
+    }
+#undef PTPU_RULE_TEXT_ARG1_CALL
+    // What a call whose nouns are broken returns: as many (placeholder) outputs and a report, so
+    // that the caller's structured binding adds no error to the noun's.
+    template <std::size_t>
+    using unusable_output = host_array<Array<float, 1>>;
+    template <std::size_t... K>
+    static auto unusable_outputs(std::index_sequence<K...>) {
+        return std::tuple<unusable_output<K>..., report>{};
+    }
     static constexpr bool no_smem_windows() {
         for (int i = 0; i < desc.n_ops(); ++i)
             if (desc.ops[static_cast<std::size_t>(i)].space == space_kind::smem) return false;

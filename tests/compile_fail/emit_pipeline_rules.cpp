@@ -14,7 +14,7 @@
 //! ko 2 ARG1
 //! ko 3 29
 //! ko 4 29
-//! ko 5 M1
+//! ko 5 M1 source SMEM, spec VMEM. give the spec
 //! ko 6 30
 //! ko 7 28
 //! ko 8 19

@@ -5,6 +5,7 @@
 //! ko 2 R4
 //! ko 3 R4
 //! ko 4 R4
+//! ko 5 R4 the destination is .table.. copy into an output
 #include <ptpu/ptpu.hpp>
 
 using namespace ptpu;
@@ -15,6 +16,7 @@ using Tile = Scratch<vmem, float, 8, 128>;
 using Sems = Scratch<semaphore, dma_semaphore, 1>;
 using Plain = pallas_call<Grid<2>, In<Arg<X, AnyX>>, Out<Arg<X, AnyX>>, Tile, Sems>;
 using Aliased = pallas_call<Grid<2>, Alias<0, 0>, In<Arg<X, AnyX>>, Out<Arg<X, AnyX>>, Tile, Sems>;
+using Named = pallas_call<Grid<2>, In<Arg<X, AnyX, "table">>, Out<Arg<X, AnyX, "out">>, Tile, Sems>;
 // dynamic_call's aliases are run-time values: its any inputs are read-only, aliased or not (an
 // aliased input is updated through its output's ref, the same buffer).
 using AnyF2 = Operand<float, 2, any>;
@@ -44,6 +46,8 @@ void run(const host_array<X>& x) {
 #elif PTPU_KO == 4
     Dyn d;
     (void)d([](auto in, auto, auto buf) { sync_copy(buf, in); }, x.vector());
+#elif PTPU_KO == 5  // the message names the operand: `table`
+    (void)Named{}([](auto table, auto out, auto, auto) { sync_copy(out, table.at(ds(0, 8), ds(0, 128))); }, x);
 #endif
 }
 

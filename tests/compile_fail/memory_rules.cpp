@@ -7,7 +7,7 @@
 //! ko 6 21
 //! ko 7 S5
 //! ko 8 29
-//! ko 9 M1
+//! ko 9 M1 from semaphore to VMEM. copy between
 //! ko 10 21
 #include <ptpu/memory/rules.hpp>
 

@@ -2,12 +2,12 @@
 // pallas_call hands a body) load as statically shaped vecs, and every op checks its operands'
 // static shapes at compile time, through whole chains of ops and windows of static size
 // (ds(start, c<N>)). Also the static forms of DMA1 (sync_copy) and R1 (ref conversions).
-//! ko 1 OP1
+//! ko 1 OP1 do not broadcast. a .8, 128., b .16, 128.. make each dim equal
 //! ko 2 OP1
 //! ko 3 OP1
 //! ko 4 OP1
-//! ko 5 OP1
-//! ko 6 OP1
+//! ko 5 OP1 a .8, 128., b .transposed. .128, 256.. contract a
+//! ko 6 OP1 vec .1, 128., target .8, 256.. make each dim
 //! ko 7 OP1
 //! ko 8 OP1
 //! ko 9 OP1

@@ -7,13 +7,13 @@
 //! ko 4 3
 //! ko 5 4
 //! ko 6 5
-//! ko 7 7
+//! ko 7 7 unsupported block dimension type. input 0, dim 0. allowed are
 //! ko 8 10
 //! ko 9 11
 //! ko 10 12
 //! ko 11 13
 //! ko 12 14
-//! ko 13 15
+//! ko 13 15 input 0, dim 0: block 4, array dim 32. pick
 //! ko 14 16
 //! ko 15 17
 //! ko 16 18
@@ -24,18 +24,18 @@
 //! ko 21 20
 //! ko 22 S3
 //! ko 23 S4
-//! ko 24 24
+//! ko 24 24 input 0: 2 x 16777216 bytes . VMEM scratch: 0 bytes = 33554432 bytes > limit 16777216. use smaller blocks
 //! ko 25 25
-//! ko 26 S34
-//! ko 27 S39
+//! ko 26 S34 input 0, dim 0: block .4, 0. at iteration .3.. make the index map
+//! ko 27 S39 output 0: block .0, 0. revisited in iteration .1, 0, 0. after iterations
 //! ko 28 S39
 //! ko 29 S44
 //! ko 30 MC1
 //! ko 31 SMEM1
-//! ko 32 S5
+//! ko 32 S5 semaphore. scratch 0. HBM/ANY scratch
 //! ko 33 29
-//! ko 34 11
-//! ko 35 ARG1
+//! ko 34 11 input 0 and output 0: the shapes differ at dim 0 .32 vs 64.. alias an input
+//! ko 35 ARG1 2 arguments given, the call takes 0 scalar-prefetch and 1 input
 //! ko 36 PRED1
 //! ko 37 24
 //! ko 38 16

@@ -1,98 +1,52 @@
-// Defines how a static pallas_call reports its first broken rule: one static_assert per rule,
-// only the failing one instantiated, with the values the message needs (operand, block index,
-// iterations, bytes) as the template arguments of the failing type.
+// Defines how a static pallas_call (or emit_pipeline) reports its first broken rule at compile
+// time: one error, instantiated only for the failing call, whose text is the rule's message with
+// what it is about (message(diag, pipeline_desc) in spec/validate.hpp: the operand by its Arg
+// name, the dim, the values), shown in the first line of g++'s error (core/message.hpp).
 #pragma once
 
-#include <array>
-#include <cstddef>
 #include <type_traits>
 
+#include "ptpu/core/message.hpp"
 #include "ptpu/spec/validate.hpp"
 
 namespace ptpu::detail {
 
-// ---- Compile-time diagnostics: one static_assert per rule, only the failing one fires --------
-// The values of a diagnostic appear as the template arguments in the compiler's "In instantiation
-// of" line just above the message, in the order the message states.
-
-constexpr coords block_coords(const diag& d) {
-    coords c;
-    c.rank = static_cast<int>(d.d);
-    for (std::size_t i = 0; i < max_rank; ++i) c.v[i] = d.block[i].start;
-    return c;
-}
-
-// The static_assert text of each rule: its one message (PTPU_CALL_RULES in spec/validate.hpp),
-// and, for the rules whose values are template arguments, what those arguments are.
-template <int Output, coords Block, coords Again, coords FirstFrom, coords FirstTo>
-struct output_block_revisited {
-    static_assert(Output < 0, PTPU_RULE_TEXT_S39
-                  " Template arguments: output index, block index, the revisiting iteration, and the "
-                  "iterations of the first visit (from, to)");
-};
-template <int Output, coords Block, int CoreA, coords From, coords To, int CoreB, coords Again>
-struct megacore_output_race {
-    static_assert(Output < 0, PTPU_RULE_TEXT_MC1
-                  " Template arguments: output index, block index, first core and its iterations (from, to), "
-                  "second core and its first iteration");
-};
-template <int Operand, int Dim, coords Block, coords Iteration>
-struct block_index_out_of_bounds {
-    static_assert(Operand < 0, PTPU_RULE_TEXT_S34
-                  " Template arguments: operand (inputs then outputs), dim, block index, iteration");
-};
-template <std::array<index_t, max_operands> SlotBytes, std::array<int, max_operands> Buffers,
-          index_t ScratchBytes, index_t TotalBytes, index_t LimitBytes>
-struct vmem_overflow {
-    static_assert(TotalBytes <= LimitBytes, PTPU_RULE_TEXT_24
-                  " Template arguments: bytes of one window slot per operand (inputs then outputs), buffer "
-                  "count per operand, VMEM scratch bytes, total bytes, limit");
-};
-
-template <int Input, int Output, alias_problem What, int Dim, index_t InputValue, index_t OutputValue>
-struct alias_mismatch {
-    static_assert(What == alias_problem{}, PTPU_RULE_TEXT_11
-                  " Template arguments: input index, output index, what is wrong, the dim whose extents "
-                  "differ (-1: none), the input's and the output's dtype, rank or extent at that dim");
-};
-
+// The error of one broken rule, when its size is asked for. With g++ it is compile_error<M>, never
+// defined, so that the error's first line shows M, the composed message; with other compilers,
+// which print M's characters as numbers, a type with one static_assert per rule (only D's fails)
+// showing the rule's literal, D's values in the instantiation context.
+#if PTPU_COMPOSED_MESSAGES
+template <diag D, rule_message M>
+using call_problem_t = compile_error<M>;
+#else
 #define PTPU_RULE_ASSERT(name, text) static_assert(D.code != rule::name, text);
 template <diag D>
-struct generic_report {
+struct call_problem {
     PTPU_CALL_RULES(PTPU_RULE_ASSERT)
 };
 #undef PTPU_RULE_ASSERT
+template <diag D, rule_message M>
+using call_problem_t = call_problem<D>;
+#endif
 
 struct no_problem {};
 
-/// The report type of a call's first problem: instantiating it (sizeof) fires its one
-/// static_assert. rule::reported: a type-level static_assert already gave the message.
-template <diag D, int NIn>
-constexpr auto problem_report() {
-    if constexpr (D.code == rule::ok || D.code == rule::reported)
-        return std::type_identity<no_problem>{};
-    else if constexpr (D.code == rule::s39)
-        return std::type_identity<
-            output_block_revisited<D.op - NIn, block_coords(D), D.at[2], D.at[0], D.at[1]>>{};
-    else if constexpr (D.code == rule::mc1)
-        return std::type_identity<megacore_output_race<D.op - NIn, block_coords(D), static_cast<int>(D.a),
-                                                       D.at[0], D.at[1], static_cast<int>(D.c), D.at[2]>>{};
-    else if constexpr (D.code == rule::s34)
-        return std::type_identity<block_index_out_of_bounds<D.op, D.dim, block_coords(D), D.at[0]>>{};
-    else if constexpr (D.code == rule::r11)
-        return std::type_identity<alias_mismatch<static_cast<int>(D.a), static_cast<int>(D.b),
-                                                 static_cast<alias_problem>(D.c), D.dim, D.bytes[0], D.bytes[1]>>{};
-    else if constexpr (D.code == rule::r24) {
-        constexpr auto slots = [] {
-            std::array<index_t, max_operands> a{};
-            for (std::size_t i = 0; i < max_operands; ++i) a[i] = D.bytes[i];
-            return a;
-        }();
-        return std::type_identity<vmem_overflow<slots, D.buffers, D.bytes[max_operands], D.a, D.b>>{};
-    } else
-        return std::type_identity<generic_report<D>>{};
+/// The message of a pipeline's first problem, or an empty one when there is none (what every
+/// valid call computes: nothing).
+constexpr rule_message problem_message(const diag& d, const pipeline_desc& p) {
+    if (d.ok() || d.code == rule::reported) return {};
+    return message(d, p);
 }
-template <diag D, int NIn>
-using problem_report_t = typename decltype(problem_report<D, NIn>())::type;
+
+/// The report of a call's first problem: asking for the size of what this points to is the
+/// compile error (sizeof(*problem_report<D, M>()), nothing when there is no problem).
+/// rule::reported: a type-level static_assert already gave the message. M is
+/// problem_message(D, desc). (A pointer-returning function rather than an alias: g++ names an
+/// alias in its error, this names the type itself, compile_error<M>.)
+template <diag D, rule_message M>
+constexpr auto* problem_report() {
+    using type = std::conditional_t<D.code == rule::ok || D.code == rule::reported, no_problem, call_problem_t<D, M>>;
+    return static_cast<type*>(nullptr);
+}
 
 }  // namespace ptpu::detail

@@ -470,7 +470,7 @@ struct dynamic_call {
             [&](const call_desc& c, const block_fn* m, const void* ctx) {
                 std::vector<event> ev;
                 const plan_info i = ptpu::plan(c, m, ctx, [&](const event& e) { ev.push_back(e); });
-                raise(i.problem);
+                raise(i.problem, c);
                 return ev;
             },
             pf...);

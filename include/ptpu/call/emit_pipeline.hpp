@@ -195,7 +195,8 @@ struct source_of;
 template <class T, class S, std::size_t R, class E>
 struct source_of<ref<T, S, R, E>> {
     using value_type = std::remove_const_t<T>;
-    using space = S;
+    using space = unnamed_space_t<S>;  // a named operand's ref: its plain space
+    using named = S;                   // ... and its space as the ref names it (messages)
     static constexpr std::size_t rank = R;
     static constexpr bool read_only = std::is_const_v<T>;  ///< a pallas_call input's HBM ref (R4)
 };
@@ -208,25 +209,47 @@ constexpr bool inner_aliased() {
     constexpr space_kind b = Spec::memory::kind, s = SrcSpace::kind;
     return b == space_kind::hbm || b == s;
 }
-template <class Spec, class SrcSpace>
+// The message of a space rule about an inner operand: "...; source `x` (VMEM), spec HBM; fix".
+template <class Spec, class Src>
+constexpr rule_message about_inner(std::string_view literal) {
+    rule_message about;
+    about << "source ";
+    put_ref_space<Src>(about);
+    about << ", spec " << display_name(Spec::memory::kind);
+    return with_subject(literal, about.view());
+}
+// Src: the source's space, named for its operand when it is a named operand's ref.
+template <class Spec, class Src>
 constexpr bool check_inner_spaces() {
+    using SrcSpace = unnamed_space_t<Src>;
     constexpr space_kind b = Spec::memory::kind, s = SrcSpace::kind;
     constexpr bool src_far = s == space_kind::any || s == space_kind::hbm;
     constexpr bool src_ok = src_far || s == space_kind::vmem || s == space_kind::smem;
+#if PTPU_COMPOSED_MESSAGES
+#define PTPU_INNER_SPACE_ERROR(cond, text) static_assert(sizeof(compile_error<about_inner<Spec, Src>(text)>) > 0)
+#else
+#define PTPU_INNER_SPACE_ERROR(cond, text) static_assert(cond, text)
+#endif
     if constexpr (b != space_kind::vmem && b != space_kind::smem && b != space_kind::hbm)
-        static_assert(b == space_kind::vmem,
-                      "ptpu[29] emit_pipeline: unsupported buffer memory space (a spec in any, semaphore, ...); give "
-                      "the spec vmem or smem for a window, hbm for a view of the source's block");
+        PTPU_INNER_SPACE_ERROR(
+            b == space_kind::vmem,
+            "ptpu[29] emit_pipeline: unsupported buffer memory space (a spec in any, semaphore, ...); give "
+            "the spec vmem or smem for a window, hbm for a view of the source's block");
     else if constexpr (!src_ok)
-        static_assert(src_ok, "ptpu[29] emit_pipeline: an operand's source must be an ANY/HBM, VMEM or SMEM ref");
+        PTPU_INNER_SPACE_ERROR(src_ok,
+                               "ptpu[29] emit_pipeline: an operand's source must be an ANY/HBM, VMEM or SMEM ref; "
+                               "pass one of those");
     else if constexpr (b == space_kind::hbm && !src_far)
-        static_assert(src_far,
-                      "ptpu[29] emit_pipeline: you cannot request an HBM block spec for a non-HBM source; give the "
-                      "spec the source's space (vmem: a view of the block, S17) or pass an ANY/HBM ref");
+        PTPU_INNER_SPACE_ERROR(
+            src_far,
+            "ptpu[29] emit_pipeline: you cannot request an HBM block spec for a non-HBM source; give the "
+            "spec the source's space (vmem: a view of the block, S17) or pass an ANY/HBM ref");
     else if constexpr (!inner_aliased<Spec, SrcSpace>() && !src_far)
-        static_assert(src_far,
-                      "ptpu[M1] emit_pipeline: no DMA path between the source's space and the spec's (VMEM and SMEM "
-                      "are not copied into each other); give the spec the source's space (aliased, S56)");
+        PTPU_INNER_SPACE_ERROR(
+            src_far,
+            "ptpu[M1] emit_pipeline: no DMA path between the source's space and the spec's (VMEM and SMEM "
+            "are not copied into each other); give the spec the source's space (aliased, S56)");
+#undef PTPU_INNER_SPACE_ERROR
     if constexpr (inner_aliased<Spec, SrcSpace>() && !Spec::shape::full) {
         constexpr bool padded = [] {
             for (const auto& d : Spec::shape::dims)
@@ -244,7 +267,7 @@ constexpr bool check_inner_spaces() {
 template <class Spec, std::size_t G, class Ref>
 operand_desc describe_inner(operand_role role, const Ref& r, int k) {
     using src = source_of<Ref>;
-    static_assert(check_inner_spaces<Spec, typename src::space>());
+    static_assert(check_inner_spaces<Spec, typename src::named>());
     using Shape = typename Spec::shape;
     operand_desc d;
     d.role = role;
@@ -304,7 +327,13 @@ constexpr void check_entry_kinds() {
                 return Shape::dims[static_cast<std::size_t>(dim)].kind == dim_kind::bounded_slice;
         }();
         constexpr diag D = fail(bounded ? rule::r4 : rule::r5, Op, dim);
-        static_assert(sizeof(problem_report_t<D, NIn>) > 0);
+        constexpr pipeline_desc by_position = [] {  // the operands by position: no names here
+            pipeline_desc p;
+            p.n_in = NIn;
+            p.n_out = static_cast<int>(max_operands) - NIn;
+            return p;
+        }();
+        static_assert(sizeof(*problem_report<D, problem_message(D, by_position)>()) > 0);
     }
 }
 
@@ -379,7 +408,7 @@ struct inner_run {
                             const void* ctx) {
         const int gen = outer.hw != nullptr ? outer.hw->generation : 5;
         plan_tables t = analyze_pipeline(p, emit_pipeline_caps, gen, maps, ctx);
-        raise(t.info.problem);
+        raise(t.info.problem, p);
         return t;
     }
     // Lays the windows of plan `t` out in `buf` (`size` bytes of VMEM scratch).
@@ -702,7 +731,7 @@ public:
     static constexpr plan_info info =
         plan_pipeline(desc, emit_pipeline_caps, traits::describe().hw.generation, maps.data(), nullptr, [](const event&) {});
     // A broken rule stops compilation with that rule's one message (call/diagnostics.hpp).
-    static_assert(sizeof(detail::problem_report_t<info.problem, desc.n_in>) > 0);
+    static_assert(sizeof(*detail::problem_report<info.problem, detail::problem_message(info.problem, desc)>()) > 0);
 
 private:
     static constexpr std::array<event, info.problem.ok() ? info.events : 0> make_events() {

@@ -147,12 +147,18 @@ constexpr std::array<index_t, kernel_rank<Arg>()> kernel_extents() {
     return e;
 }
 
+/// The space of that ref: the spec's, named for the operand when its Arg has a name
+/// (named_space: a compile error about the ref names the operand).
+template <class Arg>
+using kernel_space_t = std::conditional_t<Arg::name.empty(), typename Arg::spec::memory,
+                                          named_space<typename Arg::spec::memory, Arg::name>>;
+
 /// The ref a body gets for operand Arg: its block shape is static (ops check shapes against it
 /// at compile time, OP1). ReadOnly: a ref of const elements (an unaliased input's any/hbm ref,
 /// which is the caller's array: writing it is R4).
 template <class Arg, bool ReadOnly = false>
 using kernel_ref_t = ref<std::conditional_t<ReadOnly, const typename Arg::array::value_type, typename Arg::array::value_type>,
-                         typename Arg::spec::memory, kernel_rank<Arg>(), extents_from_t<kernel_extents<Arg>()>>;
+                         kernel_space_t<Arg>, kernel_rank<Arg>(), extents_from_t<kernel_extents<Arg>()>>;
 
 template <class... Opts>
 struct call_traits {

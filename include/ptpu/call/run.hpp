@@ -87,7 +87,7 @@ template <int = 0>
 [[gnu::noinline]] plan_tables plan_call(const call_desc& desc, const block_fn* maps, const void* ctx, const scan_fn* scans,
                                         index_t budget) {
     plan_tables tables = analyze(desc, maps, ctx, scans, budget);
-    raise(tables.info.problem);
+    raise(tables.info.problem, desc);
     return tables;
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "ptpu/call/options.hpp"
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/integers.hpp"
+#include "ptpu/core/message.hpp"
 #include "ptpu/memory/rules.hpp"
 #include "ptpu/memory/space.hpp"
 #include "ptpu/schedule/analyze.hpp"
@@ -76,17 +78,32 @@ namespace detail {
 // A type that is not the vocabulary at all (In<float>, Arg<int>, a Shape that is neither Block
 // nor Full) matches none of these and stays a hard error, as in pallas_call (no rule id).
 
+// What a noun check found: the rule's literal and, when it is about one dim, that dim.
+struct noun_finding {
+    const char* text = nullptr;
+    int dim = -1;
+};
+
+// The first dim that is not >= 1 (V1).
+template <index_t... D>
+constexpr int first_bad_extent() {
+    int k = 0, bad = -1;
+    ((bad = bad < 0 && D <= 0 ? k : bad, ++k), ...);
+    return bad;
+}
+
 template <class T>
 struct noun_array {
-    static constexpr const char* value = nullptr;
+    static constexpr noun_finding value{};
 };
 template <class T, index_t... D>
 struct noun_array<Array<T, D...>> {
-    static constexpr const char* value = !element_type<T>          ? PTPU_RULE_TEXT_T1_ARRAY
-                                         : !((D > 0) && ...)       ? PTPU_RULE_TEXT_V1_ARRAY_DIMS
-                                         : sizeof...(D) > max_rank ? PTPU_RULE_TEXT_V1_ARRAY_RANK
-                                         : !static_bytes_fit<T, D...>() ? PTPU_RULE_TEXT_V3_ARRAY
-                                                                   : nullptr;
+    static constexpr noun_finding value = !element_type<T>          ? noun_finding{PTPU_RULE_TEXT_T1_ARRAY}
+                                          : !((D > 0) && ...)       ? noun_finding{PTPU_RULE_TEXT_V1_ARRAY_DIMS,
+                                                                             first_bad_extent<D...>()}
+                                          : sizeof...(D) > max_rank ? noun_finding{PTPU_RULE_TEXT_V1_ARRAY_RANK}
+                                          : !static_bytes_fit<T, D...>() ? noun_finding{PTPU_RULE_TEXT_V3_ARRAY}
+                                                                     : noun_finding{};
 };
 
 // Check 7: the dim types to_block_dim accepts.
@@ -98,19 +115,26 @@ constexpr bool block_dim_type_ok() {
 }
 template <class Shape>
 struct noun_shape {  // Full
-    static constexpr const char* value = nullptr;
+    static constexpr noun_finding value{};
 };
 template <auto... D>
 struct noun_shape<Block<D...>> {
-    static constexpr const char* value = sizeof...(D) > max_rank            ? PTPU_RULE_TEXT_13_BLOCK_RANK
-                                         : !(block_dim_type_ok<D>() && ...) ? PTPU_RULE_TEXT_7_BLOCK_DIM
-                                                                            : nullptr;
+    static constexpr int first_bad_type() {
+        int k = 0, bad = -1;
+        ((bad = bad < 0 && !block_dim_type_ok<D>() ? k : bad, ++k), ...);
+        return bad;
+    }
+    static constexpr noun_finding value = sizeof...(D) > max_rank ? noun_finding{PTPU_RULE_TEXT_13_BLOCK_RANK}
+                                          : first_bad_type() >= 0
+                                              ? noun_finding{PTPU_RULE_TEXT_7_BLOCK_DIM, first_bad_type()}
+                                              : noun_finding{};
 };
 
 // One operand: its BlockSpec (19, 29), its Array (T1, V1), its block shape (13, 7).
 template <class Arg>
 struct noun_arg {
-    static constexpr const char* value = nullptr;
+    static constexpr noun_finding value{};
+    static constexpr operand_name name{};
 };
 template <class A, class Shape, auto Map, operand_name Name, class... Options>
 struct noun_arg<Arg<A, BlockSpec<Shape, Map, Options...>, Name>> {
@@ -123,60 +147,82 @@ struct noun_arg<Arg<A, BlockSpec<Shape, Map, Options...>, Name>> {
         else
             return nullptr;
     }
-    static constexpr const char* value = spec()                 ? spec()
-                                         : noun_array<A>::value ? noun_array<A>::value
-                                                                : noun_shape<Shape>::value;
+    static constexpr noun_finding value = spec()                      ? noun_finding{spec()}
+                                          : noun_array<A>::value.text ? noun_array<A>::value
+                                                                      : noun_shape<Shape>::value;
+    static constexpr operand_name name = Name;
 };
 
 // A scratch buffer: its space (S5), its dims (V1), its cells (36: semaphore scratch holds
 // semaphore cells, and only it does) or element type (T1).
 template <class S>
 struct noun_scratch {
-    static constexpr const char* value = nullptr;
+    static constexpr noun_finding value{};
 };
 template <class Space, class T, index_t... D>
 struct noun_scratch<Scratch<Space, T, D...>> {
-    static constexpr const char* get() {
+    static constexpr noun_finding get() {
         if constexpr (!scratch_space<Space>)
-            return PTPU_RULE_TEXT_S5;
+            return {PTPU_RULE_TEXT_S5};
         else if constexpr (!((D > 0) && ...))
-            return PTPU_RULE_TEXT_V1_SCRATCH_DIMS;
+            return {PTPU_RULE_TEXT_V1_SCRATCH_DIMS, first_bad_extent<D...>()};
         else if constexpr (std::is_same_v<Space, semaphore>)  // semaphore cells, not elements
-            return is_semaphore_cell<T> || std::is_same_v<T, std::int32_t> ? nullptr
-                                                                            : PTPU_RULE_TEXT_36_SEMAPHORE_CELLS;
+            return {is_semaphore_cell<T> || std::is_same_v<T, std::int32_t> ? nullptr
+                                                                             : PTPU_RULE_TEXT_36_SEMAPHORE_CELLS};
         else if constexpr (is_semaphore_cell<T>)
-            return PTPU_RULE_TEXT_36_CELLS_SPACE;
+            return {PTPU_RULE_TEXT_36_CELLS_SPACE};
         else if constexpr (!element_type<T>)
-            return PTPU_RULE_TEXT_T1_DTYPE;
+            return {PTPU_RULE_TEXT_T1_DTYPE};
         else
-            return nullptr;
+            return {};
     }
-    static constexpr const char* value = get();
+    static constexpr noun_finding value = get();
 };
 
+/// The first noun check that would fire, and what it is about: an operand (inputs then outputs,
+/// with its Arg name), a scalar-prefetch array or a scratch buffer, and the dim when it is one.
 struct noun_problem {
     const char* text = nullptr;
     int op = -1;  ///< operand (inputs then outputs), -1 for scalar prefetch and scratch
+    enum class of : std::uint8_t { operand, prefetch, scratch } what = of::operand;
+    int index = -1;  ///< the prefetch array's or scratch buffer's index (what != operand)
+    int dim = -1;
+    operand_name name{};
 };
-constexpr noun_problem first_of(std::initializer_list<const char*> texts, int first_op) {
-    int k = first_op;
-    for (const char* t : texts) {
-        if (t != nullptr) return {t, first_op < 0 ? -1 : k};
+struct no_noun_problem {};
+struct noun_entry {
+    noun_finding found;
+    operand_name name;
+};
+constexpr noun_problem first_of(std::initializer_list<noun_entry> entries, noun_problem::of what, int first_op) {
+    int k = 0;
+    for (const noun_entry& e : entries) {
+        if (e.found.text != nullptr) {
+            noun_problem p;
+            p.text = e.found.text;
+            p.what = what;
+            p.op = what == noun_problem::of::operand ? first_op + k : -1;
+            p.index = what == noun_problem::of::operand ? -1 : k;
+            p.dim = e.found.dim;
+            p.name = e.name;
+            return p;
+        }
         ++k;
     }
     return {};
 }
 template <class... A>
 constexpr noun_problem arrays_problem(pack<A...>) {
-    return detail::first_of({noun_array<A>::value...}, -1);
+    return detail::first_of({noun_entry{noun_array<A>::value, {}}...}, noun_problem::of::prefetch, -1);
 }
 template <class... A>
 constexpr noun_problem args_problem(pack<A...>, int first_op) {
-    return detail::first_of({noun_arg<A>::value...}, first_op);
+    return detail::first_of({noun_entry{noun_arg<A>::value, noun_arg<A>::name}...}, noun_problem::of::operand,
+                            first_op);
 }
 template <class... S>
 constexpr noun_problem scratch_problem(pack<S...>) {
-    return detail::first_of({noun_scratch<S>::value...}, -1);
+    return detail::first_of({noun_entry{noun_scratch<S>::value, {}}...}, noun_problem::of::scratch, -1);
 }
 
 /// The first noun check that would fire, in the order call_traits reaches the nouns: the
@@ -195,6 +241,56 @@ constexpr noun_problem nouns_problem() {
     return {};
 }
 
+/// The message of a noun's problem, naming what it is about: "input `weights`", "output 0",
+/// "scalar-prefetch 1", "scratch 0", and the dim.
+constexpr rule_message noun_message(const noun_problem& p, int n_in) {
+    rule_message about;
+    switch (p.what) {
+        case noun_problem::of::operand:
+            about << (p.op < n_in ? "input " : "output ");
+            if (!p.name.empty())
+                about << "`" << p.name << "`";
+            else
+                about << (p.op < n_in ? p.op : p.op - n_in);
+            break;
+        case noun_problem::of::prefetch:
+            about << "scalar-prefetch " << p.index;
+            break;
+        case noun_problem::of::scratch:
+            about << "scratch " << p.index;
+            break;
+    }
+    if (p.dim >= 0) about << ", dim " << p.dim;
+    return with_subject(p.text, about.view());
+}
+
+/// noun_message, or an empty message when there is no problem.
+constexpr rule_message noun_message_if(const noun_problem& p, int n_in) {
+    return p.text == nullptr ? rule_message{} : noun_message(p, n_in);
+}
+/// What a noun's problem reports: sizeof(*noun_report<m>()) is the compile error showing m
+/// (core/message.hpp), nothing when m is empty.
+template <rule_message M>
+constexpr auto* noun_report() {
+    using type = std::conditional_t<M.empty(), no_noun_problem, compile_error<M>>;
+    return static_cast<type*>(nullptr);
+}
+
+/// How many inputs, outputs and scalar-prefetch arrays a pallas_call's options declare (read
+/// off In<...>, Out<...> and ScalarPrefetch<...> without instantiating what they hold).
+template <class... Opts>
+constexpr int inputs_of() {
+    return static_cast<int>(args_of<option_t<option_kind::in, In<>, Opts...>>::type::size);
+}
+template <class... Opts>
+constexpr std::size_t outputs_of() {
+    return args_of<option_t<option_kind::out, Out<>, Opts...>>::type::size;
+}
+template <class... Opts>
+constexpr std::size_t prefetch_count_of() {
+    return args_of<option_t<option_kind::prefetch, ScalarPrefetch<>, Opts...>>::type::size;
+}
+
 }  // namespace detail
 
 template <class... Opts>
@@ -208,6 +304,7 @@ consteval verdict check_options() {
     if constexpr (noun.text != nullptr) {
         diag where;
         where.op = noun.op;
+        where.dim = noun.dim;  // V1's dim of extent < 1, 7's block dim of an unsupported type
         return verdict(noun.text, where, true);
     } else {
         using traits = call_traits<Opts...>;

@@ -5,10 +5,13 @@
 
 #include <array>
 #include <cstddef>
+#include <initializer_list>
+#include <string_view>
 #include <utility>
 
 #include "ptpu/core/index.hpp"
 #include "ptpu/core/integers.hpp"
+#include "ptpu/core/message.hpp"
 
 namespace ptpu {
 
@@ -32,6 +35,31 @@ struct extents {
 };
 
 namespace detail {
+/// A 2-D static shape a message shows: "a (8, 128)", dyn extents as "dyn"; with an operand's
+/// name, "ref `out` (8, 128)".
+struct named_shape {
+    std::string_view name;
+    index_t rows;
+    index_t cols;
+    operand_name operand{};
+};
+/// `literal` (`ptpu[OP1] where: what; fix`) with the static shapes it is about between what is
+/// wrong and the fix: "...; a (8, 128), b (16, 128); fix" (a compile-time OP1 message, g++).
+constexpr rule_message with_shapes(std::string_view literal, std::initializer_list<named_shape> shapes) {
+    rule_message about;
+    auto extent = [&](index_t e) -> rule_message& { return e == dyn ? about << "dyn" : about << e; };
+    bool first = true;
+    for (const named_shape& s : shapes) {
+        about << (first ? "" : ", ") << s.name;
+        if (!s.operand.empty()) about << " `" << s.operand << "`";
+        about << " (";
+        extent(s.rows) << ", ";
+        extent(s.cols) << ")";
+        first = false;
+    }
+    return with_subject(literal, about.view());
+}
+
 template <class Seq>
 struct dextents_of;
 template <std::size_t... I>

@@ -2,8 +2,9 @@
 //
 // Everything that differs between TPU generations is a field here; generic code reads fields and
 // never names a generation (docs/layers.md). A chip is a structural aggregate so that it can be
-// passed as a non-type template parameter: `Chip<tpu::v5e>`. A user-defined chip is just another
-// value (copy a preset and change the fields you calibrated).
+// a non-type template parameter (`template <chip C>`, a sweep's `values<tpu::v5e, tpu::v6e>`);
+// a pallas_call option names one by reference, `Chip<tpu::v5e>`. A user-defined chip is just
+// another constexpr object (copy a preset and change the fields you calibrated).
 #pragma once
 
 #include <cstdint>

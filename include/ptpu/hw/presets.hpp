@@ -339,8 +339,8 @@ constexpr std::string_view chip_problem(const chip& c) {
 }
 
 /// Rule H1 as a check: throws ptpu::error (rule "H1") at run time, for chips built from user
-/// data; in a constant expression (`static_assert((validate(c), true))`) it stops compilation and
-/// the compiler shows the `ptpu[H1] …` message.
+/// data; in a constant expression (`constexpr bool ok = (validate(c), true);`) it stops compilation
+/// and the compiler shows the `ptpu[H1] …` message.
 constexpr void validate(const chip& c) {
     detail::each_h1_condition(c, [](bool ok, const char* message) { check(ok, message); });
 }

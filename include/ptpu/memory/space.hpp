@@ -4,11 +4,13 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
 
 #include "ptpu/core/error.hpp"
+#include "ptpu/core/message.hpp"
 
 namespace ptpu {
 
@@ -120,6 +122,40 @@ struct cmem : memory_space<space_kind::cmem> {};
 
 template <class S>
 concept space = std::is_base_of_v<memory_space<S::kind>, S>;
+
+/// The space of a named operand's ref: pallas_call hands the body of Arg<X, Spec, "weights"> a
+/// ref whose space is named_space<Spec's space, "weights">, so that a compile error about it
+/// (a vector load of an SMEM ref, a DMA with no path) names the operand. It is its space in every
+/// other respect (kind, access(), the concepts below); operands without a name get the plain
+/// space.
+template <class Space, operand_name Name>
+struct named_space : Space {
+    static constexpr operand_name operand = Name;
+};
+namespace detail {
+template <class S>
+struct unnamed_space {
+    using type = S;
+};
+template <class S, operand_name N>
+struct unnamed_space<named_space<S, N>> {
+    using type = S;
+};
+}  // namespace detail
+/// The space without its operand's name: vmem for vmem and named_space<vmem, "x">.
+template <class S>
+using unnamed_space_t = typename detail::unnamed_space<S>::type;
+/// The name of the operand a space is named for, empty for a plain space.
+template <class S>
+inline constexpr operand_name space_operand{};
+template <class S, operand_name N>
+inline constexpr operand_name space_operand<named_space<S, N>> = N;
+
+/// A space as messages write it: ANY, HBM, VMEM, SMEM, semaphore, VMEM_SHARED, CMEM.
+constexpr std::string_view display_name(space_kind s) {
+    constexpr std::string_view names[] = {"ANY", "HBM", "VMEM", "SMEM", "semaphore", "VMEM_SHARED", "CMEM"};
+    return names[static_cast<std::size_t>(s)];
+}
 
 /// Named concepts over the table. Each concept is one column.
 template <class S>

@@ -296,10 +296,19 @@ constexpr bool static_dot_ok() {
     constexpr index_t k = TA ? AR : AC;
     constexpr index_t kb = TB ? BC : BR;
     constexpr bool ok = extents_agree(k, kb);
-    static_assert(ok,
-                  "ptpu[OP1] dot: the static contracting dims of a and b differ (template arguments: "
-                  "transpose_a, transpose_b, a's rows and cols, b's rows and cols); contract a (M, K) with b "
-                  "(K, N), or set transpose_a / transpose_b");
+#define PTPU_RULE_TEXT_OP1_DOT                                                                        \
+    "ptpu[OP1] dot: the static contracting dims of a and b differ; contract a (M, K) with b (K, N), or " \
+    "set transpose_a / transpose_b"
+    if constexpr (!ok) {
+#if PTPU_COMPOSED_MESSAGES
+        static_assert(sizeof(compile_error<with_shapes(PTPU_RULE_TEXT_OP1_DOT,
+                                                       {{TA ? "a (transposed)" : "a", AR, AC},
+                                                        {TB ? "b (transposed)" : "b", BR, BC}})>) > 0);
+#else
+        static_assert(ok, PTPU_RULE_TEXT_OP1_DOT);
+#endif
+    }
+#undef PTPU_RULE_TEXT_OP1_DOT
     return ok;
 }
 

@@ -659,10 +659,18 @@ bool make_pending(Out& result, std::remove_reference_t<X>& x, std::remove_refere
 template <class Op, index_t AR, index_t AC, index_t BR, index_t BC>
 constexpr bool static_broadcast_ok() {
     constexpr bool ok = broadcastable(AR, BR) && broadcastable(AC, BC);
-    static_assert(ok,
-                  "ptpu[OP1] elementwise op: the static shapes of the operands do not broadcast "
-                  "(template arguments: the op, a's rows and cols, b's rows and cols); make each dim "
-                  "equal, or 1 in one operand (NumPy rules), or broadcast_to() first");
+#define PTPU_RULE_TEXT_OP1_BROADCAST                                                              \
+    "ptpu[OP1] elementwise op: the static shapes of the operands do not broadcast; make each dim " \
+    "equal, or 1 in one operand (NumPy rules), or broadcast_to() first"
+    if constexpr (!ok) {
+#if PTPU_COMPOSED_MESSAGES
+        static_assert(sizeof(compile_error<with_shapes(PTPU_RULE_TEXT_OP1_BROADCAST,
+                                                       {{"a", AR, AC}, {"b", BR, BC}})>) > 0);
+#else
+        static_assert(ok, PTPU_RULE_TEXT_OP1_BROADCAST);
+#endif
+    }
+#undef PTPU_RULE_TEXT_OP1_BROADCAST
     return ok;
 }
 template <class Op, index_t AR, index_t AC, index_t BR, index_t BC>
@@ -670,10 +678,18 @@ constexpr bool static_compound_ok() {
     // b broadcasts to a: per dim equal, or 1 in b.
     constexpr bool ok =
         (AR == dyn || BR == dyn || BR == AR || BR == 1) && (AC == dyn || BC == dyn || BC == AC || BC == 1);
-    static_assert(ok,
-                  "ptpu[OP1] compound assignment: b does not broadcast to a's static shape (template "
-                  "arguments: the op, a's rows and cols, b's rows and cols); b's dims must equal a's or "
-                  "be 1; write a = a op b to get the broadcast value");
+#define PTPU_RULE_TEXT_OP1_COMPOUND                                                                   \
+    "ptpu[OP1] compound assignment: b does not broadcast to a's static shape; b's dims must equal a's " \
+    "or be 1, or write a = a op b to get the broadcast value"
+    if constexpr (!ok) {
+#if PTPU_COMPOSED_MESSAGES
+        static_assert(sizeof(compile_error<with_shapes(PTPU_RULE_TEXT_OP1_COMPOUND,
+                                                       {{"a", AR, AC}, {"b", BR, BC}})>) > 0);
+#else
+        static_assert(ok, PTPU_RULE_TEXT_OP1_COMPOUND);
+#endif
+    }
+#undef PTPU_RULE_TEXT_OP1_COMPOUND
     return ok;
 }
 
@@ -1081,10 +1097,18 @@ constexpr bool static_where_ok() {
     constexpr bool ok = broadcastable(MR, AR) && broadcastable(MC, AC) &&
                         broadcastable(broadcast_extent(MR, AR), BR) &&
                         broadcastable(broadcast_extent(MC, AC), BC);
-    static_assert(ok,
-                  "ptpu[OP1] where: the static shapes of the mask and the two values do not broadcast "
-                  "(template arguments: rows and cols of the mask, of a, of b; a scalar is (1, 1)); make "
-                  "each dim equal, or 1 (NumPy rules), or broadcast_to() first");
+#define PTPU_RULE_TEXT_OP1_WHERE                                                                     \
+    "ptpu[OP1] where: the static shapes of the mask and the two values do not broadcast (a scalar is " \
+    "(1, 1)); make each dim equal, or 1 (NumPy rules), or broadcast_to() first"
+    if constexpr (!ok) {
+#if PTPU_COMPOSED_MESSAGES
+        static_assert(sizeof(compile_error<with_shapes(PTPU_RULE_TEXT_OP1_WHERE,
+                                                       {{"mask", MR, MC}, {"a", AR, AC}, {"b", BR, BC}})>) > 0);
+#else
+        static_assert(ok, PTPU_RULE_TEXT_OP1_WHERE);
+#endif
+    }
+#undef PTPU_RULE_TEXT_OP1_WHERE
     return ok;
 }
 

@@ -27,20 +27,37 @@ constexpr index_t broadcast_to_extent(index_t from, index_t to) {
 template <index_t VR, index_t VC, index_t ToR, index_t ToC>
 constexpr bool static_broadcast_to_ok() {
     constexpr bool ok = (extents_agree(VR, ToR) || VR == 1) && (extents_agree(VC, ToC) || VC == 1);
-    static_assert(ok,
-                  "ptpu[OP1] broadcast_to: the vec's static shape does not broadcast to the target shape "
-                  "(template arguments: the vec's rows and cols, the target's rows and cols); each dim of "
-                  "the vec must equal the target's or be 1");
+#define PTPU_RULE_TEXT_OP1_BROADCAST_TO                                                          \
+    "ptpu[OP1] broadcast_to: the vec's static shape does not broadcast to the target shape; make " \
+    "each dim of the vec equal the target's, or 1"
+    if constexpr (!ok) {
+#if PTPU_COMPOSED_MESSAGES
+        static_assert(sizeof(compile_error<with_shapes(PTPU_RULE_TEXT_OP1_BROADCAST_TO,
+                                                       {{"vec", VR, VC}, {"target", ToR, ToC}})>) > 0);
+#else
+        static_assert(ok, PTPU_RULE_TEXT_OP1_BROADCAST_TO);
+#endif
+    }
+#undef PTPU_RULE_TEXT_OP1_BROADCAST_TO
     return ok;
 }
 
 template <int Axis, index_t AR, index_t AC, index_t BR, index_t BC>
 constexpr bool static_concatenate_ok() {
     constexpr bool ok = Axis == 0 ? extents_agree(AC, BC) : extents_agree(AR, BR);
-    static_assert(ok,
-                  "ptpu[OP1] concatenate: the static shapes differ along the other axis (template "
-                  "arguments: the axis, a's rows and cols, b's rows and cols); concatenate values whose "
-                  "other dim agrees");
+#define PTPU_RULE_TEXT_OP1_CONCATENATE                                                              \
+    "ptpu[OP1] concatenate: the static shapes differ along the other axis; concatenate values whose " \
+    "other dim agrees"
+    if constexpr (!ok) {
+#if PTPU_COMPOSED_MESSAGES
+        static_assert(sizeof(compile_error<with_shapes(PTPU_RULE_TEXT_OP1_CONCATENATE,
+                                                       {{Axis == 0 ? "along axis 0: a" : "along axis 1: a", AR, AC},
+                                                        {"b", BR, BC}})>) > 0);
+#else
+        static_assert(ok, PTPU_RULE_TEXT_OP1_CONCATENATE);
+#endif
+    }
+#undef PTPU_RULE_TEXT_OP1_CONCATENATE
     return ok;
 }
 

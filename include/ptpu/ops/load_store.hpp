@@ -51,13 +51,21 @@ using loaded_t = vec<std::remove_const_t<T>, static_rows_2d<E>(), E::values[E::r
 template <class T, class S, class E>
 using load_result_t = std::conditional_t<vector_loadable<S>, loaded_t<T, E>, vec<std::remove_const_t<T>>>;
 
-template <index_t RR, index_t RC, index_t VR, index_t VC>
+template <index_t RR, index_t RC, index_t VR, index_t VC, operand_name Operand = operand_name{}>
 constexpr bool static_store_ok() {
     constexpr bool ok = extents_agree(RR, VR) && extents_agree(RC, VC);
-    static_assert(ok,
-                  "ptpu[OP1] store: the vec's static shape differs from the ref's (collapsed to 2-D) "
-                  "(template arguments: the ref's rows and cols, the vec's rows and cols); store a value "
-                  "of the ref's shape, or store into a window store(x, ds(...), ..., v)");
+#define PTPU_RULE_TEXT_OP1_STORE                                                                   \
+    "ptpu[OP1] store: the vec's static shape differs from the ref's (collapsed to 2-D); store a value " \
+    "of the ref's shape, or store into a window store(x, ds(...), ..., v)"
+    if constexpr (!ok) {
+#if PTPU_COMPOSED_MESSAGES
+        static_assert(sizeof(compile_error<with_shapes(PTPU_RULE_TEXT_OP1_STORE,
+                                                       {{"ref", RR, RC, Operand}, {"vec", VR, VC}})>) > 0);
+#else
+        static_assert(ok, PTPU_RULE_TEXT_OP1_STORE);
+#endif
+    }
+#undef PTPU_RULE_TEXT_OP1_STORE
     return ok;
 }
 
@@ -177,7 +185,7 @@ requires(R >= 1) void store(const ref<T, S, R, E>& r, const vec<U, VR, VC>& v) {
         static_assert(detail::dependent_false<T>,
                       "ptpu[OP3] store: the vec's dtype differs from the ref's; cast<T>(v) "
                       "first (ptpu never converts implicitly)");
-    } else if constexpr (!detail::static_store_ok<rr, rc, VR, VC>()) {
+    } else if constexpr (!detail::static_store_ok<rr, rc, VR, VC, space_operand<S>>()) {
     } else {
         const auto p = r.plane();  // R1, as for load
         if (!(rr != dyn && rc != dyn && VR != dyn && VC != dyn) && (p.rows != v.rows() || p.cols != v.cols()))

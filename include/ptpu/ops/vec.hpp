@@ -732,10 +732,18 @@ private:
     // OP1 on a conversion: at compile time between two static extents, at run time otherwise.
     template <index_t R2, index_t C2>
     void converted_from() const {
-        static_assert(extents_agree(R2, Rows) && extents_agree(C2, Cols),
-                      "ptpu[OP1] vec: converting between two different static shapes (template arguments: "
-                      "the source's rows and cols, then the target's); a vec converts only to its own static "
-                      "shape or to dyn extents");
+#define PTPU_RULE_TEXT_OP1_CONVERSION                                                              \
+    "ptpu[OP1] vec: converting between two different static shapes; a vec converts only to its own " \
+    "static shape or to dyn extents"
+        if constexpr (!(extents_agree(R2, Rows) && extents_agree(C2, Cols))) {
+#if PTPU_COMPOSED_MESSAGES
+            static_assert(sizeof(compile_error<detail::with_shapes(PTPU_RULE_TEXT_OP1_CONVERSION,
+                                                                   {{"from", R2, C2}, {"to", Rows, Cols}})>) > 0);
+#else
+            static_assert(extents_agree(R2, Rows) && extents_agree(C2, Cols), PTPU_RULE_TEXT_OP1_CONVERSION);
+#endif
+        }
+#undef PTPU_RULE_TEXT_OP1_CONVERSION
         check_static_shape("vec conversion");
     }
     // OP1: a vec made or converted at run time has its static shape.
@@ -916,13 +924,27 @@ constexpr index_t sum_extent(index_t a, index_t b) {
 template <class I>
 inline constexpr index_t extent_arg = static_integer<I> ? static_bound<I>() : dyn;
 
+/// "axis 2", for the OP1 message of an axis out of range.
+constexpr rule_message axis_phrase(index_t axis) {
+    rule_message m;
+    return m << "axis " << axis;
+}
 /// OP1 for an axis given as a static integer (c<0>): 0, 1, -1 or -2.
 template <index_t Axis>
 constexpr bool static_axis_ok() {
     constexpr bool ok = Axis >= -2 && Axis <= 1;
-    static_assert(ok,
-                  "ptpu[OP1] axis: a static axis of a 2-D value is out of range (template argument: the "
-                  "axis); use c<0> (rows) or c<1> (cols), or c<-1> / c<-2>");
+#define PTPU_RULE_TEXT_OP1_AXIS                                                              \
+    "ptpu[OP1] axis: a static axis of a 2-D value is out of range; use c<0> (rows) or c<1> " \
+    "(cols), or c<-1> / c<-2>"
+    if constexpr (!ok) {
+#if PTPU_COMPOSED_MESSAGES
+        static_assert(
+            sizeof(compile_error<with_subject(PTPU_RULE_TEXT_OP1_AXIS, axis_phrase(Axis).view())>) > 0);
+#else
+        static_assert(ok, PTPU_RULE_TEXT_OP1_AXIS);
+#endif
+    }
+#undef PTPU_RULE_TEXT_OP1_AXIS
     return ok;
 }
 /// A checked static axis counted from the front (0 or 1).

@@ -291,14 +291,29 @@ void sync_copy_checked(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& ds
 template <class T, class U, class S1, class S2, std::size_t R, class E1, class E2>
 void sync_copy(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& dst) {
     static_assert(rules::require_dma<S1, S2>());
-    static_assert(!std::is_const_v<U>,
-                  "ptpu[R4] sync_copy: the destination is a read-only ref (an input's any/hbm ref is the "
-                  "caller's array); copy into an output's ref, or declare Alias<in, out> and write the output");
+#define PTPU_RULE_TEXT_R4_SYNC_COPY                                                                     \
+    "ptpu[R4] sync_copy: the destination is a read-only ref (an input's any/hbm ref is the caller's "  \
+    "array); copy into an output's ref, or declare Alias<in, out> and write the output"
+#define PTPU_RULE_TEXT_DMA1_SYNC_COPY_EXTENTS                                                  \
+    "ptpu[DMA1] sync_copy: the static extents of source and destination differ; slice both " \
+    "refs with .at(ds(...), ...) to the same shape"
+#if PTPU_COMPOSED_MESSAGES
+    if constexpr (std::is_const_v<U>)
+        static_assert(sizeof(compile_error<detail::about_destination<S2>(PTPU_RULE_TEXT_R4_SYNC_COPY)>) > 0);
+#else
+    static_assert(!std::is_const_v<U>, PTPU_RULE_TEXT_R4_SYNC_COPY);
+#endif
     static_assert(std::is_const_v<U> || std::is_same_v<std::remove_const_t<T>, U>,
                   "ptpu[DMA1] sync_copy: source and destination must have the same dtype; cast in VMEM first");
-    static_assert(detail::extents_compatible<E1, E2>(),
-                  "ptpu[DMA1] sync_copy: the static extents of source and destination differ; slice "
-                  "both refs with .at(ds(...), ...) to the same shape");
+#if PTPU_COMPOSED_MESSAGES
+    if constexpr (!detail::extents_compatible<E1, E2>())
+        static_assert(
+            sizeof(compile_error<detail::about_copy<S1, E1, S2, E2>(PTPU_RULE_TEXT_DMA1_SYNC_COPY_EXTENTS)>) > 0);
+#else
+    static_assert(detail::extents_compatible<E1, E2>(), PTPU_RULE_TEXT_DMA1_SYNC_COPY_EXTENTS);
+#endif
+#undef PTPU_RULE_TEXT_R4_SYNC_COPY
+#undef PTPU_RULE_TEXT_DMA1_SYNC_COPY_EXTENTS
     // A failed check stops here: one mistake, one message.
     if constexpr (!std::is_const_v<U> && std::is_same_v<std::remove_const_t<T>, U> &&
                   detail::extents_compatible<E1, E2>())

@@ -12,11 +12,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/extents.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/core/message.hpp"
 #include "ptpu/memory/rules.hpp"
 #include "ptpu/memory/space.hpp"
 #include "ptpu/runtime/context.hpp"
@@ -125,6 +127,39 @@ constexpr bool extents_convert_implicitly() {
         if (To::values[d] != dyn && From::values[d] == dyn) return false;
     return true;
 }
+// A ref as a compile-time message names it: "source `weights` (8, 128)", "destination (16, dyn)".
+template <class S, class E>
+constexpr void put_ref(rule_message& m, std::string_view role) {
+    m << role;
+    if (!space_operand<S>.empty()) m << " `" << space_operand<S> << "`";
+    m << " (";
+    for (std::size_t d = 0; d < E::rank; ++d) {
+        m << (d ? ", " : "");
+        if (E::values[d] == dyn)
+            m << "dyn";
+        else
+            m << E::values[d];
+    }
+    m << ")";
+}
+// `literal` about a copy from a ref of (S1, E1) to one of (S2, E2): "...; source `w` (8, 128),
+// destination (16, 128); fix" (DMA1).
+template <class S1, class E1, class S2, class E2>
+constexpr rule_message about_copy(std::string_view literal) {
+    rule_message about;
+    put_ref<S1, E1>(about, "source");
+    about << ", ";
+    put_ref<S2, E2>(about, "destination");
+    return with_subject(literal, about.view());
+}
+// `literal` about a copy's destination, named when it is a named operand's ref (R4).
+template <class S>
+constexpr rule_message about_destination(std::string_view literal) {
+    rule_message about;
+    if (!space_operand<S>.empty()) about << "the destination is `" << space_operand<S> << "`";
+    return with_subject(literal, about.view());
+}
+
 template <class From, class To>
 constexpr bool extents_compatible() {
     for (std::size_t d = 0; d < To::rank; ++d)
@@ -176,10 +211,11 @@ public:
     }
     /// From a ref of other extents (and T to const T): implicit where no static extent is gained,
     /// explicit (and checked, R1) where one is; two different static extents do not convert.
-    template <class U, class E>
-    requires std::is_convertible_v<U (*)[], T (*)[]>
+    /// A named operand's ref (named_space) and a ref of its plain space convert both ways.
+    template <class U, class S, class E>
+    requires std::is_convertible_v<U (*)[], T (*)[]> && std::is_same_v<unnamed_space_t<S>, unnamed_space_t<Space>>
     constexpr explicit(!detail::extents_convert_implicitly<E, Extents>())
-        ref(const ref<U, Space, Rank, E>& o)  // NOLINT(google-explicit-constructor): static -> dyn
+        ref(const ref<U, S, Rank, E>& o)  // NOLINT(google-explicit-constructor): static -> dyn
         : data_(o.data_), shape_(o.shape_), strides_(o.strides_), label_(o.label_) {
         static_assert(detail::extents_compatible<E, Extents>(),
                       "ptpu[R1] ref: the static extents of the two refs differ; a ref converts only to "

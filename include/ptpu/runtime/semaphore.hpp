@@ -49,7 +49,7 @@ inline constexpr bool is_regular_semaphore = std::is_same_v<std::remove_const_t<
 // The checks of one semaphore argument (35, 36): a ()-shaped ref into semaphore scratch.
 template <class T, class S, std::size_t R>
 constexpr bool semaphore_arg_ok(const char*) {
-    constexpr bool is_sem = std::is_same_v<S, semaphore> && (is_dma_semaphore<T> || is_regular_semaphore<T>);
+    constexpr bool is_sem = std::is_same_v<unnamed_space_t<S>, semaphore> && (is_dma_semaphore<T> || is_regular_semaphore<T>);
     static_assert(is_sem,
                   "ptpu[36] semaphore op: cannot signal, wait on or read a ref that is not a semaphore; "
                   "pass a ref of Scratch<semaphore, dma_semaphore or regular_semaphore, ...>");
@@ -305,19 +305,34 @@ template <class T, class S1, std::size_t R1, class E1, class U, class S2, std::s
 [[nodiscard]] auto make_async_copy(const ref<T, S1, R1, E1>& src, const ref<U, S2, R2, E2>& dst,
                                    const ref<C, S3, R3, E3>& sem) {
     static_assert(rules::require_dma<S1, S2>());
-    static_assert(!std::is_const_v<U>,
-                  "ptpu[R4] async_copy: the destination is a read-only ref (an input's any/hbm ref is the "
-                  "caller's array); copy into an output's ref, or declare Alias<in, out> and write the output");
+#define PTPU_RULE_TEXT_R4_ASYNC_COPY                                                                    \
+    "ptpu[R4] async_copy: the destination is a read-only ref (an input's any/hbm ref is the caller's " \
+    "array); copy into an output's ref, or declare Alias<in, out> and write the output"
+#define PTPU_RULE_TEXT_DMA1_ASYNC_COPY_EXTENTS                                                  \
+    "ptpu[DMA1] async_copy: the static extents of source and destination differ; slice both " \
+    "refs with .at(ds(...), ...) to the same shape"
+#if PTPU_COMPOSED_MESSAGES
+    if constexpr (std::is_const_v<U>)
+        static_assert(sizeof(compile_error<detail::about_destination<S2>(PTPU_RULE_TEXT_R4_ASYNC_COPY)>) > 0);
+#else
+    static_assert(!std::is_const_v<U>, PTPU_RULE_TEXT_R4_ASYNC_COPY);
+#endif
     static_assert(std::is_const_v<U> || (R1 == R2 && std::is_same_v<std::remove_const_t<T>, U>),
                   "ptpu[DMA1] async_copy: source and destination must have the same rank and dtype; cast in "
                   "VMEM first");
-    static_assert(detail::extents_compatible<E1, E2>(),
-                  "ptpu[DMA1] async_copy: the static extents of source and destination differ; slice both "
-                  "refs with .at(ds(...), ...) to the same shape");
+#if PTPU_COMPOSED_MESSAGES
+    if constexpr (!detail::extents_compatible<E1, E2>())
+        static_assert(
+            sizeof(compile_error<detail::about_copy<S1, E1, S2, E2>(PTPU_RULE_TEXT_DMA1_ASYNC_COPY_EXTENTS)>) > 0);
+#else
+    static_assert(detail::extents_compatible<E1, E2>(), PTPU_RULE_TEXT_DMA1_ASYNC_COPY_EXTENTS);
+#endif
+#undef PTPU_RULE_TEXT_R4_ASYNC_COPY
+#undef PTPU_RULE_TEXT_DMA1_ASYNC_COPY_EXTENTS
     static_assert(!std::is_same_v<std::remove_const_t<T>, bool>,
                   "ptpu[38] async_copy: DMAs with bool dtypes are not supported; copy an int8 array instead");
     constexpr bool is_sem =
-        std::is_same_v<S3, semaphore> && (detail::is_dma_semaphore<C> || detail::is_regular_semaphore<C>);
+        std::is_same_v<unnamed_space_t<S3>, semaphore> && (detail::is_dma_semaphore<C> || detail::is_regular_semaphore<C>);
     static_assert(is_sem,
                   "ptpu[35] async_copy: the semaphore argument must be a semaphore ref (Scratch<semaphore, "
                   "dma_semaphore, ...>)");

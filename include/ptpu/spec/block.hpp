@@ -17,7 +17,7 @@
     "ptpu[7] Block<...>: unsupported block dimension type; allowed are an " \
     "integer (Blocked), squeezed, blocked{n}, element{n, lo, hi}, "         \
     "bounded_slice{n}"
-#define PTPU_RULE_TEXT_13_BLOCK_RANK "ptpu[13] Block<...>: rank above ptpu's max_rank (6)"
+#define PTPU_RULE_TEXT_13_BLOCK_RANK "ptpu[13] Block<...>: rank above ptpu's max_rank (6); use at most 6 dims"
 #define PTPU_RULE_TEXT_19_BLOCKSPEC_OPTION                    \
     "ptpu[19] BlockSpec: unsupported option; options are a memory space, " \
     "Buffered<k> and revisit_any/revisit_immediate"

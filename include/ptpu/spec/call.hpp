@@ -9,6 +9,7 @@
 
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/integers.hpp"
+#include "ptpu/core/message.hpp"
 #include "ptpu/hw/chip.hpp"
 #include "ptpu/hw/presets.hpp"
 #include "ptpu/memory/rules.hpp"
@@ -20,18 +21,21 @@
 #define PTPU_RULE_TEXT_T1_ARRAY                          \
     "ptpu[T1] Array: unsupported element type; use float, bf16, " \
     "f16, int32_t, int16_t, int8_t, uint8_t or bool"
-#define PTPU_RULE_TEXT_V1_ARRAY_DIMS "ptpu[V1] Array: every dimension must be >= 1"
-#define PTPU_RULE_TEXT_V1_ARRAY_RANK "ptpu[V1] Array: rank above ptpu's max_rank (6)"
-#define PTPU_RULE_TEXT_V1_SCRATCH_DIMS "ptpu[V1] Scratch: every dimension must be >= 1"
+#define PTPU_RULE_TEXT_V1_ARRAY_DIMS \
+    "ptpu[V1] Array: every dimension must be >= 1; give each dim an extent of at least 1"
+#define PTPU_RULE_TEXT_V1_ARRAY_RANK "ptpu[V1] Array: rank above ptpu's max_rank (6); use at most 6 dims"
+#define PTPU_RULE_TEXT_V1_SCRATCH_DIMS \
+    "ptpu[V1] Scratch: every dimension must be >= 1; give each dim an extent of at least 1"
 #define PTPU_RULE_TEXT_V3_ARRAY \
     "ptpu[V3] Array: the element count or bytes (dims multiplied, times the itemsize) overflow int64 " \
     "(index_t); use smaller dims"
 #define PTPU_RULE_TEXT_36_SEMAPHORE_CELLS                                                       \
     "ptpu[36] Scratch: semaphore scratch holds dma_semaphore (SemaphoreType.DMA) or "            \
-    "regular_semaphore (SemaphoreType.REGULAR) cells"
+    "regular_semaphore (SemaphoreType.REGULAR) cells; declare Scratch<semaphore, dma_semaphore, "   \
+    "...> or Scratch<semaphore, regular_semaphore, ...>"
 #define PTPU_RULE_TEXT_36_CELLS_SPACE                                                           \
-    "ptpu[36] Scratch: dma_semaphore and regular_semaphore cells live in the semaphore space: " \
-    "Scratch<semaphore, dma_semaphore, ...>"
+    "ptpu[36] Scratch: dma_semaphore and regular_semaphore cells live in the semaphore space; " \
+    "declare Scratch<semaphore, dma_semaphore, ...>"
 
 namespace ptpu {
 
@@ -69,22 +73,8 @@ struct Array {
     static_assert(detail::static_bytes_fit<T, Dims...>(), PTPU_RULE_TEXT_V3_ARRAY);
 };
 
-/// An operand's name in reports, traces and timelines: Arg<X, Spec, "weights">. At most 15
-/// characters; empty (the default) names it by position: in0, in1, …, out0, ….
-struct operand_name {
-    char text[16]{};
-    // User-provided rather than `= default`: g++ 12 rejects a defaulted constexpr constructor
-    // used by Arg's default argument from inside a function template ("used before its
-    // definition") when A is dependent; this one is the same and is accepted everywhere.
-    constexpr operand_name() noexcept {}  // NOLINT(modernize-use-equals-default)
-    template <std::size_t N>
-    constexpr operand_name(const char (&s)[N]) {  // NOLINT: implicit, so that "x" can be a template argument
-        static_assert(N <= 16, "ptpu[V1] Arg: an operand name has at most 15 characters");
-        for (std::size_t i = 0; i + 1 < N; ++i) text[i] = s[i];
-    }
-};
-
-/// One operand: its array type, its BlockSpec (default: the whole array in VMEM) and its name.
+/// One operand: its array type, its BlockSpec (default: the whole array in VMEM) and its name
+/// (operand_name, core/message.hpp: at most 15 characters, used in reports and in messages).
 template <class A, class Spec = BlockSpec<>, operand_name Name = operand_name{}>
 struct Arg {
     using array = A;
@@ -130,11 +120,53 @@ struct Semantics {
     static constexpr std::array<dim_semantics, rank> values{S...};
 };
 
-/// The chip the call is checked against and timed on.
+/// The option types Chip<...> stands for. A preset is held by reference, so that diagnostics print
+/// it by name, chip_preset<ptpu::tpu::v5e>, rather than as its 27 fields; any other chip value is
+/// held as a value, chip_value<ptpu::chip{"mine", ...}>. Both give the chip as `value`.
+template <const chip& C>
+struct chip_preset {
+    static constexpr const chip& value = C;
+};
 template <chip C>
-struct Chip {
+struct chip_value {
     static constexpr chip value = C;
 };
+
+namespace detail {
+// Which option type a chip value is: a preset's value (wherever it was written: tpu::v5e, a
+// copy of it, a template parameter `template <chip C>` given tpu::v5e) is its chip_preset, by
+// explicit specialization, so the compiler compares values once, with no constexpr evaluation.
+template <chip C>
+struct chip_option {
+    using type = chip_value<C>;
+};
+template <>
+struct chip_option<tpu::v4> {
+    using type = chip_preset<tpu::v4>;
+};
+template <>
+struct chip_option<tpu::v5e> {
+    using type = chip_preset<tpu::v5e>;
+};
+template <>
+struct chip_option<tpu::v5p> {
+    using type = chip_preset<tpu::v5p>;
+};
+template <>
+struct chip_option<tpu::v6e> {
+    using type = chip_preset<tpu::v6e>;
+};
+template <>
+struct chip_option<tpu::v7x> {
+    using type = chip_preset<tpu::v7x>;
+};
+}  // namespace detail
+
+/// The chip the call is checked against and timed on: Chip<tpu::v5e>, or any chip value (a
+/// constexpr copy of a preset with the fields you calibrated, a template parameter). In
+/// diagnostics a preset reads chip_preset<ptpu::tpu::v5e>.
+template <chip C>
+using Chip = typename detail::chip_option<C>::type;
 
 /// vmem_limit_bytes (default: the chip's scoped limit, check 24).
 template <index_t Bytes>
@@ -181,8 +213,10 @@ template <class S, class T, index_t... D>
 inline constexpr option_kind kind_of<Scratch<S, T, D...>> = option_kind::scratch;
 template <dim_semantics... S>
 inline constexpr option_kind kind_of<Semantics<S...>> = option_kind::semantics;
+template <const chip& C>
+inline constexpr option_kind kind_of<chip_preset<C>> = option_kind::chip;
 template <chip C>
-inline constexpr option_kind kind_of<Chip<C>> = option_kind::chip;
+inline constexpr option_kind kind_of<chip_value<C>> = option_kind::chip;
 template <index_t B>
 inline constexpr option_kind kind_of<VmemLimit<B>> = option_kind::vmem_limit;
 template <class... A>

@@ -10,11 +10,15 @@
 
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
+#include <string_view>
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/core/message.hpp"
 #include "ptpu/hw/tiling.hpp"
 #include "ptpu/spec/describe.hpp"
 #include "ptpu/spec/pipeline.hpp"
@@ -30,8 +34,7 @@ namespace ptpu {
     "different shape or dtype; alias an input to an output of the same Array type"
 #define PTPU_RULE_TEXT_24                                                                                   \
     "ptpu[24] pallas_call: VMEM overflow: the windows (buffer count x block bytes, tile-padded) plus VMEM " \
-    "scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit (see "           \
-    "bytes/buffers in the diag)"
+    "scratch exceed the VMEM limit; use smaller blocks, Buffered<1>, or a larger VmemLimit"
 #define PTPU_RULE_TEXT_S34                                                                                   \
     "ptpu[S34] pallas_call: out-of-bounds block index: the block has no element inside the array; make the " \
     "index map stay within cdiv(dim, block) blocks"
@@ -174,7 +177,7 @@ namespace ptpu {
     X(v3,                                                                                                    \
       "ptpu[V3] pallas_call: extent arithmetic overflows int64 (index_t): the grid's step count, an "         \
       "array's, block's, window's or scratch buffer's bytes, a padded element dim or the memory layout's "   \
-      "total does not fit (see the operand, dim and quantity in the diag); use smaller extents")
+      "total does not fit; use smaller extents")
 
 #define PTPU_RULE_ENUMERATOR(name, text) name,
 /// The rules a call can break (`reported`: a type-level static_assert already gave the message).
@@ -470,6 +473,267 @@ constexpr diag validate(const call_desc& c) {
     return {};
 }
 
+namespace detail {
+
+// ---- A diag as a sentence: the rule's message with what it is about -----------------------------
+
+/// What overflowed (V3), as the messages name it.
+constexpr std::string_view overflow_name(overflow_of what) {
+    constexpr std::string_view names[] = {"the grid's step count",
+                                          "the steps times (operands + 2) of the planner's tables",
+                                          "the array's bytes",
+                                          "one block's bytes",
+                                          "the padded extent dim + pad_lo + pad_hi",
+                                          "one window slot's bytes (tile-padded)",
+                                          "the windows' bytes (buffers x slots, summed over operands)",
+                                          "the scratch buffer's bytes",
+                                          "the scalar-prefetch bytes",
+                                          "the memory layout's total bytes"};
+    const auto w = static_cast<std::size_t>(what);
+    return w < std::size(names) ? names[w] : std::string_view("a value");
+}
+
+/// An operand as a message names it: "input `weights`", or by position, "output 0", when its Arg
+/// has no name.
+constexpr void put_operand(rule_message& m, const pipeline_desc& p, int op) {
+    if (op < 0 || op >= p.n_ops()) {
+        m << "operand " << op;
+        return;
+    }
+    const bool input = op < p.n_in;
+    m << (input ? "input " : "output ");
+    const operand_desc& o = p.ops[static_cast<std::size_t>(op)];
+    if (o.name[0] != '\0') {
+        std::size_t n = 0;
+        while (n < sizeof o.name && o.name[n] != '\0') ++n;
+        m << "`" << std::string_view(o.name, n) << "`";
+    } else {
+        m << (input ? op : op - p.n_in);
+    }
+}
+constexpr void put_coords(rule_message& m, const coords& c) {
+    m << "(";
+    for (int i = 0; i < c.rank; ++i) m << (i ? ", " : "") << c.v[i];
+    m << ")";
+}
+// The block index of S34, S38, S39 and MC1 (d.d entries; ds(start, size) for slices).
+constexpr void put_block(rule_message& m, const diag& d) {
+    m << "block (";
+    for (int i = 0; i < static_cast<int>(d.d); ++i) {
+        const index_entry& e = d.block[static_cast<std::size_t>(i)];
+        m << (i ? ", " : "");
+        if (e.is_slice())
+            m << "ds(" << e.start << ", " << e.slice_size() << ")";
+        else
+            m << e.start;
+    }
+    m << ")";
+}
+
+// What a diag is about, in words: the operand, the dim, the values.
+constexpr void put_specifics(rule_message& m, const diag& d, const pipeline_desc& p) {
+    auto operand_and_dim = [&](const char* then) {
+        if (d.op >= 0) put_operand(m, p, d.op);
+        if (d.dim >= 0) m << (d.op >= 0 ? ", dim " : "dim ") << d.dim;
+        if (then != nullptr && (d.op >= 0 || d.dim >= 0)) m << then;
+    };
+    switch (d.code) {
+        case rule::ok:
+        case rule::reported:
+            return;
+        case rule::r1:
+            operand_and_dim(": ");
+            m << "the block has " << d.a << (d.a == 1 ? " dim" : " dims") << ", the array " << d.b;
+            return;
+        case rule::r2:
+            operand_and_dim(": ");
+            m << "the index map returns " << d.a << (d.a == 1 ? " entry" : " entries") << " for a block of " << d.b
+              << (d.b == 1 ? " dim" : " dims");
+            return;
+        case rule::r2_arity:
+            operand_and_dim(": ");
+            m << "the grid has " << d.a << (d.a == 1 ? " dim" : " dims");
+            return;
+        case rule::r10: {
+            constexpr std::string_view options[] = {"Grid",      "In",   "Out",       "Scratch",        "Semantics",
+                                                    "Chip",      "VmemLimit", "ScalarPrefetch", "Alias"};
+            if (d.a >= 0 && d.a < static_cast<index_t>(std::size(options)))
+                m << options[static_cast<std::size_t>(d.a)] << " is given twice";
+            else
+                m << "an option is not a pallas_call option (Grid, In, Out, Scratch, Semantics, Chip, VmemLimit, "
+                     "ScalarPrefetch, Alias)";
+            return;
+        }
+        case rule::r11: {
+            const int in = static_cast<int>(d.a), out = static_cast<int>(d.b);
+            const bool in_ok = in >= 0 && in < p.n_in, out_ok = out >= 0 && out < p.n_out;
+            auto put_in = [&] {
+                if (in_ok) put_operand(m, p, in); else m << "input " << in;
+            };
+            auto put_out = [&] {
+                if (out_ok) put_operand(m, p, p.n_in + out); else m << "output " << out;
+            };
+            m << "Alias<" << in << ", " << out << ">, ";
+            put_in();
+            m << " and ";
+            put_out();
+            m << ": ";
+            switch (static_cast<alias_problem>(d.c)) {
+                case alias_problem::input_out_of_range:
+                    m << "input " << in << " is out of range (" << d.d << (d.d == 1 ? " input)" : " inputs)");
+                    return;
+                case alias_problem::output_out_of_range:
+                    m << "output " << out << " is out of range (" << d.d << (d.d == 1 ? " output)" : " outputs)");
+                    return;
+                case alias_problem::output_reused:
+                    m << "the output is already aliased";
+                    return;
+                case alias_problem::dtype:
+                    m << "the dtypes differ (" << name(static_cast<dtype>(d.bytes[0])) << " vs "
+                      << name(static_cast<dtype>(d.bytes[1])) << ")";
+                    return;
+                case alias_problem::rank:
+                    m << "the ranks differ (" << d.bytes[0] << " vs " << d.bytes[1] << ")";
+                    return;
+                case alias_problem::shape:
+                    m << "the shapes differ at dim " << d.dim << " (" << d.bytes[0] << " vs " << d.bytes[1] << ")";
+                    return;
+            }
+            return;
+        }
+        case rule::r14:
+        case rule::r16:
+            operand_and_dim(": ");
+            m << "block " << d.a << ", array " << d.b;
+            return;
+        case rule::r15:
+            operand_and_dim(": ");
+            m << "block " << d.a << ", array dim " << d.b;
+            return;
+        case rule::r19_buffers:
+        case rule::r19_revisit:
+        case rule::r27_buffers:
+        case rule::r27_out_buffers:
+            operand_and_dim(": ");
+            m << "Buffered<" << d.a << ">";
+            return;
+        case rule::buf1:
+            operand_and_dim(": ");
+            m << "Buffered<" << d.a << ">, at most " << d.b;
+            return;
+        case rule::r19_prefetched:
+        case rule::r28_output:
+            operand_and_dim(": ");
+            m << "prefetched_count " << d.a;
+            return;
+        case rule::r28:
+            operand_and_dim(": ");
+            m << "prefetched_count " << d.a << ", buffer_count " << d.b;
+            return;
+        case rule::r20:
+            m << d.a << (d.a == 1 ? " Semantics value" : " Semantics values") << " for a grid of " << d.b
+              << (d.b == 1 ? " dim" : " dims");
+            return;
+        case rule::r24:  // input `x`: 2 x 4096 bytes + ... + VMEM scratch: 0 bytes = 8192 bytes > limit 4096
+            for (int i = 0; i < p.n_ops() && i < static_cast<int>(max_operands); ++i) {
+                const auto k = static_cast<std::size_t>(i);
+                if (d.buffers[k] <= 0) continue;
+                put_operand(m, p, i);
+                m << ": " << d.buffers[k] << " x " << d.bytes[k] << " bytes + ";
+            }
+            m << "VMEM scratch: " << d.bytes[max_operands] << " bytes = " << d.a << " bytes > limit " << d.b;
+            return;
+        case rule::r24_limit:
+            m << "VmemLimit " << d.a << " bytes, the chip's VMEM " << d.b;
+            return;
+        case rule::pad1:
+            operand_and_dim(": ");
+            m << "padding " << d.a;
+            return;
+        case rule::smem1:
+            m << "total " << d.a << " bytes, the chip's SMEM " << d.b;
+            return;
+        case rule::r25:
+        case rule::r25_inner:
+            operand_and_dim(" of the ");
+            m << (d.code == rule::r25 ? "grid " : "inner grid ");
+            put_coords(m, d.at[0]);
+            return;
+        case rule::s34:
+            operand_and_dim(": ");
+            put_block(m, d);
+            m << " at iteration ";
+            put_coords(m, d.at[0]);
+            return;
+        case rule::s38_negative:
+        case rule::s38_bound:
+        case rule::s38_range:
+        case rule::s38_align: {
+            operand_and_dim(": ");
+            const index_entry& e = d.dim >= 0 && d.dim < static_cast<int>(max_rank)
+                                       ? d.block[static_cast<std::size_t>(d.dim)]
+                                       : d.block[0];
+            m << "ds(" << e.start << ", " << e.slice_size() << ") at step " << d.a << ", iteration ";
+            put_coords(m, d.at[0]);
+            m << ", on a dim of " << d.bytes[1] << " elements, bound " << d.bytes[0];
+            if (d.code == rule::s38_align) m << ", tile " << d.bytes[2];
+            return;
+        }
+        case rule::s39:
+            operand_and_dim(": ");
+            put_block(m, d);
+            m << " revisited in iteration ";
+            put_coords(m, d.at[2]);
+            m << " after iterations ";
+            put_coords(m, d.at[0]);
+            m << " through ";
+            put_coords(m, d.at[1]);
+            return;
+        case rule::s44:
+            m << "grid dim " << d.dim << " is parallel after an arbitrary dim";
+            return;
+        case rule::mc1:
+        case rule::mc1_prefetch:
+            operand_and_dim(": ");
+            put_block(m, d);
+            m << " is written by core " << d.a << " in iterations ";
+            put_coords(m, d.at[0]);
+            m << " through ";
+            put_coords(m, d.at[1]);
+            m << " and by core " << d.c << " from iteration ";
+            put_coords(m, d.at[2]);
+            return;
+        case rule::mem1:
+            m << "host tables " << d.a << " bytes, budget " << d.b;
+            return;
+        case rule::v3: {
+            const auto what = static_cast<overflow_of>(d.c);
+            if (what == overflow_of::scratch_bytes) m << "scratch " << d.b << ", ";
+            if (what == overflow_of::prefetch_bytes) m << "scalar-prefetch " << d.b << ", ";
+            operand_and_dim(": ");
+            m << overflow_name(what) << " overflow";
+            return;
+        }
+        default:
+            operand_and_dim(nullptr);
+            return;
+    }
+}
+
+}  // namespace detail
+
+/// The message of `d`, the first problem of pipeline `p`: the rule's text with what it is about,
+/// the operand by its Arg name, the dim and the values, between what is wrong and the fix:
+///   ptpu[15] pallas_call: the last two block dims must be ... (TPU tiling); input `weights`,
+///   dim 1: block 100, array dim 512; pick (8k, 128m) blocks or the full extent
+/// The same text at compile time (a static call's error shows it) and at run time (ptpu::error).
+constexpr rule_message message(const diag& d, const pipeline_desc& p) {
+    if (d.ok()) return {};
+    rule_message about;
+    detail::put_specifics(about, d, p);
+    return with_subject(message(d.code), about.view());
+}
+
 /// The values of a diag, as text (run-time errors append it to the rule's message). Cold: only
 /// ever runs on the way to an error, so compilers should spend no effort optimizing it.
 [[gnu::cold, gnu::noinline]] inline std::string describe(const diag& d) {
@@ -585,22 +849,10 @@ constexpr diag validate(const call_desc& c) {
             }
             break;
         case rule::v3: {
-            constexpr const char* names[] = {"the grid's step count",
-                                             "the steps times (operands + 2) of the planner's tables",
-                                             "the array's bytes",
-                                             "one block's bytes",
-                                             "the padded extent dim + pad_lo + pad_hi",
-                                             "one window slot's bytes (tile-padded)",
-                                             "the windows' bytes (buffers x slots, summed over operands)",
-                                             "the scratch buffer's bytes",
-                                             "the scalar-prefetch bytes",
-                                             "the memory layout's total bytes"};
-            const auto w = static_cast<std::size_t>(d.c);
             const auto what = static_cast<overflow_of>(d.c);
             if (what == overflow_of::scratch_bytes || what == overflow_of::prefetch_bytes)
                 add(what == overflow_of::scratch_bytes ? "scratch" : "scalar-prefetch", d.b);
-            s += (s.empty() ? "" : ", ") + std::string(w < std::size(names) ? names[w] : "a value") +
-                 " overflows";
+            s += (s.empty() ? "" : ", ") + std::string(detail::overflow_name(what)) + " overflows";
             break;
         }
         default:
@@ -616,11 +868,19 @@ namespace detail {
 [[noreturn, gnu::cold, gnu::noinline]] inline void throw_diag(const diag& d) {
     throw error(std::string(message(d.code)) + " (" + describe(d) + ")");
 }
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_diag(const diag& d, const pipeline_desc& p) {
+    throw error(std::string(message(d, p).view()) + " (" + describe(d) + ")");
+}
 }  // namespace detail
 
 /// Throws the diag as ptpu::error (run-time plans).
 inline void raise(const diag& d) {
     if (!d.ok()) detail::throw_diag(d);
+}
+/// Throws the diag as ptpu::error, its message naming what it is about in `p` (the operand by its
+/// Arg name, the dim, the values: message(d, p)), the values as data after it (describe(d)).
+inline void raise(const diag& d, const pipeline_desc& p) {
+    if (!d.ok()) detail::throw_diag(d, p);
 }
 
 }  // namespace ptpu
