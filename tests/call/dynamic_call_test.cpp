@@ -265,6 +265,8 @@ TEST(DynamicCallRules, BlockBreakingTilingIs15And16) {
     d.in[1].block = {256, 100};  // last dim neither a multiple of 128 nor the array's 512
     const std::string msg = message_of([&] { (void)d.predict(add_body); });
     EXPECT_TRUE(has(msg, "ptpu[15]") && has(msg, "operand 1, dim 1") && has(msg, "value 100")) << msg;
+    // The message itself names the operand, the dim and the values, before the fix.
+    EXPECT_TRUE(has(msg, "(TPU tiling); input 1, dim 1: block 100, array dim 512; pick (8k, 128m) blocks")) << msg;
     d.in[1].block = {12, 512};  // second-to-last not a multiple of 8
     EXPECT_TRUE(has(message_of([&] { (void)d.events(); }), "operand 1, dim 0"));
     using D1 = dynamic_call<In<Operand<float, 1>>, Out<Operand<float, 1>>>;

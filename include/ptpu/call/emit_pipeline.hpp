@@ -306,7 +306,7 @@ operand_desc describe_inner(operand_role role, const Ref& r, int k) {
 
 // Checks 4 and 5 at compile time for operand Op (inputs then outputs) when its map's return
 // type states its slice entries (idx(...)'s): a bounded_slice dim given a scalar, or another dim
-// given a ds, is the rule's one static_assert, the operand and dim in the diag. Maps returning a
+// given a ds, is the rule's one compile error, naming the operand and dim. Maps returning a
 // plain index_tuple are checked by the planner at run time. Rank: the source's.
 template <class Spec, std::size_t G, class Ctx, std::size_t Rank, int Op, int NIn>
 constexpr void check_entry_kinds() {

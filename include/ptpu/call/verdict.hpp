@@ -32,8 +32,9 @@
 namespace ptpu {
 
 /// The first rule a configuration breaks, or none (ok()). A compile-time value: message() is
-/// the rule's one message, the same text as its static_assert (for S34, S39, MC1 and 24 the
-/// static_assert adds what its template arguments are); rule() is the id in it ("24", "S34").
+/// the rule's one message, its literal `ptpu[ID] where: what; fix` (pallas_call's compile error
+/// adds what it is about, the operand, the dim and the values: values()); rule() is the id in
+/// it ("24", "S34").
 class verdict {
 public:
     constexpr verdict() = default;
