@@ -400,7 +400,7 @@ extern template void run_inner<0>(kernel_context&, const pipeline_desc&, const b
                                   const allocations_base*);
 #endif
 
-// The pieces of an invocation that do not depend on the body or the specs (compiled once).
+// The pieces of an invocation that do not depend on the body or the specs.
 struct inner_run {
     // Checks the VMEM the inner windows take against what the core has left (24), lays the
     // slots out, runs the pipeline to completion and records its ops in the enclosing body's.

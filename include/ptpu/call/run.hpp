@@ -2,7 +2,8 @@
 // and one runner per TensorCore (S44: each core runs its own pipeline), the timing model pulling
 // the runners' op streams, and the report. Nothing here depends on the kernel body or on the
 // option types: the body arrives as a body_call, so this code is compiled once per translation
-// unit however many kernels it runs.
+// unit however many kernels it runs, and with PTPU_SEPARATE_RUNTIME once per program: a kernel's
+// translation unit then sees run_call's declaration only (call/run_impl.hpp defines it).
 #pragma once
 
 #include <array>
