@@ -11,7 +11,10 @@
 # and the ratios to the floor and to headers; "per kernel" is (kernels9 - kernels1) / 8. With
 # g++ and clang++ (CXXS="g++ clang++"). With OLD=<a checkout of another revision>, each file is
 # also compiled against that revision's include/, interleaved with this one's, and both columns
-# are printed (these machines are shared: compare only figures of one run).
+# are printed (these machines are shared: compare only figures of one run). With INSTALLED=1 this
+# revision is first installed (headers and libptpu_runtime.a, cmake --install) into a temporary
+# prefix, and its column compiles against that prefix's include/, as a project using the
+# installed package with ptpu::runtime linked does.
 # Usage: benchmarks/compile_time/loop.sh [RUNS]   (from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,11 +30,21 @@ declare -A src=([floor]="$dir/floor.cpp" [headers]="$dir/headers.cpp" [quickstar
                 [emit]=examples/emit_pipeline.cpp [sweep]=examples/sweep.cpp
                 [kernels1]=benchmarks/compile_time/kernels.cpp [kernels9]=benchmarks/compile_time/kernels.cpp)
 declare -A defs=([kernels1]=-DPTPU_KERNELS=1 [kernels9]=-DPTPU_KERNELS=9)
+this_inc="$PWD/include"
+if [ "${INSTALLED:-0}" = 1 ]; then
+    cmake -S . -B "$dir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPTPU_BUILD_TESTS=OFF \
+        -DPTPU_BUILD_EXAMPLES=OFF -DPTPU_BUILD_BENCHMARKS=OFF -DPTPU_INSTALL=ON >/dev/null
+    cmake --build "$dir/build" >/dev/null
+    cmake --install "$dir/build" --prefix "$dir/prefix" >/dev/null
+    this_inc="$dir/prefix/include"
+    echo "this revision: installed into a temporary prefix; compiling against its include/"
+fi
 trees=("$PWD")
 [ -n "$old" ] && trees+=("$old")
 declare -A t
 cpu() {  # cpu <compiler> <tree> <name>: one compile's user+system seconds
     local inc="$2/include" s="${src[$3]}"
+    [ "$2" = "$PWD" ] && inc="$this_inc"
     # The examples and the kernel file are each tree's own (this one's where the other has none).
     if [[ "$s" == examples/* || "$s" == benchmarks/* ]] && [ -f "$2/$s" ]; then s="$2/$s"; fi
     # shellcheck disable=SC2086

@@ -34,3 +34,10 @@
 #include "ptpu/spec/describe.hpp"
 #include "ptpu/spec/pipeline.hpp"
 #include "ptpu/spec/validate.hpp"
+
+// The translation unit that compiles ptpu's compiled part (core/linkage.hpp) compiles the sweep's
+// body-independent part too: a sweep's result, its text and files, and its thread pool (none of
+// it needs Hana or range-v3). Kernel files get it from <ptpu/sweep/run.hpp>.
+#if defined(PTPU_RUNTIME_IMPLEMENTATION)
+#include "ptpu/sweep/result.hpp"
+#endif

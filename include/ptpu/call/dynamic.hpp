@@ -25,6 +25,7 @@
 #include "ptpu/call/run.hpp"
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/error.hpp"
+#include "ptpu/core/linkage.hpp"
 #include "ptpu/hw/presets.hpp"
 #include "ptpu/memory/rules.hpp"
 #include "ptpu/report/report.hpp"
@@ -229,12 +230,19 @@ template <class... A>
 inline constexpr bool is_dynamic_option<ScratchShapes<A...>> = true;
 
 
-[[noreturn, gnu::cold, gnu::noinline]] inline void bad_dims(const char* role, std::size_t k, const std::string& what,
+[[noreturn, gnu::cold]] PTPU_COMPILED void bad_dims(const char* role, std::size_t k, const std::string& what,
+                                                           const char* fix);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void bad_dims(const char* role, std::size_t k, const std::string& what,
                                                            const char* fix) {
     throw error("V1", operand_where("dynamic_call", role, k), what, fix);
 }
+#endif
 
-[[noreturn, gnu::cold, gnu::noinline]] inline void bad_squeeze(const char* role, std::size_t k, int squeezed,
+[[noreturn, gnu::cold]] PTPU_COMPILED void bad_squeeze(const char* role, std::size_t k, int squeezed,
+                                                              std::size_t rank, std::size_t kernel_rank);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void bad_squeeze(const char* role, std::size_t k, int squeezed,
                                                               std::size_t rank, std::size_t kernel_rank) {
     throw error("7", operand_where("dynamic_call", role, k),
                 "the block squeezes " + std::to_string(squeezed) + " dims, its Operand<T, " + std::to_string(rank) +
@@ -242,8 +250,11 @@ inline constexpr bool is_dynamic_option<ScratchShapes<A...>> = true;
                     std::to_string(kernel_rank) + " ref",
                 "squeeze rank - KernelRank dims of a windowed block (none of an any/hbm operand)");
 }
+#endif
 
-inline void check_dims(const dims_value& s, std::size_t rank, const char* role, std::size_t k) {
+PTPU_COMPILED void check_dims(const dims_value& s, std::size_t rank, const char* role, std::size_t k);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void check_dims(const dims_value& s, std::size_t rank, const char* role, std::size_t k) {
     if (static_cast<std::size_t>(s.size()) != rank)
         bad_dims(role, k,
                  "the shape has " + std::to_string(s.size()) + " dims, its Operand type has rank " +
@@ -255,6 +266,7 @@ inline void check_dims(const dims_value& s, std::size_t rank, const char* role, 
                      "dim " + std::to_string(d) + " is " + std::to_string(s[static_cast<std::size_t>(d)]),
                      "every dimension must be >= 1");
 }
+#endif
 
 /// The elements of an array of T and shape `s` (operand k of `role`), or ptpu[V3] naming it and
 /// the dim when they, or their bytes, overflow index_t.

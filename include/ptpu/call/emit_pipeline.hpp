@@ -33,6 +33,7 @@
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/core/linkage.hpp"
 #include "ptpu/runtime/arena.hpp"
 #include "ptpu/runtime/context.hpp"
 #include "ptpu/runtime/ref.hpp"
@@ -99,7 +100,10 @@ struct partition {
 /// Upstream's _partition_grid (A11): the first parallel dim whose size the core count
 /// divides is cut into equal contiguous parts; otherwise the largest parallel dim, the remainder
 /// going to the lowest core ids; no parallel dim is error 32.
-inline partition partition_grid(const index_t* grid, int rank, const semantics_list& sem, index_t core,
+PTPU_COMPILED partition partition_grid(const index_t* grid, int rank, const semantics_list& sem, index_t core,
+                                 index_t cores);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED partition partition_grid(const index_t* grid, int rank, const semantics_list& sem, index_t core,
                                  index_t cores) {
     partition p;
     for (int d = 0; d < rank; ++d) p.grid[static_cast<std::size_t>(d)] = grid[d];
@@ -125,6 +129,7 @@ inline partition partition_grid(const index_t* grid, int rank, const semantics_l
     p.offset[u] = core * base + std::min(core, rem);
     return p;
 }
+#endif
 
 // What an inner index map reads: the core's offsets, then the user's extra arguments.
 struct inner_map_ctx {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ptpu/call/options.hpp"
+#include "ptpu/core/linkage.hpp"
 #include "ptpu/report/report.hpp"
 #include "ptpu/runtime/arena.hpp"
 #include "ptpu/runtime/body.hpp"
@@ -30,7 +31,10 @@ namespace ptpu::detail {
 /// same buffer: the kernel would read an input while overwriting it, or two outputs would
 /// overwrite each other. Checked before any byte moves.
 /// (Without data, predict(), nothing to check.)
-inline void check_distinct_buffers(const call_desc& desc, const std::array<void*, max_operands>& hbm,
+PTPU_COMPILED void check_distinct_buffers(const call_desc& desc, const std::array<void*, max_operands>& hbm,
+                                   const char* call);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void check_distinct_buffers(const call_desc& desc, const std::array<void*, max_operands>& hbm,
                                    const char* call) {
     auto range = [&](int k) {
         const operand_desc& o = desc.ops[static_cast<std::size_t>(k)];
@@ -65,6 +69,7 @@ inline void check_distinct_buffers(const call_desc& desc, const std::array<void*
         }
     }
 }
+#endif
 
 /// S50: an aliased output starts as a copy of its input, and the input then reads the output's
 /// buffer. (Without data, predict(), nothing to copy.)

@@ -11,49 +11,62 @@
 #include <type_traits>
 #include <utility>
 
+#include "ptpu/core/linkage.hpp"
+
 namespace ptpu {
 
 /// Thrown when a dynamic input breaks a rule. `rule()` is the rule id alone (e.g. "S3").
 class error : public std::runtime_error {
 public:
-    error(std::string_view rule, std::string_view where, std::string_view what, std::string_view fix)
-        : std::runtime_error(format(rule, where, what, fix)), rule_(rule) {}
+    PTPU_COMPILED error(std::string_view rule, std::string_view where, std::string_view what, std::string_view fix);
 
     /// From a whole message `ptpu[ID] where: what; fix`; the rule id is read back from it.
-    explicit error(const std::string& message) : std::runtime_error(message), rule_(rule_of(message)) {}
+    PTPU_COMPILED explicit error(const std::string& message);
 
     [[nodiscard]] const std::string& rule() const noexcept { return rule_; }
 
     /// The id between "ptpu[" and "]" of a formatted message, or "" when there is none.
-    static std::string rule_of(std::string_view message) {
-        constexpr std::string_view open = "ptpu[";
-        if (message.substr(0, open.size()) != open) return {};
-        const auto close = message.find(']');
-        if (close == std::string_view::npos) return {};
-        return std::string(message.substr(open.size(), close - open.size()));
-    }
+    PTPU_COMPILED static std::string rule_of(std::string_view message);
 
     /// `ptpu[ID] where: what; fix` (the fix part is left out when empty).
-    static std::string format(std::string_view rule, std::string_view where, std::string_view what,
-                              std::string_view fix) {
-        std::string s;
-        s.reserve(16 + rule.size() + where.size() + what.size() + fix.size());
-        s += "ptpu[";
-        s += rule;
-        s += "] ";
-        s += where;
-        s += ": ";
-        s += what;
-        if (!fix.empty()) {
-            s += "; ";
-            s += fix;
-        }
-        return s;
-    }
+    PTPU_COMPILED static std::string format(std::string_view rule, std::string_view where, std::string_view what,
+                                            std::string_view fix);
 
 private:
     std::string rule_;
 };
+
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED error::error(std::string_view rule, std::string_view where, std::string_view what, std::string_view fix)
+    : std::runtime_error(format(rule, where, what, fix)), rule_(rule) {}
+
+PTPU_COMPILED error::error(const std::string& message) : std::runtime_error(message), rule_(rule_of(message)) {}
+
+PTPU_COMPILED std::string error::rule_of(std::string_view message) {
+    constexpr std::string_view open = "ptpu[";
+    if (message.substr(0, open.size()) != open) return {};
+    const auto close = message.find(']');
+    if (close == std::string_view::npos) return {};
+    return std::string(message.substr(open.size(), close - open.size()));
+}
+
+PTPU_COMPILED std::string error::format(std::string_view rule, std::string_view where, std::string_view what,
+                                        std::string_view fix) {
+    std::string s;
+    s.reserve(16 + rule.size() + where.size() + what.size() + fix.size());
+    s += "ptpu[";
+    s += rule;
+    s += "] ";
+    s += where;
+    s += ": ";
+    s += what;
+    if (!fix.empty()) {
+        s += "; ";
+        s += fix;
+    }
+    return s;
+}
+#endif
 
 /// One rule, two enforcements. `message` is a string literal `ptpu[ID] where: what; fix`.
 /// At compile time a failing check stops compilation and the compiler shows `message`;

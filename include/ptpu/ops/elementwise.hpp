@@ -23,6 +23,7 @@
 
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/error.hpp"
+#include "ptpu/core/linkage.hpp"
 #include "ptpu/core/work.hpp"
 #include "ptpu/ops/vec.hpp"
 #include "ptpu/runtime/context.hpp"
@@ -421,12 +422,15 @@ using op_result_t = std::conditional_t<Op::compares, bool, T>;
 
 using shape2 = std::array<index_t, 2>;
 
-[[noreturn]] inline void throw_broadcast(const char* where, shape2 a, shape2 b) {
+[[noreturn]] PTPU_COMPILED void throw_broadcast(const char* where, shape2 a, shape2 b);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void throw_broadcast(const char* where, shape2 a, shape2 b) {
     throw error("OP1", where,
                 text("shapes ", shape_text(a[0], a[1]), " and ", shape_text(b[0], b[1]), " do not broadcast"),
                 "make each dim equal, or 1 in one operand (NumPy rules), or broadcast_to() "
                 "first");
 }
+#endif
 
 /// NumPy broadcasting of two 2-D shapes: per dim equal, or 1 on one side (OP1 otherwise).
 inline shape2 broadcast_shape(const char* where, shape2 a, shape2 b) {

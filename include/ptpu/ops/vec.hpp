@@ -59,6 +59,7 @@
 #include "ptpu/core/extents.hpp"
 #include "ptpu/core/index.hpp"
 #include "ptpu/core/integers.hpp"
+#include "ptpu/core/linkage.hpp"
 #include "ptpu/core/work.hpp"
 #include "ptpu/hw/tiling.hpp"  // vreg_lanes, rows_per_vreg
 #include "ptpu/runtime/context.hpp"
@@ -234,13 +235,16 @@ template <class C>
 using product_fn = void (*)(C* out, index_t os, index_t m, index_t n, index_t k, const C* lhs, const C* rhs,
                             bool accumulate);
 
-[[noreturn]] inline void stale_vec(const char* where) {
+[[noreturn]] PTPU_COMPILED void stale_vec(const char* where);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void stale_vec(const char* where) {
     throw error("OP4", where,
                 "this vec reads VMEM it was loaded from in an earlier kernel body step (or call), "
                 "which a DMA may have refilled since",
                 "use a vec within the body step that loaded it; carry values across steps in a VMEM "
                 "scratch ref (store, then load in the next step)");
 }
+#endif
 
 /// The values of one vec, in one of three forms:
 /// - owned: an Eigen array (from array_cache);
@@ -852,10 +856,13 @@ inline std::string shape_text(index_t rows, index_t cols) {
     return text("(", rows, ", ", cols, ")");
 }
 /// "(8, dyn)": a static shape.
-inline std::string static_shape_text(index_t rows, index_t cols) {
+PTPU_COMPILED std::string static_shape_text(index_t rows, index_t cols);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED std::string static_shape_text(index_t rows, index_t cols) {
     const auto one = [](index_t e) { return e == dyn ? std::string("dyn") : std::to_string(e); };
     return text("(", one(rows), ", ", one(cols), ")");
 }
+#endif
 
 // ---- Charging: one field of the running body's work, no work struct on the hot path ---------
 

@@ -15,6 +15,7 @@
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/core/linkage.hpp"
 #include "ptpu/core/work.hpp"
 #include "ptpu/hw/chip.hpp"
 #include "ptpu/memory/space.hpp"
@@ -466,7 +467,10 @@ inline void note_body_op(kernel_context& c, body_op_record r) {
     c.body_work = work{};
 }
 
-[[gnu::cold]] inline void raise_dma_race(const kernel_context& c, const pending_dma& d, bool write, bool at_dst,
+[[gnu::cold]] PTPU_COMPILED void raise_dma_race(const kernel_context& c, const pending_dma& d, bool write, bool at_dst,
+                                          const char* what);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void raise_dma_race(const kernel_context& c, const pending_dma& d, bool write, bool at_dst,
                                           const char* what) {
     const std::string role = at_dst ? "the destination" : "the source";
     throw error("DMA2", "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": " + what,
@@ -476,13 +480,20 @@ inline void note_body_op(kernel_context& c, body_op_record r) {
                 at_dst ? "wait on the copy (desc.wait()) before touching its destination"
                        : "wait on the copy (desc.wait()) before writing its source");
 }
-[[gnu::cold]] inline std::string flight_name(const pipeline_flight& f) {
+#endif
+[[gnu::cold]] PTPU_COMPILED std::string flight_name(const pipeline_flight& f);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED std::string flight_name(const pipeline_flight& f) {
     const bool in = f.op < f.n_in;
     return std::string(f.pipeline == 0 ? "the call's pipeline" : "pipeline " + std::to_string(f.pipeline)) + " " +
            (in ? "input " : "output ") + std::to_string(in ? f.op : f.op - f.n_in) + " window slot " +
            std::to_string(f.slot);
 }
-[[gnu::cold]] inline void raise_flight_race(const kernel_context& c, const pipeline_flight& f, bool write,
+#endif
+[[gnu::cold]] PTPU_COMPILED void raise_flight_race(const kernel_context& c, const pipeline_flight& f, bool write,
+                                             const char* what);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void raise_flight_race(const kernel_context& c, const pipeline_flight& f, bool write,
                                              const char* what) {
     throw error("DMA2", "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": " + what,
                 std::string(write ? "writes " : "reads ") + flight_name(f) + " while the pipeline's " +
@@ -492,6 +503,7 @@ inline void note_body_op(kernel_context& c, body_op_record r) {
                 "touch only the window the body is given at this step (keep no ref to another slot, or to an "
                 "allocations' window, across steps)");
 }
+#endif
 [[gnu::cold]] inline void raise_slot_race(const kernel_context& c, const pipeline_flight& f, const pending_dma& d) {
     throw error("DMA3", "core " + std::to_string(c.core) + ", step " + std::to_string(f.step) + ": " + flight_name(f),
                 std::string("the pipeline's ") + (f.into ? "fetch into" : "copy out of") + " the slot (block of step " +
@@ -608,7 +620,9 @@ private:
 }  // namespace detail
 
 /// pl.program_id(axis): the global grid index along `axis`, megacore offset included (S15).
-inline index_t program_id(int axis) {
+PTPU_COMPILED index_t program_id(int axis);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t program_id(int axis) {
     const kernel_context& c = detail::require_context("program_id");
     if (c.grid_rank == 0)
         throw error("22", "program_id", "program id was requested but no grid was provided",
@@ -622,11 +636,14 @@ inline index_t program_id(int axis) {
     if (c.reads != nullptr) c.reads->note(detail::query_kind::program_id, axis, 0, v);
     return v;
 }
+#endif
 
 /// The grid index along `axis` of the innermost pipeline whose body is running (emit_pipeline;
 /// upstream's PipelineStep index): global, the core split's offset included. program_id keeps
 /// giving the enclosing kernel's indices, as in Pallas.
-inline index_t pipeline_index(int axis) {
+PTPU_COMPILED index_t pipeline_index(int axis);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t pipeline_index(int axis) {
     const kernel_context& c = detail::require_context("pipeline_index");
     if (c.pipeline_depth == 0)
         throw error("22", "pipeline_index", "called outside an emit_pipeline body",
@@ -640,19 +657,25 @@ inline index_t pipeline_index(int axis) {
     if (c.reads != nullptr) c.reads->note(detail::query_kind::pipeline_index, axis, 0, v);
     return v;
 }
+#endif
 /// The size of the innermost pipeline's grid along `axis` (before any core split).
-inline index_t pipeline_size(int axis) {
+PTPU_COMPILED index_t pipeline_size(int axis);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t pipeline_size(int axis) {
     const kernel_context& c = detail::require_context("pipeline_size");
     if (c.pipeline_depth == 0 || axis < 0 || axis >= c.inner_rank)
         throw error("22", "pipeline_size", "no inner grid axis " + std::to_string(axis) + " here",
                     "call it in an emit_pipeline body with an axis of its grid");
     return c.inner_grid[static_cast<std::size_t>(axis)];
 }
+#endif
 
 /// How many elements of dim `dim` of operand `operand`'s window (inputs then outputs) hold the
 /// block's data at this step: the slice's size for a BoundedSlice dim (the window keeps its
 /// static bound), the part inside the array for an edge block, else the block size.
-inline index_t valid_extent(int operand, int dim) {
+PTPU_COMPILED index_t valid_extent(int operand, int dim);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t valid_extent(int operand, int dim) {
     const kernel_context& c = detail::require_context("valid_extent");
     if (c.valid == nullptr || operand < 0 || operand >= static_cast<int>(max_operands) || dim < 0 ||
         dim >= static_cast<int>(max_rank))
@@ -662,9 +685,12 @@ inline index_t valid_extent(int operand, int dim) {
     if (c.reads != nullptr) c.reads->note(detail::query_kind::valid_extent, operand, dim, v);
     return v;
 }
+#endif
 
 /// pl.num_programs(axis): the full grid size along `axis` (S15, pallas_call).
-inline index_t num_programs(int axis) {
+PTPU_COMPILED index_t num_programs(int axis);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t num_programs(int axis) {
     const kernel_context& c = detail::require_context("num_programs");
     if (axis < 0 || axis >= c.grid_rank)
         throw error(
@@ -673,6 +699,7 @@ inline index_t num_programs(int axis) {
             "use an axis in [0, grid rank)");
     return c.grid[static_cast<std::size_t>(axis)];
 }
+#endif
 
 namespace detail {
 // The fields of `w` as one array, for the overflow checks of C1 below.

@@ -11,6 +11,7 @@
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/core/linkage.hpp"
 
 namespace ptpu {
 
@@ -109,10 +110,13 @@ private:
 namespace detail {
 // Where an operand of a call is, for ARG1 messages: e.g. "pallas_call input 1" (`role` null:
 // plain "operand"). Built only on the way to an error.
-[[gnu::cold]] inline std::string operand_where(const char* call, const char* role, std::size_t k) {
+[[gnu::cold]] PTPU_COMPILED std::string operand_where(const char* call, const char* role, std::size_t k);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED std::string operand_where(const char* call, const char* role, std::size_t k) {
     if (role == nullptr) return "operand";
     return std::string(call) + " " + role + " " + std::to_string(k);
 }
+#endif
 // ARG1 for a caller's host_view with no memory behind it (a null data pointer): the call would
 // copy from or into address 0.
 template <class T>

@@ -18,6 +18,7 @@
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/extents.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/core/linkage.hpp"
 #include "ptpu/core/message.hpp"
 #include "ptpu/memory/rules.hpp"
 #include "ptpu/memory/space.hpp"
@@ -34,11 +35,14 @@ struct ref_label {
     std::uint8_t index = 0;
 };
 /// "ref" or e.g. "ref of input 1" (only built on the way to an error).
-[[gnu::cold]] inline std::string ref_where(ref_label l) {
+[[gnu::cold]] PTPU_COMPILED std::string ref_where(ref_label l);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED std::string ref_where(ref_label l) {
     constexpr const char* names[] = {"", "scalar-prefetch", "input", "output", "scratch"};
     if (l.what == ref_label::kind::none) return "ref";
     return std::string("ref of ") + names[static_cast<int>(l.what)] + " " + std::to_string(l.index);
 }
+#endif
 
 template <class>
 inline constexpr bool always_false_v = false;

@@ -18,6 +18,7 @@
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/core/linkage.hpp"
 #include "ptpu/core/message.hpp"
 #include "ptpu/hw/tiling.hpp"
 #include "ptpu/spec/describe.hpp"
@@ -736,7 +737,9 @@ constexpr rule_message message(const diag& d, const pipeline_desc& p) {
 
 /// The values of a diag, as text (run-time errors append it to the rule's message). Cold: only
 /// ever runs on the way to an error, so compilers should spend no effort optimizing it.
-[[gnu::cold, gnu::noinline]] inline std::string describe(const diag& d) {
+[[gnu::cold]] PTPU_COMPILED std::string describe(const diag& d);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED std::string describe(const diag& d) {
     std::string s;
     auto add = [&](const std::string& k, index_t v) {
         if (!s.empty()) s += ", ";
@@ -863,14 +866,21 @@ constexpr rule_message message(const diag& d, const pipeline_desc& p) {
     }
     return s;
 }
+#endif
 
 namespace detail {
-[[noreturn, gnu::cold, gnu::noinline]] inline void throw_diag(const diag& d) {
+[[noreturn, gnu::cold]] PTPU_COMPILED void throw_diag(const diag& d);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void throw_diag(const diag& d) {
     throw error(std::string(message(d.code)) + " (" + describe(d) + ")");
 }
-[[noreturn, gnu::cold, gnu::noinline]] inline void throw_diag(const diag& d, const pipeline_desc& p) {
+#endif
+[[noreturn, gnu::cold]] PTPU_COMPILED void throw_diag(const diag& d, const pipeline_desc& p);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void throw_diag(const diag& d, const pipeline_desc& p) {
     throw error(std::string(message(d, p).view()) + " (" + describe(d) + ")");
 }
+#endif
 }  // namespace detail
 
 /// Throws the diag as ptpu::error (run-time plans).

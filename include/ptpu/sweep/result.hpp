@@ -1,0 +1,188 @@
+// Defines what a sweep returns: sweep::result (the ranked points with their reports, the
+// rejected ones with the rule that rejects each (ptpu::error's id: 24 VMEM, 15 tiling, 19 buffer
+// count, ...), top(k), a table printer, a summary of the rejections by rule, CSV and JSON
+// writers), sweep::options, and the thread pool that evaluates the points. Nothing here depends
+// on a configuration or a body, and nothing needs range-v3 or Hana: with ptpu::runtime linked
+// (PTPU_SEPARATE_RUNTIME) a sweeping file sees declarations only, and ptpu::runtime compiles the
+// definitions (sweep/result_impl.hpp) once (core/linkage.hpp).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ptpu/core/error.hpp"
+#include "ptpu/core/linkage.hpp"
+#include "ptpu/hw/chip.hpp"
+#include "ptpu/report/report.hpp"
+
+namespace ptpu::sweep {
+
+/// A chip's name as users say it: the TPU generations are v4 … v6e, then 7x (its preset is v7x).
+PTPU_COMPILED std::string chip_label(const chip& c);
+
+// ---- Options and results ----------------------------------------------------------------------
+
+/// When a sweep draws its progress bar (on stderr).
+enum class progress {
+    automatic,  ///< when stderr is a terminal and the sweep runs longer than options::progress_after
+    off,
+    on,  ///< always (also when stderr is not a terminal), after options::progress_after
+};
+
+struct options {
+    /// Worker threads; 0: std::thread::hardware_concurrency().
+    unsigned threads = 0;
+    progress bar = progress::automatic;
+    double progress_after = 1.0;  ///< seconds before the bar appears
+    /// The point (its position in the space's order) the others are compared with: the table's
+    /// and the files' speedup = its time / the point's time.
+    std::optional<std::size_t> baseline{};
+    /// Names of the axes for the default labels ("bm" → "bm=256").
+    std::vector<std::string> axis_names{};
+    /// Record no per-step rows and no timeline: both cost memory and time at every point
+    /// (run_options::per_step, timeline), and a sweep reads neither. Off: the
+    /// configurations' own run_options are kept.
+    bool lean = true;
+};
+
+/// One point of a sweep: predicted (ok) with its report, or rejected with the rule that rejects it.
+struct entry {
+    std::size_t index = 0;  ///< position in the space's order
+    std::string label;
+    bool ok = false;
+    double time = 0;  ///< what the ranking reads: device time, or the total over the shapes
+    report rep{};     ///< ok: the report (of the first shape for run_shapes)
+    std::vector<report> shapes{};  ///< run_shapes: one report per shape
+    std::string rule{};     ///< rejected: the rule id, "24"
+    std::string message{};  ///< rejected: the whole `ptpu[ID] where: what; fix`
+
+    /// The VMEM one core allocates (the largest over cores; check 24's sum).
+    [[nodiscard]] PTPU_COMPILED index_t vmem_bytes() const;
+    /// Time the cores sat waiting for DMAs, as a share of their time (Σ over cores and shapes).
+    [[nodiscard]] PTPU_COMPILED double exposed_dma_share() const;
+};
+
+/// What a rule a sweep often meets is about, in a word or two ("VMEM limit" for 24), or "" for
+/// the others (docs/rules.md has the whole text of every rule; the message too).
+PTPU_COMPILED std::string_view rule_topic(std::string_view rule);
+
+/// What a sweep returns: the feasible points ranked best first (by time; equal times keep the
+/// space's order), the rejected ones in the space's order, the baseline for speedups.
+class result {
+public:
+    std::vector<entry> ranked;    ///< predicted, best first
+    std::vector<entry> rejected;  ///< in the space's order
+    std::optional<std::size_t> baseline{};  ///< the baseline's index (position in the space)
+    std::vector<std::string> shape_labels{};  ///< run_shapes: the shapes' names
+    unsigned threads = 0;  ///< worker threads used
+    double seconds = 0;    ///< wall time of the sweep
+
+    /// Points in the space (ranked + rejected).
+    [[nodiscard]] std::size_t size() const { return ranked.size() + rejected.size(); }
+    /// The best k (or all when fewer).
+    [[nodiscard]] std::span<const entry> top(std::size_t k) const {
+        return std::span<const entry>(ranked).first(std::min(k, ranked.size()));
+    }
+    [[nodiscard]] const entry& best() const {
+        if (ranked.empty())
+            throw error("SW1", "sweep::result::best", "no point of the sweep is feasible",
+                        "see rejections() for the rules that reject them");
+        return ranked.front();
+    }
+    /// The point with this label (ranked or rejected), or null.
+    [[nodiscard]] const entry* find(std::string_view label) const {
+        for (const auto* v : {&ranked, &rejected})
+            for (const entry& e : *v)
+                if (e.label == label) return &e;
+        return nullptr;
+    }
+    /// The point at this position of the space, or null.
+    [[nodiscard]] const entry* at_index(std::size_t index) const {
+        for (const auto* v : {&ranked, &rejected})
+            for (const entry& e : *v)
+                if (e.index == index) return &e;
+        return nullptr;
+    }
+    /// The baseline point, or null when none was designated.
+    [[nodiscard]] const entry* baseline_entry() const { return baseline ? at_index(*baseline) : nullptr; }
+    /// Designates the baseline by label; false when no point has it.
+    bool set_baseline(std::string_view label) {
+        const entry* e = find(label);
+        if (e) baseline = e->index;
+        return e != nullptr;
+    }
+    /// The baseline's time over e's (above 1: e is faster); none without a feasible baseline.
+    [[nodiscard]] std::optional<double> speedup(const entry& e) const {
+        const entry* b = baseline_entry();
+        if (!b || !b->ok || !e.ok || e.time <= 0) return std::nullopt;
+        return b->time / e.time;
+    }
+    /// The 1-based rank of a feasible point (0 when rejected).
+    [[nodiscard]] std::size_t rank_of(const entry& e) const {
+        if (!e.ok) return 0;
+        for (std::size_t i = 0; i < ranked.size(); ++i)
+            if (&ranked[i] == &e || ranked[i].index == e.index) return i + 1;
+        return 0;
+    }
+
+    /// "12 points rejected: 9 by ptpu[24] VMEM limit, 3 by ptpu[15] tiling" (the rules by count,
+    /// then first appearance), then per rule the first point it rejects with its message,
+    /// "  e.g. <label>: ptpu[24] ..."; "" when none is rejected.
+    [[nodiscard]] PTPU_COMPILED std::string rejections() const;
+
+    /// The best k as a table (rank, configuration, time, bound, exposed-DMA share, VMEM, MXU
+    /// utilization, speedup over the baseline when there is one), then the rejections.
+    PTPU_COMPILED void print(std::ostream& os, std::size_t k = 10) const;
+
+    /// One row per point, ranked ones first (best first), then the rejected ones. Columns: index,
+    /// label, status (ok/rejected), rank, time_s, device_time_s, bound, bound_operand,
+    /// exposed_dma_share, overhead_share, vmem_bytes, mxu_utilization, speedup, rule, message.
+    PTPU_COMPILED void write_csv(std::ostream& os) const;
+    PTPU_COMPILED void write_csv(const std::filesystem::path& p) const;
+
+    /// {"points": n, "feasible": n, "rejected": n, "threads": n, "seconds": s, "baseline": index
+    /// or null, "shapes": [...], "entries": [one object per point, ranked ones first]}.
+    PTPU_COMPILED void write_json(std::ostream& os) const;
+    PTPU_COMPILED void write_json(const std::filesystem::path& p) const;
+};
+
+/// The top 10 and the rejections (result::print).
+PTPU_COMPILED std::ostream& operator<<(std::ostream& os, const result& r);
+
+namespace detail {
+
+/// What one point gave: its report(s), or the ptpu::error that rejected it.
+struct outcome {
+    bool ok = false;
+    std::vector<report> reps;
+    std::string rule, message;
+};
+
+/// Runs job(i, reports) for i in [0, n) on a pool of threads taking indices from one atomic
+/// counter; a ptpu::error rejects point i, any other exception stops the sweep and is rethrown.
+/// Each job builds its own configuration, so workers share nothing but the body (called
+/// concurrently: it must not write shared state) and the space (read only).
+// Not a template: one pool per translation unit however many sweeps it runs (a std::function
+// call per point costs nothing next to a prediction).
+PTPU_COMPILED std::vector<outcome> run_pool(std::size_t n, const std::function<void(std::size_t, std::vector<report>&)>& job,
+                                     const options& opt, unsigned& used, double& seconds);
+
+/// Ranks the outcomes into a result (labels in the space's order).
+PTPU_COMPILED result make_result(std::vector<outcome>&& out, std::vector<std::string>&& labels, const options& opt,
+                          unsigned threads, double seconds);
+
+}  // namespace detail
+
+}  // namespace ptpu::sweep
+
+// The definitions, where this translation unit compiles them (core/linkage.hpp).
+#if defined(PTPU_DEFINE_COMPILED)
+#include "ptpu/sweep/result_impl.hpp"
+#endif
