@@ -35,9 +35,11 @@
 #include "ptpu/spec/pipeline.hpp"
 #include "ptpu/spec/validate.hpp"
 
-// The translation unit that compiles ptpu's compiled part (core/linkage.hpp) compiles the sweep's
-// body-independent part too: a sweep's result, its text and files, and its thread pool (none of
-// it needs Hana or range-v3). Kernel files get it from <ptpu/sweep/run.hpp>.
+// The translation unit that compiles ptpu's compiled part (core/linkage.hpp) compiles the opt-in
+// headers' body-independent parts too: the HTML report's writer, and a sweep's result, its text
+// and files, and its thread pool (none of it needs Hana or range-v3). Kernel files get them from
+// <ptpu/report/html.hpp> and <ptpu/sweep/run.hpp>.
 #if defined(PTPU_RUNTIME_IMPLEMENTATION)
+#include "ptpu/report/html.hpp"
 #include "ptpu/sweep/result.hpp"
 #endif

@@ -1,7 +1,8 @@
 // Defines what a sweep returns: sweep::result (the ranked points with their reports, the
 // rejected ones with the rule that rejects each (ptpu::error's id: 24 VMEM, 15 tiling, 19 buffer
 // count, ...), top(k), a table printer, a summary of the rejections by rule, CSV and JSON
-// writers), sweep::options, and the thread pool that evaluates the points. Nothing here depends
+// writers), sweep::options, the thread pool that evaluates the points, and html_section, the
+// result as one kernel's section of the HTML comparison report. Nothing here depends
 // on a configuration or a body, and nothing needs range-v3 or Hana: with ptpu::runtime linked
 // (PTPU_SEPARATE_RUNTIME) a sweeping file sees declarations only, and ptpu::runtime compiles the
 // definitions (sweep/result_impl.hpp) once (core/linkage.hpp).
@@ -20,6 +21,7 @@
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/linkage.hpp"
 #include "ptpu/hw/chip.hpp"
+#include "ptpu/report/html.hpp"
 #include "ptpu/report/report.hpp"
 
 namespace ptpu::sweep {
@@ -155,6 +157,34 @@ public:
 
 /// The top 10 and the rejections (result::print).
 PTPU_COMPILED std::ostream& operator<<(std::ostream& os, const result& r);
+
+// ---- The HTML report ---------------------------------------------------------------------------
+
+/// What the section says besides the sweep's entries.
+struct html_section_options {
+    std::string title{};    ///< the section's heading
+    std::string summary{};  ///< the problem in a sentence
+    std::vector<std::string> notes{};  ///< plain-text lines under the table
+    /// The ranked entries shown (best first); the default is shown too when it ranks lower, and
+    /// a note counts the others.
+    std::size_t top = 20;
+    /// Rejected entries listed one by one; past this, result::rejections()'s summary instead.
+    std::size_t max_rejected = 40;
+    /// The best k are predicted again with a timeline (k ≥ 1: the page draws the best), so their
+    /// Perfetto traces are written and linked; the default always is.
+    std::size_t timelines = 1;
+};
+
+/// A point's report with its timeline: predict the point at entry::index again with
+/// run_options::timeline on.
+using timeline_fn = std::function<report(const entry&)>;
+
+/// The section of the page for a sweep's result. `with_timeline(e)` returns entry e's report
+/// with a timeline (timeline_predictor makes one); it is called for the best options.timelines
+/// entries and the baseline, nothing else. The result needs a feasible baseline (the page
+/// measures speedups against the default): otherwise ptpu[SW2].
+PTPU_COMPILED html_kernel html_section(const result& r, const html_section_options& options,
+                                const timeline_fn& with_timeline);
 
 namespace detail {
 

@@ -264,6 +264,48 @@ PTPU_COMPILED std::ostream& operator<<(std::ostream& os, const result& r) {
     return os;
 }
 
+PTPU_COMPILED html_kernel html_section(const result& r, const html_section_options& options,
+                                const timeline_fn& with_timeline) {
+    const entry* base = r.baseline_entry();
+    if (!base)
+        throw error("SW2", "sweep::html_section (" + options.title + ")", "the sweep has no baseline",
+                    "set sweep::options::baseline (or result::set_baseline) to the default configuration");
+    if (!base->ok)
+        throw error("SW2", "sweep::html_section (" + options.title + ")",
+                    "the baseline '" + base->label + "' is rejected: " + base->message,
+                    "choose a feasible default configuration as the baseline");
+    html_kernel k;
+    k.title = options.title;
+    k.summary = options.summary;
+    k.notes = options.notes;
+    const std::size_t shown = std::min(std::max<std::size_t>(options.top, 1), r.ranked.size());
+    const std::size_t timelines = std::max<std::size_t>(options.timelines, 1);
+    for (std::size_t i = 0; i < r.ranked.size(); ++i) {
+        const entry& e = r.ranked[i];
+        const bool is_default = e.index == base->index;
+        if (i >= shown && !is_default) continue;
+        if (is_default) k.default_config = k.configs.size();
+        k.order.push_back(k.configs.size());
+        k.configs.push_back({e.label, i < timelines || is_default ? with_timeline(e) : e.rep});
+    }
+    // The sweep's ranking, kept (a report predicted again with a timeline may fast-forward other
+    // periods, which may round its device time differently from the lean one: no reorder).
+    k.best_config = 0;
+    if (!r.shape_labels.empty())
+        k.notes.push_back("ranked by the total time over " + std::to_string(r.shape_labels.size()) +
+                          " problem shapes; the times, bars and timelines are the first shape's (" +
+                          r.shape_labels.front() + ")");
+    if (shown < r.ranked.size())
+        k.notes.push_back(std::to_string(r.ranked.size() - shown) + " more feasible configurations not shown (" +
+                          std::to_string(r.ranked.size()) + " in all)");
+    if (r.rejected.size() <= options.max_rejected) {
+        for (const entry& e : r.rejected) k.rejected.emplace_back(e.label, e.message);
+    } else {
+        k.notes.push_back(r.rejections());
+    }
+    return k;
+}
+
 namespace detail {
 
 PTPU_COMPILED bool stderr_is_terminal() {
