@@ -46,8 +46,10 @@ struct model_row {
     int pallas_cores;
     double bf16_peak;   // per TC
     double int8_peak;   // per TC, 0 = n/a
-    double hbm_bw;      // per chip
-    std::int64_t hbm;   // per chip
+    // Per device (docs/model.md, "The chip presets"): the chip's figure [src] on the megacore and
+    // one-core chips; on 7x, two devices per chip, half of it (7.40e12 / 2, 206e9 / 2).
+    double hbm_bw;
+    std::int64_t hbm;
     std::int64_t vmem;  // per TC
     std::int64_t vmem_limit;
     std::int64_t smem;
@@ -70,7 +72,7 @@ constexpr model_row table[] = {
      1.75e9, 4, 0.30e-6},
     {"v6e", 6, 1, false, 1, 9.20e14, 1.84e15, 1.64e12, 34'400'000'000, 128 * MiB, 32 * MiB, 1 * MiB, 2, 256,
      0, 4, 0.333e-6},
-    {"v7x", 7, 2, false, 1, 1.155e15, 0, 7.40e12, 206'000'000'000, 64 * MiB, 32 * MiB, 1 * MiB, 2, 256, 0, 4,
+    {"v7x", 7, 2, false, 1, 1.155e15, 0, 3.70e12, 103'000'000'000, 64 * MiB, 32 * MiB, 1 * MiB, 2, 256, 0, 4,
      0.332e-6},
 };
 
@@ -303,3 +305,25 @@ TEST(ChipRuleH1, EdgeValuesAccepted) {
 }
 
 }  // namespace
+
+TEST(ChipPresets, DescribeOneJaxDevice) {
+    // docs/model.md, "The chip presets": a chip holds cores_per_chip / pallas_cores() devices
+    // (v4, v5p: one megacore device of two cores; v5e, v6e: one core; 7x: two devices of one
+    // core), and the devices of a chip share its HBM [src: tpu_info.py, per chip].
+    struct per_chip {
+        const chip* c;
+        double hbm_bw;
+        std::int64_t hbm;
+    };
+    const per_chip chips[] = {{&tpu::v4, 1.23e12, 34'400'000'000},
+                              {&tpu::v5e, 8.20e11, 17'200'000'000},
+                              {&tpu::v5p, 2.46e12, 103'000'000'000},
+                              {&tpu::v6e, 1.64e12, 34'400'000'000},
+                              {&tpu::v7x, 7.40e12, 206'000'000'000}};
+    for (const per_chip& p : chips) {
+        const int devices = p.c->cores_per_chip / p.c->pallas_cores();
+        EXPECT_EQ(devices, p.c == &tpu::v7x ? 2 : 1) << p.c->name;
+        EXPECT_DOUBLE_EQ(p.c->hbm_bytes_per_s * devices, p.hbm_bw) << p.c->name;
+        EXPECT_EQ(p.c->hbm_bytes * devices, p.hbm) << p.c->name;
+    }
+}

@@ -66,6 +66,34 @@ TEST(TimingKnownAnswer, DmaBoundDoubleBufferedCopy) {
     EXPECT_EQ(r.hbm_bytes, static_cast<std::int64_t>(2 * n_steps * X));
 }
 
+TEST(TimingKnownAnswer, SevenXCopyMovesOneDevicesShareOfHbm) {
+    // A 7x chip is two JAX devices, one TensorCore each, and its preset describes one device
+    // (docs/model.md, "The chip presets"): B = 7.40e12 / 2 = 3.70e12 B/s [src], η = 0.87 [est]
+    // (XLA copies on 7x). The same DMA-bound double-buffered copy as above, with 7x's constants:
+    //   t = o + i + L + 2·n·Xc/(B·η) + C + L
+    // and, once the channel streams, it moves X bytes per Xc/(B·η) seconds:
+    //   B·η · X/Xc = 3.219e12 · 4194304 / (4194304 + 64 + 10.67 ns · 3.219e12) ≈ 3.193e12 B/s
+    // (the descriptor's 34 KB-equivalent is 0.8% of a 4 MiB block): the ≈3.2 TB/s a
+    // memory-bound copy reaches on one 7x device, 0.431 of the whole chip's 7.40e12.
+    constexpr chip c = tpu::v7x;
+    static_assert(c.hbm_bytes_per_s == 3.70e12);
+    const double bw7 = c.hbm_bytes_per_s * c.dma_efficiency;
+    const double xc7 = X + c.dma_run_cost_bytes + c.dma_descriptor_s * bw7;
+    // C = 0.2 µs: a 7x block moves in Xc/(B·η) = 1.31 µs, so with v5e's C = 1 µs the channel
+    // would idle inside the run too (the write-back of step s joins after C + i + L, section 8 of
+    // docs/model.md); with o + C + i + L well under one block's transfer it idles only at the
+    // first gap, and the formula is exact.
+    const double C = 0.2e-6;
+    const report r = run<Copy<2, c>>(C);
+    const double fixed = c.step_overhead_s + c.dma_issue_s + 2 * c.dma_latency_s + C;
+    const double expected = fixed + 2 * n_steps * xc7 / bw7;
+    EXPECT_NEAR(r.device_time, expected, 1e-6 * expected) << r;
+    EXPECT_TRUE(r.memory_bound);
+    const double streaming = static_cast<double>(r.hbm_bytes) / (r.device_time - fixed);
+    EXPECT_NEAR(streaming, 3.193e12, 0.001 * 3.193e12) << r;
+    EXPECT_NEAR(streaming / 7.40e12, 0.4315, 0.0005);  // of the whole chip's bandwidth
+}
+
 TEST(TimingKnownAnswer, SingleBufferedCopySerializes) {
     const double C = 3e-6;
     const report r = run<Copy<1>>(C);

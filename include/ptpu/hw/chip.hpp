@@ -11,20 +11,22 @@
 
 namespace ptpu {
 
-/// One TPU generation, per TensorCore unless a field says "per chip".
-/// Each preset in hw/presets.hpp cites its source per field (the labels of docs/model.md).
+/// One JAX device of a TPU generation (docs/model.md, "The chip presets"). HBM fields are per
+/// device: a megacore device (v4, v5p) is both TensorCores of a chip, sharing its HBM; a 7x
+/// device is one of the chip's two TensorCores, with half of it. The other fields are per
+/// TensorCore; a device runs pallas_cores() of them. Each preset in hw/presets.hpp cites its source per field (the labels of docs/model.md).
 struct chip {
     char name[16];       ///< "v5e", …
     int generation;      ///< 4, 5, 6, 7 (decides tiling rules, tpu_info.infer_tiling)
-    int cores_per_chip;  ///< TensorCores on one chip
+    int cores_per_chip;  ///< TensorCores on one chip (a device has pallas_cores() of them)
     bool megacore;       ///< true when the 2 TensorCores act as one device (v4, v5p)
 
     // Memories.
     std::int64_t vmem_bytes;        ///< VMEM per TensorCore
     std::int64_t vmem_limit_bytes;  ///< default scoped VMEM limit for one kernel
     std::int64_t smem_bytes;        ///< SMEM per TensorCore
-    std::int64_t hbm_bytes;         ///< HBM capacity per chip
-    double hbm_bytes_per_s;         ///< HBM bandwidth per chip (shared by both cores)
+    std::int64_t hbm_bytes;         ///< HBM capacity per device
+    double hbm_bytes_per_s;         ///< HBM bandwidth per device (shared by a megacore device's two cores)
 
     // Compute.
     double peak_bf16_flops;     ///< MXU peak per TensorCore, bf16 FLOP/s

@@ -1,6 +1,11 @@
 // Defines the chip presets ptpu::tpu::{v4, v5e, v5p, v6e, v7x}, their lookup, and rule H1 (a chip
 // description is valid: chip_problem, validate).
 //
+// A preset describes one JAX device (docs/model.md, "The chip presets"): HBM capacity and
+// bandwidth are the device's (a megacore chip's two TensorCores form one device and share the
+// chip's HBM; a 7x chip is two devices, each with half of it); VMEM, SMEM, the peaks and the
+// clocks are per TensorCore, of which a device runs pallas_cores().
+//
 // Each field cites its source with the labels of docs/model.md, whose section 9 lists where every
 // constant comes from: [spec] datasheet; [src] public source, mostly JAX's jax/_src/tpu_info.py
 // (per TensorCore; per-chip figures are its values before the division by cores) or the scaling
@@ -93,8 +98,9 @@ inline constexpr chip v4{
     .vmem_bytes = 16 * detail::mib,              // [src] tpu_info.py
     .vmem_limit_bytes = 16 * detail::mib,        // [est] ≤ 16 MiB (docs/model.md §9); we take all of VMEM
     .smem_bytes = 1 * detail::mib,               // [src] tpu_info.py
-    .hbm_bytes = 34'400'000'000,                 // [src] tpu_info.py, per chip
-    .hbm_bytes_per_s = 1.23e12,                  // [src] tpu_info.py, per chip
+    // Per device: the megacore device is the whole chip, its two TensorCores sharing one HBM.
+    .hbm_bytes = 34'400'000'000,                 // [src] tpu_info.py, per chip (= per device)
+    .hbm_bytes_per_s = 1.23e12,                  // [src] tpu_info.py, per chip (= per device)
     .peak_bf16_flops = 1.375e14,                 // [src] tpu_info.py: 2.75e14 per chip / 2
     .peak_int8_ops = 0,                          // [src] tpu_info.py: not available
     .mxu_count = 4,                              // [src] tpu_info.py
@@ -155,8 +161,10 @@ inline constexpr chip v5p{
     .vmem_bytes = 64 * detail::mib,        // [src] tpu_info.py
     .vmem_limit_bytes = 16 * detail::mib,  // [meas] compiler messages (docs/model.md §9)
     .smem_bytes = 1 * detail::mib,         // [src] tpu_info.py
-    .hbm_bytes = 103'000'000'000,          // [src] tpu_info.py, per chip
-    // [src] tpu_info.py, per chip; the Cloud v5p page says 2.765e12, tpu_info is what JAX uses.
+    // Per device: the megacore device is the whole chip, its two TensorCores sharing one HBM.
+    .hbm_bytes = 103'000'000'000,          // [src] tpu_info.py, per chip (= per device)
+    // [src] tpu_info.py, per chip (= per device); the Cloud v5p page says 2.765e12, tpu_info is
+    // what JAX uses.
     .hbm_bytes_per_s = 2.46e12,
     .peak_bf16_flops = 2.295e14,  // [src] tpu_info.py: 4.59e14 per chip / 2
     .peak_int8_ops = 4.59e14,     // [src] tpu_info.py: 9.18e14 per chip / 2
@@ -226,8 +234,9 @@ inline constexpr chip v7x{
     .vmem_bytes = 64 * detail::mib,        // [src] tpu_info.py
     .vmem_limit_bytes = 32 * detail::mib,  // [meas] compiler messages (docs/model.md §9)
     .smem_bytes = 1 * detail::mib,         // [src] tpu_info.py
-    .hbm_bytes = 206'000'000'000,          // [src] tpu_info.py, per chip
-    .hbm_bytes_per_s = 7.40e12,            // [src] tpu_info.py, per chip
+    // Per device, i.e. per TensorCore (each is its own JAX device): half the chip's HBM.
+    .hbm_bytes = 103'000'000'000,  // [src] tpu_info.py: 206e9 per chip / 2
+    .hbm_bytes_per_s = 3.70e12,    // [src] tpu_info.py: 7.40e12 per chip / 2
     .peak_bf16_flops = 1.155e15,           // [src] tpu_info.py: 2.31e15 per chip / 2
     // [src] tpu_info.py: int8 not available. 7x has fp8 instead, ≈2.31e15 per TC (tpu_info:
     // 4.60e15 per chip / 2; docs/model.md §9), which this field does not model.
