@@ -44,6 +44,31 @@ PTPU_COMPILED std::string ref_where(ref_label l) {
 }
 #endif
 
+// A ref's construction errors, built out of line: no copy per ref type.
+/// V3: the elements of a ref of this shape, times `itemsize` bytes, overflow index_t.
+[[noreturn, gnu::cold]] PTPU_COMPILED void raise_extent_overflow(ref_label l, const index_t* shape, std::size_t rank,
+                                                                std::size_t d, std::size_t itemsize);
+/// R1: a run-time extent differs from the ref's static one.
+[[noreturn, gnu::cold]] PTPU_COMPILED void raise_extent_mismatch(index_t got, std::size_t d, index_t expected);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void raise_extent_overflow(ref_label l, const index_t* shape, std::size_t rank, std::size_t d,
+                                         std::size_t itemsize) {
+    std::string text = "(";
+    for (std::size_t k = 0; k < rank; ++k) text += (k ? ", " : "") + std::to_string(shape[k]);
+    throw error(std::string(PTPU_RULE_TEXT_V3) + " (" + ref_where(l) + " of shape " + text + "), dim " +
+                std::to_string(d) + ": its elements times " + std::to_string(itemsize) + " bytes overflow)");
+}
+PTPU_COMPILED void raise_extent_mismatch(index_t got, std::size_t d, index_t expected) {
+    std::string what = "extent ";
+    what += std::to_string(got);
+    what += " of dim ";
+    what += std::to_string(d);
+    what += " differs from the static extent ";
+    what += std::to_string(expected);
+    throw error("R1", "ref", what, "give the ref the shape of its extents<...>, or use dyn extents");
+}
+#endif
+
 template <class>
 inline constexpr bool always_false_v = false;
 
@@ -387,11 +412,7 @@ private:
     }
     // V3: the elements (or bytes) of a contiguous ref of this shape do not fit in index_t.
     [[noreturn, gnu::cold]] void extent_overflow(std::size_t d) const {
-        std::string shape = "(";
-        for (std::size_t k = 0; k < Rank; ++k) shape += (k ? ", " : "") + std::to_string(shape_[k]);
-        throw error(std::string(PTPU_RULE_TEXT_V3) + " (" + detail::ref_where(label_) + " of shape " + shape +
-                    "), dim " + std::to_string(d) + ": its elements times " + std::to_string(sizeof(T)) +
-                    " bytes overflow)");
+        detail::raise_extent_overflow(label_, shape_.data(), Rank, d, sizeof(T));
     }
     // R1: the run-time shape agrees with the static extents (the ref's type states them).
     constexpr void check_extents() const {
@@ -400,13 +421,7 @@ private:
                 if (Extents::values[d] != dyn && shape_[d] != Extents::values[d]) extent_mismatch(d);
     }
     [[noreturn]] void extent_mismatch(std::size_t d) const {
-        std::string what = "extent ";
-        what += std::to_string(shape_[d]);
-        what += " of dim ";
-        what += std::to_string(d);
-        what += " differs from the static extent ";
-        what += std::to_string(Extents::values[d]);
-        throw error("R1", "ref", what, "give the ref the shape of its extents<...>, or use dyn extents");
+        detail::raise_extent_mismatch(shape_[d], d, Extents::values[d]);
     }
     [[nodiscard]] index_t offset(const std::array<index_t, Rank>& i) const {
         index_t o = 0;
