@@ -145,8 +145,22 @@ struct inner_map_ctx {
 }
 // Operand Op (inputs then outputs, NIn inputs) of an inner pipeline: its index map at inner
 // grid point g of this core's part, at the whole grid's iteration.
+// An index map may ask program_id and num_programs (the kernel's, as in Pallas) wherever it runs,
+// in an inner body too, where the body's own code may not (K3).
+struct index_map_scope {
+    kernel_context* c = current_context();
+    index_map_scope() {
+        if (c != nullptr) ++c->index_maps;
+    }
+    ~index_map_scope() {
+        if (c != nullptr) --c->index_maps;
+    }
+    index_map_scope(const index_map_scope&) = delete;
+    index_map_scope& operator=(const index_map_scope&) = delete;
+};
 template <class Spec, std::size_t G, class Ctx, int Op = 0, int NIn = 1>
 index_tuple<max_rank> inner_map(const index_t* g, const void* ctx) {
+    const index_map_scope scope;
     const auto& c = *static_cast<const inner_map_ctx*>(ctx);
     index_t at[G > 0 ? G : 1]{};
     for (std::size_t d = 0; d < G; ++d) at[d] = g[d] + c.offset[d];
@@ -563,7 +577,7 @@ private:
         mctx.whole = g;
         if (opt_.core_axis >= 0) {
             const auto part = detail::partition_grid(grid_.data(), static_cast<int>(G), opt_.semantics,
-                                                     program_id(opt_.core_axis), num_programs(opt_.core_axis));
+                                                     outer_program_id(opt_.core_axis), outer_num_programs(opt_.core_axis));
             g = part.grid;
             mctx.offset = part.offset;
         }
