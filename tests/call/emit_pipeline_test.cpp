@@ -910,7 +910,31 @@ TEST(EmitPipeline, TilingRoundsTheLastBlock) {
         for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], 3.0f * x.vector()[k]) << k;
         const index_t rows = tiled ? 256 + 256 + 96 : 601;
         EXPECT_EQ(rep.stats.inner_bytes, 2 * rows * 128 * 4) << tiled;  // in and out
+        // The query gives each DMA's slice: their bytes are what the run moved.
+        using S = emit_pipeline_schedule<Grid<3>, In<Arg<Odd, B256>>, Out<Arg<Odd, B256>>>;
+        index_t bytes = 0;
+        for (int op = 0; op < 2; ++op)
+            for (index_t i = 0; i < 3; ++i) bytes += S::slice_of(op, {i}, tiled).bytes;
+        EXPECT_EQ(bytes, rep.stats.inner_bytes) << tiled;
     }
+    // The last block's slice, a constant: rows [512, 608) with tiling, 89 of them inside the
+    // array; [512, 601) without. A whole block is its own slice either way.
+    using S = emit_pipeline_schedule<Grid<3>, In<Arg<Odd, B256>>, Out<Arg<Odd, B256>>>;
+    constexpr dma_slice last = S::slice_of(0, {2}, true);
+    static_assert(last.rank == 2 && last.start[0] == 512 && last.size[0] == 96 && last.inside[0] == 89);
+    static_assert(last.start[1] == 0 && last.size[1] == 128 && last.inside[1] == 128 && last.bytes == 96 * 128 * 4);
+    constexpr dma_slice plain = S::slice_of(1, {2}, false);
+    static_assert(plain.start[0] == 512 && plain.size[0] == 89 && plain.inside[0] == 89 && plain.bytes == 89 * 128 * 4);
+    static_assert(S::slice_of(0, {1}, true) == S::slice_of(0, {1}, false) && S::slice_of(0, {1}, true).start[0] == 256 &&
+                  S::slice_of(0, {1}, true).size[0] == 256);
+    EXPECT_THROW((void)S::slice_of(2, {0}, true), error);     // no operand 2
+    EXPECT_THROW((void)S::slice_of(0, {0, 0}, true), error);  // a grid of rank 1
+    // dma_slice_of on a description: the pipeline's own tiling flag decides.
+    pipeline_desc p = S::desc;
+    p.tiling = true;
+    EXPECT_EQ(dma_slice_of(p, 0, idx(2, 0), tpu::v5e.generation), last);
+    p.tiling = false;
+    EXPECT_EQ(dma_slice_of(p, 0, idx(2, 0), tpu::v5e.generation).size[0], 89);
     using B12 = BlockSpec<Block<12, 128>, [](index_t i) { return idx(i, 0); }>;
     try {
         (void)Call{}(

@@ -35,6 +35,7 @@
 #include "ptpu/core/index.hpp"
 #include "ptpu/runtime/arena.hpp"
 #include "ptpu/runtime/context.hpp"
+#include "ptpu/runtime/dma.hpp"
 #include "ptpu/runtime/ref.hpp"
 #include "ptpu/runtime/body.hpp"
 #include "ptpu/schedule/analyze.hpp"
@@ -744,6 +745,20 @@ public:
     static constexpr std::array<block_fn, max_operands> maps = traits::maps();
     static constexpr plan_info info =
         plan_pipeline(desc, emit_pipeline_caps, traits::describe().hw.generation, maps.data(), nullptr, [](const event&) {});
+
+    /// The slice of its array the DMA of operand `op` (inputs then outputs) at inner grid point
+    /// `g` moves (dma_slice_of): with the tiling option (`tiled`; upstream's emit_pipeline always
+    /// tiles) a partial last block rounds up to the memory tile (S35). V1 when `g` does not have
+    /// the grid's rank or `op` is not an operand; the index map's own errors as at run time.
+    static constexpr dma_slice slice_of(int op, std::initializer_list<index_t> g, bool tiled) {
+        if (static_cast<int>(g.size()) != desc.grid_rank || op < 0 || op >= desc.n_ops())
+            throw error("V1", "emit_pipeline_schedule::slice_of", "no operand " + std::to_string(op) + " at a grid point of rank " + std::to_string(g.size()),
+                        "give an operand index (inputs then outputs) and one index per grid dim");
+        pipeline_desc p = desc;
+        p.tiling = tiled;
+        const index_t* at = g.begin();
+        return dma_slice_of(p, op, maps[static_cast<std::size_t>(op)](at, nullptr), traits::describe().hw.generation);
+    }
     // A broken rule stops compilation with that rule's one message (call/diagnostics.hpp).
     static_assert(sizeof(*detail::problem_report<info.problem, detail::problem_message(info.problem, desc)>()) > 0);
 
