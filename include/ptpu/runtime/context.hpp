@@ -1,5 +1,6 @@
 // Defines the kernel context a body reads while it runs: program_id / num_programs (global grid
-// indices, S15; check 22), the core running it, the counters of DMAs the body issued itself, and
+// indices, S15; check 22; outer_program_id / outer_num_programs in an emit_pipeline body, K3),
+// the core running it, the counters of DMAs the body issued itself, and
 // the registry of vecs that read VMEM they do not own (copy-on-write loads, ops/vec.hpp).
 #pragma once
 
