@@ -6,6 +6,7 @@
 #include <ptpu/ptpu.hpp>
 #include <ptpu/sweep/run.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 
@@ -53,12 +54,21 @@ int main() {
         if (bm == 256 && bk == 512 && bc == 2 && c == &tpu::v5e) opt.baseline = k;
         ++k;
     }
-    const sweep::result result = sweep::run(points, matmul, body, opt);
+    const auto result = sweep::run(points, matmul, body, opt);
 
     std::cout << "Blocked matmul " << n << "^3 f32, " << result.size() << " configurations, ranked on "
               << result.threads << " threads:\n\n";
     result.print(std::cout, 5);
-    std::cout << "\nBest: " << result.best().label << "\n" << result.best().rep;
+    // The best entry, its point and its configuration (the dynamic_call matmul made of it): ready
+    // to run on data, or to predict again with a timeline.
+    const auto best = result.best();
+    const auto [bm, bk, buffers, best_chip] = best.point;
+    auto again = best.config;
+    again.options.timeline = true;
+    const report best_report = again.predict(body);
+    std::cout << "\nBest: " << best.label << " (" << bm << " x " << bk << " blocks, " << buffers
+              << " buffers, on " << sweep::chip_label(*best_chip) << ")\n"
+              << best_report;
 
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ptpu_sweep";
     std::filesystem::create_directories(dir);
@@ -66,7 +76,8 @@ int main() {
     result.write_json(dir / "sweep.json");
     std::cout << "\nWrote " << (dir / "sweep.csv").string() << " and " << (dir / "sweep.json").string() << "\n";
     // The example checks what it shows: every point accounted for, some rejected by rule.
-    return result.ranked.size() > 5 && !result.rejected.empty() && result.speedup(result.best()).value_or(0) >= 1
+    return result.ranked.size() > 5 && !result.rejected.empty() && result.speedup(best).value_or(0) >= 1 &&
+                   std::abs(best_report.device_time - best.time) <= 1e-12 * best.time
                ? 0
                : 1;
 }

@@ -6,9 +6,12 @@
 #include <ptpu/ptpu.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <numeric>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 using namespace ptpu;
@@ -80,6 +83,49 @@ TEST(DynamicCall, QuickstartSameEventsResultAndTime) {
     const report r2 = d.into(std::tie(out), add_body, x.vector(), y.view());
     EXPECT_EQ(out, z.vector());
     EXPECT_EQ(r2.device_time, rep.device_time);
+}
+
+// Outputs are host_arrays of the configured (run-time) shape, indexable as o(i, j), and still a
+// contiguous row-major range of their elements.
+TEST(DynamicCall, OutputsAreArraysOfTheConfiguredShape) {
+    std::vector<float> x(256 * 384), y(256 * 384, 0.5f);
+    std::iota(x.begin(), x.end(), 0.0f);
+    const DynAdd d = dyn_add(256, 384, 64);
+    auto [z, rep] = d(add_body, x, y);
+    static_assert(std::is_same_v<decltype(z), host_array<dyn_array<float, 2>>>);
+    EXPECT_EQ(z.shape(), (std::array<index_t, 2>{256, 384}));
+    EXPECT_EQ(z.shape(1), 384);
+    ASSERT_EQ(z.size(), x.size());
+    for (index_t i = 0; i < 256; i += 17)
+        for (index_t j = 0; j < 384; j += 23) ASSERT_EQ(z(i, j), static_cast<float>(i * 384 + j) + 0.5f) << i << ", " << j;
+    // The range of its elements, row-major: data(), [k], iteration, a std::vector's equality.
+    EXPECT_EQ(z.data() + 5 * 384 + 7, &z(5, 7));
+    EXPECT_EQ(z[5 * 384 + 7], z(5, 7));
+    std::vector<float> want(x.size());
+    std::transform(x.begin(), x.end(), y.begin(), want.begin(), [](float a, float b) { return a + b; });
+    EXPECT_EQ(z, want);
+    EXPECT_TRUE(std::ranges::equal(z, want));
+    // An output feeds another call as an input (a contiguous range), and a view names its shape.
+    auto [z2, rep2] = d(add_body, z, y);
+    EXPECT_EQ(z2(255, 383), z(255, 383) + 0.5f);
+    // So does a static pallas_call, the shape checked against its Array type (ARG1).
+    using Z = Array<float, 256, 384>;
+    using ZBlk = BlockSpec<Block<64, 384>, [](auto i) { return idx(i, 0); }>;
+    using StaticAdd = pallas_call<Grid<4>, In<Arg<Z, ZBlk>, Arg<Z, ZBlk>>, Out<Arg<Z, ZBlk>>, Chip<tpu::v5e>>;
+    auto [zs, rs] = StaticAdd{}(add_body, z, y);
+    EXPECT_EQ(z2, zs.vector());
+    EXPECT_EQ(rs.device_time, rep2.device_time);
+    EXPECT_EQ(rule_of([&] { (void)Add{}(add_body, z, host_array<X>{}); }), "ARG1");
+    const host_view<const float> v = std::as_const(z).view();
+    EXPECT_EQ(v.rank, 2);
+    EXPECT_EQ(v.shape[0], 256);
+    EXPECT_EQ(v.shape[1], 384);
+    // Equal arrays have equal shapes too; a wrong element count is ARG1.
+    const host_array<dyn_array<float, 2>> flat({384, 256}, z.vector());
+    EXPECT_FALSE(flat == z);
+    EXPECT_TRUE(flat == z.vector());
+    EXPECT_TRUE((host_array<dyn_array<float, 2>>({256, 384}, z.vector()) == z));
+    EXPECT_EQ(rule_of([&] { (void)host_array<dyn_array<float, 2>>({2, 3}, std::vector<float>(5)); }), "ARG1");
 }
 
 // ---- examples/blocked_matmul.cpp (scratch accumulator, three axes) ----------------------------

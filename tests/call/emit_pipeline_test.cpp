@@ -166,6 +166,77 @@ TEST(EmitPipeline, NestedInAGridAndSplitOverCores) {
     EXPECT_NEAR(rm.core[0].compute, rm.core[1].compute, 1e-12);
 }
 
+// In an inner body, program_id and num_programs would be the enclosing kernel's (as in Pallas),
+// which code ported from a kernel body reads as the inner grid's: K3. pipeline_index and
+// pipeline_size are the inner grid's; outer_program_id and outer_num_programs the kernel's.
+// Index maps of the inner pipeline keep program_id (the kernel's, as in Pallas).
+TEST(EmitPipeline, ProgramIdInAnInnerBodyIsK3) {
+    using Z = Array<float, 64, 512>;
+    host_array<Z> z;
+    std::iota(z.begin(), z.end(), 0.0f);
+    using Half = BlockSpec<Block<32, 128>, [](index_t j) { return idx(program_id(0), j); }>;
+    using Call = pallas_call<Grid<2>, In<Arg<Z, AnyFull>>, Out<Arg<Z, AnyFull>>, Chip<tpu::v5e>>;
+    auto message_of = [](auto&& f) {
+        try {
+            f();
+        } catch (const error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    // The ported mistake: the inner body asks program_id for its column block.
+    const std::string m = message_of([&] {
+        (void)Call{}(
+            [](auto x, auto o) {
+                emit_pipeline([](auto i, auto w) { store(w, load(i) + static_cast<float>(program_id(0))); }, {4},
+                              in_specs<Half>, out_specs<Half>)(x, o);
+            },
+            z);
+    });
+    EXPECT_EQ(m.rfind("ptpu[K3] program_id in an emit_pipeline body (pipeline 1): ", 0), 0u) << m;
+    EXPECT_NE(m.find("use pipeline_index(axis) for this pipeline's grid, or outer_program_id(axis)"),
+              std::string::npos)
+        << m;
+    const std::string n = message_of([&] {
+        (void)Call{}.predict([](auto x, auto o) {
+            emit_pipeline([](auto i, auto w) { store(w, load(i) * static_cast<float>(num_programs(0))); }, {4},
+                          in_specs<Half>, out_specs<Half>)(x, o);
+        });
+    });
+    EXPECT_EQ(n.rfind("ptpu[K3] num_programs in an emit_pipeline body (pipeline 1): ", 0), 0u) << n;
+    EXPECT_NE(n.find("use pipeline_size(axis)"), std::string::npos) << n;
+    // The explicit spellings: each element + 1000 x the kernel's row half + 100 x the inner
+    // column block + 10 x the kernel's grid size + the inner grid size.
+    auto [a, ra] = Call{}(
+        [](auto x, auto o) {
+            const index_t outside = program_id(0);  // the kernel's body itself: program_id as ever
+            emit_pipeline(
+                [outside](auto i, auto w) {
+                    EXPECT_EQ(outer_program_id(0), outside);
+                    const auto tag = static_cast<float>(1000 * outer_program_id(0) + 100 * pipeline_index(0) +
+                                                        10 * outer_num_programs(0) + pipeline_size(0));
+                    store(w, load(i) + tag);
+                },
+                {4}, in_specs<Half>, out_specs<Half>)(x, o);
+        },
+        z);
+    for (index_t r = 0; r < 64; r += 5)
+        for (index_t c = 0; c < 512; c += 37)
+            ASSERT_EQ(a(r, c), z(r, c) + static_cast<float>(1000 * (r / 32) + 100 * (c / 128) + 10 * 2 + 4))
+                << r << ", " << c;
+    EXPECT_EQ(ra.stats.inner_steps, 8);
+    // A prediction takes the explicit spellings too (the body memo keys on them as on
+    // program_id), at the run's time (the same work per step).
+    const report p = Call{}.predict([](auto x, auto o) {
+        emit_pipeline(
+            [](auto i, auto w) {
+                store(w, load(i) + static_cast<float>(outer_program_id(0) + pipeline_index(0)));
+            },
+            {4}, in_specs<Half>, out_specs<Half>)(x, o);
+    });
+    EXPECT_NEAR(p.device_time, ra.device_time, 1e-12 * ra.device_time);
+}
+
 // A11's table: per-core step counts of _partition_grid with 2 cores.
 TEST(EmitPipeline, A11PartitionTable) {
     struct row {
@@ -839,7 +910,31 @@ TEST(EmitPipeline, TilingRoundsTheLastBlock) {
         for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], 3.0f * x.vector()[k]) << k;
         const index_t rows = tiled ? 256 + 256 + 96 : 601;
         EXPECT_EQ(rep.stats.inner_bytes, 2 * rows * 128 * 4) << tiled;  // in and out
+        // The query gives each DMA's slice: their bytes are what the run moved.
+        using S = emit_pipeline_schedule<Grid<3>, In<Arg<Odd, B256>>, Out<Arg<Odd, B256>>>;
+        index_t bytes = 0;
+        for (int op = 0; op < 2; ++op)
+            for (index_t i = 0; i < 3; ++i) bytes += S::slice_of(op, {i}, tiled).bytes;
+        EXPECT_EQ(bytes, rep.stats.inner_bytes) << tiled;
     }
+    // The last block's slice, a constant: rows [512, 608) with tiling, 89 of them inside the
+    // array; [512, 601) without. A whole block is its own slice either way.
+    using S = emit_pipeline_schedule<Grid<3>, In<Arg<Odd, B256>>, Out<Arg<Odd, B256>>>;
+    constexpr dma_slice last = S::slice_of(0, {2}, true);
+    static_assert(last.rank == 2 && last.start[0] == 512 && last.size[0] == 96 && last.inside[0] == 89);
+    static_assert(last.start[1] == 0 && last.size[1] == 128 && last.inside[1] == 128 && last.bytes == 96 * 128 * 4);
+    constexpr dma_slice plain = S::slice_of(1, {2}, false);
+    static_assert(plain.start[0] == 512 && plain.size[0] == 89 && plain.inside[0] == 89 && plain.bytes == 89 * 128 * 4);
+    static_assert(S::slice_of(0, {1}, true) == S::slice_of(0, {1}, false) && S::slice_of(0, {1}, true).start[0] == 256 &&
+                  S::slice_of(0, {1}, true).size[0] == 256);
+    EXPECT_THROW((void)S::slice_of(2, {0}, true), error);     // no operand 2
+    EXPECT_THROW((void)S::slice_of(0, {0, 0}, true), error);  // a grid of rank 1
+    // dma_slice_of on a description: the pipeline's own tiling flag decides.
+    pipeline_desc p = S::desc;
+    p.tiling = true;
+    EXPECT_EQ(dma_slice_of(p, 0, idx(2, 0), tpu::v5e.generation), last);
+    p.tiling = false;
+    EXPECT_EQ(dma_slice_of(p, 0, idx(2, 0), tpu::v5e.generation).size[0], 89);
     using B12 = BlockSpec<Block<12, 128>, [](index_t i) { return idx(i, 0); }>;
     try {
         (void)Call{}(

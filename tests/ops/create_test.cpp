@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "support.hpp"
@@ -53,6 +54,21 @@ TEST(OpsCreate, IotaAlongEachAxis) {
     const vec<bool> causal = iota<std::int32_t>(8, 8, 0) >= iota<std::int32_t>(8, 8, 1);
     EXPECT_TRUE(causal(3, 3));
     EXPECT_FALSE(causal(2, 3));
+}
+
+TEST(OpsCreate, IotaTakesAStaticAxis) {
+    env e;
+    // iota is a function object, so c<1> (a std::integral_constant) brings no std::iota in.
+    const auto cols = iota<float>(c<8>, c<256>, c<1>);
+    const auto rows = iota<std::int32_t>(8, 128, c<0>);
+    static_assert(std::is_same_v<decltype(cols), const vec<float, 8, 256>>);
+    for (index_t i = 0; i < 8; ++i) {
+        ASSERT_EQ(cols(i, 255), 255.0f);
+        ASSERT_EQ(rows(i, 127), i);
+    }
+    EXPECT_EQ(e.w().vreg_cheap, 2 + 1);
+    EXPECT_EQ(rule_of([] { (void)iota<float>(2, 2, c<2>); }), "OP1");
+    EXPECT_EQ(rule_of([] { (void)iota<float>(2, 2, index_t{1} << 40); }), "OP1");
 }
 
 TEST(OpsLayout, BroadcastTo) {

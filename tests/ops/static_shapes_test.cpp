@@ -8,6 +8,8 @@
 #include <ptpu/ptpu.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -270,6 +272,83 @@ TEST(StaticShapesCall, BodiesGetTheirBlockShapesAndComputeTheSame) {
         const float m = *std::max_element(h.begin(), h.end());
         for (index_t j = 0; j < 128; ++j)
             ASSERT_EQ(a(i, j), h[static_cast<std::size_t>(j)] - m) << i << ", " << j;
+    }
+}
+
+
+// ---- x.at(...) with integers and slices mixed, as Pallas's ref.at[ds(4, 8), 1] -------------------
+
+template <class R>
+concept at_all_integers = requires(R r) { r.at(1, 2, 3); };
+template <class R>
+concept at_too_many = requires(R r) { r.at(1, 2, ds(0, 1), 0); };
+
+TEST(RefAt, IntegersSqueezeSlicesKeepTrailingDimsStayWhole) {
+    env e;
+    std::vector<float> buf(4 * 16 * 128);
+    for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(i);
+    const auto at = [&](index_t p, index_t r, index_t c) { return buf[static_cast<std::size_t>((p * 16 + r) * 128 + c)]; };
+    const vmem_ref<float, 3, extents<4, 16, 128>> x(buf.data(), {4, 16, 128});
+
+    // Plane 1, rows 4..11: (8, 128), static because the slice's size is.
+    const auto a = x.at(1, ds(4, c<8>));
+    static_assert(std::is_same_v<decltype(a), const vmem_ref<float, 2, extents<8, 128>>>);
+    EXPECT_EQ(a.shape(), (std::array<index_t, 2>{8, 128}));
+    // Row 3 of planes 0 and 1: (2, 128), the middle dim squeezed out; a run-time size is dyn.
+    const auto b = x.at(ds(0, 2), 3);
+    static_assert(std::is_same_v<decltype(b), const vmem_ref<float, 2, extents<dyn, 128>>>);
+    EXPECT_EQ(b.shape(), (std::array<index_t, 2>{2, 128}));
+    // Leading slices only: the other dims whole; every integer but the last dim: rank 1.
+    const auto d = x.at(ds(1, 3));
+    static_assert(std::is_same_v<decltype(d), const vmem_ref<float, 3, extents<dyn, 16, 128>>>);
+    EXPECT_EQ(d.shape(), (std::array<index_t, 3>{3, 16, 128}));
+    const auto g = x.at(c<2>, 5, ds(8, c<64>));
+    static_assert(std::is_same_v<decltype(g), const vmem_ref<float, 1, extents<64>>>);
+    // Integers alone down to rank 0 are semaphores only; more indices than dims do not compile.
+    static_assert(!at_all_integers<decltype(x)> && !at_too_many<decltype(x)>);
+    // The old spellings keep their types.
+    static_assert(std::is_same_v<decltype(x.at(2)), vmem_ref<float, 2, extents<16, 128>>>);
+    static_assert(std::is_same_v<decltype(x.at(ds(0, c<4>), ds(0, 16), ds(0, 128))),
+                                 vmem_ref<float, 3, extents<4, dyn, dyn>>>);
+
+    // Reads go to the right elements.
+    const auto va = load(a);
+    const auto vb = load(b);
+    for (index_t i = 0; i < 8; ++i)
+        for (index_t j = 0; j < 128; j += 9) ASSERT_EQ(va(i, j), at(1, 4 + i, j)) << i << ", " << j;
+    for (index_t p = 0; p < 2; ++p)
+        for (index_t j = 0; j < 128; j += 9) ASSERT_EQ(vb(p, j), at(p, 3, j)) << p << ", " << j;
+    EXPECT_EQ(g(63), at(2, 5, 71));
+    EXPECT_EQ(d(2, 15, 127), at(3, 15, 127));
+
+    // Writes too, and nothing else moves.
+    const std::vector<float> before = buf;
+    store(x.at(ds(0, 2), 3), full<float>(2, 128, -1.0f));
+    store(x.at(1, ds(4, c<8>)), full<float>(c<8>, c<128>, -2.0f));
+    for (index_t p = 0; p < 4; ++p)
+        for (index_t r = 0; r < 16; ++r)
+            for (index_t col = 0; col < 128; ++col) {
+                const auto k = static_cast<std::size_t>((p * 16 + r) * 128 + col);
+                const float want = p < 2 && r == 3 ? -1.0f : p == 1 && r >= 4 && r < 12 ? -2.0f : before[k];
+                ASSERT_EQ(buf[k], want) << p << ", " << r << ", " << col;
+            }
+
+    // SMEM: scalar writes through a mixed view.
+    std::vector<std::int32_t> sbuf(3 * 8);
+    const smem_ref<std::int32_t, 2> s(sbuf.data(), {3, 8});
+    s.at(2, ds(4, 4))(1) = 7;
+    EXPECT_EQ(sbuf[2 * 8 + 5], 7);
+
+    // Out of range, for an integer or a slice: R2, naming the dim.
+    EXPECT_EQ(rule_of([&] { (void)x.at(4, ds(0, 8)); }), "R2");
+    EXPECT_EQ(rule_of([&] { (void)x.at(-1, ds(0, 8)); }), "R2");
+    EXPECT_EQ(rule_of([&] { (void)x.at(1, ds(10, 8)); }), "R2");
+    EXPECT_EQ(rule_of([&] { (void)x.at(ds(0, 2), 16); }), "R2");
+    try {
+        (void)x.at(ds(0, 2), 16);
+    } catch (const error& err) {
+        EXPECT_NE(std::string(err.what()).find("index 16 is outside dim 1 of extent 16"), std::string::npos)
+            << err.what();
     }
 }
 

@@ -4,6 +4,7 @@
 #include <ptpu/ptpu.hpp>
 
 #include <cstdint>
+#include <numeric>  // std::iota, which a call to ptpu::iota must never meet
 #include <type_traits>
 
 namespace {
@@ -140,6 +141,13 @@ static_assert(same<decltype(full<float>(c<8>, c<128>, 1.0f)), v8>);
 static_assert(same<decltype(zeros<float>(c<8>, 128)), vf<8, dyn>> &&
               same<decltype(zeros<float>(8, 128)), vec<float>>);
 static_assert(same<decltype(iota<std::int32_t>(c<8>, c<128>, 0)), vec<std::int32_t, 8, 128>>);
+// iota is a function object: a static axis (c<1>, whose base std::integral_constant associates
+// namespace std) brings no std::iota into the call. As a function template, the first call was
+// ambiguous with std::iota and the second one chose std::iota.
+static_assert(same<decltype(iota<std::int32_t>(c<8>, c<128>, c<1>)), vec<std::int32_t, 8, 128>>);
+static_assert(same<decltype(iota<float>(8, 128, c<1>)), vec<float>>);
+static_assert(same<decltype(iota<float>(c<8>, 128, std::integral_constant<int, 0>{})), vf<8, dyn>>);
+static_assert(requires { ptpu::iota<float>(c<8>, c<256>, c<1>); });
 static_assert(same<decltype(zeros_like(make<v8>())), v8> && same<decltype(full_like(make<v8>(), 2)), v8>);
 static_assert(same<decltype(make<v8>()(ds(0, 8), ds(0, 8))), vec<float>>);  // a run-time window
 static_assert(same<decltype(make<vec<float>>()(ds(0, c<8>), ds(128, c<128>))), v8>);

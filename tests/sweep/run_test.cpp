@@ -23,6 +23,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -101,6 +102,72 @@ TEST(SweepRun, RanksByDeviceTimeAsIndividualPredictionsDo) {
     EXPECT_EQ(&r.top(5)[0], &r.best());
     EXPECT_EQ(r.top(100).size(), 24u);
     EXPECT_GE(r.threads, 1u);
+}
+
+TEST(SweepRun, BestHandsBackItsPointAndConfiguration) {
+    const auto r = sweep::run(feasible_space(), configure, body, {.bar = sweep::progress::off});
+    ASSERT_EQ(r.points.size(), 24u);
+    const auto b = r.best();
+    // The best entry's fields, its point (the space's tuple) and its configuration made again.
+    EXPECT_EQ(b.index, r.ranked.front().index);
+    EXPECT_EQ(b.label, r.ranked.front().label);
+    EXPECT_EQ(b.time, r.ranked.front().time);
+    EXPECT_EQ(&r.best_entry(), &r.ranked.front());
+    EXPECT_EQ(b.point, r.points.at(b.index));
+    const auto [bm, bk, bc, c] = b.point;
+    EXPECT_EQ(b.label, std::to_string(bm) + ", " + std::to_string(bk) + ", " + std::to_string(bc) + ", " + sweep::chip_label(*c));
+    static_assert(std::is_same_v<decltype(b.config), Matmul>);
+    const Matmul own = matmul(n, bm, bk, bc, *c);
+    ASSERT_EQ(b.config.grid.size(), 3);
+    for (std::size_t d = 0; d < 3; ++d) EXPECT_EQ(b.config.grid[d], own.grid[d]);
+    EXPECT_EQ(b.config.in[1].buffer_count, bc);
+    // Predicted again as the sweep did (lean), it takes exactly the ranked time.
+    Matmul lean = b.config;
+    lean.options.per_step = 0;
+    EXPECT_EQ(lean.predict(body).device_time, b.time);
+    EXPECT_EQ(r.rank_of(b), 1u);
+    // Any entry: point(e) and config(e).
+    const sweep::entry& last = r.ranked.back();
+    EXPECT_EQ(r.point(last), r.points.at(last.index));
+    Matmul last_lean = r.config(last);
+    last_lean.options.per_step = 0;
+    EXPECT_EQ(last_lean.predict(body).device_time, last.time);
+    // As a sweep::result (a slice of it), best() is the entry itself.
+    const sweep::result& plain = r;
+    EXPECT_EQ(&plain.best(), &r.ranked.front());
+
+    // Run the best configuration of a small sweep on data: small integers multiply exactly.
+    const std::vector<index_t> blocks{128, 256};
+    const auto small = sweep::run(
+        blocks, [](index_t bm2) { return matmul(256, bm2, 128, 2, tpu::v6e); }, body,
+        {.bar = sweep::progress::off});
+    const auto sb = small.best();
+    EXPECT_EQ(sb.point, blocks.at(sb.index));
+    std::vector<float> x(256 * 256), y(256 * 256);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+        y[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+    }
+    const auto [o, rep] = sb.config(body, x, y);
+    EXPECT_NEAR(rep.device_time, sb.time, 1e-12 * sb.time);
+    for (std::size_t i = 0; i < 256; i += 37)
+        for (std::size_t j = 0; j < 256; j += 29) {
+            float want = 0;
+            for (std::size_t k = 0; k < 256; ++k) want += x[i * 256 + k] * y[k * 256 + j];
+            ASSERT_EQ(o[i * 256 + j], want) << i << ", " << j;
+        }
+
+    // run_shapes keeps the points too; its best has no single configuration.
+    const sweep::space<index_t, const chip*> s2{{128, 256}, {&tpu::v5e, &tpu::v6e}};
+    using shape = std::tuple<index_t, index_t>;
+    const auto rs = sweep::run_shapes(
+        s2, std::vector<shape>{{512, 128}}, [](const std::tuple<index_t, const chip*>& p, const shape& sh) {
+            return matmul(std::get<0>(sh), std::get<0>(p), std::get<1>(sh), 2, *std::get<1>(p));
+        },
+        body, {.bar = sweep::progress::off});
+    const auto rb = rs.best();
+    EXPECT_EQ(rb.point, rs.points.at(rb.index));
+    EXPECT_EQ(rb.label, sweep::default_label(rb.point));
 }
 
 TEST(SweepRun, EqualTimesKeepTheSpacesOrder) {

@@ -20,6 +20,10 @@ template <class T>
 inline constexpr bool is_host_array = false;
 template <class B>
 inline constexpr bool is_host_array<host_array<B>> = true;
+template <class U, class T, std::size_t R>
+inline constexpr bool is_dyn_host_array_of = false;  // of run-time extents (a dynamic_call's outputs)
+template <class T, std::size_t R>
+inline constexpr bool is_dyn_host_array_of<host_array<dyn_array<T, R>>, T, R> = true;
 template <class T>
 inline constexpr bool is_view = false;  // views may be held by value in into()'s tuple
 template <class T>
@@ -38,7 +42,13 @@ auto to_view(X& x, const char* role, std::size_t k) {
         return v;
     } else if constexpr (std::is_same_v<U, host_array<A>>)
         return x.view();
-    else if constexpr (is_host_array<U>)
+    else if constexpr (is_dyn_host_array_of<U, T, A::rank>) {
+        for (std::size_t d = 0; d < A::rank; ++d)  // a dynamic_call's output: its shape is a value
+            if (x.shape()[d] != A::shape[d])
+                throw error("ARG1", operand_where("pallas_call", role, k),
+                            "a host_array's shape does not match its Array type", "pass an array of the Array's shape");
+        return host_view<const T>{x.data(), static_cast<int>(A::rank), x.view().shape};
+    } else if constexpr (is_host_array<U>)
         static_assert(sizeof(X) == 0,
                       "ptpu[ARG1] pallas_call: a host_array of another Array type; pass one of the "
                       "operand's Array type, or x.span() to reinterpret its elements");

@@ -303,7 +303,7 @@ host_view<const T> dynamic_view(const X& x, const dims_value& shape, const char*
         static_assert(std::is_same_v<typename U::value_type, T> && U::rank == R,
                       "ptpu[ARG1] dynamic_call: a host_array of another dtype or rank than its Operand");
         for (std::size_t d = 0; d < R; ++d)
-            if (U::shape()[d] != shape[d]) mismatch();
+            if (x.shape()[d] != shape[d]) mismatch();
         v.data = x.data();
         return v;
     } else if constexpr (std::is_same_v<U, host_view<T>> || std::is_same_v<U, host_view<const T>>) {
@@ -340,7 +340,7 @@ dims_value prefetch_shape(const X& x, std::size_t k) {
         static_assert(std::is_same_v<typename U::value_type, T> && U::rank == R,
                       "ptpu[ARG1] dynamic_call: a scalar-prefetch host_array of another dtype or rank than its "
                       "Operand");
-        for (std::size_t d = 0; d < R; ++d) s.push_back(U::shape()[d]);
+        for (std::size_t d = 0; d < R; ++d) s.push_back(x.shape()[d]);
     } else if constexpr (std::is_same_v<U, host_view<T>> || std::is_same_v<U, host_view<const T>>) {
         if (x.rank != static_cast<int>(R))
             throw error("ARG1", operand_where("dynamic_call", "scalar-prefetch", k),
@@ -491,7 +491,9 @@ struct dynamic_call {
     /// Runs the kernel: `body(prefetch..., ins..., outs..., scratch...)` (S46) on real data, and the
     /// timing model on the chosen chip. Arguments: the scalar-prefetch arrays, then the inputs
     /// (host_array, host_view, or a contiguous range of the dtype, of the configured shapes).
-    /// Returns the outputs (std::vector, row-major) and the report: `auto [z, report] = call(body, x, y);`.
+    /// Returns the outputs and the report: `auto [z, report] = call(body, x, y);`. Each output is a
+    /// host_array<dyn_array<T, rank>> of the configured shape: z(i, j), z.shape(), and a
+    /// contiguous row-major range (z.data(), z.size(), z[k], equal to a std::vector of its elements).
     template <class Body, class... Args>
     auto operator()(Body&& body, Args&&... args) const {
         static_assert(sizeof...(Args) == n_prefetch + n_in,
@@ -701,6 +703,12 @@ private:
                             std::get<K>(v).data, rank_shape<prefetch_t<K>::rank>(std::get<K>(v)))
                             .labelled(label(detail::ref_label::kind::prefetch, K))...};
     }
+    template <std::size_t R>
+    std::array<index_t, R> out_shape(std::size_t k) const {
+        std::array<index_t, R> s{};
+        for (std::size_t d = 0; d < R; ++d) s[d] = out[k].shape[d];
+        return s;
+    }
     template <std::size_t R, class V>
     static std::array<index_t, R> rank_shape(const V& v) {
         std::array<index_t, R> s{};
@@ -715,8 +723,9 @@ private:
     auto make_outputs(detail::pack<A...>) const {
         return [&]<std::size_t... K>(std::index_sequence<K...>) {
             (detail::check_dims(out[K].shape, A::rank, "output", K), ...);
-            return std::tuple<std::vector<typename A::value_type>...>{std::vector<typename A::value_type>(
-                static_cast<std::size_t>(detail::elems_of<typename A::value_type>(out[K].shape, "output", K)))...};
+            ((void)detail::elems_of<typename A::value_type>(out[K].shape, "output", K), ...);  // V3 first
+            return std::tuple<host_array<dyn_array<typename A::value_type, A::rank>>...>{
+                host_array<dyn_array<typename A::value_type, A::rank>>(out_shape<A::rank>(K))...};
         }(std::index_sequence_for<A...>{});
     }
 

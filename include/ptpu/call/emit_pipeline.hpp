@@ -36,6 +36,7 @@
 #include "ptpu/core/linkage.hpp"
 #include "ptpu/runtime/arena.hpp"
 #include "ptpu/runtime/context.hpp"
+#include "ptpu/runtime/dma.hpp"
 #include "ptpu/runtime/ref.hpp"
 #include "ptpu/runtime/body.hpp"
 #include "ptpu/schedule/analyze.hpp"
@@ -150,8 +151,22 @@ struct inner_map_ctx {
 }
 // Operand Op (inputs then outputs, NIn inputs) of an inner pipeline: its index map at inner
 // grid point g of this core's part, at the whole grid's iteration.
+// An index map may ask program_id and num_programs (the kernel's, as in Pallas) wherever it runs,
+// in an inner body too, where the body's own code may not (K3).
+struct index_map_scope {
+    kernel_context* c = current_context();
+    index_map_scope() {
+        if (c != nullptr) ++c->index_maps;
+    }
+    ~index_map_scope() {
+        if (c != nullptr) --c->index_maps;
+    }
+    index_map_scope(const index_map_scope&) = delete;
+    index_map_scope& operator=(const index_map_scope&) = delete;
+};
 template <class Spec, std::size_t G, class Ctx, int Op = 0, int NIn = 1>
 index_tuple<max_rank> inner_map(const index_t* g, const void* ctx) {
+    const index_map_scope scope;
     const auto& c = *static_cast<const inner_map_ctx*>(ctx);
     index_t at[G > 0 ? G : 1]{};
     for (std::size_t d = 0; d < G; ++d) at[d] = g[d] + c.offset[d];
@@ -568,7 +583,7 @@ private:
         mctx.whole = g;
         if (opt_.core_axis >= 0) {
             const auto part = detail::partition_grid(grid_.data(), static_cast<int>(G), opt_.semantics,
-                                                     program_id(opt_.core_axis), num_programs(opt_.core_axis));
+                                                     outer_program_id(opt_.core_axis), outer_num_programs(opt_.core_axis));
             g = part.grid;
             mctx.offset = part.offset;
         }
@@ -735,6 +750,20 @@ public:
     static constexpr std::array<block_fn, max_operands> maps = traits::maps();
     static constexpr plan_info info =
         plan_pipeline(desc, emit_pipeline_caps, traits::describe().hw.generation, maps.data(), nullptr, [](const event&) {});
+
+    /// The slice of its array the DMA of operand `op` (inputs then outputs) at inner grid point
+    /// `g` moves (dma_slice_of): with the tiling option (`tiled`; upstream's emit_pipeline always
+    /// tiles) a partial last block rounds up to the memory tile (S35). V1 when `g` does not have
+    /// the grid's rank or `op` is not an operand; the index map's own errors as at run time.
+    static constexpr dma_slice slice_of(int op, std::initializer_list<index_t> g, bool tiled) {
+        if (static_cast<int>(g.size()) != desc.grid_rank || op < 0 || op >= desc.n_ops())
+            throw error("V1", "emit_pipeline_schedule::slice_of", "no operand " + std::to_string(op) + " at a grid point of rank " + std::to_string(g.size()),
+                        "give an operand index (inputs then outputs) and one index per grid dim");
+        pipeline_desc p = desc;
+        p.tiling = tiled;
+        const index_t* at = g.begin();
+        return dma_slice_of(p, op, maps[static_cast<std::size_t>(op)](at, nullptr), traits::describe().hw.generation);
+    }
     // A broken rule stops compilation with that rule's one message (call/diagnostics.hpp).
     static_assert(sizeof(*detail::problem_report<info.problem, detail::problem_message(info.problem, desc)>()) > 0);
 

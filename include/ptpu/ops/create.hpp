@@ -6,6 +6,8 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <type_traits>
 
@@ -67,30 +69,48 @@ requires(R >= 1) [[nodiscard]] detail::loaded_t<T, E> full_like(const ref<T, S, 
     return detail::loaded_t<T, E>(full<std::remove_const_t<T>>(rows, cols, value));
 }
 
-/// iota<T>(rows, cols, axis): each element its index along `axis` (0: row, 1: col), as
-/// lax.broadcasted_iota. Numeric T only (OP3); bf16 rounds indices above 256.
-template <element_type T, integer Rows, integer Cols>
-[[nodiscard]] vec<T, detail::extent_arg<Rows>, detail::extent_arg<Cols>> iota(Rows rows_arg, Cols cols_arg,
-                                                                              int axis) {
-    using out_t = vec<T, detail::extent_arg<Rows>, detail::extent_arg<Cols>>;
-    static_assert(numeric_element<T>,
-                  "ptpu[OP3] iota: masks have no iota; use iota<std::int32_t> and compare");
-    if constexpr (!numeric_element<T>) {
-        return {};
-    } else {
-        const index_t rows = value_of(rows_arg);
-        const index_t cols = value_of(cols_arg);
-        detail::check_extents("iota", rows, cols);
-        axis = detail::check_axis("iota", axis);
-        detail::charge_vpu(vpu_class::cheap, vregs(rows, cols, dtype_of<T>));
-        if (timing_only()) return out_t(shape_only, rows, cols);
-        using A = typename out_t::array_type;
-        const detail::round_fn<T> round;
-        A out = A::NullaryExpr(rows, cols, [axis, round](Eigen::Index i, Eigen::Index j) {
-            return round(static_cast<compute_t<T>>(axis == 0 ? i : j));
-        });
-        return out_t(std::move(out));
+namespace detail {
+// iota's implementation: a function object, so that the name `iota` is a variable and a call to
+// it is never an overload set. With an ordinary function template, an unqualified
+// iota<std::int32_t>(c<8>, c<128>, c<1>) also finds std::iota by argument-dependent lookup (C<N>
+// derives from std::integral_constant, so namespace std is associated) and the call is
+// ambiguous; iota<T>(8, 128, c<1>) silently picks std::iota. Lookup that finds a variable does
+// no argument-dependent lookup at all.
+template <class T>
+struct iota_fn {
+    template <integer Rows, integer Cols, integer Axis>
+    [[nodiscard]] vec<T, extent_arg<Rows>, extent_arg<Cols>> operator()(Rows rows_arg, Cols cols_arg,
+                                                                        Axis axis_arg) const {
+        using out_t = vec<T, extent_arg<Rows>, extent_arg<Cols>>;
+        static_assert(numeric_element<T>,
+                      "ptpu[OP3] iota: masks have no iota; use iota<std::int32_t> and compare");
+        if constexpr (!numeric_element<T>) {
+            return {};
+        } else {
+            const index_t rows = value_of(rows_arg);
+            const index_t cols = value_of(cols_arg);
+            check_extents("iota", rows, cols);
+            // (clamped into int first: an axis of 2^40 stays out of range, and says so)
+            const index_t a = std::clamp<index_t>(value_of(axis_arg), INT_MIN, INT_MAX);
+            const int axis = check_axis("iota", static_cast<int>(a));
+            charge_vpu(vpu_class::cheap, vregs(rows, cols, dtype_of<T>));
+            if (timing_only()) return out_t(shape_only, rows, cols);
+            using A = typename out_t::array_type;
+            const round_fn<T> round;
+            A out = A::NullaryExpr(rows, cols, [axis, round](Eigen::Index i, Eigen::Index j) {
+                return round(static_cast<compute_t<T>>(axis == 0 ? i : j));
+            });
+            return out_t(std::move(out));
+        }
     }
-}
+};
+}  // namespace detail
+
+/// iota<T>(rows, cols, axis): each element its index along `axis` (0: row, 1: col; -1 the last,
+/// -2 the first), as lax.broadcasted_iota. Numeric T only (OP3); bf16 rounds indices above 256.
+/// The axis may be static (c<1>) like the extents. `iota<T>` is a function object, not a
+/// function: argument-dependent lookup never brings std::iota into a call to it.
+template <element_type T>
+inline constexpr detail::iota_fn<T> iota{};
 
 }  // namespace ptpu

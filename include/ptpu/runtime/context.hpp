@@ -1,5 +1,6 @@
 // Defines the kernel context a body reads while it runs: program_id / num_programs (global grid
-// indices, S15; check 22), the core running it, the counters of DMAs the body issued itself, and
+// indices, S15; check 22; outer_program_id / outer_num_programs in an emit_pipeline body, K3),
+// the core running it, the counters of DMAs the body issued itself, and
 // the registry of vecs that read VMEM they do not own (copy-on-write loads, ops/vec.hpp).
 #pragma once
 
@@ -381,6 +382,7 @@ struct kernel_context {
     index_t vmem_used = 0;   ///< bytes of VMEM in use on this core: the call's, plus inner pipelines'
     index_t vmem_peak = 0;   ///< the most vmem_used reached (inner pipelines' windows included)
     int pipeline_depth = 0;  ///< 0: the call's body; k: the body of a pipeline k levels in
+    int index_maps = 0;      ///< > 0 while an inner pipeline's index map runs (program_id is not K3 there)
     bool poison_buffers = false;  ///< run_options::poison_buffers (inner pipelines' slots too)
     bool poison_padding = false;  ///< edge blocks read poison outside the array
     /// The running body's valid extents per operand and dim (BoundedSlice and edge blocks).
@@ -619,17 +621,17 @@ private:
 };
 }  // namespace detail
 
-/// pl.program_id(axis): the global grid index along `axis`, megacore offset included (S15).
-PTPU_COMPILED index_t program_id(int axis);
+namespace detail {
+// The kernel's grid index along `axis` (`where`: the function asked, for rule 22's message).
+PTPU_COMPILED index_t kernel_grid_index(const kernel_context& c, int axis, const char* where);
 #if defined(PTPU_DEFINE_COMPILED)
-PTPU_COMPILED index_t program_id(int axis) {
-    const kernel_context& c = detail::require_context("program_id");
+PTPU_COMPILED index_t kernel_grid_index(const kernel_context& c, int axis, const char* where) {
     if (c.grid_rank == 0)
-        throw error("22", "program_id", "program id was requested but no grid was provided",
+        throw error("22", where, "program id was requested but no grid was provided",
                     "give the pallas_call a Grid<...>");
     if (axis < 0 || axis >= c.grid_rank)
         throw error(
-            "22", "program_id",
+            "22", where,
             "invalid axis " + std::to_string(axis) + " for a grid of rank " + std::to_string(c.grid_rank),
             "use an axis in [0, grid rank)");
     const index_t v = c.point[static_cast<std::size_t>(axis)];
@@ -637,10 +639,48 @@ PTPU_COMPILED index_t program_id(int axis) {
     return v;
 }
 #endif
+// K3: program_id / num_programs asked in an emit_pipeline body, where they are the enclosing
+// kernel's and not the inner grid's (code ported from a kernel body often means the latter).
+[[noreturn, gnu::cold]] PTPU_COMPILED void kernel_id_in_inner_body(const kernel_context& c, const char* where,
+                                                            const char* outer, const char* inner);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void kernel_id_in_inner_body(const kernel_context& c, const char* where,
+                                                            const char* outer, const char* inner) {
+    throw error("K3", std::string(where) + " in an emit_pipeline body (pipeline " + std::to_string(c.pipeline_depth) + ")",
+                "it would give the enclosing kernel's grid, not this pipeline's",
+                std::string("use ") + inner + "(axis) for this pipeline's grid, or " + outer +
+                    "(axis) for the kernel's");
+}
+#endif
+}  // namespace detail
+
+/// pl.program_id(axis): the global grid index along `axis`, megacore offset included (S15). In an
+/// emit_pipeline body it is K3: say pipeline_index (this pipeline's step) or outer_program_id
+/// (the kernel's, which is what Pallas's program_id gives there). Index maps, inner ones
+/// included, read the kernel's with program_id, as in Pallas.
+PTPU_COMPILED index_t program_id(int axis);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t program_id(int axis) {
+    const kernel_context& c = detail::require_context("program_id");
+    if (c.pipeline_depth > 0 && c.index_maps == 0)
+        detail::kernel_id_in_inner_body(c, "program_id", "outer_program_id", "pipeline_index");
+    return detail::kernel_grid_index(c, axis, "program_id");
+}
+#endif
+
+/// The enclosing kernel's grid index along `axis` (program_id's value), in any body: what an
+/// emit_pipeline body calls for the kernel's program id.
+PTPU_COMPILED index_t outer_program_id(int axis);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t outer_program_id(int axis) {
+    const kernel_context& c = detail::require_context("outer_program_id");
+    return detail::kernel_grid_index(c, axis, "outer_program_id");
+}
+#endif
 
 /// The grid index along `axis` of the innermost pipeline whose body is running (emit_pipeline;
-/// upstream's PipelineStep index): global, the core split's offset included. program_id keeps
-/// giving the enclosing kernel's indices, as in Pallas.
+/// upstream's PipelineStep index): global, the core split's offset included. The enclosing
+/// kernel's indices are outer_program_id's there (program_id is K3 in a pipeline's body).
 PTPU_COMPILED index_t pipeline_index(int axis);
 #if defined(PTPU_DEFINE_COMPILED)
 PTPU_COMPILED index_t pipeline_index(int axis) {
@@ -687,17 +727,37 @@ PTPU_COMPILED index_t valid_extent(int operand, int dim) {
 }
 #endif
 
-/// pl.num_programs(axis): the full grid size along `axis` (S15, pallas_call).
+namespace detail {
+PTPU_COMPILED index_t kernel_grid_size(const kernel_context& c, int axis, const char* where);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t kernel_grid_size(const kernel_context& c, int axis, const char* where) {
+    if (axis < 0 || axis >= c.grid_rank)
+        throw error(
+            "22", where,
+            "invalid axis " + std::to_string(axis) + " for a grid of rank " + std::to_string(c.grid_rank),
+            "use an axis in [0, grid rank)");
+    return c.grid[static_cast<std::size_t>(axis)];
+}
+#endif
+}  // namespace detail
+
+/// pl.num_programs(axis): the full grid size along `axis` (S15, pallas_call). In an emit_pipeline
+/// body it is K3, as program_id: say pipeline_size or outer_num_programs.
 PTPU_COMPILED index_t num_programs(int axis);
 #if defined(PTPU_DEFINE_COMPILED)
 PTPU_COMPILED index_t num_programs(int axis) {
     const kernel_context& c = detail::require_context("num_programs");
-    if (axis < 0 || axis >= c.grid_rank)
-        throw error(
-            "22", "num_programs",
-            "invalid axis " + std::to_string(axis) + " for a grid of rank " + std::to_string(c.grid_rank),
-            "use an axis in [0, grid rank)");
-    return c.grid[static_cast<std::size_t>(axis)];
+    if (c.pipeline_depth > 0 && c.index_maps == 0)
+        detail::kernel_id_in_inner_body(c, "num_programs", "outer_num_programs", "pipeline_size");
+    return detail::kernel_grid_size(c, axis, "num_programs");
+}
+#endif
+/// The enclosing kernel's grid size along `axis` (num_programs's value), in any body.
+PTPU_COMPILED index_t outer_num_programs(int axis);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t outer_num_programs(int axis) {
+    const kernel_context& c = detail::require_context("outer_num_programs");
+    return detail::kernel_grid_size(c, axis, "outer_num_programs");
 }
 #endif
 

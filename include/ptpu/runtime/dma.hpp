@@ -18,6 +18,7 @@
 #include "ptpu/memory/rules.hpp"
 #include "ptpu/runtime/context.hpp"
 #include "ptpu/runtime/ref.hpp"
+#include "ptpu/schedule/geometry.hpp"
 #include "ptpu/spec/describe.hpp"
 
 namespace ptpu {
@@ -95,6 +96,45 @@ constexpr index_t tiled_dma_elems(const operand_desc& o, const index_tuple<max_r
     index_t n = 1;
     for (std::size_t d = 0; d < static_cast<std::size_t>(o.rank); ++d) n *= c[d];
     return n;
+}
+
+/// The slice of its array one pipeline DMA moves (dma_slice_of): what the runner copies and the
+/// timing model charges for it.
+struct dma_slice {
+    int rank = 0;
+    std::array<index_t, max_rank> start{};   ///< per dim, the first array element it covers
+    std::array<index_t, max_rank> size{};    ///< per dim, the elements it moves (may pass the array's end: S35)
+    std::array<index_t, max_rank> inside{};  ///< per dim, the part of size inside the array: what is copied
+    index_t bytes = 0;                       ///< what the DMA is charged: size's elements times the item size
+    friend constexpr bool operator==(const dma_slice&, const dma_slice&) = default;
+};
+
+/// The slice of its array the DMA of block `b` (the index map's answer) of operand `op` of
+/// pipeline `p` moves. Without the tiling option (pallas_call, and emit_pipeline's default) that
+/// is the part of the block inside the array (an edge block is clipped, S34). With it
+/// (pipeline_desc::tiling, emit_pipeline's `.tiling`), as upstream's emit_pipeline always does, a
+/// partial last Blocked block rounds up to the dim's memory tile on a chip of TPU generation
+/// `generation` (S35, S36): 601 rows in 256-row blocks move rows [512, 608), 96 rows, 89 inside.
+template <std::size_t R>
+constexpr dma_slice dma_slice_of(const pipeline_desc& p, int op, const index_tuple<R>& block, int generation) {
+    static_assert(R <= max_rank, "ptpu[V1] dma_slice_of: a block index of more than max_rank dims");
+    index_tuple<max_rank> b{};
+    for (std::size_t d = 0; d < R; ++d) b[d] = block[d];
+    const operand_desc& o = p.ops[static_cast<std::size_t>(op)];
+    const block_region r = region_of(o, b);
+    dma_slice s;
+    s.rank = o.rank;
+    s.start = r.array_start;
+    s.inside = r.count;
+    s.size = r.count;
+    if (p.tiling) {
+        index_t tile[max_rank]{};
+        for (int d = 0; d < o.rank; ++d) tile[d] = detail::dma_tile(o, static_cast<std::size_t>(d), generation);
+        s.size = tiled_dma_extent(o, b, tile);
+    }
+    s.bytes = itemsize(o.type);
+    for (int d = 0; d < o.rank; ++d) s.bytes *= s.size[static_cast<std::size_t>(d)];
+    return s;
 }
 
 /// The contiguous run, in bytes, of a pipeline DMA that copies `count[d]` elements of each dim

@@ -1,6 +1,7 @@
 // Defines the HBM side of a call: host_array<A> (owning, typed by an Array<T, dims...>; a
-// contiguous range of its elements, so range-for, <algorithm> and <ranges> take it) and
-// host_view<T> (non-owning, over user memory), both contiguous row-major.
+// contiguous range of its elements, so range-for, <algorithm> and <ranges> take it),
+// host_array<dyn_array<T, Rank>> (the same of run-time extents: dynamic_call's outputs) and
+// host_view<T> (non-owning, over user memory), all contiguous row-major.
 #pragma once
 
 #include <array>
@@ -104,6 +105,112 @@ private:
         for (std::size_t d = 0; d < rank; ++d) v.shape[d] = A::shape[d];
         return v;
     }
+    std::vector<value_type> data_;
+};
+
+/// The array type of a host_array whose extents are run-time values (dynamic_call's outputs):
+/// element type and rank only.
+template <class T, std::size_t Rank>
+struct dyn_array {
+    using value_type = T;
+    static constexpr std::size_t rank = Rank;
+};
+
+/// An owning row-major array of run-time extents, host_array<dyn_array<T, Rank>>: what a
+/// dynamic_call returns per output. `o(i, j)` is an element, `o.shape()` the extents; it is a
+/// contiguous range of its elements as the static host_array is, `o[k]` is the k-th element in
+/// row-major order, and it compares equal to a std::vector holding its elements in that order.
+template <class T, std::size_t Rank>
+class host_array<dyn_array<T, Rank>> {
+public:
+    using value_type = T;
+    using array_type = dyn_array<T, Rank>;
+    using size_type = std::size_t;
+    using difference_type = std::ptrdiff_t;
+    using reference = value_type&;
+    using const_reference = const value_type&;
+    using pointer = value_type*;
+    using const_pointer = const value_type*;
+    using iterator = value_type*;
+    using const_iterator = const value_type*;
+    static constexpr std::size_t rank = Rank;
+
+    /// Empty: every extent 0.
+    host_array() = default;
+    /// Value-initialized, of this shape (V3 when its element count overflows index_t).
+    explicit host_array(const std::array<index_t, Rank>& shape)
+        : shape_(shape), data_(static_cast<std::size_t>(count(shape))) {}
+    /// Of this shape, holding `v` (row-major); ARG1 when the element count differs.
+    host_array(const std::array<index_t, Rank>& shape, std::vector<value_type> v)
+        : shape_(shape), data_(std::move(v)) {
+        if (static_cast<index_t>(data_.size()) != count(shape))
+            throw error("ARG1", "host_array",
+                        "holds " + std::to_string(data_.size()) + " elements, its shape has " +
+                            std::to_string(count(shape)),
+                        "give exactly as many elements as the shape");
+    }
+
+    [[nodiscard]] const std::array<index_t, rank>& shape() const { return shape_; }
+    [[nodiscard]] index_t shape(std::size_t d) const { return shape_[d]; }
+    [[nodiscard]] value_type* data() { return data_.data(); }
+    [[nodiscard]] const value_type* data() const { return data_.data(); }
+    [[nodiscard]] std::size_t size() const { return data_.size(); }
+    [[nodiscard]] bool empty() const { return data_.empty(); }
+    [[nodiscard]] iterator begin() { return data_.data(); }
+    [[nodiscard]] iterator end() { return data_.data() + data_.size(); }
+    [[nodiscard]] const_iterator begin() const { return data_.data(); }
+    [[nodiscard]] const_iterator end() const { return data_.data() + data_.size(); }
+    [[nodiscard]] const_iterator cbegin() const { return begin(); }
+    [[nodiscard]] const_iterator cend() const { return end(); }
+    [[nodiscard]] std::span<value_type> span() { return data_; }
+    [[nodiscard]] std::span<const value_type> span() const { return data_; }
+    [[nodiscard]] std::vector<value_type>& vector() { return data_; }
+    [[nodiscard]] const std::vector<value_type>& vector() const { return data_; }
+
+    /// Element at a multi-index (row-major); one index per dim (a compile error otherwise).
+    template <class... I>
+    [[nodiscard]] value_type& operator()(I... i) {
+        static_assert(sizeof...(I) == rank, "ptpu[ARG1] host_array: give one index per dim");
+        return data_[static_cast<std::size_t>(offset({static_cast<index_t>(i)...}))];
+    }
+    template <class... I>
+    [[nodiscard]] const value_type& operator()(I... i) const {
+        static_assert(sizeof...(I) == rank, "ptpu[ARG1] host_array: give one index per dim");
+        return data_[static_cast<std::size_t>(offset({static_cast<index_t>(i)...}))];
+    }
+    /// The k-th element in row-major order.
+    [[nodiscard]] value_type& operator[](std::size_t k) { return data_[k]; }
+    [[nodiscard]] const value_type& operator[](std::size_t k) const { return data_[k]; }
+
+    [[nodiscard]] host_view<value_type> view() { return make_view<value_type>(data_.data()); }
+    [[nodiscard]] host_view<const value_type> view() const { return make_view<const value_type>(data_.data()); }
+
+    /// Equal shapes and elements.
+    friend bool operator==(const host_array& a, const host_array& b) {
+        return a.shape_ == b.shape_ && a.data_ == b.data_;
+    }
+    /// The same elements in row-major order (the shape is not compared).
+    friend bool operator==(const host_array& a, const std::vector<value_type>& v) { return a.data_ == v; }
+
+private:
+    static index_t count(const std::array<index_t, Rank>& shape) {
+        index_t n = 1;
+        for (std::size_t d = 0; d < Rank; ++d)
+            n = checked_mul(n, shape[d], [d] { return "host_array, dim " + std::to_string(d) + ": the element count"; });
+        return n;
+    }
+    [[nodiscard]] index_t offset(const std::array<index_t, rank>& i) const {
+        index_t o = 0;
+        for (std::size_t d = 0; d < rank; ++d) o = o * shape_[d] + i[d];
+        return o;
+    }
+    template <class U>
+    [[nodiscard]] host_view<U> make_view(U* p) const {
+        host_view<U> v{p, static_cast<int>(rank), {}};
+        for (std::size_t d = 0; d < rank; ++d) v.shape[d] = shape_[d];
+        return v;
+    }
+    std::array<index_t, Rank> shape_{};
     std::vector<value_type> data_;
 };
 

@@ -18,6 +18,7 @@
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/extents.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/core/integers.hpp"
 #include "ptpu/core/linkage.hpp"
 #include "ptpu/core/message.hpp"
 #include "ptpu/memory/rules.hpp"
@@ -189,6 +190,24 @@ constexpr rule_message about_destination(std::string_view literal) {
     return with_subject(literal, about.view());
 }
 
+// The static extents of ref.at(s...): a slice's size per slice (dyn unless ds(start, c<N>)),
+// nothing for an integer (the dim is squeezed out), the ref's own for the dims past the indices.
+template <class... S>
+inline constexpr std::size_t squeezed = (std::size_t{0} + ... + (any_slice<S> ? 0 : 1));
+template <class E, class... S>
+constexpr auto at_extents_values() {
+    constexpr bool is_slice[] = {any_slice<S>...};
+    constexpr index_t size[] = {slice_extent<std::remove_cvref_t<S>>...};
+    std::array<index_t, E::rank - squeezed<S...>> out{};
+    std::size_t k = 0;
+    for (std::size_t d = 0; d < sizeof...(S); ++d)
+        if (is_slice[d]) out[k++] = size[d];
+    for (std::size_t d = sizeof...(S); d < E::rank; ++d) out[k++] = E::values[d];
+    return out;
+}
+template <class E, class... S>
+using at_extents_t = extents_from_t<at_extents_values<E, S...>()>;
+
 template <class From, class To>
 constexpr bool extents_compatible() {
     for (std::size_t d = 0; d < To::rank; ++d)
@@ -341,20 +360,42 @@ public:
         r.label_ = label_;
         return r;
     }
-    /// Pallas `.at[ds, ...]`: a sub-ref of the same rank (any space: DMA sources/destinations).
-    /// Its extents are the slices' sizes: static for ds(start, c<N>), dyn for ds(start, n).
+    /// Pallas `.at[...]` with several indices, `x.at(ds(4, 8), 1)` as `x.at[pl.ds(4, 8), 1]`: one
+    /// per leading dim, each a slice (ds: the dim stays, its extent the slice's size, static for
+    /// ds(start, c<N>)) or an integer (the dim is squeezed out); dims past the last index stay
+    /// whole. Any space (DMA sources and destinations). Out of range: R2.
     template <class... S>
-    requires(sizeof...(S) == Rank && (any_slice<S> && ...))
-        [[nodiscard]] ref<T, Space, Rank, extents<slice_extent<S>...>> at(S... s) const {
-        const std::array<slice, Rank> sl{s...};
+    requires(sizeof...(S) >= 1 && sizeof...(S) <= Rank && ((any_slice<S> || integer<S>) && ...) &&
+             !(sizeof...(S) == 1 && (integer<S> && ...)) &&
+             (Rank > detail::squeezed<S...> || Space::kind == space_kind::semaphore))
+        [[nodiscard]] ref<T, Space, Rank - detail::squeezed<S...>, detail::at_extents_t<Extents, S...>> at(
+            S... s) const {
+        constexpr std::size_t R = Rank - detail::squeezed<S...>;
         T* p = data_;
-        std::array<index_t, Rank> shape{};
-        for (std::size_t d = 0; d < Rank; ++d) {
-            check_window(sl[d], d);
-            p += sl[d].start * strides_[d];
-            shape[d] = sl[d].size;
-        }
-        ref<T, Space, Rank, extents<slice_extent<S>...>> r{p, shape, strides_};
+        std::array<index_t, R> shape{}, st{};
+        std::size_t d = 0, k = 0;
+        auto one = [&](const auto& a) {
+            if constexpr (any_slice<decltype(a)>) {
+                const slice sl = a;
+                check_window(sl, d);
+                p += sl.start * strides_[d];
+                shape[k] = sl.size;
+                st[k] = strides_[d];
+                ++k;
+            } else {
+                const index_t i = value_of(a);
+                check_index(i, d);
+                p += i * strides_[d];
+            }
+            ++d;
+        };
+        (one(s), ...);
+        if constexpr (sizeof...(S) < Rank)
+            for (; d < Rank; ++d, ++k) {
+                shape[k] = shape_[d];
+                st[k] = strides_[d];
+            }
+        ref<T, Space, R, detail::at_extents_t<Extents, S...>> r{p, shape, st};
         r.label_ = label_;
         return r;
     }

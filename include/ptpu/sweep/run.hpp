@@ -15,6 +15,7 @@
 #include <concepts>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <span>
 #include <sstream>
 #include <string>
@@ -101,6 +102,57 @@ std::string default_label(const P& p, std::span<const std::string> names = {}) {
 }
 
 
+/// The best entry of a sweep together with its point, what point_result::best() returns: the
+/// entry's fields (label, time, rep, ...), `point`, the point as the space gave it (a std::tuple
+/// of the axes' values for a sweep::space), and `config`, what configure(point) makes of it (a
+/// dynamic_call most often), with its own run_options: run it on data or predict it again.
+template <class P, class Config = void>
+struct chosen : entry {
+    P point;
+    Config config;
+};
+/// The same for run_shapes, whose configurations depend on the shape too: the point only.
+template <class P>
+struct chosen<P, void> : entry {
+    P point;
+};
+
+/// What sweep::run and run_shapes return: a result (it converts to one) that keeps the points,
+/// so an entry leads back to its configuration. `points[e.index]` is entry e's point;
+/// point(e) says so, config(e) makes its configuration again, and best() gives both.
+template <class P, class Config = void>
+class point_result : public result {
+public:
+    std::vector<P> points;  ///< every point, in the space's order (entry::index indexes it)
+
+    point_result() = default;
+    point_result(result r, std::vector<P> pts, std::function<Config(const P&)> configure = {})
+        : result(std::move(r)), points(std::move(pts)), configure_(std::move(configure)) {}
+
+    /// The point of an entry of this result.
+    [[nodiscard]] const P& point(const entry& e) const { return points.at(e.index); }
+    /// The configuration of an entry made again, as the sweep made it before predicting it (but
+    /// with the configuration's own run_options: the sweep's `lean` is not applied).
+    [[nodiscard]] Config config(const entry& e) const
+        requires(!std::is_void_v<Config>)
+    {
+        return configure_(point(e));
+    }
+    /// The best entry, its point and (for run) its configuration: SW1 when none is feasible.
+    [[nodiscard]] chosen<P, Config> best() const {
+        const entry& e = result::best();
+        if constexpr (std::is_void_v<Config>)
+            return {e, point(e)};
+        else
+            return {e, point(e), configure_(point(e))};
+    }
+    /// The best entry itself (result::best): no copy, no configuration made.
+    [[nodiscard]] const entry& best_entry() const { return result::best(); }
+
+private:
+    std::function<Config(const P&)> configure_{};
+};
+
 // ---- The evaluation ---------------------------------------------------------------------------
 
 namespace detail {
@@ -158,8 +210,10 @@ std::vector<std::string> labels_of(const std::vector<P>& pts, Label& label, cons
 /// (label(point) or label(values...)); nullptr: default_label. configure and label run
 /// concurrently on several threads, as does the body: none may write shared state.
 template <class Points, class Configure, class Body, class Label = std::nullptr_t>
-result run(Points&& points, Configure configure, const Body& body, const options& opt = {}, Label label = nullptr) {
-    const auto pts = detail::materialize(std::forward<Points>(points));
+auto run(Points&& points, Configure configure, const Body& body, const options& opt = {}, Label label = nullptr) {
+    auto pts = detail::materialize(std::forward<Points>(points));
+    using P = typename decltype(pts)::value_type;
+    using Config = std::remove_cvref_t<decltype(detail::call_on_point(configure, pts.front()))>;
     std::vector<std::string> labels = labels_of(pts, label, opt);
     unsigned threads = 0;
     double seconds = 0;
@@ -169,7 +223,11 @@ result run(Points&& points, Configure configure, const Body& body, const options
         reps.push_back(config.predict(body));
     };
     auto out = detail::run_pool(pts.size(), job, opt, threads, seconds);
-    return detail::make_result(std::move(out), std::move(labels), opt, threads, seconds);
+    // The result keeps the points and configure (shared: a copy of the result shares it).
+    auto shared = std::make_shared<Configure>(std::move(configure));
+    return point_result<P, Config>(detail::make_result(std::move(out), std::move(labels), opt, threads, seconds),
+                                   std::move(pts),
+                                   [shared](const P& p) -> Config { return detail::call_on_point(*shared, p); });
 }
 
 /// As run, over several problem shapes at once (the mixture a user cares about): configure(point,
@@ -178,11 +236,12 @@ result run(Points&& points, Configure configure, const Body& body, const options
 /// shape rejects it (the message ends with " [shape <its label>]"). Shapes are named by their
 /// values (default_label), or by their position when those do not print.
 template <class Points, class Shape, class Configure, class Body, class Label = std::nullptr_t>
-result run_shapes(Points&& points, const std::vector<Shape>& shapes, Configure configure, const Body& body,
-                  const options& opt = {}, Label label = nullptr) {
+auto run_shapes(Points&& points, const std::vector<Shape>& shapes, Configure configure, const Body& body,
+                const options& opt = {}, Label label = nullptr) {
     if (shapes.empty())
         throw error("SW1", "sweep::run_shapes", "no shapes given", "give at least one problem shape");
-    const auto pts = detail::materialize(std::forward<Points>(points));
+    auto pts = detail::materialize(std::forward<Points>(points));
+    using P = typename decltype(pts)::value_type;
     std::vector<std::string> labels = labels_of(pts, label, opt);
     std::vector<std::string> shape_labels;
     for (std::size_t s = 0; s < shapes.size(); ++s) {
@@ -205,7 +264,7 @@ result run_shapes(Points&& points, const std::vector<Shape>& shapes, Configure c
     auto out = detail::run_pool(pts.size(), job, opt, threads, seconds);
     result r = detail::make_result(std::move(out), std::move(labels), opt, threads, seconds);
     r.shape_labels = std::move(shape_labels);
-    return r;
+    return point_result<P>(std::move(r), std::move(pts));
 }
 
 }  // namespace ptpu::sweep
