@@ -621,12 +621,46 @@ private:
 };
 }  // namespace detail
 
-namespace detail {
-// The kernel's grid index along `axis` (`where`: the function asked, for rule 22's message).
-PTPU_COMPILED index_t kernel_grid_index(const kernel_context& c, int axis, const char* where);
+/// pl.program_id(axis): the global grid index along `axis`, megacore offset included (S15). In an
+/// emit_pipeline body it is K3: say pipeline_index (this pipeline's step) or outer_program_id
+/// (the kernel's, which is what Pallas's program_id gives there). Index maps, inner ones
+/// included, read the kernel's with program_id, as in Pallas.
+PTPU_COMPILED index_t program_id(int axis);
+/// The enclosing kernel's grid index along `axis` (program_id's value), in any body: what an
+/// emit_pipeline body calls for the kernel's program id.
+PTPU_COMPILED index_t outer_program_id(int axis);
+/// pl.num_programs(axis): the full grid size along `axis` (S15, pallas_call). In an emit_pipeline
+/// body it is K3, as program_id: say pipeline_size or outer_num_programs.
+PTPU_COMPILED index_t num_programs(int axis);
+/// The enclosing kernel's grid size along `axis` (num_programs's value), in any body.
+PTPU_COMPILED index_t outer_num_programs(int axis);
+/// The grid index along `axis` of the innermost pipeline whose body is running (emit_pipeline;
+/// upstream's PipelineStep index): global, the core split's offset included. The enclosing
+/// kernel's indices are outer_program_id's there (program_id is K3 in a pipeline's body).
+PTPU_COMPILED index_t pipeline_index(int axis);
+/// The size of the innermost pipeline's grid along `axis` (before any core split).
+PTPU_COMPILED index_t pipeline_size(int axis);
+/// How many elements of dim `dim` of operand `operand`'s window (inputs then outputs) hold the
+/// block's data at this step: the slice's size for a BoundedSlice dim (the window keeps its
+/// static bound), the part inside the array for an edge block, else the block size.
+PTPU_COMPILED index_t valid_extent(int operand, int dim);
+
 #if defined(PTPU_DEFINE_COMPILED)
-PTPU_COMPILED index_t kernel_grid_index(const kernel_context& c, int axis, const char* where) {
-    if (c.grid_rank == 0)
+namespace detail {
+// The running kernel's context for a query of its grid along `axis` (`where`: the function
+// asked), checked: K3 when asked in an emit_pipeline body, where it would be the enclosing
+// kernel's grid and not the inner one (code ported from a kernel body often means the latter;
+// `outer` and `inner` name the two fixes; null: the query is meant for the kernel's grid); rule
+// 22 for a missing grid (`needs_grid`: program ids) or an axis outside it.
+PTPU_COMPILED const kernel_context& kernel_grid_query(int axis, const char* where, bool needs_grid, const char* outer,
+                                                      const char* inner) {
+    const kernel_context& c = require_context(where);
+    if (outer != nullptr && c.pipeline_depth > 0 && c.index_maps == 0)
+        throw error("K3", std::string(where) + " in an emit_pipeline body (pipeline " + std::to_string(c.pipeline_depth) + ")",
+                    "it would give the enclosing kernel's grid, not this pipeline's",
+                    std::string("use ") + inner + "(axis) for this pipeline's grid, or " + outer +
+                        "(axis) for the kernel's");
+    if (needs_grid && c.grid_rank == 0)
         throw error("22", where, "program id was requested but no grid was provided",
                     "give the pallas_call a Grid<...>");
     if (axis < 0 || axis >= c.grid_rank)
@@ -634,55 +668,32 @@ PTPU_COMPILED index_t kernel_grid_index(const kernel_context& c, int axis, const
             "22", where,
             "invalid axis " + std::to_string(axis) + " for a grid of rank " + std::to_string(c.grid_rank),
             "use an axis in [0, grid rank)");
+    return c;
+}
+// The kernel's grid index along a checked axis, noted as read.
+PTPU_COMPILED index_t kernel_point(const kernel_context& c, int axis) {
     const index_t v = c.point[static_cast<std::size_t>(axis)];
-    if (c.reads != nullptr) c.reads->note(detail::query_kind::program_id, axis, 0, v);
+    if (c.reads != nullptr) c.reads->note(query_kind::program_id, axis, 0, v);
     return v;
 }
-#endif
-// K3: program_id / num_programs asked in an emit_pipeline body, where they are the enclosing
-// kernel's and not the inner grid's (code ported from a kernel body often means the latter).
-[[noreturn, gnu::cold]] PTPU_COMPILED void kernel_id_in_inner_body(const kernel_context& c, const char* where,
-                                                            const char* outer, const char* inner);
-#if defined(PTPU_DEFINE_COMPILED)
-PTPU_COMPILED void kernel_id_in_inner_body(const kernel_context& c, const char* where,
-                                                            const char* outer, const char* inner) {
-    throw error("K3", std::string(where) + " in an emit_pipeline body (pipeline " + std::to_string(c.pipeline_depth) + ")",
-                "it would give the enclosing kernel's grid, not this pipeline's",
-                std::string("use ") + inner + "(axis) for this pipeline's grid, or " + outer +
-                    "(axis) for the kernel's");
-}
-#endif
 }  // namespace detail
 
-/// pl.program_id(axis): the global grid index along `axis`, megacore offset included (S15). In an
-/// emit_pipeline body it is K3: say pipeline_index (this pipeline's step) or outer_program_id
-/// (the kernel's, which is what Pallas's program_id gives there). Index maps, inner ones
-/// included, read the kernel's with program_id, as in Pallas.
-PTPU_COMPILED index_t program_id(int axis);
-#if defined(PTPU_DEFINE_COMPILED)
 PTPU_COMPILED index_t program_id(int axis) {
-    const kernel_context& c = detail::require_context("program_id");
-    if (c.pipeline_depth > 0 && c.index_maps == 0)
-        detail::kernel_id_in_inner_body(c, "program_id", "outer_program_id", "pipeline_index");
-    return detail::kernel_grid_index(c, axis, "program_id");
+    return detail::kernel_point(
+        detail::kernel_grid_query(axis, "program_id", true, "outer_program_id", "pipeline_index"), axis);
 }
-#endif
-
-/// The enclosing kernel's grid index along `axis` (program_id's value), in any body: what an
-/// emit_pipeline body calls for the kernel's program id.
-PTPU_COMPILED index_t outer_program_id(int axis);
-#if defined(PTPU_DEFINE_COMPILED)
 PTPU_COMPILED index_t outer_program_id(int axis) {
-    const kernel_context& c = detail::require_context("outer_program_id");
-    return detail::kernel_grid_index(c, axis, "outer_program_id");
+    return detail::kernel_point(detail::kernel_grid_query(axis, "outer_program_id", true, nullptr, nullptr), axis);
 }
-#endif
-
-/// The grid index along `axis` of the innermost pipeline whose body is running (emit_pipeline;
-/// upstream's PipelineStep index): global, the core split's offset included. The enclosing
-/// kernel's indices are outer_program_id's there (program_id is K3 in a pipeline's body).
-PTPU_COMPILED index_t pipeline_index(int axis);
-#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t num_programs(int axis) {
+    const kernel_context& c =
+        detail::kernel_grid_query(axis, "num_programs", false, "outer_num_programs", "pipeline_size");
+    return c.grid[static_cast<std::size_t>(axis)];
+}
+PTPU_COMPILED index_t outer_num_programs(int axis) {
+    const kernel_context& c = detail::kernel_grid_query(axis, "outer_num_programs", false, nullptr, nullptr);
+    return c.grid[static_cast<std::size_t>(axis)];
+}
 PTPU_COMPILED index_t pipeline_index(int axis) {
     const kernel_context& c = detail::require_context("pipeline_index");
     if (c.pipeline_depth == 0)
@@ -697,10 +708,6 @@ PTPU_COMPILED index_t pipeline_index(int axis) {
     if (c.reads != nullptr) c.reads->note(detail::query_kind::pipeline_index, axis, 0, v);
     return v;
 }
-#endif
-/// The size of the innermost pipeline's grid along `axis` (before any core split).
-PTPU_COMPILED index_t pipeline_size(int axis);
-#if defined(PTPU_DEFINE_COMPILED)
 PTPU_COMPILED index_t pipeline_size(int axis) {
     const kernel_context& c = detail::require_context("pipeline_size");
     if (c.pipeline_depth == 0 || axis < 0 || axis >= c.inner_rank)
@@ -708,13 +715,6 @@ PTPU_COMPILED index_t pipeline_size(int axis) {
                     "call it in an emit_pipeline body with an axis of its grid");
     return c.inner_grid[static_cast<std::size_t>(axis)];
 }
-#endif
-
-/// How many elements of dim `dim` of operand `operand`'s window (inputs then outputs) hold the
-/// block's data at this step: the slice's size for a BoundedSlice dim (the window keeps its
-/// static bound), the part inside the array for an edge block, else the block size.
-PTPU_COMPILED index_t valid_extent(int operand, int dim);
-#if defined(PTPU_DEFINE_COMPILED)
 PTPU_COMPILED index_t valid_extent(int operand, int dim) {
     const kernel_context& c = detail::require_context("valid_extent");
     if (c.valid == nullptr || operand < 0 || operand >= static_cast<int>(max_operands) || dim < 0 ||
@@ -724,40 +724,6 @@ PTPU_COMPILED index_t valid_extent(int operand, int dim) {
     const index_t v = (*c.valid)[static_cast<std::size_t>(operand)][static_cast<std::size_t>(dim)];
     if (c.reads != nullptr) c.reads->note(detail::query_kind::valid_extent, operand, dim, v);
     return v;
-}
-#endif
-
-namespace detail {
-PTPU_COMPILED index_t kernel_grid_size(const kernel_context& c, int axis, const char* where);
-#if defined(PTPU_DEFINE_COMPILED)
-PTPU_COMPILED index_t kernel_grid_size(const kernel_context& c, int axis, const char* where) {
-    if (axis < 0 || axis >= c.grid_rank)
-        throw error(
-            "22", where,
-            "invalid axis " + std::to_string(axis) + " for a grid of rank " + std::to_string(c.grid_rank),
-            "use an axis in [0, grid rank)");
-    return c.grid[static_cast<std::size_t>(axis)];
-}
-#endif
-}  // namespace detail
-
-/// pl.num_programs(axis): the full grid size along `axis` (S15, pallas_call). In an emit_pipeline
-/// body it is K3, as program_id: say pipeline_size or outer_num_programs.
-PTPU_COMPILED index_t num_programs(int axis);
-#if defined(PTPU_DEFINE_COMPILED)
-PTPU_COMPILED index_t num_programs(int axis) {
-    const kernel_context& c = detail::require_context("num_programs");
-    if (c.pipeline_depth > 0 && c.index_maps == 0)
-        detail::kernel_id_in_inner_body(c, "num_programs", "outer_num_programs", "pipeline_size");
-    return detail::kernel_grid_size(c, axis, "num_programs");
-}
-#endif
-/// The enclosing kernel's grid size along `axis` (num_programs's value), in any body.
-PTPU_COMPILED index_t outer_num_programs(int axis);
-#if defined(PTPU_DEFINE_COMPILED)
-PTPU_COMPILED index_t outer_num_programs(int axis) {
-    const kernel_context& c = detail::require_context("outer_num_programs");
-    return detail::kernel_grid_size(c, axis, "outer_num_programs");
 }
 #endif
 
