@@ -30,17 +30,24 @@ class space;
 
 namespace detail {
 
-// Iterator of a space's points: the position k, decoded on dereference (a point is computed,
-// not stored, so its reference is a value: random access for C++20, input for C++17 algorithms).
+// The member types of an iterator whose elements are computed, not stored: its reference is a
+// value, so it is an input iterator to C++17 algorithms and a `Concept` iterator to C++20's.
+template <class V, class Concept>
+struct computed_iterator_types {
+    using value_type = V;
+    using reference = V;
+    using pointer = void;
+    using difference_type = std::ptrdiff_t;
+    using iterator_concept = Concept;
+    using iterator_category = std::input_iterator_tag;
+};
+
+// Iterator of a space's points: the position k, decoded on dereference.
 template <class... T>
-class point_iterator {
+class point_iterator : public computed_iterator_types<std::tuple<T...>, std::random_access_iterator_tag> {
 public:
     using value_type = std::tuple<T...>;
     using difference_type = std::ptrdiff_t;
-    using iterator_concept = std::random_access_iterator_tag;
-    using iterator_category = std::input_iterator_tag;
-    using reference = value_type;
-    using pointer = void;
 
     point_iterator() = default;
     point_iterator(const space<T...>* s, std::size_t k) : s_(s), k_(k) {}
@@ -69,14 +76,10 @@ private:
 
 // Forward iterator of the points a predicate accepts: skips the others when advanced.
 template <class It, class Pred>
-class filter_iterator {
+class filter_iterator
+    : public computed_iterator_types<typename std::iterator_traits<It>::value_type, std::forward_iterator_tag> {
 public:
     using value_type = typename std::iterator_traits<It>::value_type;
-    using difference_type = std::ptrdiff_t;
-    using iterator_concept = std::forward_iterator_tag;
-    using iterator_category = std::input_iterator_tag;
-    using reference = value_type;
-    using pointer = void;
 
     filter_iterator() = default;
     filter_iterator(It at, It end, const Pred* pred) : at_(at), end_(end), pred_(pred) { skip(); }
