@@ -57,6 +57,13 @@ struct chip {
     double vector_clock_hz = 0;
     /// Vregs the EUP (exp, log, tanh, logistic, rsqrt, divide, …) takes per cycle.
     double eup_vregs_per_cycle = 1;
+    /// Vregs the transpose unit (XLU) takes per cycle of the vector clock (transpose, a dot's
+    /// transposed lhs; docs/model.md §5, "Slots").
+    double xlu_vregs_per_cycle = 1;
+    /// Vregs of MXU weights one MXU latches per cycle of the vector clock: a (K, N) weight tile
+    /// of mxu_dim² bf16 values then takes mxu_dim² · 2 / 4096 / this cycles, the fewest LHS rows
+    /// a product pays per tile (docs/model.md §5, "The MXU's tiles").
+    double mxu_push_vregs_per_cycle = 1;
 
     /// Peak FLOP/s of one core for f32 operands at DEFAULT precision (one bf16 pass).
     [[nodiscard]] constexpr double peak_f32_default_flops() const { return peak_bf16_flops; }
