@@ -194,9 +194,10 @@ inline constexpr chip v5p{
 
 // v6e and 7x publish no clock, and their peaks do not match MXU count × shape × any plausible
 // clock (docs/model.md §5). Their clock is therefore derived from the peak so that the fields agree
-// with each other; MXU time reads peak_bf16_flops directly, so this clock only sets the VPU rate
-// (vreg_ops_per_s). Times spent by the scalar core (step overhead, DMA issue) take v5e's values
-// rather than being scaled by that clock.
+// with each other; MXU time reads peak_bf16_flops directly and the bundle's slots run at
+// vector_clock_hz, so this clock only sets the on-chip DMA rate (sim::onchip_bytes_per_s). Times
+// spent by the scalar core (step overhead, DMA issue) take v5e's values rather than being scaled
+// by that clock.
 
 inline constexpr chip v6e{
     .name = "v6e",

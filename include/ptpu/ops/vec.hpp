@@ -26,16 +26,23 @@
 //   shapes and charges exactly the same work, and skips the arithmetic.
 //
 // MXU results (work.mxu_drains, docs/model.md §5): a vec made by dot is marked as an MXU result,
-// in both modes. The first op that reads it as vector work (elementwise, where, cast to another
-// type, reductions, layout ops, windows) or as another dot's operand charges one drain, the
-// systolic array's fill and drain latency that op waits for, and clears the mark (later readers
-// find the value in registers). Two uses charge nothing and keep the mark: store (nothing in the
-// body waits for it; the write-back is the pipeline's) and a + b of two same-shape operands of
-// which one is an MXU result, e.g. acc + dot(a, b) (Mosaic folds that add into the matmul's
-// accumulator, so the sum is again an MXU result). A copy of a marked vec is marked too, so two
-// copies read by vector ops charge two drains. The reverse edge (dot reading a freshly computed
-// vector value) charges nothing [est]: a VALU result is in a vreg a few cycles after its op and
-// the MXU takes its operands vreg by vreg, a wait far below 2 · mxu_dim cycles and unpublished.
+// in both modes, of level one more than the highest level its operands were computed from (a
+// vec's level: the highest level of MXU result it was computed from, 0 for loaded values). The
+// first op that reads it as vector work (elementwise, where, cast to another type, reductions,
+// layout ops, windows) or as another dot's operand waits for the systolic array's fill and drain
+// and clears the mark (later readers find the value in registers); the body waits once per level
+// (work.mxu_drains is the highest level waited for), since the results of one level can all be
+// issued before the first is read. Two uses wait for nothing and keep the mark: store (nothing
+// in the body waits for it; the write-back is the pipeline's) and a + b of two same-shape
+// operands of which one is an MXU result, e.g. acc + dot(a, b) (Mosaic folds that add into the
+// matmul's accumulator, so the sum is again an MXU result). The reverse edge (dot reading a
+// freshly computed vector value) waits for no drain [est]: a VALU result is in a vreg a few
+// cycles after its op and the MXU takes its operands vreg by vreg.
+//
+// Dependence chains (work.chain, docs/model.md §5): each vec also carries the work of the longest
+// chain of ops that computed it (VALU ops, dot's MXU FLOPs, XLU vregs; not loads and stores,
+// which stream). An op's result carries its longest operand's chain plus its own work, and the
+// running body keeps the longest chain made (the longer of two: the longer on the call's chip).
 //
 // Rules of ops/ (ptpu's own ids): OP1 shapes and axes, OP2 dot operand dtypes, OP3 element
 // dtypes of the other ops (compile time), OP4 a vec without values used outside timing-only mode.
