@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <ptpu/ptpu.hpp>
+#include <ptpu/report/html.hpp>
 
 #include <sstream>
 #include <string>
@@ -152,6 +153,16 @@ TEST(SlotModel, MaskFeedingTheDotCannotOverlapIt) {
     std::ostringstream text;
     print_steps(text, dep);
     EXPECT_NE(text.str().find("dependence chain"), std::string::npos) << text.str();
+    std::ostringstream summary;
+    summary << dep;
+    EXPECT_NE(summary.str().find("bodies bound by    dependence chain"), std::string::npos) << summary.str();
+    // The HTML comparison names the bodies' slot beside the kernel's bound.
+    Masked drawn{};
+    drawn.options.timeline = true;  // the page draws the best configuration's timeline
+    html_kernel k;
+    k.title = "masked";
+    k.configs.push_back({"dep", drawn.predict(masked_operand)});
+    EXPECT_NE(to_html({k}).find("(bodies: dependence chain)"), std::string::npos);
 
     // The mask off the dot's path: the MXU bounds the body, 340.65 ns (the mask's 42.67 ns
     // overlaps it).
