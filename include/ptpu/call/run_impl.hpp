@@ -4,9 +4,11 @@
 // PTPU_RUNTIME_IMPLEMENTATION (ptpu::runtime) with PTPU_SEPARATE_RUNTIME.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ptpu/call/options.hpp"
@@ -131,14 +133,24 @@ template <int N>
     ro.memoize_body = opt.memoize_body;
     ro.notes = opt.timeline;
     ro.step_overhead_s = desc.hw.step_overhead_s;
-    // The timing model turns charged work into time (sim::time_of on this chip).
+    // The timing model turns charged work into time (sim::time_of on this chip). Each body's
+    // time is kept with the slot that bounds it, for the per-step rows (sim::step_times::bound):
+    // a step whose compute is one body's time is bounded by that body's slot. (The ops' own
+    // conversions of a dependence chain alone, to compare two, are not bodies.)
     struct cost_ctx {
         const chip* hw;
         const sim::cost_model* costs;
-    } const cc{&desc.hw, &opt.costs};
+        std::vector<std::pair<double, sim::slot>>* bodies;
+    };
+    std::vector<std::pair<double, sim::slot>> body_bounds;
+    const cost_ctx cc{&desc.hw, &opt.costs, &body_bounds};
     ro.seconds_of = [](const work& w, const void* c) {
         const auto* k = static_cast<const cost_ctx*>(c);
-        return sim::time_of(w, *k->hw, *k->costs).total;
+        const sim::work_time t = sim::time_of(w, *k->hw, *k->costs);
+        work units = w;
+        units.chain = {};
+        if (!units.empty() && k->bodies->size() < 4096) k->bodies->emplace_back(t.total, t.bound);
+        return t.total;
     };
     ro.seconds_ctx = &cc;
     std::vector<dma_note> notes;
@@ -193,6 +205,22 @@ template <int N>
         std::size_t len = 0;
         while (len < sizeof desc.ops[0].name && n[len] != '\0') ++len;
         facts.names[static_cast<std::size_t>(i)] = std::string_view(n, len);
+    }
+    if (!body_bounds.empty()) {
+        // The slot of each row whose compute is one body's time; a time two bodies with other
+        // slots share names neither.
+        std::sort(body_bounds.begin(), body_bounds.end());
+        const auto bound_of = [&body_bounds](double t) {
+            auto it = std::lower_bound(body_bounds.begin(), body_bounds.end(), std::pair{t, sim::slot{}});
+            if (it == body_bounds.end() || it->first != t) return sim::slot::none;
+            const sim::slot s = it->second;
+            for (; it != body_bounds.end() && it->first == t; ++it)
+                if (it->second != s) return sim::slot::none;
+            return s;
+        };
+        for (auto* rows : {&r.steps, &r.inner_steps})
+            for (sim::step_times& row : *rows)
+                if (row.compute > 0) row.bound = bound_of(row.compute);
     }
     report rep = make_report(desc.hw, facts, stats, std::move(r), std::move(notes), opt.costs);
     if (!rep.inner_steps.empty())
