@@ -101,6 +101,15 @@ struct report {
     std::string bound_operand;
     /// Advice on how the kernel uses the chip (e.g. one TensorCore of two), one line each.
     std::vector<std::string> lints;
+
+    // Defined where the compiled part is (core/linkage.hpp): copying, moving and destroying
+    // these strings and vectors is then compiled once, not in every kernel's translation unit.
+    PTPU_COMPILED report();
+    PTPU_COMPILED report(const report&);
+    PTPU_COMPILED report(report&&) noexcept;
+    PTPU_COMPILED report& operator=(const report&);
+    PTPU_COMPILED report& operator=(report&&) noexcept;
+    PTPU_COMPILED ~report();
 };
 
 /// What a front end tells the report about the kernel, besides the model's result and the

@@ -17,6 +17,13 @@
 
 namespace ptpu {
 
+PTPU_COMPILED report::report() = default;
+PTPU_COMPILED report::report(const report&) = default;
+PTPU_COMPILED report::report(report&&) noexcept = default;
+PTPU_COMPILED report& report::operator=(const report&) = default;
+PTPU_COMPILED report& report::operator=(report&&) noexcept = default;
+PTPU_COMPILED report::~report() = default;
+
 PTPU_COMPILED report make_report(const chip& hw, const kernel_facts& info, const run_stats& stats, sim::result&& r,
                           std::vector<dma_note>&& notes, const sim::cost_model& costs) {
     report rep;
