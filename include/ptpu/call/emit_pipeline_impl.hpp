@@ -77,9 +77,7 @@ void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* ma
     runner_options ro;
     ro.timing_only = outer.timing_only;
     ro.notes = outer.notes != nullptr;
-    ro.seconds_of = outer.seconds_of;
-    ro.seconds_ctx = outer.seconds_ctx;
-    ro.step_overhead_s = outer.step_overhead_s;
+    ro.works = outer.works;
     ro.pipeline = static_cast<std::uint8_t>(inner.pipeline_depth);
     ro.nested = true;
     ro.trace = trace;

@@ -98,6 +98,8 @@ template <int N>
     bool semaphores = false;
     for (int s = 0; s < desc.n_scratch; ++s)
         semaphores = semaphores || desc.scratch[static_cast<std::size_t>(s)].space == space_kind::semaphore;
+    // The works the bodies charge, numbered for the ops (the timing model turns them into time).
+    stream::work_table works;
     // One context per core: each core's body sees its own program ids, work and copies in flight.
     std::array<kernel_context, 2> kctx;
     // detect_races on two cores: one happens-before log for both (MC2, A13).
@@ -117,6 +119,7 @@ template <int N>
         k.vmem_peak = pinfo.vmem_bytes;
         k.poison_buffers = opt.poison_buffers;
         k.poison_padding = opt.poison_buffers || opt.out_of_bounds_reads == oob_reads::uninitialized;
+        k.works = &works;
         for (int c = 0; c < pinfo.cores; ++c) k.arena[static_cast<std::size_t>(c)] = mem[static_cast<std::size_t>(c)].arena;
         for (int s = 0; s < desc.n_scratch; ++s) {
             const scratch_desc& sd = desc.scratch[static_cast<std::size_t>(s)];
@@ -130,17 +133,7 @@ template <int N>
     ro.semaphores = semaphores;
     ro.memoize_body = opt.memoize_body;
     ro.notes = opt.timeline;
-    ro.step_overhead_s = desc.hw.step_overhead_s;
-    // The timing model turns charged work into time (sim::time_of on this chip).
-    struct cost_ctx {
-        const chip* hw;
-        const sim::cost_model* costs;
-    } const cc{&desc.hw, &opt.costs};
-    ro.seconds_of = [](const work& w, const void* c) {
-        const auto* k = static_cast<const cost_ctx*>(c);
-        return sim::time_of(w, *k->hw, *k->costs).total;
-    };
-    ro.seconds_ctx = &cc;
+    ro.works = &works;
     std::vector<dma_note> notes;
     std::array<std::unique_ptr<runner>, 2> runners;
     core_streams streams;
@@ -160,6 +153,7 @@ template <int N>
     so.timeline = opt.timeline;
     so.per_step = opt.per_step > 0 || (opt.per_step < 0 && desc.steps() <= 65536);
     so.costs = opt.costs;
+    so.works = &works;
     so.steady_state = opt.steady_state;
     so.semaphores = semaphores;
     so.memory_budget = opt.memory_budget;

@@ -42,7 +42,7 @@ struct body_op_record {
     work before{};
     index_t amount = 0;  ///< DMAs: bytes; signals and waits: the count
     std::uint32_t seq = 0;  ///< stream_op DMAs: the DMA's number among the body's (its start's)
-    stream::op op{};        ///< stream_op: the op, time converted
+    stream::op op{};        ///< stream_op: the op (its work numbered in the call's table)
     std::uint16_t run = 0;  ///< DMAs: stream::op::run of the HBM end (0: one run)
     bool begins = false;    ///< stream_op: the first op of a pipeline invocation (its inner rows)
     /// stream_op with op.sub != 0: where the inner runner's rows start in the body's
@@ -367,11 +367,7 @@ struct call_state {
     race_log* races = nullptr;
     index_t vmem_limit = 0;  ///< the call's VMEM limit (check 24)
     std::vector<stream::dma_note>* notes = nullptr;  ///< the call's DMA notes (timeline on), or none
-    // What a pipeline the body builds (emit_pipeline) needs to write its ops like the call's:
-    // the conversion of work into time and the step overhead.
-    double (*seconds_of)(const work&, const void* ctx) = nullptr;
-    const void* seconds_ctx = nullptr;
-    double step_overhead_s = 0;
+    stream::work_table* works = nullptr;  ///< the call's work table (compute ops' work numbers)
 };
 
 /// What a pipeline's bodies did that the call's account counts: their own DMAs and semaphore
