@@ -291,7 +291,7 @@ private:
             const int op = sched_.windowed(k);
             const index_t bc = tables_.info.ops[static_cast<std::size_t>(op)].buffers;
             if (bc < 2) continue;
-            const index_t by = (op < desc_.n_in ? d.win[op] : d.cout[op]) % bc;
+            const index_t by = (op < desc_.n_in ? d.op[op].wait_in : d.op[op].copy_out) % bc;
             if (by == 0) continue;
             const window_move mv{static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(by)};
             if (op < desc_.n_in)
@@ -355,22 +355,22 @@ private:
             o.dma += k;
             if (!mt.start) {
                 if (mt.kind == event_kind::wait_in)
-                    advance(mt, d.win[mt.op]);
+                    advance(mt, d.op[mt.op].wait_in);
                 else if (mt.kind == event_kind::wait_out)
-                    advance(mt, d.wout[mt.op]);
+                    advance(mt, d.op[mt.op].wait_out);
                 continue;
             }
             switch (mt.kind) {
                 case event_kind::fetch:
-                    advance(mt, d.cin[mt.op]);
+                    advance(mt, d.op[mt.op].copy_in);
                     in_flight_in_[mt.op][mt.slot] = o.dma;
                     break;
                 case event_kind::restore:
-                    advance(mt, d.cout[mt.op]);  // restores into the slot the next write uses
+                    advance(mt, d.op[mt.op].copy_out);  // restores into the slot the next write uses
                     break;
                 case event_kind::write:
                 case event_kind::write_sync:
-                    advance(mt, d.cout[mt.op]);
+                    advance(mt, d.op[mt.op].copy_out);
                     if (mt.kind == event_kind::write) in_flight_out_[mt.op][mt.slot] = o.dma;
                     break;
                 default:
@@ -633,8 +633,9 @@ private:
         for (int i = 0; i < desc_.n_ops(); ++i) {
             const index_t bc = tables_.info.ops[static_cast<std::size_t>(i)].buffers;
             if (bc < 2) continue;
-            for (const index_t d : {now.cin[i] - k.at.cin[i], now.win[i] - k.at.win[i], now.cout[i] - k.at.cout[i],
-                                    now.wout[i] - k.at.wout[i]}) {
+            const slot_counters &a = now.op[i], &b = k.at.op[i];
+            for (const index_t d : {a.copy_in - b.copy_in, a.wait_in - b.wait_in, a.copy_out - b.copy_out,
+                                    a.wait_out - b.wait_out}) {
                 const index_t r = d % bc;
                 if (r != 0) turn = std::lcm(turn, bc / std::gcd(r, bc));
             }
