@@ -530,6 +530,9 @@ private:
     // What the fast lanes compare of an op's work: a compute op's canonical work number (two
     // works of equal time are the same to them), any other op's work field as it is.
     std::uint32_t canon(const op& o) { return o.kind == op_kind::compute ? times_.canonical(o.work) : o.work; }
+    // Whether ops x and y of one kind do work of equal time: the same number (a canonical number
+    // is its own: a recorded op's equals a pulled op's of that work), or equal canonical ones.
+    bool same_work(const op& x, const op& y) { return x.work == y.work || canon(x) == canon(y); }
 
     // The rows of book b: result::steps (0) or result::inner_steps (1).
     std::vector<step_times>& book_rows(int b) { return b == 0 ? res_.steps : res_.inner_steps; }
@@ -952,7 +955,7 @@ private:
                 const op& x = cur[k];
                 const op& y = e.batch[k];
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
-                same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && canon(x) == canon(y) &&
+                same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && same_work(x, y) &&
                        x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
                        (tl_lane_ || x.label == y.label) && x.step - s0 == y.step && x.sub == y.sub;
             }
@@ -1036,7 +1039,7 @@ private:
                 }
                 const op& y = cycle_[k];
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
-                if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || canon(x) != canon(y) ||
+                if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || !same_work(x, y) ||
                     x.bytes != y.bytes || x.far != y.far || x.run != y.run || x.who != y.who ||
                     (!tl_lane_ && x.label != y.label) || x.step - step0 != y.step || x.sub != y.sub) {
                     whole = false;
@@ -1730,7 +1733,7 @@ private:
     // take theirs from the ops pulled.)
     bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0) {
         const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
-        return x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && canon(x) == canon(y) &&
+        return x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && same_work(x, y) &&
                x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
                (tl_lane_ || x.label == y.label) && x.step - step0 == y.step && x.sub == y.sub && x.sem == y.sem && x.core == y.core &&
                x.dma_sem == y.dma_sem;

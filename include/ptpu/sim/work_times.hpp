@@ -24,7 +24,11 @@ public:
 
     /// The time of work number k, seconds.
     double seconds(std::uint32_t k) {
-        if (k >= canonical_.size() || canonical_[k] == none) convert(k);
+        if (k < seconds_.size()) [[likely]] {
+            const double s = seconds_[k];
+            if (s >= 0) return s;  // (not yet converted: -1)
+        }
+        convert(k);
         return seconds_[k];
     }
     /// A number standing for work k's time: two works of equal time get the same (the first of
@@ -59,7 +63,7 @@ private:
                         "a compute op's work takes negative or non-finite seconds (" + std::to_string(s) + ")",
                         "charge finite, non-negative work");
         if (k >= canonical_.size()) {
-            seconds_.resize(k + 1, 0.0);
+            seconds_.resize(k + 1, -1.0);
             canonical_.resize(k + 1, none);
         }
         seconds_[k] = s;
@@ -69,7 +73,7 @@ private:
     const chip& chip_;
     cost_model costs_;
     const stream::work_table* works_;
-    std::vector<double> seconds_;           // work number -> its time (where converted)
+    std::vector<double> seconds_;           // work number -> its time (-1: not converted)
     std::vector<std::uint32_t> canonical_;  // work number -> its time's number (none: not converted)
     std::unordered_map<std::uint64_t, std::uint32_t> by_time_;  // a time's bits -> its first number
 };
