@@ -69,7 +69,7 @@ public:
                     out = wait(3 * s + 1, s);
                     return true;
                 case 5:
-                    out = {.kind = op_kind::compute, .step = s, .work = 1};  // 2.5 µs (simulate_pipeline)
+                    out = {.kind = op_kind::compute, .work = 1, .step = s};  // 2.5 µs (simulate_pipeline)
                     return true;
                 case 6:
                     out = start(3 * s + 2, out_bytes, s);

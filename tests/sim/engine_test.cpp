@@ -70,7 +70,7 @@ op overhead(std::uint32_t step = 0) {
     return {.kind = op_kind::overhead, .step = step};
 }
 op compute(double s, std::uint32_t step = 0) {
-    return {.kind = op_kind::compute, .step = step, .work = works().number(ptpu::work{.explicit_seconds = s})};
+    return {.kind = op_kind::compute, .work = works().number(ptpu::work{.explicit_seconds = s}), .step = step};
 }
 op start(std::uint32_t id, std::int64_t bytes, std::uint32_t step = 0, bool far = true) {
     return {.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .far = far, .label = id, .step = step};

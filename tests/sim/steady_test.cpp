@@ -85,7 +85,7 @@ struct pipeline {
             wait(in_flight[1], s);
             in_flight[0] = next[0];
             in_flight[1] = next[1];
-            v.push_back({.kind = op_kind::compute, .step = u(s), .work = work_of(compute(s))});
+            v.push_back({.kind = op_kind::compute, .work = work_of(compute(s)), .step = u(s)});
             if (s % k == 0 && write_pending) {  // the previous run's write (S23.5)
                 wait(write, s);
                 write_pending = false;

@@ -36,6 +36,10 @@ struct op {
     /// (op::sub): a body copy for the call's accounting, operand k in that inner row's.
     std::uint8_t who = 0;
     std::uint32_t dma = 0;    ///< dma_start/dma_wait: the DMA's id, unique among a core's live DMAs
+    /// compute: the work the core does, by its number in the call's work_table (0: none). The
+    /// timing model turns it into busy time; an overhead op is one grid step's control overhead,
+    /// the chip's. Ops carry no time: only the model knows what work costs on a chip.
+    std::uint32_t work = 0;
     std::int64_t bytes = 0;   ///< dma_start: bytes moved (0: latency only); sem ops: the amount
     bool far : 1 = true;      ///< dma_start: one end is HBM (shares HBM); false: VMEM->VMEM
     /// The row of the per-step breakdown the op also counts in, beside its step's: 0 none; k >= 1
@@ -49,10 +53,6 @@ struct op {
     std::uint32_t sem = 0;    ///< a semaphore number (>= 1); dma_start: 0, or the one it completes into
     std::uint32_t label = 0;  ///< opaque, passed back in the timeline (an index into the notes)
     std::uint32_t step = 0;   ///< opaque grid step number, passed back (per-step breakdown)
-    /// compute: the work the core does, by its number in the call's work_table (0: none). The
-    /// timing model turns it into busy time; an overhead op is one grid step's control overhead,
-    /// the chip's. Ops carry no time: only the model knows what work costs on a chip.
-    std::uint32_t work = 0;
 };
 static_assert(sizeof(op) <= 40, "an op stays five words: batches are copied and compared");
 
