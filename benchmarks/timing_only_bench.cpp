@@ -4,7 +4,10 @@
 // steady-state fast lane (the default) and without it (every op simulated), a reduction-axis
 // matmul (its pattern repeats every 16 steps) at 16,384 and 262,144 steps, the 3-operand kernel
 // on v5p's two TensorCores, the 3-operand kernel at 65,536 steps with the timeline recorded (fast
-// lane on and off), and the timing model alone on the same op stream.
+// lane on and off), the timing model alone on the same op stream, and the kernels whose steps the
+// body drives: inner pipelines (emit_pipeline: 256 outer steps of 256 inner ones, and one gridless
+// outer step running 65,536, the custom-buffered pattern) and a pipeline written by hand with
+// async copies and DMA semaphores, reported per inner (or grid) step.
 #include <benchmark/benchmark.h>
 
 #include <ptpu/ptpu.hpp>
@@ -170,6 +173,75 @@ void BM_ModelOnly(benchmark::State& st) {
     }
     st.SetItemsProcessed(st.iterations() * steps);
 }
+
+// Inner pipelines: the 3-operand add's (8, 128) f32 tiles, 65,536 inner steps in all.
+constexpr index_t inner_steps = 1 << 16;
+using XI = Array<float, inner_steps * 8, 128>;
+using AnyXI = BlockSpec<Full, zero_map, any>;
+using Tile = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }>;
+using OuterGrid = pallas_call<Grid<256>, In<Arg<XI, AnyXI>, Arg<XI, AnyXI>>, Out<Arg<XI, AnyXI>>, Chip<tpu::v5e>>;
+using OuterOnce = pallas_call<Grid<>, In<Arg<XI, AnyXI>, Arg<XI, AnyXI>>, Out<Arg<XI, AnyXI>>, Chip<tpu::v5e>>;
+
+void BM_PredictNested(benchmark::State& st) {
+    const OuterGrid call{{.per_step = 0}};
+    for (auto _ : st) {
+        auto rep = call.predict([](auto a, auto b, auto c) {
+            const index_t i = program_id(0);
+            emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) + load(y)); }, {256},
+                          in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(i * 2048, 2048), ds(0, 128)),
+                                                                 b.at(ds(i * 2048, 2048), ds(0, 128)),
+                                                                 c.at(ds(i * 2048, 2048), ds(0, 128)));
+        });
+        benchmark::DoNotOptimize(rep.device_time);
+    }
+    st.SetItemsProcessed(st.iterations() * inner_steps);
+}
+
+void BM_PredictNestedOnce(benchmark::State& st) {
+    const OuterOnce call{{.per_step = 0}};
+    for (auto _ : st) {
+        auto rep = call.predict([](auto a, auto b, auto c) {
+            emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) + load(y)); }, {inner_steps},
+                          in_specs<Tile, Tile>, out_specs<Tile>)(a, b, c);
+        });
+        benchmark::DoNotOptimize(rep.device_time);
+    }
+    st.SetItemsProcessed(st.iterations() * inner_steps);
+}
+
+// The add as a pipeline written by hand: both inputs stay in HBM, each step starts the next
+// step's two copies before waiting for its own, and writes its result back asynchronously,
+// waiting for it one step later (examples/async_pipeline.cpp's pattern).
+using Slots = Scratch<vmem, float, 2, 8, 128>;
+using Sems = Scratch<semaphore, dma_semaphore, 2>;
+using Hand = pallas_call<Grid<inner_steps>, In<Arg<XI, AnyXI>, Arg<XI, AnyXI>>, Out<Arg<XI, AnyXI>>, Slots, Slots,
+                         Slots, Sems, Sems, Chip<tpu::v5e>>;
+
+void BM_PredictAsyncCopies(benchmark::State& st) {
+    const Hand call{{.per_step = 0}};
+    for (auto _ : st) {
+        auto rep = call.predict([](auto a, auto b, auto o, auto abuf, auto bbuf, auto obuf, auto in_sem,
+                                   auto out_sem) {
+            const index_t i = program_id(0), n = num_programs(0);
+            auto rows = [](auto r, index_t j) { return r.at(ds(j * 8, 8), ds(0, 128)); };
+            auto fetch = [&](index_t j) {
+                make_async_copy(rows(a, j), abuf.at(j % 2), in_sem.at(j % 2)).start();
+                make_async_copy(rows(b, j), bbuf.at(j % 2), in_sem.at(j % 2)).start();
+            };
+            auto write = [&](index_t j) { return make_async_copy(obuf.at(j % 2), rows(o, j), out_sem.at(j % 2)); };
+            if (i == 0) fetch(0);
+            if (i + 1 < n) fetch(i + 1);
+            make_async_copy(rows(a, i), abuf.at(i % 2), in_sem.at(i % 2)).wait();
+            make_async_copy(rows(b, i), bbuf.at(i % 2), in_sem.at(i % 2)).wait();
+            store(obuf.at(i % 2), load(abuf.at(i % 2)) + load(bbuf.at(i % 2)));
+            write(i).start();
+            if (i > 0) write(i - 1).wait();
+            if (i == n - 1) write(i).wait();
+        });
+        benchmark::DoNotOptimize(rep.device_time);
+    }
+    st.SetItemsProcessed(st.iterations() * inner_steps);
+}
 }  // namespace
 
 BENCHMARK(BM_Predict)->Unit(benchmark::kMillisecond)->MinTime(2.0);
@@ -180,4 +252,7 @@ BENCHMARK(BM_PredictMatmul262k)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictMegacore)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictTimeline)->ArgName("fast_lane")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ModelOnly)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_PredictNested)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_PredictNestedOnce)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_PredictAsyncCopies)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK_MAIN();

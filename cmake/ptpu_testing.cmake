@@ -3,7 +3,7 @@
 # Include directories and flags a compile-fail case needs to see the library as users do.
 function(_ptpu_cf_flags out)
     set(flags -std=c++20 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include)
-    foreach(dep Eigen3::Eigen Boost::headers range-v3::range-v3)
+    foreach(dep Eigen3::Eigen Boost::headers)
         get_target_property(dirs ${dep} INTERFACE_INCLUDE_DIRECTORIES)
         if(NOT dirs)  # e.g. Boost::headers in /usr/include
             continue()
@@ -97,6 +97,6 @@ function(ptpu_header_self_containment target)
         list(APPEND sources ${src})
     endforeach()
     add_library(${target} OBJECT ${sources})
-    # ptpu::sweep: the sweep/ headers need Hana and range-v3 (the others do not: cmake/layers.txt).
+    # ptpu::sweep: the sweep/ headers need Hana (the others do not: cmake/layers.txt).
     target_link_libraries(${target} PRIVATE ptpu::sweep ptpu_warnings)
 endfunction()

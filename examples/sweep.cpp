@@ -1,5 +1,5 @@
 // Sweeping and ranking configurations: a blocked matmul with an accumulator, one dynamic_call
-// type, swept over block shapes x buffer counts x chips (a run-time space, range-v3), predicted
+// type, swept over block shapes x buffer counts x chips (a run-time space), predicted
 // in timing-only mode on all host cores, ranked by predicted device time. Prints the top 5 with
 // what bounds each and the speedup over a default configuration, the points rejected and the
 // rule that rejects each, and the best one's full report; writes CSV and JSON to a temp folder.
@@ -45,7 +45,7 @@ int main() {
     // rule 19, large blocks overflow a chip's scoped VMEM (24): those are reported, not dropped.
     const sweep::space<index_t, index_t, int, const chip*> space{
         {128, 256, 512, 1024}, {256, 512, 2048}, {1, 2, 3}, {&tpu::v4, &tpu::v5e, &tpu::v5p, &tpu::v6e, &tpu::v7x}};
-    // A filter (a range-v3 view): K blocks no larger than twice the output block.
+    // A filter (a lazy view of the space): K blocks no larger than twice the output block.
     auto points = space.where([](index_t bm, index_t bk, int, const chip*) { return bk <= 2 * bm || bm >= 512; });
     // The default to compare with: (256, 512), double-buffered, on v5e (its position in `points`).
     sweep::options opt{.axis_names = {"bm", "bk", "buffers", "chip"}};

@@ -1,7 +1,7 @@
 # Sourced by tools/demo and tools/test: installs the Debian packages ptpu needs, when missing.
 # Says what it installs; uses sudo when not root.
 ptpu_packages=(git cmake ninja-build g++ clang libgtest-dev libgmock-dev libbenchmark-dev
-               libboost-dev librange-v3-dev libeigen3-dev nlohmann-json3-dev)
+               libboost-dev libeigen3-dev nlohmann-json3-dev)
 # Only the tests need these (tools/test passes them): chromium opens the demo's HTML report in a
 # real, headless browser (examples/CMakeLists.txt, example.demo.html_in_browser).
 ptpu_test_packages=(chromium)

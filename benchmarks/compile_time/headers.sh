@@ -11,8 +11,7 @@ runs=${1:-5}
 shift || true
 headers=("$@")
 if [ ${#headers[@]} -eq 0 ]; then
-    headers=(ptpu/sweep/static_space.hpp ptpu/sweep/space.hpp boost/hana.hpp range/v3/all.hpp ranges
-             ptpu/ptpu.hpp)
+    headers=(ptpu/sweep/static_space.hpp ptpu/sweep/space.hpp boost/hana.hpp ranges ptpu/ptpu.hpp)
 fi
 cxx=${CXX:-g++}
 dir=$(mktemp -d)

@@ -5,7 +5,7 @@
 #   headers    #include <ptpu/ptpu.hpp> alone
 #   quickstart examples/quickstart.cpp
 #   emit       examples/emit_pipeline.cpp (inner pipelines, core_axis, lookahead)
-#   sweep      examples/sweep.cpp (a run-time configured sweep: dynamic_call, range-v3)
+#   sweep      examples/sweep.cpp (a run-time configured sweep: dynamic_call, sweep::run)
 #   kernels1   benchmarks/compile_time/kernels.cpp with one static matmul kernel
 #   kernels9   the same file with nine (one per block configuration)
 # and the ratios to the floor and to headers; "per kernel" is (kernels9 - kernels1) / 8. With

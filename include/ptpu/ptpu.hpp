@@ -37,7 +37,7 @@
 
 // The translation unit that compiles ptpu's compiled part (core/linkage.hpp) compiles the opt-in
 // headers' body-independent parts too: the HTML report's writer, and a sweep's result, its text
-// and files, and its thread pool (none of it needs Hana or range-v3). Kernel files get them from
+// and files, and its thread pool (none of it needs Hana). Kernel files get them from
 // <ptpu/report/html.hpp> and <ptpu/sweep/run.hpp>.
 #if defined(PTPU_RUNTIME_IMPLEMENTATION)
 #include "ptpu/report/html.hpp"

@@ -140,7 +140,8 @@ TEST(OpsDot, Int8AccumulatesInInt32) {
             for (index_t k = 0; k < 260; ++k) s += std::int64_t{a(i, k)} * b(k, j);
             ASSERT_EQ(r(i, j), s);
         }
-    EXPECT_EQ(e.w().mxu_int8_ops - before.mxu_int8_ops, 2.0 * 128 * 128 * 384);
+    // M = 33 streams as 64 rows (int8's 32-row sublane tile), K = 260 pads to 384, N = 17 to 128.
+    EXPECT_EQ(e.w().mxu_int8_ops - before.mxu_int8_ops, 2.0 * 64 * 128 * 384);
     EXPECT_EQ(e.w().mxu_passes_flops, before.mxu_passes_flops);
     // Values out of int8 range (int32 intermediates) wrap as they enter the MXU.
     const vec<std::int8_t> w(iarr::Constant(1, 1, 130));
@@ -149,7 +150,9 @@ TEST(OpsDot, Int8AccumulatesInInt32) {
 
 TEST(OpsDot, ChargesPaddedMxuFlopsPerPass) {
     const auto a = random_vec(100, 200, 7, 2.0f), b = random_vec(200, 300, 8, 2.0f);
-    const double padded128 = 2.0 * 128 * 256 * 384;
+    // K = 200 and N = 300 pad to the 128-wide MXU (256, 384); M = 100 only to f32's 8-row
+    // sublane tile, 104 (docs/model.md §5, "The MXU's tiles").
+    const double padded128 = 2.0 * 104 * 256 * 384;
     {
         env e(&tpu::v5p);
         (void)dot(a, b);
@@ -170,11 +173,11 @@ TEST(OpsDot, ChargesPaddedMxuFlopsPerPass) {
         EXPECT_EQ(e.w().mxu_passes_flops, 6 * padded128);
     }
     {
-        env e(&tpu::v6e);  // 256×256 MXU
+        env e(&tpu::v6e);  // 256×256 MXU: K and N pad to 256 and 512, M to 104 (f32), 112 (bf16)
         (void)dot(a, b);
-        EXPECT_EQ(e.w().mxu_passes_flops, 2.0 * 256 * 256 * 512);
+        EXPECT_EQ(e.w().mxu_passes_flops, 2.0 * 104 * 256 * 512);
         (void)dot(cast<bf16>(a), cast<bf16>(b), {.prec = precision::highest});
-        EXPECT_EQ(e.w().mxu_passes_flops, 2 * 2.0 * 256 * 256 * 512);  // bf16: always one pass
+        EXPECT_EQ(e.w().mxu_passes_flops, 2.0 * 104 * 256 * 512 + 2.0 * 112 * 256 * 512);  // bf16: one pass
     }
 }
 
@@ -247,14 +250,17 @@ TEST(OpsDot, VectorReadersOfAResultWaitForItsDrain) {
                   store(o, exp(d - m));
               }),
               1);
-    // Each result drains once; a copy of a result counts as another (ops/vec.hpp).
-    EXPECT_EQ(drains_of([&](auto, auto o) { store(o, exp(dot(a, b)) * exp(dot(a, b))); }), 2);
+    // The body waits once per level (ops/vec.hpp): two products of loaded values are both level
+    // 1, and so is a copy of one.
+    EXPECT_EQ(drains_of([&](auto, auto o) { store(o, exp(dot(a, b)) * exp(dot(a, b))); }), 1);
     EXPECT_EQ(drains_of([&](auto, auto o) {
                   const auto d = dot(a, b);
                   const auto d2 = d;
                   store(o, exp(d) + exp(d2));
               }),
-              2);
+              1);
+    // A product of a product's function is level 2: two waits.
+    EXPECT_EQ(drains_of([&](auto, auto) { (void)exp(dot(exp(dot(a, b)), transpose(b))); }), 2);
     // A failed op charges nothing and leaves the result unread.
     EXPECT_EQ(drains_of([&](auto, auto o) {
                   const auto d = dot(a, b);

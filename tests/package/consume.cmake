@@ -8,13 +8,13 @@
 #
 # WAY is one of
 #   find_package      install ptpu into a fresh prefix; find_package(ptpu) in an environment where
-#                     Boost and range-v3 are not found; then COMPONENTS sweep, which must fail
-#                     clearly there and work where they are found, and fail clearly against an
+#                     Boost is not found; then COMPONENTS sweep, which must fail
+#                     clearly there and work where it is found, and fail clearly against an
 #                     installation configured with PTPU_SWEEP=OFF
-#   add_subdirectory  ptpu's source tree as ./ptpu, Boost and range-v3 not found (PTPU_SWEEP=AUTO)
+#   add_subdirectory  ptpu's source tree as ./ptpu, Boost not found (PTPU_SWEEP=AUTO)
 #   fetchcontent      FetchContent from a git repository holding the source tree as it is now
 #                     (uncommitted changes included), asking for the sweep: must fail clearly
-#                     where Boost or range-v3 is not found, and work where they are
+#                     where Boost is not found, and work where it is
 #   without_cmake     the compiler commands alone, with PTPU_SEPARATE_RUNTIME
 # A kernel runs in each. Builds use one job: ctest runs these tests side by side.
 cmake_minimum_required(VERSION 3.25)  # script mode: the policies of 3.25 (IN_LIST, ...)
@@ -31,7 +31,7 @@ if(NOT CXX_FLAGS_CONFIG STREQUAL "")  # the suite's CMAKE_CXX_FLAGS_<BUILD_TYPE>
     string(TOUPPER "${BUILD_TYPE}" build_type_upper)
     set(config_flags "-DCMAKE_CXX_FLAGS_${build_type_upper}=${CXX_FLAGS_CONFIG}")
 endif()
-set(without_sweep_deps -DCMAKE_DISABLE_FIND_PACKAGE_Boost=ON -DCMAKE_DISABLE_FIND_PACKAGE_range-v3=ON)
+set(without_sweep_deps -DCMAKE_DISABLE_FIND_PACKAGE_Boost=ON)
 set(sweep_missing_message "ptpu::sweep needs Boost\\.Hana")
 
 file(REMOVE_RECURSE ${WORK_DIR})

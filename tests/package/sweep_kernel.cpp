@@ -1,6 +1,6 @@
 // The program of the package tests' consumers that ask for the sweep (main.cpp there): a kernel
 // run at each block height of a compile-time space (Boost.Hana), and a run-time space filtered
-// with range-v3, against ptpu::runtime and ptpu::sweep.
+// by a predicate, against ptpu::runtime and ptpu::sweep.
 #include <ptpu/ptpu.hpp>
 #include <ptpu/sweep/space.hpp>
 #include <ptpu/sweep/static_space.hpp>

@@ -34,6 +34,7 @@ TEST(HonestCharges, AddBodyChargesItsLoadsAddsAndStores) {
     want.vector_loads = 4 * 2 * 128;
     want.vreg_cheap = 4 * 128;
     want.vector_stores = 4 * 128;
+    want.chain.vreg_cheap = 4 * 128;  // each step's chain: the add (loads and stores stream)
     EXPECT_EQ(rep.stats.total_work, want);
     EXPECT_GT(rep.core[0].compute, 0.0);
 }
@@ -83,6 +84,8 @@ TEST(HonestCharges, MatmulBodyChargesMxuAndVectorWork) {
     want.vector_loads = 8 * (3 * per + 2 * per) + 4 * per;
     want.vector_stores = 8 * (per + per) + 4 * per + 4 * per;
     want.vreg_cheap = 8 * per + 4 * per;
+    // Each step's longest chain is the product (the add folds into it; zeros_like is shorter).
+    want.chain.mxu_passes_flops = want.mxu_passes_flops;
     EXPECT_EQ(rep.stats.total_work, want);
     EXPECT_EQ(rep.flops, want.mxu_passes_flops);
     EXPECT_GT(rep.mxu_utilization, 0.0);

@@ -37,15 +37,21 @@ TEST(VectorBound, FlashAttentionOnV7xIsBoundByVectorWork) {
     // exp/max/sum work bounds the body, the (bq, D) accumulator work grows with D.
     EXPECT_LT(r256.device_time / r128.device_time, 1.15) << r128 << r256;
     EXPECT_LT(r128.mxu_utilization, 0.75) << r128;
-    EXPECT_TRUE(r128.bound == "VPU" || r128.bound == "EUP") << r128;
-    EXPECT_TRUE(r256.bound == "VPU" || r256.bound == "EUP") << r256;
+    // The busiest unit is the VPU. At head_dim 128 the body's chain (q · k, the softmax on its
+    // scores, then p · v) is longer still, and bounds the kernel (docs/model.md §5); at 256 the
+    // (bq, D) accumulator work makes the VPU's total the longer.
+    EXPECT_GT(r128.vpu_time, r128.mxu_time) << r128;
+    EXPECT_EQ(r128.bound, "dependence chain") << r128;
+    EXPECT_EQ(r128.compute_bound, "dependence chain") << r128;
+    EXPECT_EQ(r256.bound, "VPU") << r256;
     EXPECT_GT(r128.eup_time, 0.0);
     EXPECT_GT(r256.device_time, r128.device_time);
 }
 
 // docs/model.md §5, "The MXU drain": the scores s = dot(q, k) * scale are read by vector work,
 // one drain per step; p · v is folded into the accumulator (load(acc) * alpha + dot), none. The
-// body is VPU-bound and its DMAs hidden, so each drain adds to the time in full.
+// body is bound by its dependence chain and its DMAs hidden, so each drain adds to the time in
+// full.
 TEST(VectorBound, FlashAttentionWaitsForItsScoresOncePerStep) {
     Flash<128> off{};
     off.options.costs.mxu_drain_cycles_per_dim = 0;
@@ -58,5 +64,5 @@ TEST(VectorBound, FlashAttentionWaitsForItsScoresOncePerStep) {
     const double drain = sim::mxu_drain_seconds(tpu::v7x);  // 520 cycles at 2.203 GHz: 236 ns
     EXPECT_NEAR(r.device_time - o.device_time, steps * drain, 1e-9 * steps * drain) << r << o;
     EXPECT_NEAR(r.mxu_drain_time, steps * drain, 1e-9 * steps * drain);
-    EXPECT_TRUE(o.bound == "VPU" || o.bound == "EUP") << o;
+    EXPECT_EQ(o.bound, "dependence chain") << o;
 }

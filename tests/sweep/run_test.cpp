@@ -170,6 +170,26 @@ TEST(SweepRun, BestHandsBackItsPointAndConfiguration) {
     EXPECT_EQ(rb.label, sweep::default_label(rb.point));
 }
 
+// Generic code over sweeps, as users write it (g++ 12 and clang build this file): the space, the
+// configure function and the body are template parameters, and best()'s point and configuration
+// are dependent.
+template <class Space, class Configure, class Body>
+auto best_of(const Space& s, Configure configure_point, const Body& b) {
+    const auto r = sweep::run(s.where([](auto bm, auto bk, auto...) { return bk <= bm; }), configure_point, b,
+                              {.bar = sweep::progress::off});
+    auto best = r.best();
+    auto config = best.config;
+    config.options.per_step = 0;
+    return std::tuple{best.point, config.predict(b).device_time, best.time, r.size()};
+}
+
+TEST(SweepRun, BestInGenericCode) {
+    const auto [point, again, time, size] = best_of(feasible_space(), configure, body);
+    EXPECT_EQ(size, 16u);  // bk <= bm: K block 128 for bm 128 and 256, both for 512; x 2 x 2
+    EXPECT_EQ(again, time);
+    EXPECT_LE(std::get<1>(point), std::get<0>(point));
+}
+
 TEST(SweepRun, EqualTimesKeepTheSpacesOrder) {
     // The same configuration three times (equal times, exactly), after a slower one.
     const space_t s{{128, 256, 256, 256}, {128}, {2}, {&tpu::v5e}};

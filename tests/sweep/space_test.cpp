@@ -1,12 +1,13 @@
 // Tests sweep/space.hpp: a run-time space's points (count and order of the cartesian product),
 // `where` (exactly the accepted points, in order, lazily), and `ranked` (ascending by key, ties in
-// their original order).
+// their original order), random access to the points.
 #include <gtest/gtest.h>
 
 #include <ptpu/hw/presets.hpp>
 #include <ptpu/sweep/space.hpp>
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -89,6 +90,48 @@ TEST(SweepSpace, RankedSortsByKeyAndKeepsTiesInOrder) {
     ASSERT_EQ(top.size(), 3u);
     EXPECT_EQ(std::get<0>(top[0]), 768);
     EXPECT_EQ(std::get<0>(top[2]), 128);
+}
+
+TEST(SweepSpace, PointsAreRandomAccessAndAtDecodesPositions) {
+    const auto s = make_space();
+    const auto pts = s.points();
+    using it = decltype(pts.begin());
+    static_assert(std::random_access_iterator<it>);
+    static_assert(std::forward_iterator<decltype(s.where([](int, int, const chip*) { return true; }).begin())>);
+    EXPECT_EQ(pts.end() - pts.begin(), 12);
+    // Position k of the walk is k in mixed radix (3, 2, 2), the last axis the fastest digit.
+    for (std::size_t k = 0; k < s.size(); ++k) {
+        const point want(s.axis<0>()[k / 4], s.axis<1>()[k / 2 % 2], s.axis<2>()[k % 2]);
+        EXPECT_EQ(s.at(k), want) << k;
+        EXPECT_EQ(pts.begin()[static_cast<std::ptrdiff_t>(k)], want) << k;
+        EXPECT_EQ(*(pts.end() - static_cast<std::ptrdiff_t>(s.size() - k)), want) << k;
+    }
+    auto i = pts.begin();
+    i += 5;
+    EXPECT_EQ(*i, point(384, 1, &tpu::v6e));
+    --i;
+    EXPECT_EQ(*i, point(384, 1, &tpu::v5e));
+    EXPECT_TRUE(pts.begin() < i && i < pts.end());
+    // One axis: the points are its values in order.
+    const sweep::space<int> one{{7, 8, 9}};
+    std::vector<int> got;
+    for (const auto& [v] : one.points()) got.push_back(v);
+    EXPECT_EQ(got, (std::vector<int>{7, 8, 9}));
+}
+
+TEST(SweepSpace, WhereThatAcceptsNothingOrEverything) {
+    const auto s = make_space();
+    const auto none = s.where([](int, int, const chip*) { return false; });
+    EXPECT_TRUE(none.begin() == none.end());
+    const auto all = s.where([](int, int, const chip*) { return true; });
+    EXPECT_EQ(std::distance(all.begin(), all.end()), 12);
+    // Walked twice, the same points: the view is not consumed.
+    std::vector<point> a, b;
+    for (const auto& p : all) a.push_back(p);
+    for (const auto& p : all) b.push_back(p);
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(a.front(), point(128, 1, &tpu::v5e));
+    EXPECT_EQ(a.back(), point(768, 2, &tpu::v6e));
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 // PTPU_RUNTIME_IMPLEMENTATION (ptpu::runtime) with PTPU_SEPARATE_RUNTIME.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ptpu/call/options.hpp"
@@ -100,6 +102,8 @@ template <int N>
         semaphores = semaphores || desc.scratch[static_cast<std::size_t>(s)].space == space_kind::semaphore;
     // The works the bodies charge, numbered for the ops (the timing model turns them into time).
     stream::work_table works;
+    // What a dependence chain costs on this chip, for the ops that keep the longer of two.
+    const chain_rates chain = sim::chain_rates_of(desc.hw, opt.costs);
     // One context per core: each core's body sees its own program ids, work and copies in flight.
     std::array<kernel_context, 2> kctx;
     // detect_races on two cores: one happens-before log for both (MC2, A13).
@@ -120,6 +124,7 @@ template <int N>
         k.poison_buffers = opt.poison_buffers;
         k.poison_padding = opt.poison_buffers || opt.out_of_bounds_reads == oob_reads::uninitialized;
         k.works = &works;
+        k.chain = &chain;
         for (int c = 0; c < pinfo.cores; ++c) k.arena[static_cast<std::size_t>(c)] = mem[static_cast<std::size_t>(c)].arena;
         for (int s = 0; s < desc.n_scratch; ++s) {
             const scratch_desc& sd = desc.scratch[static_cast<std::size_t>(s)];
@@ -187,6 +192,31 @@ template <int N>
         std::size_t len = 0;
         while (len < sizeof desc.ops[0].name && n[len] != '\0') ++len;
         facts.names[static_cast<std::size_t>(i)] = std::string_view(n, len);
+    }
+    // The slot of each row whose compute is one body's time: the bodies' works, each with the
+    // slot bounding it (a work of nothing but a chain is no body's); a time two bodies with other
+    // slots share names neither.
+    std::vector<std::pair<double, sim::slot>> body_bounds;
+    for (std::size_t k = 1; k < works.size(); ++k) {
+        work units = works[k];
+        units.chain = {};
+        if (units.empty()) continue;
+        const sim::work_time t = sim::time_of(works[k], desc.hw, opt.costs);
+        body_bounds.emplace_back(t.total, t.bound);
+    }
+    if (!body_bounds.empty()) {
+        std::sort(body_bounds.begin(), body_bounds.end());
+        const auto bound_of = [&body_bounds](double t) {
+            auto it = std::lower_bound(body_bounds.begin(), body_bounds.end(), std::pair{t, sim::slot{}});
+            if (it == body_bounds.end() || it->first != t) return sim::slot::none;
+            const sim::slot s = it->second;
+            for (; it != body_bounds.end() && it->first == t; ++it)
+                if (it->second != s) return sim::slot::none;
+            return s;
+        };
+        for (auto* rows : {&r.steps, &r.inner_steps})
+            for (sim::step_times& row : *rows)
+                if (row.compute > 0) row.bound = bound_of(row.compute);
     }
     report rep = make_report(desc.hw, facts, stats, std::move(r), std::move(notes), opt.costs);
     if (!rep.inner_steps.empty())

@@ -32,12 +32,12 @@ struct chip {
     double peak_bf16_flops;     ///< MXU peak per TensorCore, bf16 FLOP/s
     double peak_int8_ops;       ///< MXU peak per TensorCore, int8 OP/s (0 when unsupported)
     int mxu_count;              ///< MXUs per TensorCore
-    int mxu_dim;                ///< MXU is mxu_dim × mxu_dim; matmul operands pad to it
+    int mxu_dim;                ///< MXU is mxu_dim × mxu_dim; a dot's K and N pad to it
     int sublanes;               ///< vreg sublanes (8)
     int lanes;                  ///< vreg lanes (128)
     int vpu_alus_per_lane;      ///< VALU slots per lane per cycle
-    int vmem_loads_per_cycle;   ///< vector loads VMEM→vreg per cycle
-    int vmem_stores_per_cycle;  ///< vector stores vreg→VMEM per cycle
+    int vmem_loads_per_cycle;   ///< vector loads VMEM→vreg per cycle (of the vector clock)
+    int vmem_stores_per_cycle;  ///< vector stores vreg→VMEM per cycle (of the vector clock)
     double clock_hz;            ///< TensorCore clock
 
     // Overheads of the pipeline (docs/model.md §2, "The grid step").
@@ -52,11 +52,19 @@ struct chip {
     double dma_descriptor_s = 0;
 
     // Vector units (docs/model.md, "Work to time").
-    /// Clock of the VPU and the transcendental unit (EUP); 0: clock_hz. Differs from clock_hz on
-    /// chips whose clock_hz is only derived from the MXU peak (v6e, 7x).
+    /// Clock of the VLIW bundle: every slot but the MXU's (VPU, EUP, loads, stores, XLU,
+    /// scalar); 0: clock_hz. Differs from clock_hz on chips whose clock_hz is only derived from
+    /// the MXU peak (v6e, 7x).
     double vector_clock_hz = 0;
     /// Vregs the EUP (exp, log, tanh, logistic, rsqrt, divide, …) takes per cycle.
     double eup_vregs_per_cycle = 1;
+    /// Vregs the transpose unit (XLU) takes per cycle of the vector clock (transpose, a dot's
+    /// transposed lhs; docs/model.md §5, "Slots").
+    double xlu_vregs_per_cycle = 1;
+    /// Vregs of MXU weights one MXU latches per cycle of the vector clock: a (K, N) weight tile
+    /// of mxu_dim² bf16 values then takes mxu_dim² · 2 / 4096 / this cycles, the fewest LHS rows
+    /// a product pays per tile (docs/model.md §5, "The MXU's tiles").
+    double mxu_push_vregs_per_cycle = 1;
 
     /// Peak FLOP/s of one core for f32 operands at DEFAULT precision (one bf16 pass).
     [[nodiscard]] constexpr double peak_f32_default_flops() const { return peak_bf16_flops; }

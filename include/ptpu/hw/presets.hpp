@@ -119,6 +119,8 @@ inline constexpr chip v4{
     .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.05e9,      // [est] 16 DMA-engine cycles
     .vector_clock_hz = 0,  // the clock above
     .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (no count is public)
+    .xlu_vregs_per_cycle = 1,  // [est] one vreg per cycle through the transpose unit (no count is public)
+    .mxu_push_vregs_per_cycle = 1,  // [est] one weight vreg per cycle into an MXU (no rate is public)
 };
 
 inline constexpr chip v5e{
@@ -151,6 +153,8 @@ inline constexpr chip v5e{
     .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.5e9,      // [est] 16 DMA-engine cycles
     .vector_clock_hz = 0,  // the clock above
     .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (no count is public)
+    .xlu_vregs_per_cycle = 1,  // [est] one vreg per cycle through the transpose unit (no count is public)
+    .mxu_push_vregs_per_cycle = 1,  // [est] one weight vreg per cycle into an MXU (no rate is public)
 };
 
 inline constexpr chip v5p{
@@ -184,13 +188,16 @@ inline constexpr chip v5p{
     .dma_descriptor_s = detail::dma_descriptor_cycles_est / 1.75e9,      // [est] 16 DMA-engine cycles
     .vector_clock_hz = 0,  // the clock above
     .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (no count is public)
+    .xlu_vregs_per_cycle = 1,  // [est] one vreg per cycle through the transpose unit (no count is public)
+    .mxu_push_vregs_per_cycle = 1,  // [est] one weight vreg per cycle into an MXU (no rate is public)
 };
 
 // v6e and 7x publish no clock, and their peaks do not match MXU count × shape × any plausible
 // clock (docs/model.md §5). Their clock is therefore derived from the peak so that the fields agree
-// with each other; MXU time reads peak_bf16_flops directly, so this clock only sets the VPU rate
-// (vreg_ops_per_s). Times spent by the scalar core (step overhead, DMA issue) take v5e's values
-// rather than being scaled by that clock.
+// with each other; MXU time reads peak_bf16_flops directly and the bundle's slots run at
+// vector_clock_hz, so this clock only sets the on-chip DMA rate (sim::onchip_bytes_per_s). Times
+// spent by the scalar core (step overhead, DMA issue) take v5e's values rather than being scaled
+// by that clock.
 
 inline constexpr chip v6e{
     .name = "v6e",
@@ -224,6 +231,8 @@ inline constexpr chip v6e{
     // the 2-MXU clock_hz above is too high for the vector units (docs/model.md, "Work to time").
     .vector_clock_hz = detail::clock_from_peak(9.20e14, 4, 256),
     .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (no count is public)
+    .xlu_vregs_per_cycle = 1,  // [est] one vreg per cycle through the transpose unit (no count is public)
+    .mxu_push_vregs_per_cycle = 1,  // [est] one weight vreg per cycle into an MXU (no rate is public)
 };
 
 inline constexpr chip v7x{
@@ -261,6 +270,8 @@ inline constexpr chip v7x{
     // the 2-MXU clock_hz above is too high for the vector units (docs/model.md, "Work to time").
     .vector_clock_hz = detail::clock_from_peak(1.155e15, 4, 256),
     .eup_vregs_per_cycle = 1,  // [est] one transcendental vreg push per cycle (no count is public)
+    .xlu_vregs_per_cycle = 1,  // [est] one vreg per cycle through the transpose unit (no count is public)
+    .mxu_push_vregs_per_cycle = 1,  // [est] one weight vreg per cycle into an MXU (no rate is public)
 };
 
 /// The chip a pallas_call without a Chip<...> option is checked against and timed on.
@@ -316,6 +327,9 @@ constexpr void each_h1_condition(const chip& c, On&& on) {
     on(c.vector_clock_hz >= 0 && c.eup_vregs_per_cycle > 0,
        "ptpu[H1] chip: vector_clock_hz is negative or NaN, or eup_vregs_per_cycle is not "
        "positive; use 0 for the chip clock and a positive EUP rate");
+    on(c.xlu_vregs_per_cycle > 0 && c.mxu_push_vregs_per_cycle > 0,
+       "ptpu[H1] chip: xlu_vregs_per_cycle or mxu_push_vregs_per_cycle is not positive; use a "
+       "positive rate (vregs per cycle)");
     on(c.step_overhead_s >= 0 && c.dma_latency_s >= 0 && c.dma_issue_s >= 0,
        "ptpu[H1] chip: step_overhead_s, dma_latency_s or dma_issue_s is negative or NaN; use "
        "0 to model no overhead");

@@ -34,10 +34,17 @@ template <element_type T, integer Rows, integer Cols, scalar_value S>
         const index_t c = value_of(cols);
         detail::check_extents("full", r, c);
         detail::charge_vpu(vpu_class::cheap, vregs(r, c, dtype_of<T>));
-        if (timing_only()) return out_t(shape_only, r, c);
+        const chain_work own = detail::vpu_chain(vpu_class::cheap, vregs(r, c, dtype_of<T>));
+        if (timing_only()) {
+            out_t w(shape_only, r, c);
+            detail::chain_result(w, own, {});
+            return w;
+        }
         auto a = detail::array_cache<compute_t<T>>::take(r, c);
         a.setConstant(detail::scalar_as<T>(value));
-        return out_t(std::move(a));
+        out_t w(std::move(a));
+        detail::chain_result(w, own, {});
+        return w;
     }
 }
 
@@ -94,13 +101,20 @@ struct iota_fn {
             const index_t a = std::clamp<index_t>(value_of(axis_arg), INT_MIN, INT_MAX);
             const int axis = check_axis("iota", static_cast<int>(a));
             charge_vpu(vpu_class::cheap, vregs(rows, cols, dtype_of<T>));
-            if (timing_only()) return out_t(shape_only, rows, cols);
+            const chain_work own = vpu_chain(vpu_class::cheap, vregs(rows, cols, dtype_of<T>));
+            if (timing_only()) {
+                out_t w(shape_only, rows, cols);
+                chain_result(w, own, {});
+                return w;
+            }
             using A = typename out_t::array_type;
             const round_fn<T> round;
             A out = A::NullaryExpr(rows, cols, [axis, round](Eigen::Index i, Eigen::Index j) {
                 return round(static_cast<compute_t<T>>(axis == 0 ? i : j));
             });
-            return out_t(std::move(out));
+            out_t w(std::move(out));
+            chain_result(w, own, {});
+            return w;
         }
     }
 };

@@ -26,8 +26,10 @@
 // transposes are known at compile time, so static contracting dims are checked then and the
 // result (M, N) is static where M and N are; options given at run time are checked at run time.
 //
-// Cost: M, N and K each padded up to a multiple of the chip's mxu_dim (128 without a chip),
-// 2·M'·N'·K' FLOPs per pass into mxu_passes_flops (int8: mxu_int8_ops); a and b's vregs as
+// Cost: K and N padded up to a multiple of the chip's mxu_dim (128 without a chip), M to the
+// operand's sublane tile and at least the rows one weight tile takes to latch (mxu_charge_of),
+// 2·M'·N'·K' FLOPs per pass into mxu_passes_flops (int8: mxu_int8_ops); transpose_a: a's vregs
+// through the transpose unit (work.xlu_vregs), transpose_b nothing more; a and b's vregs as
 // vector loads (pushed into the MXU once, whatever the passes [est]) and the result's f32
 // vregs as vector stores (popped from the result buffer). The result is an MXU result: the
 // first vector op (or dot) that reads it charges one work.mxu_drains, a store or the
@@ -36,6 +38,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <string>
@@ -46,6 +49,7 @@
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/work.hpp"
 #include "ptpu/hw/chip.hpp"
+#include "ptpu/hw/tiling.hpp"
 #include "ptpu/ops/vec.hpp"
 #include "ptpu/runtime/context.hpp"
 
@@ -327,6 +331,28 @@ template <class A, class VA, class VB>
 using runtime_dot_result_t = vec<dot_acc_t<A>, either_extent(VA::static_rows, VA::static_cols),
                                  either_extent(VB::static_rows, VB::static_cols)>;
 
+/// What one product costs the MXU (docs/model.md §5, "The MXU's tiles"). Mosaic lowers a dot as
+/// a loop over (K, N) tiles of mxu_dim × mxu_dim: K and N are padded up to a multiple of
+/// mxu_dim, M only to the operand's sublane tile (8 rows of 32-bit values, 16 of 16-bit, 32 of
+/// 8-bit), as the LHS streams through each latched tile one row per cycle [src: Mosaic's
+/// tpu_matmul_rule, apply_vector_layout.cc]. Latching a tile's mxu_dim² bf16 weights takes
+/// mxu_dim² · 2 / 4096 vreg pushes at chip::mxu_push_vregs_per_cycle [est]; the next tile
+/// latches while the rows of the last stream, so a tile costs at least that many rows' time.
+struct mxu_charge {
+    double rows = 0;   ///< M as the MXU streams it: padded to the sublane tile, at least the latch
+    double flops = 0;  ///< 2 · rows · K' · N'
+};
+inline mxu_charge mxu_charge_of(const chip* hw, dtype d, index_t m, index_t n, index_t k) {
+    const index_t dim = hw != nullptr && hw->mxu_dim > 0 ? hw->mxu_dim : 128;
+    const double push = hw != nullptr ? hw->mxu_push_vregs_per_cycle : 1.0;
+    const auto up = [](index_t e, index_t t) { return static_cast<double>((e + t - 1) / t * t); };
+    const double latch = static_cast<double>(dim) * static_cast<double>(dim) * 2 / 4096 / push;
+    mxu_charge c;
+    c.rows = m > 0 ? std::max(up(m, rows_per_vreg(d)), latch) : 0.0;
+    c.flops = 2 * c.rows * up(n, dim) * up(k, dim);
+    return c;
+}
+
 /// The product, charged, with the contracting dims checked at run time (OP1) unless `Checked`
 /// (both static and checked at compile time).
 template <bool Checked, class A, class VA, class VB>
@@ -345,15 +371,17 @@ vec<dot_acc_t<A>> dot_product(const VA& a, const VB& b, const dot_options& o) {
                     "contract a (M, K) with b (K, N), or set transpose_a / transpose_b");
     check_preferred<A>(o);
     if (kernel_context* c = current_context()) {
-        const index_t dim = c->hw != nullptr && c->hw->mxu_dim > 0 ? c->hw->mxu_dim : 128;
-        const auto pad = [dim](index_t e) { return static_cast<double>((e + dim - 1) / dim * dim); };
-        const double flops = 2 * pad(m) * pad(n) * pad(k);
+        const mxu_charge ch = mxu_charge_of(c->hw, dtype_of<A>, m, n, k);
+        const double flops = ch.flops;
         if constexpr (std::is_same_v<A, std::int8_t>)
             c->body_work.mxu_int8_ops += flops;
         else
             c->body_work.mxu_passes_flops += flops * mxu_passes(dtype_of<A>, o.prec);
         c->body_work.vector_loads += static_cast<double>(a.vreg_count() + b.vreg_count());
         c->body_work.vector_stores += static_cast<double>(vregs(m, n, dtype_of<R>));
+        // A transposed lhs goes through the transpose unit first; a transposed rhs is latched
+        // into the MXU transposed, at no cost of its own (docs/model.md §5, "Transposes").
+        if (o.transpose_a) c->body_work.xlu_vregs += static_cast<double>(a.vreg_count());
     }
     if (timing_only()) return vec<R>(shape_only, m, n);
     const auto pa = vec_access::read(a, "dot");
@@ -380,10 +408,24 @@ vec<dot_acc_t<A>> dot_product(const VA& a, const VB& b, const dot_options& o) {
 /// (charged once the product succeeded: a failed op charges nothing).
 template <bool Checked, class A, class VA, class VB>
 vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
+    const chain_in ca = chain_of(a), cb = chain_of(b);
     vec<dot_acc_t<A>> r = dot_product<Checked, A>(a, b, o);
     drain_mxu(a);
     drain_mxu(b);
     vec_access::mark_mxu_result(r);
+    // On the chain: the transpose of a (XLU), then the product on the MXU.
+    chain_work own;
+    if (const kernel_context* c = current_context()) {
+        const index_t m = o.transpose_a ? a.cols() : a.rows();
+        const index_t k = o.transpose_a ? a.rows() : a.cols();
+        const double flops = mxu_charge_of(c->hw, dtype_of<A>, m, r.cols(), k).flops;
+        if constexpr (std::is_same_v<A, std::int8_t>)
+            own.mxu_int8_ops = flops;
+        else
+            own.mxu_passes_flops = flops * mxu_passes(dtype_of<A>, o.prec);
+        if (o.transpose_a) own.xlu_vregs = static_cast<double>(a.vreg_count());
+    }
+    chain_result(r, own, {ca, cb}, /*mxu=*/true);
     return r;
 }
 

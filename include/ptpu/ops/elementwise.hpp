@@ -13,6 +13,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -771,17 +772,18 @@ bool folds_into_mxu(const VX& a, const VY& b) {
         return false;
 }
 
-/// The MXU results op(a, b) read, when it does not fold (a and b may be one vec).
+/// The highest level of the MXU results op(a, b) reads when it does not fold (0: none; a and b
+/// may be one vec).
 template <class VX, class VY>
 int mxu_results_read(const VX& a, const VY& b) {
-    const bool same = static_cast<const void*>(&a) == static_cast<const void*>(&b);
-    const bool rb = !same && vec_access::is_mxu_result(b);
-    return static_cast<int>(vec_access::is_mxu_result(a)) + static_cast<int>(rb);
+    const int la = vec_access::is_mxu_result(a) ? vec_access::level(a) : 0;
+    const int lb = vec_access::is_mxu_result(b) ? vec_access::level(b) : 0;
+    return std::max(la, lb);
 }
 
 /// After op(a, b) succeeded (a failed op charges nothing): its result is an MXU result when the
-/// op folded, otherwise the drains of the MXU results it read are charged and nothing is one
-/// (an rvalue operand's mark may have moved into the result with its values).
+/// op folded, otherwise the drain of the highest level of MXU result it read is charged and
+/// nothing is one (an rvalue operand's mark may have moved into the result with its values).
 template <class VX, class VY, class R>
 void settle_mxu(bool fold, int read, const VX& a, const VY& b, const R& r) {
     if (fold) {
@@ -799,13 +801,17 @@ template <class Op, class X, class Y>
 auto apply_binary(X&& a, Y&& b) {
     const bool fold = folds_into_mxu<Op>(a, b);
     const int read = fold ? 0 : mxu_results_read(a, b);
+    const chain_in ca = chain_of(a), cb = chain_of(b);
     auto r = apply_binary_values<Op>(std::forward<X>(a), std::forward<Y>(b));
     settle_mxu(fold, read, a, b, r);
+    // A folded add is the matmul's accumulation: nothing of its own on the chain.
+    using T = typename std::remove_cvref_t<X>::value_type;
+    chain_result(r, fold ? chain_work{} : vpu_chain(Op::cost, vregs(r.rows(), r.cols(), dtype_of<T>)), {ca, cb});
     return r;
 }
 
 template <class Op, bool ScalarLeft, class X, class C>
-auto apply_scalar(X&& a, C c) {
+auto apply_scalar_values(X&& a, C c) {
     using V = std::remove_cvref_t<X>;
     using T = typename V::value_type;
     using R = op_result_t<Op, T>;
@@ -830,6 +836,16 @@ auto apply_scalar(X&& a, C c) {
     auto out = array_cache<compute_t<R>>::take(a.rows(), a.cols());
     assign_scalar<Op, ScalarLeft>(out, values_of(a, Op::name), c);
     return out_t(std::move(out));
+}
+
+/// a ⊕ c with a scalar c: the values, then the result's dependence chain.
+template <class Op, bool ScalarLeft, class X, class C>
+auto apply_scalar(X&& a, C c) {
+    const chain_in in = chain_of(a);
+    const index_t n = a.vreg_count();
+    auto r = apply_scalar_values<Op, ScalarLeft>(std::forward<X>(a), c);
+    chain_result(r, vpu_chain(Op::cost, n), {in});
+    return r;
 }
 
 // The vec type of a binary op's operands (one of them may be a scalar) and its result: the
@@ -930,21 +946,25 @@ V& compound_values(V& a, const B& b) {
 /// a ⊕= b: the values, then the MXU result rule (acc += dot(x, y) folds, see folds_into_mxu).
 template <class Op, class V, class B>
 V& compound(V& a, const B& b) {
+    const chain_in ca = chain_of(a), cb = chain_of(b);
+    const index_t n = a.vreg_count();
     if constexpr (is_vec_v<B>) {
         const bool fold = folds_into_mxu<Op>(a, b);
         const int read = fold ? 0 : mxu_results_read(a, b);
         compound_values<Op>(a, b);
         settle_mxu(fold, read, a, b, a);
+        chain_result(a, fold ? chain_work{} : vpu_chain(Op::cost, n), {ca, cb});
     } else {
-        const int read = static_cast<int>(vec_access::is_mxu_result(a));
+        const int read = vec_access::is_mxu_result(a) ? vec_access::level(a) : 0;
         compound_values<Op>(a, b);
         settle_mxu(false, read, a, a, a);
+        chain_result(a, vpu_chain(Op::cost, n), {ca});
     }
     return a;
 }
 
 template <class Op, class X>
-std::remove_cvref_t<X> unary(X&& a) {
+std::remove_cvref_t<X> unary_values(X&& a) {
     using V = std::remove_cvref_t<X>;
     using T = typename V::value_type;
     if constexpr (!domain_ok<Op::domain, T>()) {
@@ -971,6 +991,17 @@ std::remove_cvref_t<X> unary(X&& a) {
                                          {vec_access::read(a, Op::name), {}, {}});
         return V(std::move(out));
     }
+}
+
+/// op(a): the values, then the result's dependence chain.
+template <class Op, class X>
+std::remove_cvref_t<X> unary(X&& a) {
+    const chain_in in = chain_of(a);
+    const index_t n = a.vreg_count();
+    std::remove_cvref_t<X> r = unary_values<Op>(std::forward<X>(a));
+    if constexpr (domain_ok<Op::domain, typename std::remove_cvref_t<X>::value_type>())
+        chain_result(r, vpu_chain(Op::cost, n), {in});
+    return r;
 }
 
 }  // namespace detail
@@ -1151,7 +1182,7 @@ A blend_values(shape2 s, const bool* pm, const C* px, const C* py) {
 
 // Then/else (X, Y) are vecs of T or scalar_arm<T>, each broadcast to the output shape.
 template <class T, class M, class X, class Y>
-where_result_t<T, M, X, Y> apply_where(const M& m, const X& x, const Y& y) {
+where_result_t<T, M, X, Y> apply_where_values(const M& m, const X& x, const Y& y) {
     using out_t = where_result_t<T, M, X, Y>;
     const char* where = "where";
     shape2 s{out_t::static_rows, out_t::static_cols};
@@ -1183,6 +1214,15 @@ where_result_t<T, M, X, Y> apply_where(const M& m, const X& x, const Y& y) {
     else
         py = &y.c;
     return out_t(blend_values<A, !vx, !vy>(s, pm, px, py));
+}
+
+/// where(m, x, y): the values, then the result's dependence chain (a select per output vreg).
+template <class T, class M, class X, class Y>
+where_result_t<T, M, X, Y> apply_where(const M& m, const X& x, const Y& y) {
+    const chain_in cm = chain_of(m), cx = chain_of(x), cy = chain_of(y);
+    where_result_t<T, M, X, Y> r = apply_where_values<T>(m, x, y);
+    chain_result(r, vpu_chain(vpu_class::cheap, vregs(r.rows(), r.cols(), dtype_of<T>)), {cm, cx, cy});
+    return r;
 }
 
 }  // namespace detail
@@ -1279,12 +1319,16 @@ template <element_type U, class T, index_t Rows, index_t Cols>
 [[nodiscard]] vec<U, Rows, Cols> cast(const vec<T, Rows, Cols>& v) {
     using out_t = vec<U, Rows, Cols>;
     const bool mxu_result = detail::vec_access::is_mxu_result(v);
+    const detail::chain_in in = detail::chain_of(v);
+    chain_work own;
     if constexpr (!std::is_same_v<T, U>) {
         detail::drain_mxu(v);
         detail::charge_vpu(vpu_class::cheap, v.vreg_count());
+        own = detail::vpu_chain(vpu_class::cheap, v.vreg_count());
     }
     out_t r = timing_only() ? out_t(shape_only, v.rows(), v.cols()) : detail::cast_checked<T, U, out_t>(v);
     if (std::is_same_v<T, U> && mxu_result) detail::vec_access::mark_mxu_result(r);
+    detail::chain_result(r, own, {in});
     return r;
 }
 

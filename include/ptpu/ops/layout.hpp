@@ -74,7 +74,7 @@ using concatenate_result_t = std::conditional_t<
     std::conditional_t<Axis == 1, vec<A, agreed_extent(AR, BR), sum_extent(AC, BC)>, vec<A>>>;
 
 template <class A, class VA, class VB>
-vec<A> concatenate(const VA& a, const VB& b, int axis) {
+vec<A> concatenate_values(const VA& a, const VB& b, int axis) {
     axis = check_axis("concatenate", axis);
     const int other = 1 - axis;
     if (a.shape()[other] != b.shape()[other])
@@ -100,6 +100,19 @@ vec<A> concatenate(const VA& a, const VB& b, int axis) {
     return vec<A>(std::move(out));
 }
 
+/// concatenate_values, then the result's dependence chain (its op when the seam moves vregs).
+template <class A, class VA, class VB>
+vec<A> concatenate(const VA& a, const VB& b, int axis) {
+    const chain_in ca = chain_of(a), cb = chain_of(b);
+    vec<A> r = concatenate_values<A>(a, b, axis);
+    const index_t tile = check_axis("concatenate", axis) == 0 ? rows_per_vreg(dtype_of<A>) : vreg_lanes;
+    const chain_work own = a.shape()[check_axis("concatenate", axis)] % tile != 0
+                               ? vpu_chain(vpu_class::cheap, vregs(r.rows(), r.cols(), dtype_of<A>))
+                               : chain_work{};
+    chain_result(r, own, {ca, cb});
+    return r;
+}
+
 }  // namespace detail
 
 /// broadcast_to(v, rows, cols): NumPy broadcasting to exactly (rows, cols) (OP1 otherwise: at
@@ -123,22 +136,37 @@ broadcast_to(const vec<T, VR, VC>& v, Rows rows_arg, Cols cols_arg) {
             detail::throw_broadcast("broadcast_to", v.shape(), to);
         if constexpr (detail::fits<vec<T, VR, VC>, out_t::static_rows, out_t::static_cols>)
             if (v.shape() == to) return out_t(v);  // a copy: an MXU result stays one
+        const detail::chain_in in = detail::chain_of(v);
         detail::drain_mxu(v);
         detail::charge_vpu(vpu_class::cheap, vregs(rows, cols, dtype_of<T>));
-        if (timing_only()) return out_t(shape_only, rows, cols);
+        const chain_work own = detail::vpu_chain(vpu_class::cheap, vregs(rows, cols, dtype_of<T>));
+        if (timing_only()) {
+            out_t r(shape_only, rows, cols);
+            detail::chain_result(r, own, {in});
+            return r;
+        }
         typename out_t::array_type tmp;
-        return out_t(detail::expand(v.array(), to, tmp));
+        out_t r(detail::expand(v.array(), to, tmp));
+        detail::chain_result(r, own, {in});
+        return r;
     }
 }
 
-/// transpose(v): v.T, through the transpose unit: one cheap op per output vreg [est].
+/// transpose(v): v.T, through the transpose unit (XLU): each output vreg passes it once
+/// (work.xlu_vregs; Mosaic lowers a transpose to the XLU, docs/model.md §5, "Transposes").
 template <class T, index_t VR, index_t VC>
 [[nodiscard]] vec<T, VC, VR> transpose(const vec<T, VR, VC>& v) {
     using out_t = vec<T, VC, VR>;
+    const detail::chain_in in = detail::chain_of(v);
     detail::drain_mxu(v);
-    detail::charge_vpu(vpu_class::cheap, vregs(v.cols(), v.rows(), dtype_of<T>));
-    if (timing_only()) return out_t(shape_only, v.cols(), v.rows());
-    return out_t(typename out_t::array_type(v.array().transpose()));
+    const index_t n = vregs(v.cols(), v.rows(), dtype_of<T>);
+    detail::charge_xlu(n);
+    chain_work own;
+    own.xlu_vregs = static_cast<double>(n);
+    out_t r = timing_only() ? out_t(shape_only, v.cols(), v.rows())
+                            : out_t(typename out_t::array_type(v.array().transpose()));
+    detail::chain_result(r, own, {in});
+    return r;
 }
 
 /// concatenate(a, b, axis): a then b along axis 0 (rows) or 1 (cols); the other dim must agree

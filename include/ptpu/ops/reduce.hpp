@@ -96,11 +96,19 @@ vec<T> reduce(const V& v, int axis, const char* where) {
                     text("reducing an empty axis of a vec of shape ", shape_text(v.rows(), v.cols()),
                          ": max and min have no identity"),
                     "reduce a non-empty axis");
+    const chain_in in = chain_of(v);
     drain_mxu(v);
-    charge_vpu(vpu_class::cheap, reduction_ops(v.rows(), v.cols(), dtype_of<T>, axis));
-    if (timing_only()) return vec<T>(shape_only, axis == 1 ? v.rows() : 1, axis == 0 ? v.cols() : 1);
+    const index_t n = reduction_ops(v.rows(), v.cols(), dtype_of<T>, axis);
+    charge_vpu(vpu_class::cheap, n);
+    if (timing_only()) {
+        vec<T> r(shape_only, axis == 1 ? v.rows() : 1, axis == 0 ? v.cols() : 1);
+        chain_result(r, vpu_chain(vpu_class::cheap, n), {in});
+        return r;
+    }
     v.require_data(where);
-    return vec<T>(reduce_values<K, T>(v.array(), axis));
+    vec<T> r(reduce_values<K, T>(v.array(), axis));
+    chain_result(r, vpu_chain(vpu_class::cheap, n), {in});
+    return r;
 }
 
 /// The result type of reducing vec type V along `Axis` (0, 1, all_axes, or dyn: a run-time axis).

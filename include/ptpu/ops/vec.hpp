@@ -26,16 +26,23 @@
 //   shapes and charges exactly the same work, and skips the arithmetic.
 //
 // MXU results (work.mxu_drains, docs/model.md §5): a vec made by dot is marked as an MXU result,
-// in both modes. The first op that reads it as vector work (elementwise, where, cast to another
-// type, reductions, layout ops, windows) or as another dot's operand charges one drain, the
-// systolic array's fill and drain latency that op waits for, and clears the mark (later readers
-// find the value in registers). Two uses charge nothing and keep the mark: store (nothing in the
-// body waits for it; the write-back is the pipeline's) and a + b of two same-shape operands of
-// which one is an MXU result, e.g. acc + dot(a, b) (Mosaic folds that add into the matmul's
-// accumulator, so the sum is again an MXU result). A copy of a marked vec is marked too, so two
-// copies read by vector ops charge two drains. The reverse edge (dot reading a freshly computed
-// vector value) charges nothing [est]: a VALU result is in a vreg a few cycles after its op and
-// the MXU takes its operands vreg by vreg, a wait far below 2 · mxu_dim cycles and unpublished.
+// in both modes, of level one more than the highest level its operands were computed from (a
+// vec's level: the highest level of MXU result it was computed from, 0 for loaded values). The
+// first op that reads it as vector work (elementwise, where, cast to another type, reductions,
+// layout ops, windows) or as another dot's operand waits for the systolic array's fill and drain
+// and clears the mark (later readers find the value in registers); the body waits once per level
+// (work.mxu_drains is the highest level waited for), since the results of one level can all be
+// issued before the first is read. Two uses wait for nothing and keep the mark: store (nothing
+// in the body waits for it; the write-back is the pipeline's) and a + b of two same-shape
+// operands of which one is an MXU result, e.g. acc + dot(a, b) (Mosaic folds that add into the
+// matmul's accumulator, so the sum is again an MXU result). The reverse edge (dot reading a
+// freshly computed vector value) waits for no drain [est]: a VALU result is in a vreg a few
+// cycles after its op and the MXU takes its operands vreg by vreg.
+//
+// Dependence chains (work.chain, docs/model.md §5): each vec also carries the work of the longest
+// chain of ops that computed it (VALU ops, dot's MXU FLOPs, XLU vregs; not loads and stores,
+// which stream). An op's result carries its longest operand's chain plus its own work, and the
+// running body keeps the longest chain made (the longer of two: the longer on the call's chip).
 //
 // Rules of ops/ (ptpu's own ids): OP1 shapes and axes, OP2 dot operand dtypes, OP3 element
 // dtypes of the other ops (compile time), OP4 a vec without values used outside timing-only mode.
@@ -43,11 +50,13 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -623,7 +632,9 @@ public:
           cols_(o.cols()),
           values_(o.values_),
           has_data_(o.has_data_),
-          mxu_result_(o.mxu_result_) {
+          mxu_result_(o.mxu_result_),
+          level_(o.level_),
+          chain_(o.chain_) {
         converted_from<R2, C2>();
     }
     template <index_t R2, index_t C2>
@@ -633,7 +644,9 @@ public:
           cols_(o.cols()),
           values_(std::move(o.values_)),
           has_data_(o.has_data_),
-          mxu_result_(o.mxu_result_) {
+          mxu_result_(o.mxu_result_),
+          level_(o.level_),
+          chain_(o.chain_) {
         o.has_data_ = false;
         o.mxu_result_ = false;
         converted_from<R2, C2>();
@@ -646,7 +659,9 @@ public:
           cols_(o.cols_),
           values_(std::move(o.values_)),
           has_data_(o.has_data_),
-          mxu_result_(o.mxu_result_) {
+          mxu_result_(o.mxu_result_),
+          level_(o.level_),
+          chain_(o.chain_) {
         o.has_data_ = false;
         o.mxu_result_ = false;
     }
@@ -657,6 +672,8 @@ public:
             values_ = std::move(o.values_);
             has_data_ = o.has_data_;
             mxu_result_ = o.mxu_result_;
+            level_ = o.level_;
+            chain_ = o.chain_;
             o.has_data_ = false;
             o.mxu_result_ = false;
         }
@@ -765,6 +782,10 @@ private:
     bool has_data_ = true;
     // Made by dot and not yet read by vector work (see the header comment, "MXU results").
     mutable bool mxu_result_ = false;
+    // The highest level of MXU result the value was computed from (0: none; see the header
+    // comment, "MXU results"), and the longest dependence chain that computed it (work.chain).
+    mutable int level_ = 0;
+    mutable chain_work chain_{};
 };
 
 template <class V>
@@ -811,19 +832,95 @@ struct vec_access {
     static void unmark_mxu_result(const V& v) {
         v.mxu_result_ = false;
     }
-    /// n MXU results were read: the running body waited for n drains (work.mxu_drains).
-    static void charge_drains(int n) {
-        if (kernel_context* k = current_context(); k != nullptr && n > 0) k->body_work.mxu_drains += n;
+    /// The level of v's value: the highest level of MXU result it was computed from.
+    template <class V>
+    static int level(const V& v) {
+        return v.level_;
     }
-    /// An op reads v: when v is an MXU result, the running body waits for its drain (one
-    /// work.mxu_drains) and v's values are in registers from then on.
+    template <class V>
+    static void set_chain(const V& v, const chain_work& c, int level) {
+        v.chain_ = c;
+        v.level_ = level;
+    }
+    template <class V>
+    static const chain_work& chain(const V& v) {
+        return v.chain_;
+    }
+    /// An MXU result of level `level` was read (0: none): the running body waits for the drain
+    /// of that level, counted once per level (work.mxu_drains is the highest level waited for).
+    static void charge_drains(int level) {
+        if (kernel_context* k = current_context(); k != nullptr && level > k->body_work.mxu_drains)
+            k->body_work.mxu_drains = level;
+    }
+    /// An op reads v: when v is an MXU result, the running body waits for its level's drain
+    /// (work.mxu_drains) and v's values are in registers from then on.
     template <class V>
     static void drain(const V& v) {
         if (!v.mxu_result_) return;
         v.mxu_result_ = false;
-        charge_drains(1);
+        charge_drains(v.level_);
     }
 };
+
+/// What an op reads of one operand for its dependence chain: the operand's chain and level
+/// (nothing for a scalar).
+struct chain_in {
+    chain_work w{};
+    int level = 0;
+};
+template <class V>
+chain_in chain_of(const V& v) {
+    if constexpr (is_vec_v<V>)
+        return {vec_access::chain(v), vec_access::level(v)};
+    else
+        return {};
+}
+
+/// The time a chain takes on the running call's chip (as the timing model counts it,
+/// call_state::chain), to pick the longer of two. A context no call made has no rates: then MXU
+/// FLOPs are weighed against vreg ops as on its chip (or a 128-wide, 4-MXU one), every vreg op
+/// as one.
+inline double chain_rank(const kernel_context& k, const chain_work& c) {
+    if (k.chain != nullptr) return k.chain->seconds(c);
+    const double vregs = c.vreg_cheap + c.vreg_medium + c.vreg_expensive + c.xlu_vregs;
+    const double flops_per_vreg_op = k.hw != nullptr ? k.hw->peak_bf16_flops / k.hw->vreg_ops_per_s()
+                                                     : 2.0 * 128 * 128 * 4 / 4;
+    return (c.mxu_passes_flops + c.mxu_int8_ops) / flops_per_vreg_op + vregs;
+}
+
+/// An op made r from operands `ins`, doing `own` (docs/model.md §5, "Dependence chains"): r's
+/// chain is its longest operand's plus own, its level their highest (plus one for a dot's
+/// result, `mxu`), and the running body's chain (work.chain) the longest of all.
+template <class R>
+void chain_result(const R& r, const chain_work& own, std::initializer_list<chain_in> ins, bool mxu = false) {
+    kernel_context* k = current_context();
+    if (k == nullptr) return;
+    const chain_in* longest = nullptr;
+    double longest_s = -1;
+    int level = 0;
+    for (const chain_in& in : ins) {
+        level = std::max(level, in.level);
+        if (in.w == chain_work{}) continue;
+        const double s = chain_rank(*k, in.w);
+        if (s > longest_s) longest_s = s, longest = &in;
+    }
+    chain_work c = longest != nullptr ? longest->w : chain_work{};
+    c += own;
+    vec_access::set_chain(r, c, mxu ? level + 1 : level);
+    if (c == k->body_work.chain) return;
+    if (k->body_work.chain == chain_work{} || chain_rank(*k, c) > chain_rank(*k, k->body_work.chain))
+        k->body_work.chain = c;
+}
+
+/// The chain work of n vregs of VALU ops of class `cls`.
+inline chain_work vpu_chain(vpu_class cls, index_t n) {
+    chain_work c;
+    const auto v = static_cast<double>(n);
+    if (cls == vpu_class::cheap) c.vreg_cheap = v;
+    if (cls == vpu_class::medium) c.vreg_medium = v;
+    if (cls == vpu_class::expensive) c.vreg_expensive = v;
+    return c;
+}
 
 /// An op reads v (a vec or a scalar operand) as vector work: see vec_access::drain.
 template <class V>
@@ -890,6 +987,9 @@ inline void charge_stores(index_t n) {
 }
 inline void charge_scalar(index_t n) {
     if (kernel_context* k = current_context()) k->body_work.scalar_ops += static_cast<double>(n);
+}
+inline void charge_xlu(index_t n) {
+    if (kernel_context* k = current_context()) k->body_work.xlu_vregs += static_cast<double>(n);
 }
 
 /// OP1: a negative extent asked of an op that makes a vec.
@@ -1035,15 +1135,25 @@ vec<T, slice_extent<SR>, slice_extent<SC>> vec<T, Rows, Cols>::operator()(SR r, 
                     detail::text("window rows ds(", r.start, ", ", r.size, ") x cols ds(", c.start, ", ", c.size,
                                  ") leaves a vec of shape ", detail::shape_text(rows(), cols())),
                     "keep the window inside the value");
+    const detail::chain_in in = detail::chain_of(*this);
     detail::drain_mxu(*this);
-    if (r.start % rows_per_vreg(element_dtype) != 0 || c.start % vreg_lanes != 0)
+    chain_work own;
+    if (r.start % rows_per_vreg(element_dtype) != 0 || c.start % vreg_lanes != 0) {
         detail::charge_vpu(vpu_class::cheap, vregs(r.size, c.size, element_dtype));
-    if (timing_only()) return out_t(shape_only, r.size, c.size);
+        own = detail::vpu_chain(vpu_class::cheap, vregs(r.size, c.size, element_dtype));
+    }
+    if (timing_only()) {
+        out_t w(shape_only, r.size, c.size);
+        detail::chain_result(w, own, {in});
+        return w;
+    }
     require_data("vec(ds, ds)");
     const detail::block_view<compute_type> v = values_.read("vec(ds, ds)");
     array_type out = detail::array_cache<compute_type>::take(r.size, c.size);
     detail::copy_plane(out.data(), c.size, v.data + r.start * v.stride + c.start, v.stride, r.size, c.size);
-    return out_t(std::move(out));
+    out_t w(std::move(out));
+    detail::chain_result(w, own, {in});
+    return w;
 }
 
 }  // namespace ptpu

@@ -352,7 +352,8 @@ PTPU_COMPILED std::string to_html(const std::vector<html_kernel>& kernels, const
             o << "</td><td>" << html_escape(r.chip) << (r.cores > 1 ? " ×" + std::to_string(r.cores) : "")
               << "</td><td>" << html_escape(html_time(r.device_time)) << "</td><td>"
               << html_escape(html_ratio(d.result.device_time / t)) << "</td><td class=\"name\">"
-              << html_escape(r.bound) << "</td><td>" << detail::fixed(s.exposed_dma / t * 100, 1)
+              << html_escape(r.bound) << (r.compute_bound.empty() ? "" : " (bodies: " + html_escape(r.compute_bound) + ")")
+              << "</td><td>" << detail::fixed(s.exposed_dma / t * 100, 1)
               << "%</td><td>" << detail::fixed(s.overhead / t * 100, 1) << "%</td><td>"
               << detail::fixed(detail::vmem_high_water(r) / (1 << 20), 1) << " MiB</td><td>"
               << detail::fixed(r.mxu_utilization * 100, 0) << "%</td><td>"

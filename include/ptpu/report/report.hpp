@@ -57,10 +57,15 @@ struct report {
     /// Σ over bodies of the MXU result latency vector ops waited for (work.mxu_drains, serial)
     double mxu_drain_time = 0;
     /// What bounds the kernel: the largest of HBM (bytes at B·η), each unit's busy time (MXU,
-    /// VPU, EUP, vector loads, vector stores, scalar unit), the MXU result latency waited for
-    /// and the step overhead (overhead and DMA issue), per core: "HBM", "MXU", "VPU", "EUP",
-    /// "vector loads", "vector stores", "scalar", "MXU drain", "step overhead".
+    /// VPU, EUP, vector loads, vector stores, XLU, scalar unit), the bodies' dependence chains,
+    /// the MXU result latency waited for and the step overhead (overhead and DMA issue), per
+    /// core: "HBM", "MXU", "VPU", "EUP", "vector loads", "vector stores", "XLU", "scalar",
+    /// "dependence chain", "MXU drain", "step overhead".
     std::string bound;
+    /// The slot that bounds the bodies' summed work (sim::work_time::bound, docs/model.md §5):
+    /// "MXU", "vector ALU", "EUP", "vector load", "vector store", "XLU", "scalar", "dependence
+    /// chain"; "" without work. Each step's own is its row's sim::step_times::bound.
+    std::string compute_bound;
     double flops = 0;               ///< MXU FLOPs charged (padded, × passes)
     std::int64_t hbm_bytes = 0;     ///< bytes moved over HBM by all DMAs
     double achieved_bandwidth = 0;  ///< hbm_bytes / device_time
@@ -96,6 +101,15 @@ struct report {
     std::string bound_operand;
     /// Advice on how the kernel uses the chip (e.g. one TensorCore of two), one line each.
     std::vector<std::string> lints;
+
+    // Defined where the compiled part is (core/linkage.hpp): copying, moving and destroying
+    // these strings and vectors is then compiled once, not in every kernel's translation unit.
+    PTPU_COMPILED report();
+    PTPU_COMPILED report(const report&);
+    PTPU_COMPILED report(report&&) noexcept;
+    PTPU_COMPILED report& operator=(const report&);
+    PTPU_COMPILED report& operator=(report&&) noexcept;
+    PTPU_COMPILED ~report();
 };
 
 /// What a front end tells the report about the kernel, besides the model's result and the
@@ -141,7 +155,8 @@ PTPU_COMPILED std::string inner_operand_name(const report& r, const sim::step_ti
 }  // namespace detail
 
 /// The per-step breakdown (report::steps, recorded with run_options::per_step) as a table: step,
-/// core, begin, overhead, DMA issue, compute, exposed DMA and the operands waited on, each
+/// core, begin, overhead, DMA issue, compute, the slot bounding the step's body, exposed DMA and
+/// the operands waited on, each
 /// step's inner rows (report::inner_steps, labelled pK.S) indented under it, two columns more per
 /// level of nesting (a depth-2 row under the depth-1 row whose body ran it; its waits name its
 /// pipeline's operands, "p0:in0", "p0/p1:out0", and "(body)" body copies and deeper pipelines'

@@ -17,6 +17,13 @@
 
 namespace ptpu {
 
+PTPU_COMPILED report::report() = default;
+PTPU_COMPILED report::report(const report&) = default;
+PTPU_COMPILED report::report(report&&) noexcept = default;
+PTPU_COMPILED report& report::operator=(const report&) = default;
+PTPU_COMPILED report& report::operator=(report&&) noexcept = default;
+PTPU_COMPILED report::~report() = default;
+
 PTPU_COMPILED report make_report(const chip& hw, const kernel_facts& info, const run_stats& stats, sim::result&& r,
                           std::vector<dma_note>&& notes, const sim::cost_model& costs) {
     report rep;
@@ -63,7 +70,9 @@ PTPU_COMPILED report make_report(const chip& hw, const kernel_facts& info, const
             {wt.eup / n, "EUP"},
             {wt.load / n, "vector loads"},
             {wt.store / n, "vector stores"},
+            {wt.xlu / n, "XLU"},
             {wt.scalar / n, "scalar"},
+            {wt.chain > wt.slots * (1 + 1e-12) ? wt.chain / n : 0.0, "dependence chain"},
             {wt.drain / n, "MXU drain"},
             {(sum_overhead + issue) / n, "step overhead"},
         };
@@ -71,6 +80,7 @@ PTPU_COMPILED report make_report(const chip& hw, const kernel_facts& info, const
         for (const auto& x : cand)
             if (x.first > best->first) best = &x;
         rep.bound = best->second;
+        rep.compute_bound = sim::name(wt.bound);
     }
     rep.hbm_bytes = r.hbm_bytes;
     rep.achieved_bandwidth = rep.device_time > 0 ? static_cast<double>(rep.hbm_bytes) / rep.device_time : 0;
@@ -206,6 +216,7 @@ PTPU_COMPILED std::ostream& operator<<(std::ostream& os, const report& r) {
     os << "  bound by           " << r.bound;
     if (!r.bound_operand.empty()) os << "; longest DMA waits on " << r.bound_operand;
     os << "\n";
+    if (!r.compute_bound.empty()) os << "  bodies bound by    " << r.compute_bound << " (docs/model.md §5)\n";
     if (!r.operands.empty()) {
         os << "  operands           " << std::left << std::setw(16) << "name" << std::right << std::setw(8) << "DMAs"
            << std::setw(14) << "bytes" << std::setw(14) << "exposed DMA" << "\n";
@@ -271,8 +282,8 @@ PTPU_COMPILED std::string inner_operand_name(const report& r, const sim::step_ti
 PTPU_COMPILED void print_steps(std::ostream& os, const report& r, std::size_t max_rows) {
     using detail::fmt_time;
     os << std::right << std::setw(8) << "step" << std::setw(6) << "core" << std::setw(14) << "begin" << std::setw(14)
-       << "overhead" << std::setw(14) << "DMA issue" << std::setw(14) << "compute" << std::setw(14) << "exposed DMA"
-       << "  waited on\n";
+       << "overhead" << std::setw(14) << "DMA issue" << std::setw(14) << "compute" << std::setw(18) << "bound by"
+       << std::setw(14) << "exposed DMA" << "  waited on\n";
     // Each core's inner rows come in stream order, as its step rows do: a cursor per core.
     std::array<std::size_t, 2> next{};
     const auto next_inner = [&](int core, std::size_t from) {
@@ -283,7 +294,8 @@ PTPU_COMPILED void print_steps(std::ostream& os, const report& r, std::size_t ma
     const auto line = [&](const sim::step_times& s, const std::string& step) {
         os << step << std::setw(6) << s.core << std::setw(14) << fmt_time(s.begin) << std::setw(14)
            << fmt_time(s.overhead) << std::setw(14) << fmt_time(s.issue) << std::setw(14) << fmt_time(s.compute)
-           << std::setw(14) << fmt_time(s.wait) << " ";
+           << std::setw(18) << (s.bound == sim::slot::none ? "-" : sim::name(s.bound)) << std::setw(14)
+           << fmt_time(s.wait) << " ";
         for (std::size_t b = 0; b < 32; ++b) {
             if ((s.waited_on >> b & 1u) == 0) continue;
             os << " "

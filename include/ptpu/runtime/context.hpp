@@ -368,6 +368,7 @@ struct call_state {
     index_t vmem_limit = 0;  ///< the call's VMEM limit (check 24)
     std::vector<stream::dma_note>* notes = nullptr;  ///< the call's DMA notes (timeline on), or none
     stream::work_table* works = nullptr;  ///< the call's work table (compute ops' work numbers)
+    const chain_rates* chain = nullptr;   ///< what a dependence chain costs on the call's chip
 };
 
 /// What a pipeline's bodies did that the call's account counts: their own DMAs and semaphore

@@ -944,13 +944,7 @@ private:
             if (f[i] > 0) room = std::min(room, std::floor((std::numeric_limits<double>::max() - t[i]) / f[i]));
         return static_cast<index_t>(room);
     }
-    static work times(const work& w, index_t n) {
-        const auto k = static_cast<double>(n);
-        return work{w.mxu_passes_flops * k, w.mxu_int8_ops * k,   w.vreg_cheap * k,
-                    w.vreg_medium * k,      w.vreg_expensive * k, w.vector_loads * k,
-                    w.vector_stores * k,    w.scalar_ops * k,     w.explicit_seconds * k,
-                    w.mxu_drains * k};
-    }
+    static work times(const work& w, index_t n) { return w.scaled(static_cast<double>(n)); }
     // The body's ops so far: compute up to each of its own DMAs and semaphore ops, then the op
     // (a sync_copy is a start and its wait). Called when the body ends (emit_body) and when it
     // blocks in a semaphore wait (kernel_context::flush_ops).

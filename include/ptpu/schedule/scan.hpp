@@ -486,10 +486,18 @@ inline constexpr int tuple_rank<index_tuple_of<R, M>> = tuple_rank<index_tuple<R
 template <class Eval>
 constexpr bool scan_steps(const pipeline_desc& c, operand_scan& scan, Eval&& eval) {
     // A map returning exactly the operand's rank of entries: the walk with constant loop counts.
+    // Only that walk is instantiated for it: a map of another length is R2, which validate()
+    // reports before any walk (and a walk over it would read past the entries it returns).
     constexpr int r = tuple_rank<std::remove_cvref_t<decltype(eval(static_cast<const index_t*>(nullptr)))>>;
-    if constexpr (r > 0)
-        if (scan.o.rank == r) return scan_steps_as<r>(c, scan, eval);
-    return scan_steps_as<0>(c, scan, eval);
+    if constexpr (r > 0) {
+        if (scan.o.rank != r) {
+            scan.info.problem = fail(rule::r2, scan.i, -1, r, scan.o.rank);
+            return false;
+        }
+        return scan_steps_as<r>(c, scan, eval);
+    } else {
+        return scan_steps_as<0>(c, scan, eval);
+    }
 }
 
 }  // namespace detail

@@ -79,6 +79,10 @@ struct step_times {
     /// result::inner_steps, the part of the step's row that the ops tagged op::sub = k did (a
     /// step of a pipeline the body ran: the runner's inner_rows()[k - 1]).
     std::uint32_t sub = 0;
+    /// The slot that bounds the step's body (sim::time_of's work_time::bound), filled in by the
+    /// front end that converted the bodies' work; none when the step ran no body or its row
+    /// adds up several (a body split by its own DMAs).
+    slot bound = slot::none;
 };
 
 /// Why a simulation could not go on: every unfinished core waits on a semaphore that nothing in

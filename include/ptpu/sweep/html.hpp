@@ -5,7 +5,7 @@
 // so a sweep of 1,000 points costs two more predictions, not 1,000. The callback is made from the
 // sweep's own points, configure function and body.
 //
-// Its own header (not in report/html.hpp, which stays free of range-v3; cmake/layers.txt lets
+// Its own header (not in report/html.hpp, which knows nothing of sweeps; cmake/layers.txt lets
 // sweep/ include report/, not the other way round). Opt-in: ptpu.hpp does not include it.
 #pragma once
 

@@ -3,7 +3,7 @@
 // count, ...), top(k), a table printer, a summary of the rejections by rule, CSV and JSON
 // writers), sweep::options, the thread pool that evaluates the points, and html_section, the
 // result as one kernel's section of the HTML comparison report. Nothing here depends
-// on a configuration or a body, and nothing needs range-v3 or Hana: with ptpu::runtime linked
+// on a configuration or a body, and nothing needs Hana: with ptpu::runtime linked
 // (PTPU_SEPARATE_RUNTIME) a sweeping file sees declarations only, and ptpu::runtime compiles the
 // definitions (sweep/result_impl.hpp) once (core/linkage.hpp).
 #pragma once

@@ -15,6 +15,7 @@
 #include <concepts>
 #include <cstddef>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <span>
 #include <sstream>
@@ -24,9 +25,6 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <range/v3/range/concepts.hpp>
-#include <range/v3/range/conversion.hpp>
 
 #include "ptpu/call/options.hpp"
 #include "ptpu/core/error.hpp"
@@ -178,11 +176,14 @@ auto materialize(Points&& points) {
             v.push_back(std::apply([](const auto&... x) { return P(x...); }, p));
         return v;
     } else {
-        using V = ranges::range_value_t<Points>;
-        if constexpr (std::is_same_v<std::remove_cvref_t<Points>, std::vector<V>>)
+        using V = std::remove_cvref_t<decltype(*std::begin(points))>;
+        if constexpr (std::is_same_v<std::remove_cvref_t<Points>, std::vector<V>>) {
             return std::vector<V>(points);  // a vector of points: a copy
-        else
-            return ranges::to<std::vector<V>>(std::forward<Points>(points));
+        } else {
+            std::vector<V> v;
+            for (auto&& p : points) v.push_back(std::forward<decltype(p)>(p));
+            return v;
+        }
     }
 }
 
