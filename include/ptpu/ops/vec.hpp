@@ -876,15 +876,12 @@ chain_in chain_of(const V& v) {
         return {};
 }
 
-/// The time a chain takes on the running call's chip (the call's own conversion, sim::time_of),
-/// to pick the longer of two. A context no call made has no conversion: then MXU FLOPs are
-/// weighed against vreg ops as on its chip (or a 128-wide, 4-MXU one), every vreg op as one.
+/// The time a chain takes on the running call's chip (as the timing model counts it,
+/// call_state::chain), to pick the longer of two. A context no call made has no rates: then MXU
+/// FLOPs are weighed against vreg ops as on its chip (or a 128-wide, 4-MXU one), every vreg op
+/// as one.
 inline double chain_rank(const kernel_context& k, const chain_work& c) {
-    if (k.seconds_of != nullptr) {
-        work w;
-        w.chain = c;
-        return k.seconds_of(w, k.seconds_ctx);
-    }
+    if (k.chain != nullptr) return k.chain->seconds(c);
     const double vregs = c.vreg_cheap + c.vreg_medium + c.vreg_expensive + c.xlu_vregs;
     const double flops_per_vreg_op = k.hw != nullptr ? k.hw->peak_bf16_flops / k.hw->vreg_ops_per_s()
                                                      : 2.0 * 128 * 128 * 4 / 4;

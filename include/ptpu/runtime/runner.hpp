@@ -1,8 +1,8 @@
 // Defines the runner: one pipeline on one core. It walks the core's schedule (basic_schedule),
 // moves real bytes for every DMA, runs the kernel body on its windows, and writes the ops of the
 // core stream into its batch as they happen (stream/op.hpp): it IS the op source the timing
-// model pulls from, yet it includes nothing of the model and knows nothing of time except the
-// conversions its caller hands it (one-way arrows: docs/layers.md). It is not a template: the
+// model pulls from, yet it includes nothing of the model and knows nothing of time: its ops carry
+// the work bodies charged, which the model converts (one-way arrows: docs/layers.md). It is not a template: the
 // body is called through a function pointer, so the runner is compiled once per translation
 // unit, not once per kernel body.
 #pragma once
@@ -76,9 +76,6 @@ public:
         }
         kctx_.flush_ops = [](void* self) { static_cast<basic_runner*>(self)->flush_body_ops(); };
         kctx_.flush_self = this;
-        kctx_.seconds_of = opt.seconds_of;  // for pipelines the body builds (emit_pipeline)
-        kctx_.seconds_ctx = opt.seconds_ctx;
-        kctx_.step_overhead_s = opt.step_overhead_s;
         kctx_.notes = opt.notes ? notes : nullptr;
         // (Race detection follows every DMA's start and wait: no step is made from another's ops.)
         repeat_on_ = opt.timing_only && !opt.notes && !opt.semaphores && !kctx.detect_races;
@@ -294,7 +291,7 @@ private:
             const int op = sched_.windowed(k);
             const index_t bc = tables_.info.ops[static_cast<std::size_t>(op)].buffers;
             if (bc < 2) continue;
-            const index_t by = (op < desc_.n_in ? d.win[op] : d.cout[op]) % bc;
+            const index_t by = (op < desc_.n_in ? d.op[op].wait_in : d.op[op].copy_out) % bc;
             if (by == 0) continue;
             const window_move mv{static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(by)};
             if (op < desc_.n_in)
@@ -313,7 +310,7 @@ private:
 
     // Makes the core's next step from its last one when it may (see above): -1 when it may not
     // (nothing done); else the step is made, its body run, and 1 when the body charged the same
-    // time and issued no DMA (the step repeats the last one exactly), 0 otherwise (finish_body()
+    // work and issued no DMA (the step repeats the last one exactly), 0 otherwise (finish_body()
     // then writes the body's ops).
     int repeat() {
         repeat_state& r = rep_;
@@ -334,8 +331,7 @@ private:
         invoke_body(body_event_);
         for (int k = 0; k < r.n_move_out; ++k) move_window(r.move_out[k]);
         if (!kctx_.body_ops.empty()) return 0;
-        const double t = seconds(kctx_.body_work);
-        return t == ops_[r.body_at].seconds ? 1 : 0;
+        return work_number(kctx_.body_work) == ops_[r.body_at].work ? 1 : 0;
     }
 
     // Brings the batch's ops (those of the step m steps back, all with the same shape) to the
@@ -359,22 +355,22 @@ private:
             o.dma += k;
             if (!mt.start) {
                 if (mt.kind == event_kind::wait_in)
-                    advance(mt, d.win[mt.op]);
+                    advance(mt, d.op[mt.op].wait_in);
                 else if (mt.kind == event_kind::wait_out)
-                    advance(mt, d.wout[mt.op]);
+                    advance(mt, d.op[mt.op].wait_out);
                 continue;
             }
             switch (mt.kind) {
                 case event_kind::fetch:
-                    advance(mt, d.cin[mt.op]);
+                    advance(mt, d.op[mt.op].copy_in);
                     in_flight_in_[mt.op][mt.slot] = o.dma;
                     break;
                 case event_kind::restore:
-                    advance(mt, d.cout[mt.op]);  // restores into the slot the next write uses
+                    advance(mt, d.op[mt.op].copy_out);  // restores into the slot the next write uses
                     break;
                 case event_kind::write:
                 case event_kind::write_sync:
-                    advance(mt, d.cout[mt.op]);
+                    advance(mt, d.op[mt.op].copy_out);
                     if (mt.kind == event_kind::write) in_flight_out_[mt.op][mt.slot] = o.dma;
                     break;
                 default:
@@ -387,7 +383,7 @@ private:
     void finish_body() {
         repeat_state& r = rep_;
         if (kctx_.body_ops.empty()) {
-            ops_[r.body_at].seconds = last_seconds_;  // seconds() ran in repeat()
+            ops_[r.body_at].work = last_number_;  // work_number() ran in repeat()
             return;
         }
         splice(body_event_, n_batch_);
@@ -416,7 +412,7 @@ private:
                 o.dma = next_id_ - 1;  // a blocking copy waits on its own start, just made
             }
             cur_meta_ = m;
-            emit(o.kind, o.dma, o.seconds, o.bytes, o.far, o.label, o.step);
+            emit(o.kind, o.dma, o.work, o.bytes, o.far, o.label, o.step);
             ops_[n_out_ - 1].run = o.run;
             ops_[n_out_ - 1].who = o.who;
         }
@@ -427,7 +423,7 @@ private:
 
     // The ops are written field by field into the batch (a whole op built aside and copied in
     // stalls on store forwarding, which made this the hot spot of timing-only runs).
-    void emit(stream::op_kind kind, std::uint32_t dma, double seconds, index_t bytes, bool far,
+    void emit(stream::op_kind kind, std::uint32_t dma, std::uint32_t work, index_t bytes, bool far,
               std::uint32_t label, std::uint32_t step) {
         if (n_out_ == ops_.size()) {
             ops_.resize(2 * n_out_ + 16);
@@ -439,7 +435,6 @@ private:
         o.core = 0;
         o.dma_sem = false;
         o.dma = dma;
-        o.seconds = seconds;
         o.bytes = bytes;
         o.far = far;
         o.run = 0;
@@ -448,6 +443,7 @@ private:
         o.sub = 0;
         o.label = label;
         o.step = step;
+        o.work = work;
     }
     // A pipeline DMA starts: returns its id.
     std::uint32_t dma_start(const event& e, index_t bytes) {
@@ -537,7 +533,7 @@ private:
         switch (e.kind) {
             case event_kind::step:
                 // The context is set when the body runs.
-                emit(stream::op_kind::overhead, 0, opt_.step_overhead_s, 0, true, 0, e.step);
+                emit(stream::op_kind::overhead, 0, 0, 0, true, 0, e.step);  // (the model knows its time)
                 return;
             case event_kind::fetch:
                 if (kctx_.detect_races) race_start(e, true, true);
@@ -637,8 +633,9 @@ private:
         for (int i = 0; i < desc_.n_ops(); ++i) {
             const index_t bc = tables_.info.ops[static_cast<std::size_t>(i)].buffers;
             if (bc < 2) continue;
-            for (const index_t d : {now.cin[i] - k.at.cin[i], now.win[i] - k.at.win[i], now.cout[i] - k.at.cout[i],
-                                    now.wout[i] - k.at.wout[i]}) {
+            const slot_counters &a = now.op[i], &b = k.at.op[i];
+            for (const index_t d : {a.copy_in - b.copy_in, a.wait_in - b.wait_in, a.copy_out - b.copy_out,
+                                    a.wait_out - b.wait_out}) {
                 const index_t r = d % bc;
                 if (r != 0) turn = std::lcm(turn, bc / std::gcd(r, bc));
             }
@@ -923,20 +920,21 @@ private:
                         "make the body a function of its refs, program ids and scalar memory (no host state that "
                         "changes from step to step), or set run_options::memoize_body = false");
     }
-    // How long work w takes. Bodies usually charge the same work every step: the last conversion
-    // is reused. The total is kept as (last work, times charged in a row) and added up when the
-    // work changes (stats()), not step by step.
-    double seconds(const work& w) {
+    // The number of work w in the call's work table (op::work), counted into the total. Bodies
+    // usually charge the same work every step: the last number is reused. The total is kept as
+    // (last work, times charged in a row) and added up when the work changes (stats()), not
+    // step by step.
+    std::uint32_t work_number(const work& w) {
         if (!(w == last_work_)) {
             stats_.total_work += times(last_work_, last_work_n_);
             last_work_ = w;
             last_work_n_ = 0;
-            last_seconds_ = opt_.seconds_of ? opt_.seconds_of(w, opt_.seconds_ctx) : 0.0;
+            last_number_ = opt_.works != nullptr ? opt_.works->number(w) : 0;
             work_room_ = work_room(stats_.total_work, w);
         }
         // C1 at the step whose work would make the total overflow (the report's sum would).
         if (++last_work_n_ > work_room_) detail::work_overflow(kctx_, "the work charged up to this step");
-        return last_seconds_;
+        return last_number_;
     }
     // How many times w can be added to `total` before a field overflows a double.
     static index_t work_room(const work& total, const work& w) {
@@ -956,7 +954,7 @@ private:
         for (const body_op_record& r : kctx_.body_ops) {
             ++body_ops_;
             if (r.kind != body_op_kind::stream_op || !(r.before == work{}))
-                emit(stream::op_kind::compute, 0, seconds(r.before), 0, true, 0, step);
+                emit(stream::op_kind::compute, 0, work_number(r.before), 0, true, 0, step);
             switch (r.kind) {
                 case body_op_kind::stream_op: {  // an inner pipeline's op: its DMA gets an id here
                     const stream::op& o = r.op;
@@ -970,7 +968,7 @@ private:
                     } else if (o.kind == stream::op_kind::dma_wait) {
                         id = r.seq < body_ids_.size() ? body_ids_[r.seq] : 0;
                     }
-                    emit(o.kind, id, o.seconds, o.bytes, o.far, o.label, step);
+                    emit(o.kind, id, o.work, o.bytes, o.far, o.label, step);
                     cur_meta_.start = false;
                     stream::op& out = ops_[n_out_ - 1];
                     out.sem = o.sem;
@@ -1072,7 +1070,7 @@ private:
     void emit_body(const event& e) {
         flush_body_ops();
         cur_meta_ = op_meta{event_kind::body, 0, 0, false};
-        emit(stream::op_kind::compute, 0, seconds(kctx_.body_work), 0, true, 0, e.step);
+        emit(stream::op_kind::compute, 0, work_number(kctx_.body_work), 0, true, 0, e.step);
     }
 
     const pipeline_desc& desc_;
@@ -1114,7 +1112,7 @@ private:
     work last_work_{};
     index_t last_work_n_ = 0;  // times last_work_ was charged since it was last added to the total
     index_t work_room_ = std::numeric_limits<index_t>::max();  // the most last_work_n_ may reach (C1)
-    double last_seconds_ = 0;
+    std::uint32_t last_number_ = 0;  // last_work_'s number (op::work)
     std::vector<stream::op> ops_;  // the ops of the current step (the batch)
     std::size_t n_out_ = 0;        // the size of the batch being made
     std::size_t n_batch_ = 0;      // the size of the last batch

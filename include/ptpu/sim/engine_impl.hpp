@@ -24,6 +24,7 @@
 #include "ptpu/sim/engine.hpp"
 #include "ptpu/sim/result.hpp"
 #include "ptpu/sim/steady.hpp"
+#include "ptpu/sim/work_times.hpp"
 #include "ptpu/stream/op.hpp"
 
 namespace ptpu::sim {
@@ -260,7 +261,7 @@ template <class Source>
 class engine {
 public:
     engine(const chip& c, int cores, Source& src, const options& opt)
-        : chip_(c), cores_(cores), src_(src), opt_(opt) {
+        : chip_(c), times_(c, opt.costs, opt.works), cores_(cores), src_(src), opt_(opt) {
         dmas_.reserve(64);
         free_.reserve(64);
         for (auto& l : live_) l.reserve(32);
@@ -453,6 +454,7 @@ private:
                         if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b.starts[u];
                         n.step -= b.step[u];
                         if (tl_lane_) n.label = 0;  // labels do not time: the timeline's come from the ops
+                        n.work = canon(o);          // nor does which of two works of equal time it is
                         if (c == 1 && fresh) b.cuts1.push_back(static_cast<std::uint32_t>(b.batch[1].size()));
                         b.batch[u].push_back(n);
                         b.hash[u] = mix(b.hash[u], n);
@@ -466,6 +468,7 @@ private:
                     boundary& b = ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)];
                     b.batch.push_back(normalized(o, b));
                     if (tl_lane_) b.batch.back().label = 0;
+                    b.batch.back().work = canon(o);
                     b.hash = mix(b.hash, b.batch.back());
                 }
             }
@@ -482,12 +485,12 @@ private:
             switch (o.kind) {
                 case op_kind::overhead:
                 case op_kind::compute: {
-                    check_seconds(o);
-                    t += o.seconds;
+                    const double busy = busy_seconds(o);
+                    t += busy;
                     const bool ovh = o.kind == op_kind::overhead;
-                    (ovh ? res_.busy_overhead : res_.busy_compute)[c] += o.seconds;
-                    if (row) (ovh ? row->overhead : row->compute) += o.seconds;
-                    if (irow) (ovh ? irow->overhead : irow->compute) += o.seconds;
+                    (ovh ? res_.busy_overhead : res_.busy_compute)[c] += busy;
+                    if (row) (ovh ? row->overhead : row->compute) += busy;
+                    if (irow) (ovh ? irow->overhead : irow->compute) += busy;
                     break;
                 }
                 case op_kind::dma_start:
@@ -519,13 +522,17 @@ private:
         }
     }
 
-    void check_seconds(const op& o) const {
-        if (!ptpu::detail::finite_non_negative(o.seconds))
-            throw error("SIM2", "simulate",
-                        "an overhead or compute op has negative or non-finite seconds (" +
-                            std::to_string(o.seconds) + ")",
-                        "charge finite, non-negative time");
+    // Ops carry work, not time: an overhead op is one grid step's control overhead (the chip's),
+    // a compute op names its work in the call's work table, which times_ converts (work_times).
+    double busy_seconds(const op& o) {
+        return o.kind == op_kind::overhead ? chip_.step_overhead_s : times_.seconds(o.work);
     }
+    // What the fast lanes compare of an op's work: a compute op's canonical work number (two
+    // works of equal time are the same to them), any other op's work field as it is.
+    std::uint32_t canon(const op& o) { return o.kind == op_kind::compute ? times_.canonical(o.work) : o.work; }
+    // Whether ops x and y of one kind do work of equal time: the same number (a canonical number
+    // is its own: a recorded op's equals a pulled op's of that work), or equal canonical ones.
+    bool same_work(const op& x, const op& y) { return x.work == y.work || canon(x) == canon(y); }
 
     // The rows of book b: result::steps (0) or result::inner_steps (1).
     std::vector<step_times>& book_rows(int b) { return b == 0 ? res_.steps : res_.inner_steps; }
@@ -948,7 +955,7 @@ private:
                 const op& x = cur[k];
                 const op& y = e.batch[k];
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
-                same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && x.seconds == y.seconds &&
+                same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && same_work(x, y) &&
                        x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
                        (tl_lane_ || x.label == y.label) && x.step - s0 == y.step && x.sub == y.sub;
             }
@@ -1032,7 +1039,7 @@ private:
                 }
                 const op& y = cycle_[k];
                 const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
-                if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || x.seconds != y.seconds ||
+                if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || !same_work(x, y) ||
                     x.bytes != y.bytes || x.far != y.far || x.run != y.run || x.who != y.who ||
                     (!tl_lane_ && x.label != y.label) || x.step - step0 != y.step || x.sub != y.sub) {
                     whole = false;
@@ -1591,7 +1598,7 @@ private:
 
     // Batch x is d one period k later: ids relative to `base`, steps to `step0`.
     bool same_batch_ops(std::span<const op> x, const std::vector<op>& d, std::uint32_t base,
-                        std::uint32_t step0) const {
+                        std::uint32_t step0) {
         if (x.size() != d.size()) return false;
         for (std::size_t k = 0; k < x.size(); ++k)
             if (!matches(x[k], d[k], base, step0)) return false;
@@ -1724,9 +1731,9 @@ private:
     // x is the cycle's op y one period later (DMA ids relative to `base`, steps to `step0`).
     // (With a timeline, labels are not compared: they do not time, and the replicated spans
     // take theirs from the ops pulled.)
-    bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0) const {
+    bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0) {
         const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
-        return x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && x.seconds == y.seconds &&
+        return x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && same_work(x, y) &&
                x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
                (tl_lane_ || x.label == y.label) && x.step - step0 == y.step && x.sub == y.sub && x.sem == y.sem && x.core == y.core &&
                x.dma_sem == y.dma_sem;
@@ -1986,6 +1993,7 @@ private:
     }
 
     const chip& chip_;
+    work_times times_;
     double desc_bytes_ = 0;  // dma_descriptor_s as bytes at B·η
     int cores_;
     Source& src_;
