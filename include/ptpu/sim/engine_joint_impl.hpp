@@ -24,7 +24,7 @@ inline auto engine<Source>::joint_totals() const -> joint_tally {
 }
 
 template <class Source>
-[[gnu::noinline]] inline auto engine<Source>::at_joint_boundary(const op& o) -> bool {
+auto engine<Source>::at_joint_boundary(const op& o) -> bool {
     joint_boundary& b = jring_[ring_pos(jn_)];
     const double t = t_[0];
     b.t = t;
@@ -88,7 +88,7 @@ template <class Source>
 }
 
 template <class Source>
-[[gnu::noinline]] inline auto engine<Source>::enter_joint(int p, const op& first) -> void {
+auto engine<Source>::enter_joint(int p, const op& first) -> void {
     const std::int64_t j = jn_ - 1;
     const joint_boundary& a = jring_[ring_pos(j - p)];
     const joint_boundary& b = jring_[ring_pos(j)];
@@ -136,7 +136,7 @@ template <class Source>
 }
 
 template <class Source>
-[[gnu::noinline]] inline auto engine<Source>::joint_batches_ready(int p) -> bool {
+auto engine<Source>::joint_batches_ready(int p) -> bool {
     if (!src_.batched() || !in_whole_[0] || in_pos_[0] != 1 || !in_whole_[1]) return false;
     const std::int64_t j = jn_ - 1;
     const std::vector<op>& c1 = jcycle_[1];
@@ -201,7 +201,7 @@ template <class Source>
 }
 
 template <class Source>
-[[gnu::noinline]] inline auto engine<Source>::joint_fast_forward_batches() -> void {
+auto engine<Source>::joint_fast_forward_batches() -> void {
     const std::int64_t j = jn_ - 1;
     const int p = jperiod_;
     const joint_boundary& a = jring_[ring_pos(j - p)];
@@ -332,7 +332,7 @@ inline auto engine<Source>::matches(const op& x, const op& y, std::uint32_t base
 }
 
 template <class Source>
-[[gnu::noinline]] inline auto engine<Source>::joint_fast_forward() -> void {
+auto engine<Source>::joint_fast_forward() -> void {
     std::vector<op>& r0 = replays_[0];  // r0[0]: the period's first op, pulled already
     std::vector<op>& r1 = replays_[1];
     const std::vector<op>& c0 = jcycle_[0];
@@ -397,7 +397,7 @@ template <class Source>
 }
 
 template <class Source>
-[[gnu::noinline]] inline auto engine<Source>::finish_joint(const std::vector<op>& r0) -> void {
+auto engine<Source>::finish_joint(const std::vector<op>& r0) -> void {
     jfast_ = false;
     if (jskipped_ == 0) {
         jcooldown_ = jperiod_;  // the cycle did not repeat even once
@@ -412,7 +412,7 @@ template <class Source>
 }
 
 template <class Source>
-[[gnu::noinline]] inline auto engine<Source>::apply_joint(std::int64_t m) -> void {
+auto engine<Source>::apply_joint(std::int64_t m) -> void {
     const double dt = static_cast<double>(m) * jcycle_dt_;
     const joint_tally& s = jcycle_sum_;
     const auto md = static_cast<double>(m);
