@@ -137,8 +137,9 @@ void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* ma
     }
     if (!inner.pending.empty())
         throw error("39", "emit_pipeline (pipeline " + std::to_string(inner.pipeline_depth) + ")",
-                    "its body left an async copy from " + inner.pending.front().src_name + " to " +
-                        inner.pending.front().dst_name + " in flight when the pipeline ended",
+                    "its body left an async copy from " + detail::ref_where(inner.pending.front().src_label) +
+                        " to " + detail::ref_where(inner.pending.front().dst_label) +
+                        " in flight when the pipeline ended",
                     "wait on every copy an inner body starts before the pipeline ends");
 }
 

@@ -46,8 +46,9 @@ inline void check_exit(const call_desc& desc, const kernel_context& k, const cor
     if (!k.pending.empty()) {
         const pending_dma& d = k.pending.front();
         throw error("39", "core " + std::to_string(k.core) + ": kernel exit",
-                    "an async copy from " + d.src_name + " to " + d.dst_name + " started at step " +
-                        std::to_string(d.step) + " was never waited (" + std::to_string(k.pending.size()) +
+                    "an async copy from " + detail::ref_where(d.src_label) + " to " +
+                        detail::ref_where(d.dst_label) + " started at step " + std::to_string(d.step) +
+                        " was never waited (" + std::to_string(k.pending.size()) +
                         " copies in all): on a TPU its semaphore is left raised and the kernel crashes",
                     "wait on every copy you start (desc.wait()) before the last step ends");
     }

@@ -51,6 +51,25 @@ struct body_op_record {
     std::uint8_t inputs = 0;  ///< stream_op: the inputs of the pipeline whose op it is (inner_row::inputs)
 };
 
+namespace detail {
+/// Which operand of a call a ref stands for (pallas_call labels the refs it hands out), so an
+/// out-of-range access names it (R2). Views taken with at() keep the label.
+struct ref_label {
+    enum class kind : std::uint8_t { none, prefetch, input, output, scratch };
+    kind what = kind::none;
+    std::uint8_t index = 0;
+};
+/// "ref" or e.g. "ref of input 1" (only built on the way to an error).
+[[gnu::cold]] PTPU_COMPILED std::string ref_where(ref_label l);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED std::string ref_where(ref_label l) {
+    constexpr const char* names[] = {"", "scalar-prefetch", "input", "output", "scratch"};
+    if (l.what == ref_label::kind::none) return "ref";
+    return std::string("ref of ") + names[static_cast<int>(l.what)] + " " + std::to_string(l.index);
+}
+#endif
+}  // namespace detail
+
 /// A DMA a body started (async copy) that its semaphore has not yet taken in: the data lands
 /// when a wait needs its bytes (the latest moment real hardware could have moved them, so a
 /// read of the destination before the wait sees the old contents, not the copy).
@@ -65,7 +84,7 @@ struct pending_dma {
     index_t bytes = 0;
     std::int32_t* sem = nullptr;  ///< the DMA semaphore it raises by `bytes`
     const std::byte *src_lo = nullptr, *src_hi = nullptr, *dst_lo = nullptr, *dst_hi = nullptr;
-    std::string src_name, dst_name;  ///< the refs, for messages
+    detail::ref_label src_label{}, dst_label{};  ///< the refs, named only in messages (ref_where)
     index_t step = 0;                ///< the grid step that started it
     bool move = true;                ///< moves data (timing-only runs skip vector data)
 };
@@ -510,9 +529,11 @@ PTPU_COMPILED void raise_dma_race(const kernel_context& c, const pending_dma& d,
                                           const char* what) {
     const std::string role = at_dst ? "the destination" : "the source";
     throw error("DMA2", "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": " + what,
-                std::string(write ? "writes " : "reads ") + (at_dst ? d.dst_name : d.src_name) + ", " + role +
-                    " of an async copy from " + d.src_name + " to " + d.dst_name + " started at step " +
-                    std::to_string(d.step) + " and not yet waited (its contents are undefined until the wait)",
+                std::string(write ? "writes " : "reads ") +
+                    detail::ref_where(at_dst ? d.dst_label : d.src_label) + ", " + role +
+                    " of an async copy from " + detail::ref_where(d.src_label) + " to " +
+                    detail::ref_where(d.dst_label) + " started at step " + std::to_string(d.step) +
+                    " and not yet waited (its contents are undefined until the wait)",
                 at_dst ? "wait on the copy (desc.wait()) before touching its destination"
                        : "wait on the copy (desc.wait()) before writing its source");
 }
@@ -541,12 +562,15 @@ PTPU_COMPILED void raise_flight_race(const kernel_context& c, const pipeline_fli
 }
 #endif
 [[gnu::cold]] inline void raise_slot_race(const kernel_context& c, const pipeline_flight& f, const pending_dma& d) {
-    throw error("DMA3", "core " + std::to_string(c.core) + ", step " + std::to_string(f.step) + ": " + flight_name(f),
-                std::string("the pipeline's ") + (f.into ? "fetch into" : "copy out of") + " the slot (block of step " +
-                    std::to_string(f.block_step) + ") starts while an async copy from " + d.src_name + " to " +
-                    d.dst_name + ", started at step " + std::to_string(d.step) +
+    throw error("DMA3",
+                "core " + std::to_string(c.core) + ", step " + std::to_string(f.step) + ": " + flight_name(f),
+                std::string("the pipeline's ") + (f.into ? "fetch into" : "copy out of") +
+                    " the slot (block of step " + std::to_string(f.block_step) +
+                    ") starts while an async copy from " + detail::ref_where(d.src_label) + " to " +
+                    detail::ref_where(d.dst_label) + ", started at step " + std::to_string(d.step) +
                     ", still reads or writes it: the slot is overwritten (or read) under the copy",
-                "wait on the copy (desc.wait()) within the step that started it, before the pipeline reuses the slot");
+                "wait on the copy (desc.wait()) within the step that started it, before the pipeline reuses "
+                "the slot");
 }
 /// Race detection (run_options::detect_races): [lo, hi) is about to be read or written by the
 /// body; a body's async copy still in flight whose destination (or, for a write, source)
