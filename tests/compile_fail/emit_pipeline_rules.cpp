@@ -9,7 +9,9 @@
 // The entry kinds of a run-time pipeline's index maps are read from idx(...)'s type: an integer on
 // a bounded_slice dim is check 4, a ds on a blocked dim check 5, both at compile time (a map
 // declared to return a plain index_tuple is left to the run-time check, the ok twin). A static
-// schedule over a zero inner grid dim is 25 in emit_pipeline's words.
+// schedule over a zero inner grid dim is 25 in emit_pipeline's words. The buffer counts of the
+// specs are checked at compile time too: no buffer (27), three output buffers (27), lookahead on
+// an output (27), nine input buffers (BUF1), one buffer with lookahead (Q1).
 //! ko 1 S34
 //! ko 2 ARG1
 //! ko 3 29
@@ -24,6 +26,11 @@
 //! ko 12 4
 //! ko 13 5
 //! ko 14 25
+//! ko 15 27 input 0: Buffered<0>
+//! ko 16 27 output 0: Buffered<3>
+//! ko 17 27 output 0
+//! ko 18 BUF1 input 0: Buffered<9>
+//! ko 19 Q1 input 0
 #include <ptpu/ptpu.hpp>
 
 using namespace ptpu;
@@ -42,6 +49,8 @@ using Untyped = BlockSpec<Block<bounded_slice{8}, 128>, [](index_t i) -> index_t
 
 using PfRows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<2, false, 1>>;
 using Pf2Rows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<2, false, 2>>;
+template <class Mode>
+using Buf = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Mode>;
 
 #if !defined(PTPU_KO)
 static_assert(emit_pipeline_schedule<Grid<4>, In<Arg<X, Rows>>, Out<Arg<X, Rows>>>::dma_count() == 8);
@@ -72,6 +81,9 @@ void body([[maybe_unused]] ref<float, any, 2> x, [[maybe_unused]] ref<float, any
     emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Slices>, out_specs<Rows>)(x, o);
     if (o.shape()[0] < 0)  // compiled, never run: its check 4 is the planner's, at run time
         emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Untyped>, out_specs<Rows>)(x, o);
+    // The ok twin of 15-19: deep input buffering with lookahead, two output buffers.
+    emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Buf<Buffered<8, true>>>,
+                  out_specs<Buf<Buffered<2>>>)(x, o);
 #elif PTPU_KO == 2
     pipe(x);  // ARG1: one ref per spec
 #elif PTPU_KO == 3
@@ -90,6 +102,18 @@ void body([[maybe_unused]] ref<float, any, 2> x, [[maybe_unused]] ref<float, any
     emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<ScalarOnSlice>, out_specs<Rows>)(x, o);
 #elif PTPU_KO == 13
     emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Rows>, out_specs<SliceOnBlocked>)(x, o);
+#elif PTPU_KO == 15
+    emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Buf<Buffered<0>>>, out_specs<Rows>)(x, o);
+#elif PTPU_KO == 16
+    emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Rows>, out_specs<Buf<Buffered<3>>>)(x, o);
+#elif PTPU_KO == 17
+    emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Rows>,
+                  out_specs<Buf<Buffered<2, true>>>)(x, o);
+#elif PTPU_KO == 18
+    emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Buf<Buffered<9>>>, out_specs<Rows>)(x, o);
+#elif PTPU_KO == 19
+    emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {4}, in_specs<Buf<Buffered<1, true>>>,
+                  out_specs<Rows>)(x, o);
 #endif
 }
 

@@ -357,6 +357,29 @@ constexpr void check_entry_kinds() {
     }
 }
 
+// Checks 27, BUF1 and Q1 at compile time for the static spec of operand Op (inputs then
+// outputs): the same predicate as validate_pipeline's (check_inner_buffering), reported as the
+// rule's one compile error naming the operand.
+template <class Spec, int Op, int NIn>
+constexpr bool check_buffering() {
+    constexpr diag D = check_inner_buffering(Op, Op >= NIn, Spec::mode::buffer_count, Spec::mode::lookahead,
+                                             emit_pipeline_caps);
+    if constexpr (!D.ok()) {
+        constexpr pipeline_desc by_position = [] {  // the operands by position: no names here
+            pipeline_desc p;
+            p.n_in = NIn;
+            p.n_out = static_cast<int>(max_operands) - NIn;
+            return p;
+        }();
+        static_assert(sizeof(*problem_report<D, problem_message(D, by_position)>()) > 0);
+    }
+    return true;
+}
+template <int NIn, class... Specs, std::size_t... K>
+constexpr bool check_buffering_all(std::index_sequence<K...>) {
+    return (check_buffering<Specs, static_cast<int>(K), NIn>() && ... && true);
+}
+
 // An aliased view (S17) reaching past its source: Blocked dims that do not divide the array
 // have no window to pad the last block in, so the view would read outside the source.
 [[noreturn, gnu::cold, gnu::noinline]] inline void alias_outside(bool input, int k, int d, index_t start, index_t n,
@@ -478,7 +501,11 @@ class inner_pipeline<Body, G, in_specs_t<I...>, out_specs_t<O...>, std::tuple<Ex
 public:
     inner_pipeline(Body body, const std::array<index_t, G>& grid, const pipeline_options& opt,
                    std::tuple<Extra...> extra)
-        : body_(std::move(body)), grid_(grid), opt_(opt), extra_(std::move(extra)) {}
+        : body_(std::move(body)), grid_(grid), opt_(opt), extra_(std::move(extra)) {
+        // 27, BUF1 and Q1 of the static specs (instantiating the check is what reports them).
+        static_cast<void>(detail::check_buffering_all<static_cast<int>(sizeof...(I)), I..., O...>(
+            std::index_sequence_for<I..., O...>{}));
+    }
 
     static constexpr std::size_t n_refs = sizeof...(I) + sizeof...(O);
     // S55: a prefetched input's first slots are the caller's, in allocations made beforehand.

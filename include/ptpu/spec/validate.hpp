@@ -335,6 +335,22 @@ inline constexpr capabilities pallas_call_caps{};
 /// emit_pipeline's: inputs any count ≥ 1, outputs ≤ 2, lookahead on inputs, BoundedSlice.
 inline constexpr capabilities emit_pipeline_caps{static_cast<int>(max_buffers), 2, true, true, false};
 
+/// The buffering checks of operand i of an inner pipeline (27, BUF1, Q1), in the order Pallas
+/// reports them: at least one buffer, at most two for an output and max_buffers for an input,
+/// no lookahead on an output, and lookahead only over two buffers or more. validate_pipeline
+/// uses it for every pipeline, and emit_pipeline at compile time for its static specs.
+constexpr diag check_inner_buffering(int i, bool output, int buffer_count, bool lookahead, const capabilities& caps) {
+    using detail::fail;
+    const int max_bc = output ? caps.max_out_buffers : caps.max_in_buffers;
+    if (buffer_count < 1) return fail(rule::r27_buffers, i, -1, buffer_count);
+    if (output && buffer_count > max_bc) return fail(rule::r27_out_buffers, i, -1, buffer_count);
+    if (buffer_count > max_bc) return fail(rule::buf1, i, -1, buffer_count, max_bc);
+    if (lookahead && output) return fail(rule::r27_out_lookahead, i);
+    if (lookahead && !caps.lookahead) return fail(rule::r19_lookahead, i);
+    if (lookahead && buffer_count == 1) return fail(rule::q1, i);  // Q1 [M]
+    return {};
+}
+
 /// The checks of one pipeline that need no schedule, in the order Pallas reports them: the grid
 /// (25), the semantics (20, S44), then each operand (7, 1–3, 13, 14, 15, 18, 19 or 27, Q1, BUF1).
 constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& caps) {
@@ -404,12 +420,7 @@ constexpr diag validate_pipeline(const pipeline_desc& c, const capabilities& cap
             if (o.revisit_any && o.buffer_count != 1 && output)
                 return fail(rule::r19_revisit, i, -1, o.buffer_count);
         } else {
-            if (o.buffer_count < 1) return fail(rule::r27_buffers, i, -1, o.buffer_count);
-            if (output && o.buffer_count > max_bc) return fail(rule::r27_out_buffers, i, -1, o.buffer_count);
-            if (o.buffer_count > max_bc) return fail(rule::buf1, i, -1, o.buffer_count, max_bc);
-            if (o.lookahead && output) return fail(rule::r27_out_lookahead, i);
-            if (o.lookahead && !caps.lookahead) return fail(rule::r19_lookahead, i);
-            if (o.lookahead && o.buffer_count == 1) return fail(rule::q1, i);  // Q1 [M]
+            if (const diag b = check_inner_buffering(i, output, o.buffer_count, o.lookahead, caps); !b.ok()) return b;
             if (o.prefetched != 0 && output) return fail(rule::r28_output, i, -1, o.prefetched);
             if (o.prefetched < 0) return fail(rule::r28, i, -1, o.prefetched, o.buffer_count);
         }
