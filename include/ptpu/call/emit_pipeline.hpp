@@ -288,7 +288,6 @@ template <class Spec, std::size_t G, class Ref>
 operand_desc describe_inner(operand_role role, const Ref& r, int k) {
     using src = source_of<Ref>;
     static_assert(check_inner_spaces<Spec, typename src::named>());
-    using Shape = typename Spec::shape;
     operand_desc d;
     d.role = role;
     d.space = Spec::memory::kind;
@@ -306,22 +305,22 @@ operand_desc describe_inner(operand_role role, const Ref& r, int k) {
                         "pass the whole array, or a slice of whole rows");
         stride *= r.shape()[i];
     }
-    d.full_block = Shape::full;
-    if constexpr (Shape::full) {
-        d.block_rank = d.rank;
-        for (std::size_t i = 0; i < src::rank; ++i) d.block[i] = block_dim{dim_kind::blocked, d.shape[i], 0, 0};
-    } else {
-        d.block_rank = static_cast<int>(Shape::rank);
-        for (std::size_t i = 0; i < Shape::rank; ++i) d.block[i] = Shape::dims[i];
-    }
-    d.buffer_count = Spec::mode::buffer_count;
-    d.explicit_mode = Spec::explicit_mode;
-    d.lookahead = Spec::mode::lookahead;
-    d.prefetched = Spec::mode::prefetched_count;
-    d.revisit_any = Spec::revisit::any;
-    d.zero_map = std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>;
+    describe_spec<Spec>(d);
     d.aliased = inner_aliased<Spec, typename src::space>();
     return d;
+}
+
+// Reports D as its rule's one compile error, the operands named by position (inputs then
+// outputs; an inner pipeline's specs have no names).
+template <diag D, int NIn>
+constexpr void report_static() {
+    constexpr pipeline_desc by_position = [] {
+        pipeline_desc p;
+        p.n_in = NIn;
+        p.n_out = static_cast<int>(max_operands) - NIn;
+        return p;
+    }();
+    static_assert(sizeof(*problem_report<D, problem_message(D, by_position)>()) > 0);
 }
 
 // Checks 4 and 5 at compile time for operand Op (inputs then outputs) when its map's return
@@ -347,13 +346,7 @@ constexpr void check_entry_kinds() {
                 return Shape::dims[static_cast<std::size_t>(dim)].kind == dim_kind::bounded_slice;
         }();
         constexpr diag D = fail(bounded ? rule::r4 : rule::r5, Op, dim);
-        constexpr pipeline_desc by_position = [] {  // the operands by position: no names here
-            pipeline_desc p;
-            p.n_in = NIn;
-            p.n_out = static_cast<int>(max_operands) - NIn;
-            return p;
-        }();
-        static_assert(sizeof(*problem_report<D, problem_message(D, by_position)>()) > 0);
+        report_static<D, NIn>();
     }
 }
 
@@ -365,13 +358,7 @@ constexpr bool check_buffering() {
     constexpr diag D = check_inner_buffering(Op, Op >= NIn, Spec::mode::buffer_count, Spec::mode::lookahead,
                                              emit_pipeline_caps);
     if constexpr (!D.ok()) {
-        constexpr pipeline_desc by_position = [] {  // the operands by position: no names here
-            pipeline_desc p;
-            p.n_in = NIn;
-            p.n_out = static_cast<int>(max_operands) - NIn;
-            return p;
-        }();
-        static_assert(sizeof(*problem_report<D, problem_message(D, by_position)>()) > 0);
+        report_static<D, NIn>();
     }
     return true;
 }

@@ -159,20 +159,19 @@ constexpr index_tuple<max_rank> eval_map(const index_t* g, const void* ctx) {
     return out;
 }
 
-template <class A, class Spec, std::size_t G, class Ctx>
-constexpr operand_desc describe_operand(operand_role role) {
+/// What an operand's BlockSpec says of it, over a source whose dims are d.shape[0, d.rank): the
+/// block dims (a Full spec: the whole source), buffering, revisit mode and whether its map is the
+/// zero map. One describer for every front end that takes specs as types (pallas_call's
+/// operands, an emit_pipeline's).
+template <class Spec>
+constexpr void describe_spec(operand_desc& d) {
     using Shape = typename Spec::shape;
-    operand_desc d;
-    d.role = role;
     d.space = Spec::memory::kind;
-    d.type = dtype_of<typename A::value_type>;
-    d.rank = static_cast<int>(A::rank);
-    d.shape = padded_shape<A>();
     d.full_block = Shape::full;
     if constexpr (Shape::full) {
         d.block_rank = d.rank;
-        for (std::size_t i = 0; i < A::rank; ++i)
-            d.block[i] = block_dim{dim_kind::blocked, A::shape[i], 0, 0};
+        for (std::size_t i = 0; i < static_cast<std::size_t>(d.rank); ++i)
+            d.block[i] = block_dim{dim_kind::blocked, d.shape[i], 0, 0};
     } else {
         d.block_rank = static_cast<int>(Shape::rank);
         for (std::size_t i = 0; i < Shape::rank; ++i) d.block[i] = Shape::dims[i];
@@ -183,6 +182,16 @@ constexpr operand_desc describe_operand(operand_role role) {
     d.prefetched = Spec::mode::prefetched_count;
     d.revisit_any = Spec::revisit::any;
     d.zero_map = std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>;
+}
+
+template <class A, class Spec, std::size_t G, class Ctx>
+constexpr operand_desc describe_operand(operand_role role) {
+    operand_desc d;
+    d.role = role;
+    d.type = dtype_of<typename A::value_type>;
+    d.rank = static_cast<int>(A::rank);
+    d.shape = padded_shape<A>();
+    describe_spec<Spec>(d);
     int returned = 0;
     d.issue = issue_of<Spec, G, Ctx>(d.block_rank, returned);
     d.map_returned = returned;
