@@ -68,7 +68,9 @@ int main(int argc, char** argv) {
                     "tk", "tn", "bc", "meas ms", "pred ms", "error", "bound / bodies bound by");
         for (const row& r : read_rows(dir + "/ragged_dot_" + name + ".csv")) {
             const problem p = problem_of(r, current_op_table(name));
-            result x{.r = r, .measured_ms = r.median_ms()};
+            result x;
+            x.r = r;
+            x.measured_ms = r.median_ms();
             const ptpu::report rep = predict(r, groups.at(static_cast<std::size_t>(r.group_set)), *hw);
             x.predicted_ms = rep.device_time * 1e3;
             x.error = x.predicted_ms / x.measured_ms - 1;
