@@ -240,7 +240,7 @@ inline index_t cdiv(index_t a, index_t b) { return (a + b - 1) / b; }
 /// The predicted report of one row on `hw`, timing only (no data: predict takes the metadata).
 inline ptpu::report predict(const row& r, const std::vector<std::int32_t>& sizes, const ptpu::chip& hw) {
     using namespace ptpu;
-    const problem p = problem_of(r, current_op_table(std::string(detail::name_of(hw))));
+    const problem p = problem_of(r, current_op_table(std::string(hw.name)));
     const metadata md = make_metadata(sizes, p.m, p.tm, p.tgmm);
     const index_t tiles_k = cdiv(p.k, p.tk), tiles_n = cdiv(p.n, p.tn);
     const int bc = std::min(p.buffers, 2);  // rule 19 at the call's own grid (see above)
