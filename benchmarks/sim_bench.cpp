@@ -48,7 +48,7 @@ public:
             const bool more = s + 1 < n_;
             switch (slot) {
                 case 0:
-                    out = {.kind = op_kind::overhead, .seconds = 0.28e-6, .step = s};
+                    out = {.kind = op_kind::overhead, .step = s};  // (the chip's step overhead)
                     return true;
                 case 1:
                     if (more) {
@@ -69,7 +69,7 @@ public:
                     out = wait(3 * s + 1, s);
                     return true;
                 case 5:
-                    out = {.kind = op_kind::compute, .seconds = 2.5e-6, .step = s};
+                    out = {.kind = op_kind::compute, .work = 1, .step = s};  // 2.5 µs (simulate_pipeline)
                     return true;
                 case 6:
                     out = start(3 * s + 2, out_bytes, s);
@@ -110,12 +110,17 @@ void simulate_pipeline(benchmark::State& state) {
     const int cores = static_cast<int>(state.range(0));
     ptpu::sim::options opt;
     opt.steady_state = state.range(1) != 0;
+    ptpu::stream::work_table works;  // work 1: the body, 2.5 µs
+    works.number(ptpu::work{.explicit_seconds = 2.5e-6});
+    opt.works = &works;
+    ptpu::chip hw = ptpu::tpu::v5p;
+    hw.step_overhead_s = 0.28e-6;
     constexpr std::uint32_t steps = 1'000'000;
     std::int64_t ops = 0;
     double device_time = 0;
     for (auto _ : state) {
         pipeline_source src(steps);
-        const auto r = ptpu::sim::simulate(ptpu::tpu::v5p, cores, src, opt);
+        const auto r = ptpu::sim::simulate(hw, cores, src, opt);
         ops += r.op_count;
         device_time = r.device_time;
         benchmark::DoNotOptimize(device_time);

@@ -122,9 +122,6 @@ struct replay {
         o.kind = pattern[k];
         o.step = static_cast<std::uint32_t>(step);
         switch (k) {
-            case 0:
-                o.seconds = tpu::v5e.step_overhead_s;
-                break;
             case 1:
             case 2:
             case 6:
@@ -136,7 +133,7 @@ struct replay {
                 o.dma = id - (k == 3 ? 2 : 1);
                 break;
             case 5:
-                o.seconds = 1e-9;
+                o.work = 1;  // 1 ns (BM_ModelOnly's table)
                 break;
             case 7:
                 o.dma = id - 1;
@@ -167,9 +164,11 @@ void BM_PredictTimeline(benchmark::State& st) {
 }
 
 void BM_ModelOnly(benchmark::State& st) {
+    stream::work_table works;
+    works.number(work{.explicit_seconds = 1e-9});
     for (auto _ : st) {
         replay r;
-        auto res = sim::simulate(tpu::v5e, 1, r);
+        auto res = sim::simulate(tpu::v5e, 1, r, sim::options{.works = &works});
         benchmark::DoNotOptimize(res.device_time);
     }
     st.SetItemsProcessed(st.iterations() * steps);

@@ -87,8 +87,6 @@ result run(const pipeline_desc& p, const sequences& seq, bool timing_only) {
     copy_body body{timing_only};
     runner_options ro;
     ro.timing_only = timing_only;
-    ro.step_overhead_s = 0.35e-6;
-    ro.seconds_of = [](const work&, const void*) { return 1e-7; };
     runner rn(p, t, 0, maps, &seq, hbm, mem, kctx, body_call{&copy_body::run, &body}, ro, nullptr);
     for (stream::batch b = rn.next_batch(); !b.ops.empty(); b = rn.next_batch())
         r.ops.insert(r.ops.end(), b.ops.begin(), b.ops.end());
@@ -101,7 +99,7 @@ bool same_ops(const std::vector<stream::op>& a, const std::vector<stream::op>& b
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i)
         if (a[i].kind != b[i].kind || a[i].dma != b[i].dma || a[i].bytes != b[i].bytes || a[i].step != b[i].step ||
-            a[i].seconds != b[i].seconds)
+            a[i].work != b[i].work)
             return false;
     return true;
 }

@@ -59,11 +59,18 @@ struct vec_source {
 };
 static_assert(ptpu::sim::op_source<vec_source>);
 
-op overhead(double s, std::uint32_t step = 0) {
-    return {.kind = op_kind::overhead, .seconds = s, .step = step};
+// The works the hand-written streams' compute ops name: explicit seconds, which the model turns
+// back into exactly those seconds. Every run below reads it (options::works).
+ptpu::stream::work_table& works() {
+    static ptpu::stream::work_table t;
+    return t;
+}
+// A step's control overhead: its time is the chip's step_overhead_s (ops carry no time).
+op overhead(std::uint32_t step = 0) {
+    return {.kind = op_kind::overhead, .step = step};
 }
 op compute(double s, std::uint32_t step = 0) {
-    return {.kind = op_kind::compute, .seconds = s, .step = step};
+    return {.kind = op_kind::compute, .work = works().number(ptpu::work{.explicit_seconds = s}), .step = step};
 }
 op start(std::uint32_t id, std::int64_t bytes, std::uint32_t step = 0, bool far = true) {
     return {.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .far = far, .label = id, .step = step};
@@ -78,12 +85,12 @@ op wait(std::uint32_t id, std::uint32_t step = 0) {
 //   step s:   overhead o; start fetch s+1 (if any); wait fetch s; compute C; start write s;
 //             wait write s-1 (if any)
 //   epilogue: wait write n-1
-std::vector<op> double_buffered(int n, std::int64_t fetch, std::int64_t write, double o, double c) {
+std::vector<op> double_buffered(int n, std::int64_t fetch, std::int64_t write, double c) {
     std::vector<op> v;
     const auto u = [](int s) { return static_cast<std::uint32_t>(s); };
     v.push_back(start(0, fetch, 0));
     for (int s = 0; s < n; ++s) {
-        v.push_back(overhead(o, u(s)));
+        v.push_back(overhead(u(s)));
         if (s + 1 < n) v.push_back(start(2 * u(s + 1), fetch, u(s)));
         v.push_back(wait(2 * u(s), u(s)));
         v.push_back(compute(c, u(s)));
@@ -95,10 +102,10 @@ std::vector<op> double_buffered(int n, std::int64_t fetch, std::int64_t write, d
 }
 
 // Buffered(1): each step fetches, waits, computes, writes back and waits.
-std::vector<op> single_buffered(int n, std::int64_t fetch, std::int64_t write, double o, double c) {
+std::vector<op> single_buffered(int n, std::int64_t fetch, std::int64_t write, double c) {
     std::vector<op> v;
     for (std::uint32_t s = 0; s < static_cast<std::uint32_t>(n); ++s) {
-        v.push_back(overhead(o, s));
+        v.push_back(overhead(s));
         v.push_back(start(2 * s, fetch, s));
         v.push_back(wait(2 * s, s));
         v.push_back(compute(c, s));
@@ -109,12 +116,14 @@ std::vector<op> single_buffered(int n, std::int64_t fetch, std::int64_t write, d
 }
 
 result run(const chip& c, vec_source& src, int cores = 1, options opt = {}) {
+    opt.works = &works();
     return simulate(c, cores, src, opt);
 }
 
 result run1(const chip& c, std::vector<op> ops, options opt = {}) {
     vec_source src;
     src.ops[0] = std::move(ops);
+    opt.works = &works();
     return simulate(c, 1, src, opt);
 }
 
@@ -139,7 +148,7 @@ TEST(SimEngine, DoubleBufferedComputeBoundExact) {
     const int n = 50;
     const double o = rc.step_overhead_s, i = rc.dma_issue_s, L = rc.dma_latency_s, C = 2 * us;
     const std::int64_t F = 200'000, W = 200'000;
-    const result r = run1(rc, double_buffered(n, F, W, o, C), {.per_step = true});
+    const result r = run1(rc, double_buffered(n, F, W, C), {.per_step = true});
     // Prologue issue; step 0 waits for fetch 0 (issued at 0, moving from i + L), then computes
     // and issues write 0; steps 1..n-2 are o + 2i + C; the last step has no fetch to issue; the
     // epilogue waits for the last write-back (latency + transfer).
@@ -179,7 +188,7 @@ TEST(SimEngine, DoubleBufferedDmaBoundTwoStepsExact) {
     chip c = rc;
     c.dma_latency_s = 0.1 * us;
     const result r =
-        run1(c, double_buffered(2, 5'000'000, 5'000'000, c.step_overhead_s, 0.2 * us), {.timeline = true});
+        run1(c, double_buffered(2, 5'000'000, 5'000'000, 0.2 * us), {.timeline = true});
     expect_close(done_at(r, 0, 0), 9.75 * us, 1e-9);   // f0
     expect_close(done_at(r, 0, 2), 10.17 * us, 1e-9);  // f1
     expect_close(done_at(r, 0, 1), 19.60 * us, 1e-9);  // w0
@@ -197,7 +206,7 @@ TEST(SimEngine, DoubleBufferedDmaBoundLongGrid) {
     const int n = 200;
     const double o = c.step_overhead_s, i = c.dma_issue_s, L = c.dma_latency_s, C = 0.2 * us;
     const std::int64_t F = 5'000'000, W = 5'000'000;
-    const result r = run1(c, double_buffered(n, F, W, o, C));
+    const result r = run1(c, double_buffered(n, F, W, C));
     const double bound = i + L + n * (F + W) / bw;
     expect_close(r.hbm_busy_time, n * (F + W) / bw, 1e-12);
     EXPECT_GE(r.device_time, bound * (1 - 1e-12));
@@ -210,7 +219,7 @@ TEST(SimEngine, DoubleBufferedDmaBoundLongGrid) {
     chip z = rc;
     z.dma_latency_s = 0;
     z.dma_issue_s = 0;
-    const result r0 = run1(z, double_buffered(n, F, W, o, 0));
+    const result r0 = run1(z, double_buffered(n, F, W, 0));
     expect_close(r0.device_time, n * (F + W) / bw, 1e-12);
 }
 
@@ -224,7 +233,7 @@ TEST(SimEngine, DoubleBufferedClosedFormOnV5e) {
     const std::int64_t F = 4 << 20, W = 2 << 20;
     for (const double C : {2 * us, 40 * us}) {  // DMA-bound (X/Bη ≈ 8.3 µs), compute-bound
         SCOPED_TRACE(C);
-        const result r = run1(c, double_buffered(n, F, W, o, C));
+        const result r = run1(c, double_buffered(n, F, W, C));
         const double closed = (i + L + F / B) + n * std::max(o + C, (F + W) / B) + (L + W / B);
         EXPECT_NEAR(r.device_time, closed, 0.01 * closed);
     }
@@ -235,14 +244,14 @@ TEST(SimEngine, SingleBufferedSerialises) {
     const int n = 20;
     const double o = rc.step_overhead_s, i = rc.dma_issue_s, L = rc.dma_latency_s, C = 3 * us;
     const std::int64_t F = 2'000'000, W = 1'000'000;
-    const result r = run1(rc, single_buffered(n, F, W, o, C), {.per_step = true});
+    const result r = run1(rc, single_buffered(n, F, W, C), {.per_step = true});
     const double per_step = o + C + (F + W) / bw + 2 * (i + L);
     expect_close(r.device_time, n * per_step);
     expect_close(r.wait_dma[0], n * ((F + W) / bw + 2 * L));
     ASSERT_EQ(r.steps.size(), static_cast<std::size_t>(n));
     for (const auto& row : r.steps) expect_close(row.end - row.begin, per_step);
     // Double buffering the same work hides the smaller of the two: it is much faster.
-    const result d = run1(rc, double_buffered(n, F, W, o, C));
+    const result d = run1(rc, double_buffered(n, F, W, C));
     EXPECT_LT(d.device_time, 0.6 * r.device_time);
 }
 
@@ -327,12 +336,11 @@ TEST(SimEngine, TwoCoresBandwidthBoundGainLittleComputeBoundDouble) {
     // Megacore: the same n steps on one core, or split n/2 + n/2 over two cores sharing HBM.
     const chip& c = tpu::v5p;
     const int n = 200;
-    const double o = c.step_overhead_s;
     const auto speedup = [&](std::int64_t bytes, double C) {
-        const result one = run1(c, double_buffered(n, bytes, bytes, o, C));
+        const result one = run1(c, double_buffered(n, bytes, bytes, C));
         vec_source two;
-        two.ops[0] = double_buffered(n / 2, bytes, bytes, o, C);
-        two.ops[1] = double_buffered(n / 2, bytes, bytes, o, C);
+        two.ops[0] = double_buffered(n / 2, bytes, bytes, C);
+        two.ops[1] = double_buffered(n / 2, bytes, bytes, C);
         const result r2 = run(c, two, 2);
         return one.device_time / r2.device_time;
     };
@@ -477,7 +485,7 @@ TEST(SimEngine, DanglingDmasAreCountedAndCompleted) {
 
 TEST(SimEngine, MalformedOpsAndArguments) {
     expect_rule("SIM2", [] { run1(rc, {compute(-1 * us)}); });
-    expect_rule("SIM2", [] { run1(rc, {overhead(std::numeric_limits<double>::quiet_NaN())}); });
+    expect_rule("SIM2", [] { run1(rc, {compute(std::numeric_limits<double>::quiet_NaN())}); });
     expect_rule("SIM2", [] { run1(rc, {start(1, -5), wait(1)}); });
     expect_rule("SIM2", [] {
         op bad;
@@ -499,8 +507,8 @@ TEST(SimEngine, MalformedOpsAndArguments) {
 TEST(SimEngine, TimelineIsConsistent) {
     const chip& c = tpu::v5p;
     vec_source src;
-    src.ops[0] = double_buffered(30, 3 << 20, 1 << 20, c.step_overhead_s, 4 * us);
-    src.ops[1] = double_buffered(25, 1 << 20, 3 << 20, c.step_overhead_s, 9 * us);
+    src.ops[0] = double_buffered(30, 3 << 20, 1 << 20, 4 * us);
+    src.ops[1] = double_buffered(25, 1 << 20, 3 << 20, 9 * us);
     const result r = run(c, src, 2, {.timeline = true, .per_step = true});
     for (int core = 0; core < 2; ++core) {
         SCOPED_TRACE(core);
@@ -566,9 +574,10 @@ TEST(SimEngine, StepRowsFollowStepValuesNotRuns) {
     // An op of step 1 issued in the middle of step 0 (a prefetch) lands in step 1's row, which
     // begins at it; step 0's row goes on collecting its own ops.
     const double i = rc.dma_issue_s;
-    const result r = run1(
-        rc, {overhead(1 * us, 0), start(1, 1'000'000, 1), compute(2 * us, 0), wait(1, 1), compute(1 * us, 1)},
-        {.per_step = true});
+    chip c = rc;
+    c.step_overhead_s = 1 * us;
+    const result r = run1(c, {overhead(0), start(1, 1'000'000, 1), compute(2 * us, 0), wait(1, 1), compute(1 * us, 1)},
+                          {.per_step = true});
     ASSERT_EQ(r.steps.size(), 2u);
     const auto& s0 = r.steps[0];
     const auto& s1 = r.steps[1];
@@ -587,8 +596,8 @@ TEST(SimEngine, StepRowsFollowStepValuesNotRuns) {
 
 TEST(SimEngine, OptionsDoNotChangeTimes) {
     vec_source a, b;
-    a.ops[0] = b.ops[0] = double_buffered(40, 1 << 20, 1 << 20, 0.3 * us, 1 * us);
-    a.ops[1] = b.ops[1] = double_buffered(40, 2 << 20, 1 << 18, 0.3 * us, 2 * us);
+    a.ops[0] = b.ops[0] = double_buffered(40, 1 << 20, 1 << 20, 1 * us);
+    a.ops[1] = b.ops[1] = double_buffered(40, 2 << 20, 1 << 18, 2 * us);
     const result x = run(tpu::v5p, a, 2);
     const result y = run(tpu::v5p, b, 2, {.timeline = true, .per_step = true});
     EXPECT_EQ(x.device_time, y.device_time);

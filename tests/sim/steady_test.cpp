@@ -26,6 +26,22 @@ namespace tpu = ptpu::tpu;
 
 constexpr double us = 1e-6;
 
+// The works the streams' compute ops name: explicit seconds, which the model turns back into
+// exactly those seconds (options::works).
+ptpu::stream::work_table& works() {
+    static ptpu::stream::work_table t;
+    return t;
+}
+std::uint32_t work_of(double seconds) {
+    return works().number(ptpu::work{.explicit_seconds = seconds});
+}
+// Chip `c` with a step overhead of `o` (an overhead op's time is the chip's).
+ptpu::chip with_overhead(const ptpu::chip& c, double o) {
+    ptpu::chip k = c;
+    k.step_overhead_s = o;
+    return k;
+}
+
 // A pipeline over `n` steps of a reduction-style kernel as the executor emits it: two inputs
 // double-buffered (fetched every step), one output whose block changes every `k` steps (written
 // at the last step of each run, waited one run later). Ids count starts, as the executor's do.
@@ -61,7 +77,7 @@ struct pipeline {
         std::uint32_t write = 0;
         bool write_pending = false;
         for (int s = 0; s < steps; ++s) {
-            v.push_back({.kind = op_kind::overhead, .seconds = overhead, .step = u(s)});
+            v.push_back({.kind = op_kind::overhead, .step = u(s)});  // (the chip's, `overhead`)
             std::uint32_t next[2] = {};
             if (s + 1 < steps)
                 for (auto& d : next) d = start(in_bytes, s);
@@ -69,7 +85,7 @@ struct pipeline {
             wait(in_flight[1], s);
             in_flight[0] = next[0];
             in_flight[1] = next[1];
-            v.push_back({.kind = op_kind::compute, .seconds = compute(s), .step = u(s)});
+            v.push_back({.kind = op_kind::compute, .work = work_of(compute(s)), .step = u(s)});
             if (s % k == 0 && write_pending) {  // the previous run's write (S23.5)
                 wait(write, s);
                 write_pending = false;
@@ -102,7 +118,8 @@ result simulate(const pipeline& p, bool steady, const ptpu::chip& c = tpu::v5e, 
     options o;
     o.steady_state = steady;
     o.per_step = rows;
-    return ptpu::sim::simulate(c, p.cores, src, o);
+    o.works = &works();
+    return ptpu::sim::simulate(with_overhead(c, p.overhead), p.cores, src, o);
 }
 
 void expect_near_rel(double a, double b, double scale) {
@@ -312,9 +329,10 @@ TEST(SimSteady, OnWithTimeline) {
             for (auto& ops : v.ops)
                 for (std::size_t i = 0; i < ops.size(); ++i) ops[i].label = static_cast<std::uint32_t>(1000000 * i + 7);
         }
-        const ptpu::chip& chip = cores == 1 ? tpu::v5e : tpu::v5p;
-        const result fast = ptpu::sim::simulate(chip, cores, src[0], options{.timeline = true});
-        const result exact = ptpu::sim::simulate(chip, cores, src[1], options{.timeline = true, .steady_state = false});
+        const ptpu::chip chip = with_overhead(cores == 1 ? tpu::v5e : tpu::v5p, p.overhead);
+        const result fast = ptpu::sim::simulate(chip, cores, src[0], options{.timeline = true, .works = &works()});
+        const result exact = ptpu::sim::simulate(chip, cores, src[1],
+                                                 options{.timeline = true, .steady_state = false, .works = &works()});
         EXPECT_GT(fast.steady_ops, fast.op_count / 2) << cores;
         EXPECT_EQ(exact.steady_ops, 0);
         ASSERT_EQ(fast.timeline.size(), exact.timeline.size()) << cores;
@@ -453,21 +471,21 @@ TEST(SimSteady, MalformedOpsAfterTheSteadyStateStillRaise) {
             break;
         }
     try {
-        ptpu::sim::simulate(tpu::v5e, 1, src);
+        ptpu::sim::simulate(with_overhead(tpu::v5e, p.overhead), 1, src, options{.works = &works()});
         ADD_FAILURE() << "no error";
     } catch (const ptpu::error& e) {
         EXPECT_EQ(e.rule(), "SIM1");
     }
-    // A negative compute time: SIM2.
+    // A negative compute time (malformed work): SIM2.
     src = {};
     src.ops[0] = p.stream(p.n);
     for (std::size_t i = src.ops[0].size() / 2; i < src.ops[0].size(); ++i)
         if (src.ops[0][i].kind == op_kind::compute) {
-            src.ops[0][i].seconds = -1;
+            src.ops[0][i].work = work_of(-1);
             break;
         }
     try {
-        ptpu::sim::simulate(tpu::v5e, 1, src);
+        ptpu::sim::simulate(with_overhead(tpu::v5e, p.overhead), 1, src, options{.works = &works()});
         ADD_FAILURE() << "no error";
     } catch (const ptpu::error& e) {
         EXPECT_EQ(e.rule(), "SIM2");

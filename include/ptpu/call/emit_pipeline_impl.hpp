@@ -70,36 +70,14 @@ void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* ma
             a.mem.valid[static_cast<std::size_t>(i)][static_cast<std::size_t>(d)] =
                 p.ops[static_cast<std::size_t>(i)].block[static_cast<std::size_t>(d)].size;
     }
-    // The inner body's context: the enclosing kernel's program ids and core (Pallas bodies
-    // read those), its own work, copies and borrowed vecs.
-    kernel_context inner;
-    inner.grid_rank = outer.grid_rank;
-    inner.grid = outer.grid;
-    inner.point = outer.point;
-    inner.core = outer.core;
-    inner.cores = outer.cores;
-    inner.hw = outer.hw;
-    inner.timing_only = outer.timing_only;
-    inner.detect_races = outer.detect_races;
-    inner.races = outer.races;  // A13: the call's two-core write log
-    inner.parent = &outer;      // and the enclosing pipelines' DMAs in flight
-    inner.arena = outer.arena;
-    inner.semaphores = outer.semaphores;
-    inner.vmem_limit = outer.vmem_limit;
-    inner.vmem_used = outer.vmem_used + vmem;
-    inner.vmem_peak = inner.vmem_used;
-    inner.pipeline_depth = outer.pipeline_depth + 1;
-    inner.poison_buffers = outer.poison_buffers;
-    inner.poison_padding = outer.poison_padding;
-    inner.inner_rank = p.grid_rank;
-    inner.inner_offset = static_cast<const inner_map_ctx*>(ctx)->offset;
-    inner.inner_grid = static_cast<const inner_map_ctx*>(ctx)->whole;
+    // The inner body's context: the enclosing body's call state (the kernel's program ids and
+    // core, which Pallas bodies read), its own work, copies and borrowed vecs.
+    const auto& mctx = *static_cast<const inner_map_ctx*>(ctx);
+    kernel_context inner(outer, vmem, p.grid_rank, mctx.offset, mctx.whole);
     runner_options ro;
     ro.timing_only = outer.timing_only;
     ro.notes = outer.notes != nullptr;
-    ro.seconds_of = outer.seconds_of;
-    ro.seconds_ctx = outer.seconds_ctx;
-    ro.step_overhead_s = outer.step_overhead_s;
+    ro.works = outer.works;
     ro.pipeline = static_cast<std::uint8_t>(inner.pipeline_depth);
     ro.nested = true;
     ro.trace = trace;
@@ -155,24 +133,13 @@ void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* ma
             hand_on(b.ops);
         }
         outer.body_seq = base + r.dma_ids_used();
-        const run_stats s = r.stats();
-        outer.inner_steps += s.steps + inner.inner_steps;
-        outer.inner_dmas += s.dma_in + s.dma_out + inner.inner_dmas;
-        outer.inner_bytes += s.bytes_in + s.bytes_out + inner.inner_bytes;
-        outer.inner_work += s.total_work;
-        outer.inner_work += inner.inner_work;
-        if (!detail::finite_work(outer.inner_work))
-            detail::work_overflow(outer, "the work inner pipelines charged up to this step");
-        outer.vmem_peak = std::max(outer.vmem_peak, inner.vmem_peak);
-        outer.body_dma_count += inner.body_dma_count;
-        outer.body_dma_bytes += inner.body_dma_bytes;
-        outer.sem_signals += inner.sem_signals;
-        outer.sem_waits += inner.sem_waits;
+        outer.absorb(inner, r.stats());
     }
     if (!inner.pending.empty())
         throw error("39", "emit_pipeline (pipeline " + std::to_string(inner.pipeline_depth) + ")",
-                    "its body left an async copy from " + inner.pending.front().src_name + " to " +
-                        inner.pending.front().dst_name + " in flight when the pipeline ended",
+                    "its body left an async copy from " + detail::ref_where(inner.pending.front().src_label) +
+                        " to " + detail::ref_where(inner.pending.front().dst_label) +
+                        " in flight when the pipeline ended",
                     "wait on every copy an inner body starts before the pipeline ends");
 }
 

@@ -46,8 +46,9 @@ inline void check_exit(const call_desc& desc, const kernel_context& k, const cor
     if (!k.pending.empty()) {
         const pending_dma& d = k.pending.front();
         throw error("39", "core " + std::to_string(k.core) + ": kernel exit",
-                    "an async copy from " + d.src_name + " to " + d.dst_name + " started at step " +
-                        std::to_string(d.step) + " was never waited (" + std::to_string(k.pending.size()) +
+                    "an async copy from " + detail::ref_where(d.src_label) + " to " +
+                        detail::ref_where(d.dst_label) + " started at step " + std::to_string(d.step) +
+                        " was never waited (" + std::to_string(k.pending.size()) +
                         " copies in all): on a TPU its semaphore is left raised and the kernel crashes",
                     "wait on every copy you start (desc.wait()) before the last step ends");
     }
@@ -100,6 +101,10 @@ template <int N>
     bool semaphores = false;
     for (int s = 0; s < desc.n_scratch; ++s)
         semaphores = semaphores || desc.scratch[static_cast<std::size_t>(s)].space == space_kind::semaphore;
+    // The works the bodies charge, numbered for the ops (the timing model turns them into time).
+    stream::work_table works;
+    // What a dependence chain costs on this chip, for the ops that keep the longer of two.
+    const chain_rates chain = sim::chain_rates_of(desc.hw, opt.costs);
     // One context per core: each core's body sees its own program ids, work and copies in flight.
     std::array<kernel_context, 2> kctx;
     // detect_races on two cores: one happens-before log for both (MC2, A13).
@@ -119,6 +124,8 @@ template <int N>
         k.vmem_peak = pinfo.vmem_bytes;
         k.poison_buffers = opt.poison_buffers;
         k.poison_padding = opt.poison_buffers || opt.out_of_bounds_reads == oob_reads::uninitialized;
+        k.works = &works;
+        k.chain = &chain;
         for (int c = 0; c < pinfo.cores; ++c) k.arena[static_cast<std::size_t>(c)] = mem[static_cast<std::size_t>(c)].arena;
         for (int s = 0; s < desc.n_scratch; ++s) {
             const scratch_desc& sd = desc.scratch[static_cast<std::size_t>(s)];
@@ -132,27 +139,7 @@ template <int N>
     ro.semaphores = semaphores;
     ro.memoize_body = opt.memoize_body;
     ro.notes = opt.timeline;
-    ro.step_overhead_s = desc.hw.step_overhead_s;
-    // The timing model turns charged work into time (sim::time_of on this chip). Each body's
-    // time is kept with the slot that bounds it, for the per-step rows (sim::step_times::bound):
-    // a step whose compute is one body's time is bounded by that body's slot. (The ops' own
-    // conversions of a dependence chain alone, to compare two, are not bodies.)
-    struct cost_ctx {
-        const chip* hw;
-        const sim::cost_model* costs;
-        std::vector<std::pair<double, sim::slot>>* bodies;
-    };
-    std::vector<std::pair<double, sim::slot>> body_bounds;
-    const cost_ctx cc{&desc.hw, &opt.costs, &body_bounds};
-    ro.seconds_of = [](const work& w, const void* c) {
-        const auto* k = static_cast<const cost_ctx*>(c);
-        const sim::work_time t = sim::time_of(w, *k->hw, *k->costs);
-        work units = w;
-        units.chain = {};
-        if (!units.empty() && k->bodies->size() < 4096) k->bodies->emplace_back(t.total, t.bound);
-        return t.total;
-    };
-    ro.seconds_ctx = &cc;
+    ro.works = &works;
     std::vector<dma_note> notes;
     std::array<std::unique_ptr<runner>, 2> runners;
     core_streams streams;
@@ -172,6 +159,7 @@ template <int N>
     so.timeline = opt.timeline;
     so.per_step = opt.per_step > 0 || (opt.per_step < 0 && desc.steps() <= 65536);
     so.costs = opt.costs;
+    so.works = &works;
     so.steady_state = opt.steady_state;
     so.semaphores = semaphores;
     so.memory_budget = opt.memory_budget;
@@ -206,9 +194,18 @@ template <int N>
         while (len < sizeof desc.ops[0].name && n[len] != '\0') ++len;
         facts.names[static_cast<std::size_t>(i)] = std::string_view(n, len);
     }
+    // The slot of each row whose compute is one body's time: the bodies' works, each with the
+    // slot bounding it (a work of nothing but a chain is no body's); a time two bodies with other
+    // slots share names neither.
+    std::vector<std::pair<double, sim::slot>> body_bounds;
+    for (std::size_t k = 1; k < works.size(); ++k) {
+        work units = works[k];
+        units.chain = {};
+        if (units.empty()) continue;
+        const sim::work_time t = sim::time_of(works[k], desc.hw, opt.costs);
+        body_bounds.emplace_back(t.total, t.bound);
+    }
     if (!body_bounds.empty()) {
-        // The slot of each row whose compute is one body's time; a time two bodies with other
-        // slots share names neither.
         std::sort(body_bounds.begin(), body_bounds.end());
         const auto bound_of = [&body_bounds](double t) {
             auto it = std::lower_bound(body_bounds.begin(), body_bounds.end(), std::pair{t, sim::slot{}});

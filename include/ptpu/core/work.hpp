@@ -42,6 +42,26 @@ struct chain_work {
     friend bool operator==(const chain_work&, const chain_work&) = default;
 };
 
+/// What a dependence chain's ops cost on one chip, as the timing model counts a chain: each of
+/// chain_work's fields at its unit's rate (sim::chain_rates_of makes them from a chip and cost
+/// model). The ops read them to keep the longer of two chains; the model times the kept one.
+struct chain_rates {
+    double mxu_flops_per_s = 1;       ///< the MXU's bf16-rate peak
+    double mxu_int8_ops_per_s = 1;    ///< the MXU's int8 peak (0: none)
+    double vreg_ops_per_s = 1;        ///< the vector ALUs' cheap vreg ops per second
+    double expensive_factor = 0;      ///< cheap ops an expensive one costs
+    double medium_op_seconds = 0;     ///< one medium vreg op (its VALU part and EUP push side by side)
+    double xlu_vregs_per_s = 1;       ///< vregs the transpose unit moves per second
+
+    /// The chain's ops one after the other, seconds.
+    [[nodiscard]] constexpr double seconds(const chain_work& w) const {
+        return w.mxu_passes_flops / mxu_flops_per_s +
+               (w.mxu_int8_ops > 0 ? w.mxu_int8_ops / mxu_int8_ops_per_s : 0.0) +
+               (w.vreg_cheap + expensive_factor * w.vreg_expensive) / vreg_ops_per_s +
+               w.vreg_medium * medium_op_seconds + w.xlu_vregs / xlu_vregs_per_s;
+    }
+};
+
 struct work {
     double mxu_passes_flops = 0;  ///< MXU FLOPs at the bf16 rate, padded, × passes (f32 HIGHEST: 6)
     double mxu_int8_ops = 0;      ///< MXU OPs at the int8 rate, padded

@@ -46,6 +46,35 @@ constexpr int sublane_tiling(dtype d, const chip& c) {
     return sublane_tiling(d, c.generation);
 }
 
+/// The tile of VMEM memory for `d` on TPU generation `generation`, minor dim last: a window's
+/// two minor dims round up to it [M] (Mosaic's allocation; the planner's slot sizes, S48).
+struct memory_tile {
+    int sublanes = 8;  ///< the second-minor dim's tile (sublane_tiling)
+    int lanes = 128;   ///< the minor dim's (lane_tiling)
+};
+constexpr memory_tile vmem_tile(dtype d, int generation) {
+    return {sublane_tiling(d, generation), lane_tiling()};
+}
+
+/// The second-minor tile of an array of `d` in HBM at least 8 rows long (COMPACT tiling, [src]
+/// tpu_info.infer_tiling): the elements one 32-bit word packs, twice that before generation 4.
+/// bool counts as its memref type i32.
+constexpr int hbm_row_tile(dtype d, int generation) {
+    return (generation < 4 ? 2 : 1) * static_cast<int>(4 / itemsize(memref_dtype(d)));
+}
+/// The tile of an array of `d` in HBM whose second-minor dim is `rows` long (S36: what a DMA
+/// slice must start on): the lanes along the minor dim; along the second-minor, hbm_row_tile
+/// doubled while below min(rows, 8).
+constexpr memory_tile hbm_tile(dtype d, std::int64_t rows, int generation) {
+    int t = hbm_row_tile(d, generation);
+    while (t < rows && t < 8) t *= 2;
+    return {t, lane_tiling()};
+}
+/// The tile of a 1-D array of `d` in HBM, along its one dim: hbm_row_tile rows of lanes.
+constexpr std::int64_t hbm_tile_1d(dtype d, int generation) {
+    return std::int64_t{hbm_row_tile(d, generation)} * lane_tiling();
+}
+
 /// Lanes of one vreg (8 sublanes × 128 lanes × 32 bit on every generation, [src] tpu_info.py;
 /// H1 rejects a chip whose sublanes/lanes differ).
 inline constexpr index_t vreg_lanes = 128;

@@ -7,21 +7,18 @@
 #include <cstdint>
 #include <vector>
 
-#include "ptpu/core/work.hpp"
 #include "ptpu/runtime/arena.hpp"
 #include "ptpu/schedule/event.hpp"
+#include "ptpu/stream/op.hpp"
 
 namespace ptpu {
 
 struct runner_options {
     bool timing_only = false;  ///< skip vector data movement and floating-point work
     bool notes = false;        ///< keep a dma_note per DMA for the timeline (labels index it)
-    /// How long a body's work takes: the timing model's conversion, handed in by the caller so
-    /// that the runner itself knows nothing of time (docs/layers.md).
-    double (*seconds_of)(const work&, const void* ctx) = nullptr;
-    const void* seconds_ctx = nullptr;
-    /// The control overhead of one grid step (the chip's, docs/model.md §2), for the step's op.
-    double step_overhead_s = 0;
+    /// Where the works its compute ops do are numbered (stream::op::work): the call's table,
+    /// which the timing model reads to turn them into time. None: every compute op names work 0.
+    stream::work_table* works = nullptr;
     std::uint8_t pipeline = 0;  ///< the pipeline id its notes carry
     /// The kernel has semaphores: bodies may block mid-step (runtime/semaphore.hpp), so steps
     /// are never made from the last one's ops ("Repeated steps" below).

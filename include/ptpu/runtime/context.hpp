@@ -42,7 +42,7 @@ struct body_op_record {
     work before{};
     index_t amount = 0;  ///< DMAs: bytes; signals and waits: the count
     std::uint32_t seq = 0;  ///< stream_op DMAs: the DMA's number among the body's (its start's)
-    stream::op op{};        ///< stream_op: the op, time converted
+    stream::op op{};        ///< stream_op: the op (its work numbered in the call's table)
     std::uint16_t run = 0;  ///< DMAs: stream::op::run of the HBM end (0: one run)
     bool begins = false;    ///< stream_op: the first op of a pipeline invocation (its inner rows)
     /// stream_op with op.sub != 0: where the inner runner's rows start in the body's
@@ -50,6 +50,25 @@ struct body_op_record {
     std::uint32_t rows_base = 0;
     std::uint8_t inputs = 0;  ///< stream_op: the inputs of the pipeline whose op it is (inner_row::inputs)
 };
+
+namespace detail {
+/// Which operand of a call a ref stands for (pallas_call labels the refs it hands out), so an
+/// out-of-range access names it (R2). Views taken with at() keep the label.
+struct ref_label {
+    enum class kind : std::uint8_t { none, prefetch, input, output, scratch };
+    kind what = kind::none;
+    std::uint8_t index = 0;
+};
+/// "ref" or e.g. "ref of input 1" (only built on the way to an error).
+[[gnu::cold]] PTPU_COMPILED std::string ref_where(ref_label l);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED std::string ref_where(ref_label l) {
+    constexpr const char* names[] = {"", "scalar-prefetch", "input", "output", "scratch"};
+    if (l.what == ref_label::kind::none) return "ref";
+    return std::string("ref of ") + names[static_cast<int>(l.what)] + " " + std::to_string(l.index);
+}
+#endif
+}  // namespace detail
 
 /// A DMA a body started (async copy) that its semaphore has not yet taken in: the data lands
 /// when a wait needs its bytes (the latest moment real hardware could have moved them, so a
@@ -65,7 +84,7 @@ struct pending_dma {
     index_t bytes = 0;
     std::int32_t* sem = nullptr;  ///< the DMA semaphore it raises by `bytes`
     const std::byte *src_lo = nullptr, *src_hi = nullptr, *dst_lo = nullptr, *dst_hi = nullptr;
-    std::string src_name, dst_name;  ///< the refs, for messages
+    detail::ref_label src_label{}, dst_label{};  ///< the refs, named only in messages (ref_where)
     index_t step = 0;                ///< the grid step that started it
     bool move = true;                ///< moves data (timing-only runs skip vector data)
 };
@@ -345,25 +364,76 @@ struct body_reads {
 };
 }  // namespace detail
 
-struct kernel_context {
-    int grid_rank = 0;
+/// One core's view of the call: what every pipeline running on that core shares, from the
+/// kernel's body down to the innermost emit_pipeline. Whoever runs the call sets it once per core
+/// (call/run_impl.hpp); the runner of the call's own pipeline moves `point` and `core` before each
+/// body. Nothing else in it changes while a body runs, so a pipeline the body builds starts from
+/// a copy of it (kernel_context's nested constructor).
+struct call_state {
+    int grid_rank = 0;  ///< the kernel's grid, and the running body's point in it (program ids)
     std::array<index_t, max_rank> grid{};
     std::array<index_t, max_rank> point{};
     int core = 0;
-    index_t step = 0;
-    index_t body_dma_count = 0;  ///< DMAs issued by bodies (sync_copy, async copies) on this call
-    index_t body_dma_bytes = 0;
-    index_t sem_signals = 0;
-    index_t sem_waits = 0;
+    int cores = 1;                            ///< cores of the call
     const chip* hw = nullptr;                 ///< the chip the call runs on (ops pad MXU work to its shape)
     bool timing_only = false;                 ///< ops skip floating-point work but still charge it
     bool detect_races = false;                ///< report reads/writes of the memory of DMAs in flight (DMA2)
+    bool poison_buffers = false;              ///< run_options::poison_buffers (inner pipelines' slots too)
+    bool poison_padding = false;              ///< edge blocks read poison outside the array
+    std::array<std::byte*, 2> arena{};        ///< each core's arena (semaphores: numbers and peers)
+    std::vector<semaphore_range> semaphores;  ///< this core's semaphore scratch (offsets as in every core)
+    /// detect_races on two cores: the call's two-core write log (none with one core).
+    race_log* races = nullptr;
+    index_t vmem_limit = 0;  ///< the call's VMEM limit (check 24)
+    std::vector<stream::dma_note>* notes = nullptr;  ///< the call's DMA notes (timeline on), or none
+    stream::work_table* works = nullptr;  ///< the call's work table (compute ops' work numbers)
+    const chain_rates* chain = nullptr;   ///< what a dependence chain costs on the call's chip
+};
+
+/// What a pipeline's bodies did that the call's account counts: their own DMAs and semaphore
+/// ops, and the pipelines they ran (emit_pipeline). A pipeline's enclosing one takes its tally
+/// over when it ends (kernel_context::absorb).
+struct body_tally {
+    index_t body_dma_count = 0;  ///< DMAs issued by bodies (sync_copy, async copies)
+    index_t body_dma_bytes = 0;
+    index_t sem_signals = 0;
+    index_t sem_waits = 0;
+    index_t inner_steps = 0;  ///< steps of inner pipelines run by the bodies
+    index_t inner_dmas = 0;
+    index_t inner_bytes = 0;
+    work inner_work{};  ///< work charged by inner pipelines' bodies
+};
+
+/// What a body reads while it runs (program ids, the chip, its work and copies): the call's state
+/// on its core, the tally of its pipeline, and the state of the pipeline whose body it is.
+struct kernel_context : call_state, body_tally {
+    kernel_context() = default;
+    /// The context of a pipeline run by the body whose context is `outer` (emit_pipeline): the
+    /// same call state (the kernel's program ids and core: Pallas bodies read those), a fresh
+    /// tally, and its own grid: rank, the core split's offset and the whole grid; its windows
+    /// take `windows_vmem` more bytes of the core's VMEM.
+    kernel_context(kernel_context& outer, index_t windows_vmem, int rank, const std::array<index_t, max_rank>& offset,
+                   const std::array<index_t, max_rank>& whole)
+        : call_state(outer),
+          vmem_used(outer.vmem_used + windows_vmem),
+          vmem_peak(vmem_used),
+          pipeline_depth(outer.pipeline_depth + 1),
+          inner_rank(rank),
+          inner_offset(offset),
+          inner_grid(whole),
+          parent(&outer) {}
+    kernel_context(const kernel_context&) = delete;
+    kernel_context& operator=(const kernel_context&) = delete;
+    ~kernel_context() { borrows.close(step, core); }
+
+    /// The pipeline `inner` run by this context's body ended, its runner's account `s`: its
+    /// tally, and what it and the pipelines it ran did, become this one's.
+    void absorb(const kernel_context& inner, const run_stats& s);
+
+    index_t step = 0;
     work body_work{};                         ///< what the running body charged since its last op
     std::vector<body_op_record> body_ops;     ///< the running body's DMAs and semaphore ops, in order
     std::vector<pending_dma> pending;         ///< async copies started, not yet taken in (this core)
-    int cores = 1;                            ///< cores of the call
-    std::array<std::byte*, 2> arena{};        ///< each core's arena (semaphores: numbers and peers)
-    std::vector<semaphore_range> semaphores;  ///< this core's semaphore scratch (offsets as in every core)
     /// Set by whoever runs the cores: called when a semaphore wait cannot be met yet; returns
     /// once this core may look again (the other core ran), or throws. None: a single core, and
     /// an unmet wait is a deadlock.
@@ -372,19 +442,10 @@ struct kernel_context {
     /// Set by the runner: writes the body's ops so far into its batch (before a yield).
     void (*flush_ops)(void* self) = nullptr;
     void* flush_self = nullptr;
-    // What a pipeline the body builds (emit_pipeline) needs from the runner running the body:
-    // the conversion of work into time, the step overhead, the notes and the VMEM left.
-    double (*seconds_of)(const work&, const void* ctx) = nullptr;
-    const void* seconds_ctx = nullptr;
-    double step_overhead_s = 0;
-    std::vector<stream::dma_note>* notes = nullptr;  ///< the call's DMA notes (timeline on), or none
-    index_t vmem_limit = 0;  ///< the call's VMEM limit (check 24)
     index_t vmem_used = 0;   ///< bytes of VMEM in use on this core: the call's, plus inner pipelines'
     index_t vmem_peak = 0;   ///< the most vmem_used reached (inner pipelines' windows included)
     int pipeline_depth = 0;  ///< 0: the call's body; k: the body of a pipeline k levels in
     int index_maps = 0;      ///< > 0 while an inner pipeline's index map runs (program_id is not K3 there)
-    bool poison_buffers = false;  ///< run_options::poison_buffers (inner pipelines' slots too)
-    bool poison_padding = false;  ///< edge blocks read poison outside the array
     /// The running body's valid extents per operand and dim (BoundedSlice and edge blocks).
     const std::array<std::array<index_t, max_rank>, max_operands>* valid = nullptr;
     int inner_rank = 0;      ///< an inner pipeline's body: its grid rank, point and core offset
@@ -396,20 +457,12 @@ struct kernel_context {
     /// runner numbered them (parents relative to that runner), one after another: the ops those
     /// runners handed on name their rows by them (body_op_record::rows_base).
     std::vector<stream::inner_row> nested_rows;
-    index_t inner_steps = 0;     ///< steps of inner pipelines run by this core's bodies
-    index_t inner_dmas = 0;
-    index_t inner_bytes = 0;
-    work inner_work{};  ///< work charged by inner pipelines' bodies
     detail::borrow_registry borrows;  ///< vecs reading this call's VMEM (copy-on-write loads)
-    /// detect_races: the pipeline DMAs in flight on this core (A13), and the call's two-core
-    /// write log (none with one core).
+    /// detect_races: the pipeline DMAs in flight on this core (A13).
     std::vector<pipeline_flight> flights;
-    race_log* races = nullptr;
     const kernel_context* parent = nullptr;  ///< an inner pipeline's body: the enclosing body's context
     /// Set while a timing-only run records what the body asks (runner.hpp, "Body memo").
     detail::body_reads* reads = nullptr;
-
-    ~kernel_context() { borrows.close(step, core); }
 };
 
 namespace detail {
@@ -476,9 +529,11 @@ PTPU_COMPILED void raise_dma_race(const kernel_context& c, const pending_dma& d,
                                           const char* what) {
     const std::string role = at_dst ? "the destination" : "the source";
     throw error("DMA2", "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": " + what,
-                std::string(write ? "writes " : "reads ") + (at_dst ? d.dst_name : d.src_name) + ", " + role +
-                    " of an async copy from " + d.src_name + " to " + d.dst_name + " started at step " +
-                    std::to_string(d.step) + " and not yet waited (its contents are undefined until the wait)",
+                std::string(write ? "writes " : "reads ") +
+                    detail::ref_where(at_dst ? d.dst_label : d.src_label) + ", " + role +
+                    " of an async copy from " + detail::ref_where(d.src_label) + " to " +
+                    detail::ref_where(d.dst_label) + " started at step " + std::to_string(d.step) +
+                    " and not yet waited (its contents are undefined until the wait)",
                 at_dst ? "wait on the copy (desc.wait()) before touching its destination"
                        : "wait on the copy (desc.wait()) before writing its source");
 }
@@ -507,12 +562,15 @@ PTPU_COMPILED void raise_flight_race(const kernel_context& c, const pipeline_fli
 }
 #endif
 [[gnu::cold]] inline void raise_slot_race(const kernel_context& c, const pipeline_flight& f, const pending_dma& d) {
-    throw error("DMA3", "core " + std::to_string(c.core) + ", step " + std::to_string(f.step) + ": " + flight_name(f),
-                std::string("the pipeline's ") + (f.into ? "fetch into" : "copy out of") + " the slot (block of step " +
-                    std::to_string(f.block_step) + ") starts while an async copy from " + d.src_name + " to " +
-                    d.dst_name + ", started at step " + std::to_string(d.step) +
+    throw error("DMA3",
+                "core " + std::to_string(c.core) + ", step " + std::to_string(f.step) + ": " + flight_name(f),
+                std::string("the pipeline's ") + (f.into ? "fetch into" : "copy out of") +
+                    " the slot (block of step " + std::to_string(f.block_step) +
+                    ") starts while an async copy from " + detail::ref_where(d.src_label) + " to " +
+                    detail::ref_where(d.dst_label) + ", started at step " + std::to_string(d.step) +
                     ", still reads or writes it: the slot is overwritten (or read) under the copy",
-                "wait on the copy (desc.wait()) within the step that started it, before the pipeline reuses the slot");
+                "wait on the copy (desc.wait()) within the step that started it, before the pipeline reuses "
+                "the slot");
 }
 /// Race detection (run_options::detect_races): [lo, hi) is about to be read or written by the
 /// body; a body's async copy still in flight whose destination (or, for a write, source)
@@ -764,6 +822,21 @@ inline bool finite_work(const work& w) {
                 "charge work and seconds of realistic size (e.g. not DBL_MAX); a time is in seconds");
 }
 }  // namespace detail
+
+inline void kernel_context::absorb(const kernel_context& inner, const run_stats& s) {
+    inner_steps += s.steps + inner.inner_steps;
+    inner_dmas += s.dma_in + s.dma_out + inner.inner_dmas;
+    inner_bytes += s.bytes_in + s.bytes_out + inner.inner_bytes;
+    inner_work += s.total_work;
+    inner_work += inner.inner_work;
+    if (!detail::finite_work(inner_work))
+        detail::work_overflow(*this, "the work inner pipelines charged up to this step");
+    vmem_peak = std::max(vmem_peak, inner.vmem_peak);
+    body_dma_count += inner.body_dma_count;
+    body_dma_bytes += inner.body_dma_bytes;
+    sem_signals += inner.sem_signals;
+    sem_waits += inner.sem_waits;
+}
 
 /// Adds `w` to the running body's work (ops/ call this; outside a body it is a no-op). C1 when
 /// `w` is negative or not finite, or the step's work overflows (naming the step).

@@ -28,22 +28,7 @@
 namespace ptpu {
 
 namespace detail {
-/// Which operand of a call a ref stands for (pallas_call labels the refs it hands out), so an
-/// out-of-range access names it (R2). Views taken with at() keep the label.
-struct ref_label {
-    enum class kind : std::uint8_t { none, prefetch, input, output, scratch };
-    kind what = kind::none;
-    std::uint8_t index = 0;
-};
-/// "ref" or e.g. "ref of input 1" (only built on the way to an error).
-[[gnu::cold]] PTPU_COMPILED std::string ref_where(ref_label l);
-#if defined(PTPU_DEFINE_COMPILED)
-PTPU_COMPILED std::string ref_where(ref_label l) {
-    constexpr const char* names[] = {"", "scalar-prefetch", "input", "output", "scratch"};
-    if (l.what == ref_label::kind::none) return "ref";
-    return std::string("ref of ") + names[static_cast<int>(l.what)] + " " + std::to_string(l.index);
-}
-#endif
+// ref_label and ref_where are in runtime/context.hpp (a pending async copy keeps its refs' labels).
 
 // A ref's construction errors, built out of line: no copy per ref type.
 /// V3: the elements of a ref of this shape, times `itemsize` bytes, overflow index_t.

@@ -1,8 +1,8 @@
 // Defines the runner: one pipeline on one core. It walks the core's schedule (basic_schedule),
 // moves real bytes for every DMA, runs the kernel body on its windows, and writes the ops of the
 // core stream into its batch as they happen (stream/op.hpp): it IS the op source the timing
-// model pulls from, yet it includes nothing of the model and knows nothing of time except the
-// conversions its caller hands it (one-way arrows: docs/layers.md). It is not a template: the
+// model pulls from, yet it includes nothing of the model and knows nothing of time: its ops carry
+// the work bodies charged, which the model converts (one-way arrows: docs/layers.md). It is not a template: the
 // body is called through a function pointer, so the runner is compiled once per translation
 // unit, not once per kernel body.
 #pragma once
@@ -76,9 +76,6 @@ public:
         }
         kctx_.flush_ops = [](void* self) { static_cast<basic_runner*>(self)->flush_body_ops(); };
         kctx_.flush_self = this;
-        kctx_.seconds_of = opt.seconds_of;  // for pipelines the body builds (emit_pipeline)
-        kctx_.seconds_ctx = opt.seconds_ctx;
-        kctx_.step_overhead_s = opt.step_overhead_s;
         kctx_.notes = opt.notes ? notes : nullptr;
         // (Race detection follows every DMA's start and wait: no step is made from another's ops.)
         repeat_on_ = opt.timing_only && !opt.notes && !opt.semaphores && !kctx.detect_races;
@@ -96,44 +93,7 @@ public:
     /// the body); no ops once its stream has ended. With `lazy`, a step that repeats the last
     /// one (see "Repeated steps" below) is made without rewriting its ops: the batch says so and
     /// its ops are those of an earlier step.
-    stream::batch next_batch(bool lazy = false) {
-        const int same = repeat();
-        if (same == 1 && lazy) {
-            ++stale_;
-            return {{ops_.data(), n_batch_}, true, true};
-        }
-        if (same >= 0) {
-            patch(stale_ + 1);
-            stale_ = 0;
-            if (same == 1) return {{ops_.data(), n_batch_}, true, true};
-            finish_body();
-            return {{ops_.data(), n_batch_}, false, true};
-        }
-        if (stale_ > 0) {  // the DMA tables must know the steps made without their ops
-            patch(stale_);
-            stale_ = 0;
-        }
-        n_out_ = 0;
-        first_ = 0;
-        events_.clear();
-        flush();
-        const run_stats before = stats_;
-        if (!sched_.next_step(events_)) return {};
-        if (opt_.trace != nullptr)
-            for (std::size_t k = 0; k < events_.size(); ++k) opt_.trace->push_back(events_[k]);
-        // The step's control overhead comes first, also in a core's first step, whose prologue
-        // (S22) the schedule lists before the step: on a TPU the prologue is code of that step
-        // (so a kernel that issues the same DMAs from its body is timed the same).
-        std::size_t at = 0;
-        while (at < events_.size() && events_[at].kind != event_kind::step) ++at;
-        if (at < events_.size()) handle(events_[at]);
-        for (std::size_t k = 0; k < events_.size(); ++k)
-            if (k != at) handle(events_[k]);
-        n_batch_ = n_out_;
-        remember(before);
-        const bool whole = first_ == 0;
-        return {{ops_.data() + first_, n_out_ - first_}, false, whole};
-    }
+    stream::batch next_batch(bool lazy = false);
 
     /// The ops written since the last batch (or partial one) while the body is blocked in a
     /// semaphore wait: the step's batch so far, ending with the wait. The rest of the step comes
@@ -180,39 +140,10 @@ private:
         const auto p = detail::grid_point(desc_, step);
         return maps_[op](p.data(), ctx_);
     }
-    static stream::copy_kind copy_of(event_kind k) {
-        switch (k) {
-            case event_kind::sync_in:
-                return stream::copy_kind::sync_in;
-            case event_kind::restore:
-                return stream::copy_kind::restore;
-            case event_kind::write:
-                return stream::copy_kind::write;
-            case event_kind::write_sync:
-                return stream::copy_kind::write_sync;
-            case event_kind::sync_out:
-                return stream::copy_kind::sync_out;
-            case event_kind::body:
-                return stream::copy_kind::body;
-            default:
-                return stream::copy_kind::fetch;
-        }
-    }
+    static stream::copy_kind copy_of(event_kind k);
     // Labels index the shared notes (0 when notes are off). A DMA's wait carries its start's
     // label, so the timeline can name both.
-    std::uint32_t note(const event& e, event_kind k) {
-        if (!opt_.notes || notes_ == nullptr) return 0;
-        dma_note n{copy_of(k), e.core, e.op, e.slot, opt_.pipeline, e.block_step, {}};
-        if (k != event_kind::body) {
-            const auto b = block_of(e.op, e.block_step);
-            n.block.rank = desc_.ops[e.op].rank;
-            for (int d = 0; d < n.block.rank; ++d) n.block.v[d] = b.v[d].start;
-        } else {
-            n.op = 0;
-        }
-        notes_->push_back(n);
-        return static_cast<std::uint32_t>(notes_->size() - 1);
-    }
+    std::uint32_t note(const event& e, event_kind k);
     std::uint32_t label_of(std::uint32_t id) const { return id < labels_.size() ? labels_[id] : 0; }
 
     // ---- Repeated steps ------------------------------------------------------------------------
@@ -258,53 +189,10 @@ private:
         add_dmas(stats_, r.dmas, none, m);
     }
     // to's DMA counts (all, per direction, per operand) += m · (now's - before's).
-    void add_dmas(run_stats& to, const run_stats& now, const run_stats& before, index_t m) const {
-        to.dma_in += m * (now.dma_in - before.dma_in);
-        to.dma_out += m * (now.dma_out - before.dma_out);
-        to.bytes_in += m * (now.bytes_in - before.bytes_in);
-        to.bytes_out += m * (now.bytes_out - before.bytes_out);
-        for (std::size_t i = 0; i < static_cast<std::size_t>(desc_.n_ops()); ++i) {
-            to.op_dmas[i] += m * (now.op_dmas[i] - before.op_dmas[i]);
-            to.op_bytes[i] += m * (now.op_bytes[i] - before.op_bytes[i]);
-        }
-    }
+    void add_dmas(run_stats& to, const run_stats& now, const run_stats& before, index_t m) const;
 
     // Records the step just made as the pattern of the next.
-    void remember(const run_stats& before) {
-        repeat_state& r = rep_;
-        const std::uint64_t shape = sched_.last_shape();
-        r.same = (shape != 0 && shape == r.shape) ? r.same + 1 : 1;
-        r.shape = shape;
-        r.usable = false;
-        if (!repeat_on_ || shape == 0 || body_ops_ > 0) return;
-        r.starts = 0;
-        int computes = 0;
-        for (std::size_t k = 0; k < n_out_; ++k) {
-            const op_meta& m = meta_[k];
-            r.starts += m.start ? 1u : 0u;
-            if (m.kind == event_kind::body) {
-                r.body_at = k;
-                ++computes;
-            }
-        }
-        r.usable = computes == 1;
-        const core_schedule::step_delta& d = sched_.last_delta();
-        r.n_move_in = r.n_move_out = 0;
-        for (int k = 0; k < sched_.n_windowed(); ++k) {
-            const int op = sched_.windowed(k);
-            const index_t bc = tables_.info.ops[static_cast<std::size_t>(op)].buffers;
-            if (bc < 2) continue;
-            const index_t by = (op < desc_.n_in ? d.win[op] : d.cout[op]) % bc;
-            if (by == 0) continue;
-            const window_move mv{static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(by)};
-            if (op < desc_.n_in)
-                r.move_in[r.n_move_in++] = mv;
-            else
-                r.move_out[r.n_move_out++] = mv;
-        }
-        r.dmas = run_stats{};
-        add_dmas(r.dmas, stats_, before, 1);
-    }
+    void remember(const run_stats& before);
 
     void move_window(const window_move& mv) {
         const int bc = tables_.info.ops[mv.op].buffers;
@@ -313,81 +201,20 @@ private:
 
     // Makes the core's next step from its last one when it may (see above): -1 when it may not
     // (nothing done); else the step is made, its body run, and 1 when the body charged the same
-    // time and issued no DMA (the step repeats the last one exactly), 0 otherwise (finish_body()
+    // work and issued no DMA (the step repeats the last one exactly), 0 otherwise (finish_body()
     // then writes the body's ops).
-    int repeat() {
-        repeat_state& r = rep_;
-        if (!r.usable || r.same < 2 || sched_.shape() != r.shape) return -1;
-        const index_t g = sched_.next_global_step();
-        sched_.skip_step();
-        ++repeated_;
-        next_id_ += r.starts;
-        ++r.unsummed;
-        for (int k = 0; k < r.n_move_in; ++k) move_window(r.move_in[k]);
-        body_event_ = event{event_kind::body,
-                            static_cast<std::uint8_t>(core_),
-                            0,
-                            0,
-                            static_cast<std::uint32_t>(g),
-                            static_cast<std::uint32_t>(g),
-                            opt_.pipeline};
-        invoke_body(body_event_);
-        for (int k = 0; k < r.n_move_out; ++k) move_window(r.move_out[k]);
-        if (!kctx_.body_ops.empty()) return 0;
-        const double t = seconds(kctx_.body_work);
-        return t == ops_[r.body_at].seconds ? 1 : 0;
-    }
+    int repeat();
 
     // Brings the batch's ops (those of the step m steps back, all with the same shape) to the
     // step just made: DMA ids advance by m times the step's starts, slots as the schedule's
     // counters, and the DMA tables learn the latest DMAs.
-    void patch(index_t m) {
-        const repeat_state& r = rep_;
-        const core_schedule::step_delta& d = sched_.last_delta();
-        const auto g = static_cast<std::uint32_t>(sched_.next_global_step() - 1);
-        const auto k = static_cast<std::uint32_t>(m * r.starts);
-        const std::size_t n = n_batch_;
-        auto advance = [&](op_meta& mt, index_t per_step) {
-            const index_t bc = tables_.info.ops[mt.op].buffers;
-            mt.slot = static_cast<std::uint8_t>(bc > 1 ? (mt.slot + m * per_step) % bc : 0);
-        };
-        for (std::size_t j = 0; j < n; ++j) {
-            stream::op& o = ops_[j];
-            op_meta& mt = meta_[j];
-            o.step = g;
-            if (o.kind != stream::op_kind::dma_start && o.kind != stream::op_kind::dma_wait) continue;
-            o.dma += k;
-            if (!mt.start) {
-                if (mt.kind == event_kind::wait_in)
-                    advance(mt, d.win[mt.op]);
-                else if (mt.kind == event_kind::wait_out)
-                    advance(mt, d.wout[mt.op]);
-                continue;
-            }
-            switch (mt.kind) {
-                case event_kind::fetch:
-                    advance(mt, d.cin[mt.op]);
-                    in_flight_in_[mt.op][mt.slot] = o.dma;
-                    break;
-                case event_kind::restore:
-                    advance(mt, d.cout[mt.op]);  // restores into the slot the next write uses
-                    break;
-                case event_kind::write:
-                case event_kind::write_sync:
-                    advance(mt, d.cout[mt.op]);
-                    if (mt.kind == event_kind::write) in_flight_out_[mt.op][mt.slot] = o.dma;
-                    break;
-                default:
-                    break;
-            }
-        }
-    }
+    void patch(index_t m);
 
     // The body of a step made by repeat() charged another time or issued DMAs: its ops.
     void finish_body() {
         repeat_state& r = rep_;
         if (kctx_.body_ops.empty()) {
-            ops_[r.body_at].seconds = last_seconds_;  // seconds() ran in repeat()
+            ops_[r.body_at].work = last_number_;  // work_number() ran in repeat()
             return;
         }
         splice(body_event_, n_batch_);
@@ -395,39 +222,11 @@ private:
 
     // The body of a repeated step issued DMAs: its ops replace the single compute op, and the
     // starts after it (the writes) take the ids after the body's.
-    void splice(const event& body, std::size_t n) {
-        repeat_state& r = rep_;
-        std::vector<stream::op> tail(ops_.begin() + static_cast<std::ptrdiff_t>(r.body_at + 1),
-                                     ops_.begin() + static_cast<std::ptrdiff_t>(n));
-        std::vector<op_meta> tail_meta(meta_.begin() + static_cast<std::ptrdiff_t>(r.body_at + 1),
-                                       meta_.begin() + static_cast<std::ptrdiff_t>(n));
-        // The ids advanced above assumed no body DMA: the tail's starts move up by the body's.
-        next_id_ -= static_cast<std::uint32_t>(
-            std::count_if(tail_meta.begin(), tail_meta.end(), [](const op_meta& m) { return m.start; }));
-        n_out_ = r.body_at;
-        emit_body(body);
-        for (std::size_t j = 0; j < tail.size(); ++j) {
-            stream::op o = tail[j];
-            const op_meta& m = tail_meta[j];
-            if (m.start) {
-                o.dma = next_id_++;
-                if (m.kind == event_kind::write) in_flight_out_[m.op][m.slot] = o.dma;
-            } else if (o.kind == stream::op_kind::dma_wait && m.kind != event_kind::wait_out) {
-                o.dma = next_id_ - 1;  // a blocking copy waits on its own start, just made
-            }
-            cur_meta_ = m;
-            emit(o.kind, o.dma, o.seconds, o.bytes, o.far, o.label, o.step);
-            ops_[n_out_ - 1].run = o.run;
-            ops_[n_out_ - 1].who = o.who;
-        }
-        n_batch_ = n_out_;
-        r.usable = false;  // the next step is made in full
-        r.same = 0;
-    }
+    void splice(const event& body, std::size_t n);
 
     // The ops are written field by field into the batch (a whole op built aside and copied in
     // stalls on store forwarding, which made this the hot spot of timing-only runs).
-    void emit(stream::op_kind kind, std::uint32_t dma, double seconds, index_t bytes, bool far,
+    void emit(stream::op_kind kind, std::uint32_t dma, std::uint32_t work, index_t bytes, bool far,
               std::uint32_t label, std::uint32_t step) {
         if (n_out_ == ops_.size()) {
             ops_.resize(2 * n_out_ + 16);
@@ -439,7 +238,6 @@ private:
         o.core = 0;
         o.dma_sem = false;
         o.dma = dma;
-        o.seconds = seconds;
         o.bytes = bytes;
         o.far = far;
         o.run = 0;
@@ -448,18 +246,10 @@ private:
         o.sub = 0;
         o.label = label;
         o.step = step;
+        o.work = work;
     }
     // A pipeline DMA starts: returns its id.
-    std::uint32_t dma_start(const event& e, index_t bytes) {
-        const std::uint32_t id = next_id_++;
-        const std::uint32_t label = note(e, e.kind);
-        if (opt_.notes) labels_.push_back(label);
-        cur_meta_.start = true;
-        emit(stream::op_kind::dma_start, id, 0, bytes, true, label, e.step);
-        ops_[n_out_ - 1].run = next_run_;
-        cur_meta_.start = false;
-        return id;
-    }
+    std::uint32_t dma_start(const event& e, index_t bytes);
     void wait(std::uint32_t id, std::uint32_t step) {
         emit(stream::op_kind::dma_wait, id, 0, 0, true, label_of(id), step);
     }
@@ -478,37 +268,12 @@ private:
     // Moves the block of a DMA event (HBM → slot when `in`, else slot → HBM) and returns its
     // bytes; a timing-only run only computes them (from the block's bounds, or the operand's
     // uniform block size without evaluating the index map).
-    index_t move(const event& e, bool in) {
-        const auto op = static_cast<std::size_t>(e.op);
-        index_t bytes = uniform_bytes_[op];
-        next_run_ = run_[op];
-        if (move_[op] || bytes < 0) {
-            const auto b = block_of(e.op, e.block_step);
-            const operand_desc& o = desc_.ops[op];
-            std::byte* slot = mem_.slots[op][e.slot];
-            if (in && move_[op] && mem_.poison_padding) poison_outside(o, slot, b);
-            bytes = !move_[op] ? region_of(o, b).elems() * itemsize(o.type)
-                    : in       ? copy_block_in(hbm_[op], slot, o, b)
-                               : copy_block_out(hbm_[op], slot, o, b);
-            if (desc_.tiling)  // S35: the last partial block's DMA is rounded up to the tile
-                bytes = tiled_dma_elems(o, b, tables_.info.ops[op].tile.data()) * itemsize(o.type);
-            if (bytes < o.block_elems() * itemsize(o.type))  // an edge block (S34): its own runs
-                next_run_ = edge_run(e.op, b);
-        }
-        count(e, bytes, in);
-        return bytes;
-    }
+    index_t move(const event& e, bool in);
 
     // The run of a DMA moving less than its block (an edge block, S34/S35; a short slice, S38):
     // from the extents it copies, the tiled ones with the tiling option (docs/model.md, "DMA
     // shape costs"), so that its run count is that of the rows it really moves.
-    std::uint16_t edge_run(int i, const index_tuple<max_rank>& b) const {
-        const auto op = static_cast<std::size_t>(i);
-        const operand_desc& o = desc_.ops[op];
-        const std::array<index_t, max_rank> c =
-            desc_.tiling ? tiled_dma_extent(o, b, tables_.info.ops[op].tile.data()) : region_of(o, b).count;
-        return run_of_extent(o, c.data());
-    }
+    std::uint16_t edge_run(int i, const index_tuple<max_rank>& b) const;
     static index_t b_size(const operand_desc& o, int d) { return o.block[static_cast<std::size_t>(d)].size; }
     // An input block only partly inside its array (S34 edge block, S38 short slice): the part of
     // its window outside the array reads poison (interpret mode's uninitialized memory) rather
@@ -521,68 +286,10 @@ private:
     // What the body may read of each window this step (core_memory::valid): the block's part
     // inside its array, for the operands whose blocks are not all whole (the others keep their
     // block sizes, set by place()).
-    void set_valid(index_t step) {
-        for (int i = 0; i < desc_.n_ops(); ++i) {
-            const auto u = static_cast<std::size_t>(i);
-            if (uniform_bytes_[u] >= 0 || !desc_.ops[u].windowed()) continue;
-            const block_region r = region_of(desc_.ops[u], block_of(i, step));
-            for (std::size_t d = 0; d < static_cast<std::size_t>(r.rank); ++d) mem_.valid[u][d] = r.count[d];
-        }
-    }
+    void set_valid(index_t step);
 
     // One schedule event: does its work and appends its op(s), if it has a cost, to the batch.
-    void handle(const event& e) {
-        const auto op = static_cast<std::size_t>(e.op);
-        cur_meta_ = op_meta{e.kind, e.op, e.slot, false};
-        switch (e.kind) {
-            case event_kind::step:
-                // The context is set when the body runs.
-                emit(stream::op_kind::overhead, 0, opt_.step_overhead_s, 0, true, 0, e.step);
-                return;
-            case event_kind::fetch:
-                if (kctx_.detect_races) race_start(e, true, true);
-                in_flight_in_[op][e.slot] = dma_start(e, move(e, true));
-                return;
-            case event_kind::sync_in:
-            case event_kind::restore:
-                if (kctx_.detect_races) race_start(e, true, false);
-                wait(dma_start(e, move(e, true)), e);
-                return;
-            case event_kind::wait_in:
-                mem_.cur[op] = e.slot;
-                if (kctx_.detect_races) race_end(e, true);
-                wait(in_flight_in_[op][e.slot], e);
-                return;
-            case event_kind::body:
-                if (sched_.has_prefetched())  // S55: the first steps' windows have no wait_in
-                    for (int k = 0; k < desc_.n_in; ++k)
-                        if (tables_.info.ops[static_cast<std::size_t>(k)].windowed &&
-                            !tables_.info.ops[static_cast<std::size_t>(k)].trivial)
-                            mem_.cur[static_cast<std::size_t>(k)] = sched_.body_slot(k);
-                if (any_valid_) set_valid(e.step);
-                invoke_body(e);
-                emit_body(e);
-                return;
-            case event_kind::write:
-            case event_kind::write_sync:
-            case event_kind::sync_out: {
-                if (kctx_.detect_races) race_start(e, false, e.kind == event_kind::write);
-                const std::uint32_t id = dma_start(e, move(e, false));
-                if (e.kind == event_kind::write)
-                    in_flight_out_[op][e.slot] = id;
-                else
-                    wait(id, e);  // S29: a blocking copy
-                // S20: the body's output window is slot(copy_out); copy_out advances it.
-                if (e.kind != event_kind::sync_out)
-                    mem_.cur[op] = (e.slot + 1) % std::max(1, tables_.info.ops[op].buffers);
-                return;
-            }
-            case event_kind::wait_out:
-                if (kctx_.detect_races) race_end(e, false);
-                wait(in_flight_out_[op][e.slot], e);
-                return;
-        }
-    }
+    void handle(const event& e);
 
     // ---- Skipped periods (timing-only) ---------------------------------------------------------
     // The model's fast lane finds periods of steps whose ops repeat (sim/steady.hpp) but still
@@ -615,99 +322,13 @@ private:
         return w;
     }
 
-    void mark_period() {
-        flush();
-        period_mark& k = mark_;
-        k.set = true;
-        k.at = sched_.counters_now();
-        k.id = next_id_;
-        k.stats = stats_;
-        k.total = total_work_now();
-        std::memcpy(k.in, in_flight_in_, sizeof k.in);
-        std::memcpy(k.out, in_flight_out_, sizeof k.out);
-    }
+    void mark_period();
 
     // The periods of p steps (starting `starts` DMAs each) the runner may make in bulk now.
-    index_t periods_to_skip(index_t p, std::uint32_t starts) const {
-        const period_mark& k = mark_;
-        const core_schedule::counters now = sched_.counters_now();
-        if (!k.set || now.steps - k.at.steps != p || clean_run_ < p || next_id_ - k.id != starts) return 0;
-        // Each buffer ring must turn a whole number of times in the periods skipped.
-        index_t turn = 1;
-        for (int i = 0; i < desc_.n_ops(); ++i) {
-            const index_t bc = tables_.info.ops[static_cast<std::size_t>(i)].buffers;
-            if (bc < 2) continue;
-            for (const index_t d : {now.cin[i] - k.at.cin[i], now.win[i] - k.at.win[i], now.cout[i] - k.at.cout[i],
-                                    now.wout[i] - k.at.wout[i]}) {
-                const index_t r = d % bc;
-                if (r != 0) turn = std::lcm(turn, bc / std::gcd(r, bc));
-            }
-        }
-        // Each skipped step is a reuse of a kept leaf: the skip stops short of the reuse that
-        // checks the tree against the body (run_memoized), which a pulled period then runs.
-        index_t n = memo_check_at_ - memo_hits_ - 1;
-        // The program ids the body asks.
-        const index_t g = sched_.next_global_step();
-        index_t stride = 1;
-        for (int a = desc_.grid_rank - 1; a >= 0 && n > 0; --a) {
-            const index_t extent = desc_.grid[static_cast<std::size_t>(a)];
-            if ((memo_axes_ >> a) & 1u) {
-                const index_t cycle = stride * extent;
-                if (p % cycle != 0)  // the axis must keep its value from g - p to the last step skipped
-                    n = std::min(n, ((g - p) / stride + 1) * stride - g);
-            }
-            stride *= extent;
-        }
-        n -= n % (p * turn);
-        if (n <= 0) return 0;
-        n = sched_.periodic_steps(p, n);  // (the change bits last: the most costly to compare)
-        const index_t m = n / p;
-        return m - m % turn;
-    }
+    index_t periods_to_skip(index_t p, std::uint32_t starts) const;
 
     // Makes m periods of the steps since the mark (periods_to_skip() said they repeat it).
-    void skip(index_t m) {
-        const period_mark& k = mark_;
-        if (stale_ > 0) {  // the batch's ops first catch up with the steps made lazily
-            patch(stale_);
-            stale_ = 0;
-        }
-        flush();
-        const core_schedule::counters before = sched_.counters_now();
-        const index_t n = m * (before.steps - k.at.steps);
-        const auto dk = static_cast<std::uint32_t>(m * (next_id_ - k.id));
-        sched_.skip_periods(k.at, m);
-        next_id_ += dk;
-        // Statistics: the period's, m times (the work as a whole: its runs cross the mark).
-        const run_stats& a = k.stats;
-        run_stats& s = stats_;
-        s.steps += m * (s.steps - a.steps);
-        for (std::size_t c = 0; c < 2; ++c) s.core_steps[c] += m * (s.core_steps[c] - a.core_steps[c]);
-        add_dmas(s, run_stats(s), a, m);
-        work dw = total_work_now();
-        dw += times(k.total, -1);
-        s.total_work += times(dw, m);
-        if (!detail::finite_work(total_work_now()))
-            detail::work_overflow(kctx_, "the work charged over the repeating periods up to this step");
-        work_room_ = work_room(s.total_work, last_work_);
-        // The DMAs in flight in a slot the period refilled are the latest period's, m on.
-        for (int i = 0; i < desc_.n_ops(); ++i)
-            for (std::size_t b = 0; b < max_buffers; ++b) {
-                if (in_flight_in_[i][b] != k.in[i][b]) in_flight_in_[i][b] += dk;
-                if (in_flight_out_[i][b] != k.out[i][b]) in_flight_out_[i][b] += dk;
-            }
-        // The batch holds the last step's ops: now those of the step n on.
-        const auto g = static_cast<std::uint32_t>(sched_.next_global_step() - 1);
-        for (std::size_t j = 0; j < n_batch_; ++j) {
-            stream::op& o = ops_[j];
-            o.step = g;
-            if (o.kind == stream::op_kind::dma_start || o.kind == stream::op_kind::dma_wait) o.dma += dk;
-        }
-        repeated_ += n;
-        skipped_steps_ += n;
-        memo_hits_ += n;  // a reuse each, all before the next check (periods_to_skip)
-        last_step_ = -2;  // the next body's grid point is divided out
-    }
+    void skip(index_t m);
 
     // ---- Race detection (run_options::detect_races, A13) ---------------------------------------
     // A pipeline DMA of window slot e.slot starts: into it (`in`) or out of it. A body's async
@@ -716,48 +337,7 @@ private:
     // stays in flight until its wait: the body may not touch the slot meanwhile (DMA2, checked by
     // the body's accesses). A copy out to HBM writes it and a fetch reads it: the other core may race
     // either (MC2).
-    void race_start(const event& e, bool in, bool async) {
-        const auto op = static_cast<std::size_t>(e.op);
-        const std::byte* lo = mem_.slots[op][e.slot];
-        const std::byte* hi = lo + tables_.info.ops[op].block_bytes;
-        pipeline_flight f{lo, hi, in, e.op, e.slot, opt_.pipeline, static_cast<std::uint8_t>(desc_.n_in),
-                          static_cast<index_t>(e.step), static_cast<index_t>(e.block_step)};
-        for (const pending_dma& d : kctx_.pending)
-            if ((d.dst_lo < hi && lo < d.dst_hi) || (in && d.src_lo < hi && lo < d.src_hi))
-                detail::raise_slot_race(kctx_, f, d);
-        if (async) kctx_.flights.push_back(f);
-        // MC2: a copy out writes the HBM block, a fetch (or restore) reads it; the other core
-        // may race either (a copy of an aliased operand has no DMA and no event: S56).
-        if (kctx_.races != nullptr && hbm_[op] != nullptr) {
-            const operand_desc& o = desc_.ops[op];
-            const block_region r = region_of(o, block_of(e.op, e.block_step));
-            if (r.elems() == 0) return;
-            hbm_access w;
-            const index_t item = itemsize(o.type);
-            index_t stride = item, at = 0;
-            for (int d = o.rank - 1; d >= 0; --d) {
-                const auto u = static_cast<std::size_t>(d);
-                w.stride[u] = stride;
-                w.count[u] = r.count[u];
-                at += r.array_start[u] * stride;
-                stride *= o.shape[u];
-            }
-            w.rank = o.rank;
-            w.item = item;
-            w.p = static_cast<const std::byte*>(hbm_[op]) + at;
-            index_t last = 0;
-            for (int d = 0; d < o.rank; ++d)
-                last += (w.count[static_cast<std::size_t>(d)] - 1) * w.stride[static_cast<std::size_t>(d)];
-            w.lo = w.p;
-            w.hi = w.p + last + item;
-            w.write = !in;
-            w.what = detail::flight_name(f) + (in ? " fetched" : " copied out");
-            const index_t keep = kctx_.step;
-            kctx_.step = e.step;
-            detail::note_hbm_access(kctx_, std::move(w));
-            kctx_.step = keep;
-        }
-    }
+    void race_start(const event& e, bool in, bool async);
     void race_end(const event& e, bool in) {
         auto& v = kctx_.flights;
         for (std::size_t k = 0; k < v.size(); ++k)
@@ -767,52 +347,7 @@ private:
             }
     }
 
-    void invoke_body(const event& e) {
-        ++stats_.steps;
-        ++stats_.core_steps[e.core];
-        kctx_.step = e.step;
-        kctx_.body_seq = 0;
-        kctx_.nested_rows.clear();
-        nested_last_at_ = static_cast<std::size_t>(-1);
-        kctx_.valid = &mem_.valid;
-        body_ids_.clear();
-        if (!opt_.nested) kctx_.core = e.core;  // a nested pipeline's body keeps the kernel's core
-        // The grid point: one step on from the core's last one (an odometer, S13), or divided out.
-        if (e.step == last_step_ + 1) {
-            for (int i = desc_.grid_rank - 1; i >= 0; --i) {
-                const auto u = static_cast<std::size_t>(i);
-                if (++point_[u] < desc_.grid[u]) break;
-                point_[u] = 0;
-            }
-        } else {
-            index_t rest = e.step;
-            for (int i = desc_.grid_rank - 1; i >= 0; --i) {
-                const auto u = static_cast<std::size_t>(i);
-                point_[u] = rest % desc_.grid[u];
-                rest /= desc_.grid[u];
-            }
-        }
-        last_step_ = e.step;
-        // Element by element: a whole-array copy right after the odometer's stores would stall
-        // on store forwarding.
-        // A nested pipeline's body reads the kernel's program ids and its own step with
-        // pipeline_index (the inner grid point).
-        auto& to = opt_.nested ? kctx_.inner_point : kctx_.point;
-        for (int i = 0; i < desc_.grid_rank; ++i) to[static_cast<std::size_t>(i)] = point_[static_cast<std::size_t>(i)];
-        kctx_.body_work = work{};
-        kctx_.body_ops.clear();
-        body_ops_ = 0;
-        body_step_ = e.step;
-        const detail::context_guard guard(kctx_);
-        if (memo_on_) {
-            run_memoized();
-            // A step the skipped periods may repeat: its body's work is a kept leaf's, and its
-            // events follow from its shape.
-            clean_run_ = kept_ && sched_.last_shape() != 0 ? clean_run_ + 1 : 0;
-        } else {
-            body_(mem_);
-        }
-    }
+    void invoke_body(const event& e);
 
     // ---- Body memo (timing-only runs) ---------------------------------------------------------
     // Without data, what a body charges can depend only on what it asks its context (program_id,
@@ -834,110 +369,19 @@ private:
     static constexpr std::size_t memo_max_nodes = 4096;  // beyond: the body runs
     static constexpr index_t memo_max_answer = 4096;     // a bigger answer: the body runs
 
-    index_t answer(const detail::body_query& q) const {
-        const auto a = static_cast<std::size_t>(q.a);
-        switch (q.kind) {
-            case detail::query_kind::program_id: return kctx_.point[a];
-            case detail::query_kind::core: return kctx_.core;
-            case detail::query_kind::valid_extent: return mem_.valid[a][static_cast<std::size_t>(q.b)];
-            case detail::query_kind::pipeline_index: return kctx_.inner_point[a] + kctx_.inner_offset[a];
-        }
-        return -1;
-    }
+    index_t answer(const detail::body_query& q) const;
     // The leaf this step's answers lead to, or -1.
-    std::int32_t memo_find() const {
-        if (memo_.empty()) return -1;
-        std::size_t n = 0;
-        for (;;) {
-            const memo_node& x = memo_[n];
-            if (x.leaf) return static_cast<std::int32_t>(n);
-            if (x.fresh) return -1;
-            const index_t a = answer(x.q);
-            if (a < 0 || a >= static_cast<index_t>(x.next.size()) || x.next[static_cast<std::size_t>(a)] < 0) return -1;
-            n = static_cast<std::size_t>(x.next[static_cast<std::size_t>(a)]);
-        }
-    }
+    std::int32_t memo_find() const;
     // Follows the body run's questions `r` down the tree, growing it, to the leaf of work `w`.
     // False when the tree disagrees: another question than a run with the same answers asked,
     // or other work at the same leaf.
-    bool memo_learn(const detail::body_reads& r, const work& w) {
-        if (memo_.empty()) memo_.emplace_back();
-        std::size_t n = 0;
-        for (int i = 0;; ++i) {
-            memo_node& x = memo_[n];
-            if (x.fresh) {
-                x.fresh = false;
-                x.leaf = i == r.n;
-                if (x.leaf) x.w = w;
-                else x.q = r.q[static_cast<std::size_t>(i)];
-                if (!x.leaf && x.q.kind == detail::query_kind::program_id) memo_axes_ |= 1u << x.q.a;
-            }
-            if (x.leaf) {
-                kept_ = true;
-                return i == r.n && x.w == w;
-            }
-            if (i == r.n || !x.q.same_question(r.q[static_cast<std::size_t>(i)])) return false;
-            const index_t a = r.q[static_cast<std::size_t>(i)].answer;
-            if (a < 0 || a >= memo_max_answer) return true;  // not kept: the body runs at such steps
-            const auto ua = static_cast<std::size_t>(a);
-            if (x.next.size() <= ua) x.next.resize(ua + 1, -1);
-            if (x.next[ua] < 0) {
-                if (memo_.size() >= memo_max_nodes) return true;
-                x.next[ua] = static_cast<std::int32_t>(memo_.size());
-                memo_.emplace_back();  // (x is not used after this)
-            }
-            n = static_cast<std::size_t>(memo_[n].next[ua]);
-        }
-    }
-    void run_memoized() {
-        const std::int32_t leaf = memo_find();
-        kept_ = false;
-        if (leaf >= 0) {
-            if (++memo_hits_ != memo_check_at_) {
-                kctx_.body_work = memo_[static_cast<std::size_t>(leaf)].w;
-                kept_ = true;
-                return;
-            }
-            memo_check_at_ *= 2;  // this reuse runs the body and checks the leaf
-        }
-        detail::body_reads r;
-        const index_t dmas = kctx_.body_dma_count, sigs = kctx_.sem_signals, waits = kctx_.sem_waits,
-                      inner = kctx_.inner_steps;
-        const std::size_t pending = kctx_.pending.size();
-        struct unset {
-            kernel_context& k;
-            ~unset() { k.reads = nullptr; }
-        } const reset{kctx_};
-        kctx_.reads = &r;
-        body_(mem_);
-        kctx_.reads = nullptr;
-        const bool pure = !r.opaque && kctx_.body_ops.empty() && dmas == kctx_.body_dma_count &&
-                          sigs == kctx_.sem_signals && waits == kctx_.sem_waits && inner == kctx_.inner_steps &&
-                          pending == kctx_.pending.size();
-        if ((leaf >= 0 && !pure) || (pure && !memo_learn(r, kctx_.body_work)))
-            throw error("K2", "core " + std::to_string(core_) + ", step " + std::to_string(body_step_) + ": kernel body",
-                        "in a timing-only run the body charged other work, or asked other questions, than at an "
-                        "earlier step where program_id, core_index, valid_extent and pipeline_index gave the same "
-                        "answers: timing-only runs run a body once per distinct set of answers (as Pallas traces "
-                        "a body once), so what it charges may depend only on them and on scalar memory",
-                        "make the body a function of its refs, program ids and scalar memory (no host state that "
-                        "changes from step to step), or set run_options::memoize_body = false");
-    }
-    // How long work w takes. Bodies usually charge the same work every step: the last conversion
-    // is reused. The total is kept as (last work, times charged in a row) and added up when the
-    // work changes (stats()), not step by step.
-    double seconds(const work& w) {
-        if (!(w == last_work_)) {
-            stats_.total_work += times(last_work_, last_work_n_);
-            last_work_ = w;
-            last_work_n_ = 0;
-            last_seconds_ = opt_.seconds_of ? opt_.seconds_of(w, opt_.seconds_ctx) : 0.0;
-            work_room_ = work_room(stats_.total_work, w);
-        }
-        // C1 at the step whose work would make the total overflow (the report's sum would).
-        if (++last_work_n_ > work_room_) detail::work_overflow(kctx_, "the work charged up to this step");
-        return last_seconds_;
-    }
+    bool memo_learn(const detail::body_reads& r, const work& w);
+    void run_memoized();
+    // The number of work w in the call's work table (op::work), counted into the total. Bodies
+    // usually charge the same work every step: the last number is reused. The total is kept as
+    // (last work, times charged in a row) and added up when the work changes (stats()), not
+    // step by step.
+    std::uint32_t work_number(const work& w);
     // How many times w can be added to `total` before a field overflows a double.
     static index_t work_room(const work& total, const work& w) {
         const auto t = detail::work_fields(total), f = detail::work_fields(w);
@@ -950,118 +394,15 @@ private:
     // The body's ops so far: compute up to each of its own DMAs and semaphore ops, then the op
     // (a sync_copy is a start and its wait). Called when the body ends (emit_body) and when it
     // blocks in a semaphore wait (kernel_context::flush_ops).
-    void flush_body_ops() {
-        const std::uint32_t step = static_cast<std::uint32_t>(body_step_);
-        cur_meta_ = op_meta{event_kind::body, 0, 0, false};
-        for (const body_op_record& r : kctx_.body_ops) {
-            ++body_ops_;
-            if (r.kind != body_op_kind::stream_op || !(r.before == work{}))
-                emit(stream::op_kind::compute, 0, seconds(r.before), 0, true, 0, step);
-            switch (r.kind) {
-                case body_op_kind::stream_op: {  // an inner pipeline's op: its DMA gets an id here
-                    const stream::op& o = r.op;
-                    std::uint32_t id = 0;
-                    if (o.kind == stream::op_kind::dma_start && o.sem == 0) {
-                        id = next_id_++;
-                        if (body_ids_.size() <= r.seq) body_ids_.resize(r.seq + 1, 0);
-                        body_ids_[r.seq] = id;
-                        if (opt_.notes) labels_.push_back(o.label);
-                        cur_meta_.start = true;
-                    } else if (o.kind == stream::op_kind::dma_wait) {
-                        id = r.seq < body_ids_.size() ? body_ids_[r.seq] : 0;
-                    }
-                    emit(o.kind, id, o.seconds, o.bytes, o.far, o.label, step);
-                    cur_meta_.start = false;
-                    stream::op& out = ops_[n_out_ - 1];
-                    out.sem = o.sem;
-                    out.core = o.core;
-                    out.dma_sem = o.dma_sem;
-                    out.run = o.run;
-                    if (r.begins) {  // a new invocation: the body's first, or its next
-                        inner_call_ = inner_body_ == body_step_ ? inner_call_ + 1 : 0;
-                        inner_body_ = body_step_;
-                    }
-                    out.sub = inner_sub(inner_call_, o.step, r.inputs);
-                    // An inner pipeline's operands are not the call's (body DMA time for it), but
-                    // those of the op's inner row (op::who past max_operands): the inner runner's
-                    // own operand, or a deeper one's as that runner marked it.
-                    std::uint8_t who = o.who;
-                    if (o.sub != 0) {  // a deeper pipeline's
-                        out.sub = nested_sub(out.sub, r.rows_base, o.sub);
-                        const std::size_t at = std::size_t{r.rows_base} + o.sub - 1;
-                        if (out.sub == 0 || at >= kctx_.nested_rows.size() ||
-                            inner_rows_[out.sub - 1u].depth != kctx_.nested_rows[at].depth)
-                            who = 0;  // (past max_inner_rows: no row of its own, its waits are body copies)
-                    } else if (who != 0 && who <= max_operands) {
-                        who = static_cast<std::uint8_t>(who + max_operands);
-                    }
-                    out.who = out.sub != 0 && who <= 2 * max_operands ? who : 0;
-                    break;
-                }
-                case body_op_kind::sync_dma:
-                case body_op_kind::async_dma: {
-                    const bool async = r.kind == body_op_kind::async_dma;
-                    const std::uint32_t id = next_id_++;
-                    const std::uint32_t label = body_note(async ? stream::copy_kind::body_async : stream::copy_kind::body);
-                    if (opt_.notes) labels_.push_back(label);
-                    cur_meta_.start = true;
-                    emit(stream::op_kind::dma_start, id, 0, r.amount, r.far, label, step);
-                    ops_[n_out_ - 1].run = r.run;
-                    cur_meta_.start = false;
-                    if (async)
-                        ops_[n_out_ - 1].sem = r.sem;  // waited through its semaphore
-                    else
-                        wait(id, step);
-                    break;
-                }
-                case body_op_kind::signal:
-                case body_op_kind::wait: {
-                    const bool sig = r.kind == body_op_kind::signal;
-                    emit(sig ? stream::op_kind::sem_signal : stream::op_kind::sem_wait, 0, 0, r.amount, true, 0, step);
-                    stream::op& o = ops_[n_out_ - 1];
-                    o.sem = r.sem;
-                    o.core = r.core;
-                    o.dma_sem = r.dma_sem;
-                    break;
-                }
-            }
-        }
-        kctx_.body_ops.clear();
-    }
+    void flush_body_ops();
     // The inner row (op::sub) of step `step` of the body's `call`-th pipeline: numbered on first
     // sight, so that every outer step running the same pipelines gives its ops the same rows.
-    std::uint16_t inner_sub(std::uint32_t call, std::uint32_t step, std::uint8_t inputs) {
-        if (inner_by_call_.size() <= call) inner_by_call_.resize(call + 1);
-        std::vector<std::uint16_t>& v = inner_by_call_[call];
-        if (v.size() <= step) v.resize(static_cast<std::size_t>(step) + 1, 0);
-        std::uint16_t& k = v[step];
-        if (k == 0 && inner_rows_.size() < stream::max_inner_rows) {
-            inner_rows_.push_back({call, step, static_cast<std::uint8_t>(opt_.pipeline + 1), inputs, 0});
-            k = static_cast<std::uint16_t>(inner_rows_.size());
-        }
-        return k;  // 0 past max_inner_rows: the step counts in its outer row only
-    }
+    std::uint16_t inner_sub(std::uint32_t call, std::uint32_t step, std::uint8_t inputs);
     // The inner row, under this runner's row `top` (the inner step whose body ran it), of a deeper
     // pipeline's step: row `k` of the inner runner whose rows start at kctx_.nested_rows[base].
     // Numbered on first sight by (parent, call, step), its parents first. Past max_inner_rows the
     // op counts in the deepest row numbered.
-    std::uint16_t nested_sub(std::uint16_t top, std::uint32_t base, std::uint16_t k) {
-        if (top == 0) return 0;
-        const std::size_t at = static_cast<std::size_t>(base) + k - 1;
-        if (at >= kctx_.nested_rows.size()) return top;  // (cannot happen: hand_on copies rows first)
-        if (at == nested_last_at_ && top == nested_last_top_) return nested_last_;  // ops of one step in a row
-        const stream::inner_row e = kctx_.nested_rows[at];
-        const std::uint16_t parent = e.parent == 0 ? top : nested_sub(top, base, e.parent);
-        if (parent == 0) return 0;
-        std::uint16_t& n = nested_by_[{parent, e.call, e.step}];
-        if (n == 0 && inner_rows_.size() < stream::max_inner_rows) {
-            inner_rows_.push_back({e.call, e.step, e.depth, e.inputs, parent});
-            n = static_cast<std::uint16_t>(inner_rows_.size());
-        }
-        const std::uint16_t sub = n != 0 ? n : parent;
-        nested_last_at_ = at, nested_last_top_ = top, nested_last_ = sub;
-        return sub;
-    }
+    std::uint16_t nested_sub(std::uint16_t top, std::uint32_t base, std::uint16_t k);
     std::uint32_t body_note(stream::copy_kind k) {
         if (!opt_.notes || notes_ == nullptr) return 0;
         dma_note n{k, static_cast<std::uint8_t>(core_), 0, 0, opt_.pipeline, static_cast<std::uint32_t>(body_step_), {}};
@@ -1072,7 +413,7 @@ private:
     void emit_body(const event& e) {
         flush_body_ops();
         cur_meta_ = op_meta{event_kind::body, 0, 0, false};
-        emit(stream::op_kind::compute, 0, seconds(kctx_.body_work), 0, true, 0, e.step);
+        emit(stream::op_kind::compute, 0, work_number(kctx_.body_work), 0, true, 0, e.step);
     }
 
     const pipeline_desc& desc_;
@@ -1095,26 +436,11 @@ private:
     // The contiguous run of an operand's nominal block in its row-major array (stream::op::run):
     // the trailing dims the block spans whole, times the first it cuts; 0 when the block is one
     // run or its runs reach 64 KiB (docs/model.md, "DMA shape costs").
-    static std::uint16_t run_of(const operand_desc& o) {
-        index_t run = itemsize(o.type);
-        for (int d = o.rank - 1; d >= 0; --d) {
-            const auto u = static_cast<std::size_t>(d);
-            const index_t n = o.shape[u];
-            const index_t b = o.full_block ? n : std::min(o.block[u].size, n);
-            run *= b;
-            if (b < n) {
-                for (int e = d - 1; e >= 0; --e)  // more than one run?
-                    if (o.block[static_cast<std::size_t>(e)].size > 1)
-                        return run < 65536 ? static_cast<std::uint16_t>(run) : 0;
-                return 0;
-            }
-        }
-        return 0;
-    }
+    static std::uint16_t run_of(const operand_desc& o);
     work last_work_{};
     index_t last_work_n_ = 0;  // times last_work_ was charged since it was last added to the total
     index_t work_room_ = std::numeric_limits<index_t>::max();  // the most last_work_n_ may reach (C1)
-    double last_seconds_ = 0;
+    std::uint32_t last_number_ = 0;  // last_work_'s number (op::work)
     std::vector<stream::op> ops_;  // the ops of the current step (the batch)
     std::size_t n_out_ = 0;        // the size of the batch being made
     std::size_t n_batch_ = 0;      // the size of the last batch
@@ -1161,3 +487,7 @@ private:
 using runner = basic_runner<>;
 
 }  // namespace ptpu
+
+// The larger members' definitions.
+#include "ptpu/runtime/runner_body_impl.hpp"
+#include "ptpu/runtime/runner_steps_impl.hpp"

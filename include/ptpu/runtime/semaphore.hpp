@@ -246,8 +246,8 @@ public:
         if (d.bytes > INT32_MAX)
             throw error("S60", "async_copy", "a copy of " + std::to_string(d.bytes) + " bytes overflows its DMA semaphore",
                         "copy less than 2 GiB at a time");
-        d.src_name = detail::ref_where(src_.label());
-        d.dst_name = detail::ref_where(dst_.label());
+        d.src_label = src_.label();
+        d.dst_label = dst_.label();
         d.step = c.step;
         // Timing-only runs skip vector data but keep what scalar code reads (SMEM).
         d.move = !c.timing_only || S2::kind == space_kind::smem;
@@ -269,12 +269,12 @@ public:
         if (c.races != nullptr && access(S1::kind).far && n > 0 && src_.data() != nullptr) {
             hbm_access r = detail::box_of(src_.data(), src_.shape(), src_.strides(), d.item);
             r.write = false;
-            r.what = "async_copy from " + d.src_name;
+            r.what = "async_copy from " + detail::ref_where(d.src_label);
             detail::note_hbm_access(c, std::move(r));
         }
         if (c.races != nullptr && access(S2::kind).far && n > 0 && dst_.data() != nullptr) {
             hbm_access w = detail::box_of(dst_.data(), dst_.shape(), dst_.strides(), d.item);
-            w.what = "async_copy to " + d.dst_name;
+            w.what = "async_copy to " + detail::ref_where(d.dst_label);
             detail::note_hbm_access(c, std::move(w));
         }
         c.pending.push_back(std::move(d));

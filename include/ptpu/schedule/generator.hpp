@@ -116,6 +116,29 @@ private:
     index_t evaluations_ = 0;
 };
 
+/// The four slot counters of an operand's window (S20): a slot is a counter modulo the window's
+/// buffer count. Upstream's pipeline keeps the same four per buffered ref.
+struct slot_counters {
+    index_t copy_in = 0;   ///< fetches issued: the next one fills slot copy_in
+    index_t wait_in = 0;   ///< advances of an input's window: the body reads slot wait_in
+    index_t copy_out = 0;  ///< writes issued: the body writes slot copy_out, the next write copies it out
+    index_t wait_out = 0;  ///< writes waited: the next wait is on slot wait_out
+};
+
+/// One operand's window on its core: what the schedule knows of it (fixed) and its counters.
+struct window_state {
+    int buffers = 0;           ///< slots (Buffered<k>)
+    bool windowed = false;     ///< the operand has a window (S17: aliased ones have none)
+    bool trivial = false;      ///< one block for the whole grid: copied in once, out once (S22.2, S24)
+    bool revisit_any = false;  ///< an output whose block is brought back when it changes (S40)
+    bool lookahead = false;    ///< an input that fetches ahead into every released slot (S32)
+    int prefetched = 0;        ///< S55: its first slots, filled by the caller
+    slot_counters at{};
+    index_t last_filled = 0;  ///< S32: the last step a lookahead fill considered
+    /// The slot a counter names.
+    [[nodiscard]] constexpr index_t slot(index_t counter) const { return counter % buffers; }
+};
+
 /// The schedule of one pipeline on one core as a generator, one grid step at a time:
 /// next_step() appends the events the core issues for its next step (S21–S32, S40), the first
 /// step's preceded by the trivially-windowed inputs' sync copies and the prologue, the last
@@ -137,22 +160,23 @@ public:
             const operand_plan& p = info.ops[static_cast<std::size_t>(i)];
             if constexpr (std::is_same_v<Changes, table_changes>)
                 if (ch_.table().flat()) rows_[i] = ch_.table().row(i);
-            bc_[i] = p.buffers;
-            trivial_[i] = p.trivial;
-            revisit_any_[i] = (info.revisit_any_mask >> i) & 1u;
-            lookahead_[i] = i < n_in && p.lookahead;
-            pf_[i] = i < n_in ? p.prefetched : 0;
-            max_pf_ = std::max(max_pf_, pf_[i]);
-            has_lookahead_ = has_lookahead_ || lookahead_[i];
+            window_state& w = w_[i];
+            w.buffers = p.buffers;
+            w.windowed = p.windowed;
+            w.trivial = p.trivial;
+            w.revisit_any = (info.revisit_any_mask >> i) & 1u;
+            w.lookahead = i < n_in && p.lookahead;
+            w.prefetched = i < n_in ? p.prefetched : 0;
+            max_prefetched_ = std::max(max_prefetched_, w.prefetched);
+            has_lookahead_ = has_lookahead_ || w.lookahead;
             depth_ = std::max(depth_, p.buffers);
             if (!p.windowed || p.trivial) continue;
             if (i < n_in)
-                pin_[n_pin_++] = i;
+                inputs_[n_inputs_++] = i;
             else
-                pout_[n_pout_++] = i;
+                outputs_[n_outputs_++] = i;
         }
-        no_pipe_ = info.no_pipelining;
-        for (int i = 0; i < n_ops; ++i) windowed_[i] = info.ops[static_cast<std::size_t>(i)].windowed;
+        no_pipelining_ = info.no_pipelining;
         done_ = n_ <= 0;  // S21: nothing at all without steps
     }
     /// Core `core`'s schedule of a call analyzed by analyze(), its change bits from pass 1.
@@ -160,10 +184,9 @@ public:
         requires std::is_same_v<Changes, table_changes>
         : basic_schedule(t.info, t.n_in, t.n_ops, core, table_changes(t)) {}
 
-    /// How each counter of window slots moved in the last step next_step() or skip_step() made:
-    /// fetches (cin), input window advances (win), writes (cout) and write waits (wout).
+    /// How each operand's slot counters moved in the last step next_step() or skip_step() made.
     struct step_delta {
-        index_t cin[max_operands]{}, win[max_operands]{}, cout[max_operands]{}, wout[max_operands]{};
+        slot_counters op[max_operands]{};
     };
 
     /// The shape of the next step: one bit per condition the schedule tests in it, so that two
@@ -173,17 +196,19 @@ public:
     /// for a pipeline with lookahead inputs (a fill depends on how far ahead earlier fills got),
     /// and once the pipeline has ended.
     [[nodiscard]] constexpr std::uint64_t shape() {
-        if (done_ || s_ == 0 || s_ > n_ - depth_ || s_ == n_ - 1 || has_lookahead_ || no_pipe_ || s_ < max_pf_)
+        if (done_ || s_ == 0 || s_ > n_ - depth_ || s_ == n_ - 1 || has_lookahead_ || no_pipelining_ ||
+            s_ < max_prefetched_)
             return 0;
-        // Away from those steps, every condition make_step() tests is changed(op, g) or
-        // changed(op, g + 1) of a windowed operand, and changed(i, g + bc - 1) of an input with
-        // bc > 2, combined with facts fixed for the operand (its buffer count, revisit_any).
+        // Away from those steps, every condition make_step() tests is has_changed(op, g) or
+        // has_changed(op, g + 1) of a windowed operand, and has_changed(i, g + bc - 1) of an input
+        // with bc > 2, combined with facts fixed for the operand (its buffer count, revisit_any).
         const index_t g = begin_ + s_;
         std::uint64_t bits = 1;
         for (int k = 0; k < n_windowed(); ++k) {
             const int op = windowed(k);
-            bits = bits << 2 | std::uint64_t{changed(op, g)} << 1 | std::uint64_t{changed(op, g + 1)};
-            if (op < n_in_ && bc_[op] > 2) bits = bits << 1 | std::uint64_t{changed(op, g + bc_[op] - 1)};
+            const int bc = w_[op].buffers;
+            bits = bits << 2 | std::uint64_t{has_changed(op, g)} << 1 | std::uint64_t{has_changed(op, g + 1)};
+            if (op < n_in_ && bc > 2) bits = bits << 1 | std::uint64_t{has_changed(op, g + bc - 1)};
         }
         return bits;
     }
@@ -193,40 +218,32 @@ public:
     /// The global grid step the next step runs (begin + steps made).
     [[nodiscard]] constexpr index_t next_global_step() const { return begin_ + s_; }
     /// The windowed operands, inputs then outputs (their count: n_windowed()).
-    [[nodiscard]] constexpr int n_windowed() const { return n_pin_ + n_pout_; }
-    [[nodiscard]] constexpr int windowed(int k) const { return k < n_pin_ ? pin_[k] : pout_[k - n_pin_]; }
+    [[nodiscard]] constexpr int n_windowed() const { return n_inputs_ + n_outputs_; }
+    [[nodiscard]] constexpr int windowed(int k) const {
+        return k < n_inputs_ ? inputs_[k] : outputs_[k - n_inputs_];
+    }
     [[nodiscard]] constexpr const Changes& changes() const { return ch_; }
     /// With prefetched inputs (S55): the slot input `op`'s window is in at the last step's body
     /// (while s < prefetched_count no wait_in event says so).
     [[nodiscard]] constexpr int body_slot(int op) const { return body_slot_[op]; }
-    [[nodiscard]] constexpr bool has_prefetched() const { return max_pf_ > 0; }
+    [[nodiscard]] constexpr bool has_prefetched() const { return max_prefetched_ > 0; }
 
     /// Makes the next step without listing its events, when its shape equals the last step's
     /// (shape() == last_shape() != 0): its counters move as the last step's did.
     constexpr void skip_step() {
-        for (int i = 0; i < n_ops_; ++i) {
-            cin_[i] += delta_.cin[i];
-            win_[i] += delta_.win[i];
-            cout_[i] += delta_.cout[i];
-            wout_[i] += delta_.wout[i];
-        }
+        for (int i = 0; i < n_ops_; ++i) move(w_[i].at, delta_.op[i], 1);
         ++s_;
     }
 
     /// The window counters and the steps made: what skip_periods() moves (a runner skipping whole
     /// periods of steps compares two of them).
     struct counters {
-        index_t cin[max_operands]{}, win[max_operands]{}, cout[max_operands]{}, wout[max_operands]{};
+        slot_counters op[max_operands]{};
         index_t steps = 0;
     };
     [[nodiscard]] constexpr counters counters_now() const {
         counters c;
-        for (int i = 0; i < n_ops_; ++i) {
-            c.cin[i] = cin_[i];
-            c.win[i] = win_[i];
-            c.cout[i] = cout_[i];
-            c.wout[i] = wout_[i];
-        }
+        for (int i = 0; i < n_ops_; ++i) c.op[i] = w_[i].at;
         c.steps = s_;
         return c;
     }
@@ -234,12 +251,7 @@ public:
     /// period from `from` to now did (the caller checked with periodic_steps() that they repeat
     /// it). The last step's shape and delta stay: the step m periods on has the same.
     constexpr void skip_periods(const counters& from, index_t m) {
-        for (int i = 0; i < n_ops_; ++i) {
-            cin_[i] += m * (cin_[i] - from.cin[i]);
-            win_[i] += m * (win_[i] - from.win[i]);
-            cout_[i] += m * (cout_[i] - from.cout[i]);
-            wout_[i] += m * (wout_[i] - from.wout[i]);
-        }
+        for (int i = 0; i < n_ops_; ++i) move(w_[i].at, difference(w_[i].at, from.op[i]), m);
         s_ += m * (s_ - from.steps);
     }
     /// How many of the next steps (at most `want`) are certain to issue the events of the step
@@ -249,13 +261,13 @@ public:
     [[nodiscard]] constexpr index_t periodic_steps(index_t p, index_t want) const
         requires std::is_same_v<Changes, table_changes>
     {
-        if (done_ || has_lookahead_ || no_pipe_ || max_pf_ > 0 || p <= 0 || s_ - p < 1) return 0;
+        if (done_ || has_lookahead_ || no_pipelining_ || max_prefetched_ > 0 || p <= 0 || s_ - p < 1) return 0;
         index_t lim = std::min(want, n_ - depth_ + 1 - s_);  // steps up to n - depth have a shape
         const index_t g = begin_ + s_;
         const change_table& table = ch_.table();
         for (int k = 0; k < n_windowed() && lim > 0; ++k) {
             const int op = windowed(k);
-            const index_t reach = op < n_in_ && bc_[op] > 2 ? bc_[op] - 1 : 1;
+            const index_t reach = op < n_in_ && w_[op].buffers > 2 ? w_[op].buffers - 1 : 1;
             // The first t >= g whose bit differs from t - p's, among those the steps read (runs of
             // bits contiguous in the table's chunks; two runs stored once are equal).
             const index_t end = g + lim + reach;
@@ -293,20 +305,9 @@ public:
             return true;
         }
         last_shape_ = shape();
-        step_delta before{};
-        for (int i = 0; i < n_ops_; ++i) {
-            before.cin[i] = cin_[i];
-            before.win[i] = win_[i];
-            before.cout[i] = cout_[i];
-            before.wout[i] = wout_[i];
-        }
+        const counters before = counters_now();
         make_step(out);
-        for (int i = 0; i < n_ops_; ++i) {
-            delta_.cin[i] = cin_[i] - before.cin[i];
-            delta_.win[i] = win_[i] - before.win[i];
-            delta_.cout[i] = cout_[i] - before.cout[i];
-            delta_.wout[i] = wout_[i] - before.wout[i];
-        }
+        for (int i = 0; i < n_ops_; ++i) delta_.op[i] = difference(w_[i].at, before.op[i]);
         return true;
     }
 
@@ -322,13 +323,41 @@ public:
     }
 
 private:
+    static constexpr slot_counters difference(const slot_counters& a, const slot_counters& b) {
+        return {a.copy_in - b.copy_in, a.wait_in - b.wait_in, a.copy_out - b.copy_out, a.wait_out - b.wait_out};
+    }
+    // c += m · d
+    static constexpr void move(slot_counters& c, const slot_counters& d, index_t m) {
+        c.copy_in += m * d.copy_in;
+        c.wait_in += m * d.wait_in;
+        c.copy_out += m * d.copy_out;
+        c.wait_out += m * d.wait_out;
+    }
+
+    // The questions each step asks of an operand's blocks, as upstream's pipeline names them.
     // (Pass 1's table is read directly: a static plan makes these calls at compile time, where
     // every call level costs.)
-    [[nodiscard]] constexpr bool changed(int op, index_t g) {
+
+    // Whether operand op's block at global step g differs from step g - 1's (or g starts the core).
+    [[nodiscard]] constexpr bool has_changed(int op, index_t g) {
         if constexpr (std::is_same_v<Changes, table_changes>)
             return rows_[op] != nullptr ? rows_[op][g] != 0 : ch_(op, g);
         else
             return ch_(op, g);
+    }
+    // Whether the block of step s (global g) is not the last step's: the first step, or changed.
+    [[nodiscard]] constexpr bool is_new_block(int op, index_t s, index_t g) {
+        return s == 0 || has_changed(op, g);
+    }
+    // Whether the block of step s (global g) is the last of its run: the last step, or the next
+    // step's differs (its window then advances, or its output block is written back).
+    [[nodiscard]] constexpr bool will_change_current(int op, index_t s, index_t g) {
+        return s == n_ - 1 || has_changed(op, g + 1);
+    }
+    // Whether step s (global g) fetches input op's block of step s + bc - 1 into its free slot
+    // (bc >= 2, S23.1): that step exists and its block differs from the one before it.
+    [[nodiscard]] constexpr bool will_change_fetch(int op, index_t s, index_t g, int bc) {
+        return s <= n_ - bc && has_changed(op, g + bc - 1);
     }
     template <class Out>
     constexpr void put(Out& out, event_kind k, int op, index_t slot, index_t step, index_t block_step) const {
@@ -337,15 +366,15 @@ private:
                             static_cast<std::uint32_t>(block_step), pipeline_});
     }
 
-    // S32: fetch the next distinct blocks after nf into the slots the window has released, at most
-    // `max` of them (lookahead_fill).
+    // S32: fetch the next distinct blocks after the last one considered into the slots the
+    // window has released, at most `max` of them (lookahead_fill).
     template <class Out>
     constexpr void fill(Out& out, int i, index_t g, index_t max) {
-        const int bc = bc_[i];
-        const index_t limit = std::min(win_[i] + bc, cin_[i] + max);
-        for (index_t q = nf_[i] + 1; cin_[i] < limit && q < n_; ++q) {
-            if (changed(i, begin_ + q)) put(out, event_kind::fetch, i, cin_[i]++ % bc, g, begin_ + q);
-            nf_[i] = q;
+        window_state& w = w_[i];
+        const index_t limit = std::min(w.at.wait_in + w.buffers, w.at.copy_in + max);
+        for (index_t q = w.last_filled + 1; w.at.copy_in < limit && q < n_; ++q) {
+            if (has_changed(i, begin_ + q)) put(out, event_kind::fetch, i, w.slot(w.at.copy_in++), g, begin_ + q);
+            w.last_filled = q;
         }
     }
 
@@ -354,98 +383,101 @@ private:
         const index_t s = s_;
         const index_t g = begin_ + s;
         if constexpr (!std::is_same_v<Changes, table_changes>) ch_.forget_before(g);
-        if (no_pipe_) {  // S54: every block in, the body, every block out; one slot, never advanced
+        if (no_pipelining_) {  // S54: every block in, the body, every block out; one slot, never advanced
             put(out, event_kind::step, 0, 0, g, g);
             for (int i = 0; i < n_in_; ++i)
-                if (windowed_[i]) put(out, event_kind::sync_in, i, 0, g, g);
+                if (w_[i].windowed) put(out, event_kind::sync_in, i, 0, g, g);
             put(out, event_kind::body, 0, 0, g, g);
             for (int o = n_in_; o < n_ops_; ++o)
-                if (windowed_[o]) put(out, event_kind::sync_out, o, 0, g, g);
+                if (w_[o].windowed) put(out, event_kind::sync_out, o, 0, g, g);
             ++s_;
             done_ = s_ == n_;
             return;
         }
-        if (s == 0) {
-            for (int i = 0; i < n_in_; ++i)  // S22.2: trivially-windowed inputs, once, before the prologue
-                if (trivial_[i] && pf_[i] < 1) put(out, event_kind::sync_in, i, 0, begin_, begin_);  // S55
-            for (index_t t = 0; t + 1 < depth_; ++t)  // S22.3, clamped to t < n (Q2 [M])
-                for (int k = 0; k < n_pin_; ++k) {
-                    const int i = pin_[k];
-                    const int bc = bc_[i];
-                    if (t + 1 >= bc || t >= n_) continue;
-                    if (t < pf_[i]) {  // S55: the caller filled this slot; its fetch is skipped
-                        if (lookahead_[i]) nf_[i] = t;
-                        ++cin_[i];
-                        continue;
-                    }
-                    if (lookahead_[i]) {  // S32: block 0, then one fill of one fetch per t
-                        if (t == 0) {
-                            nf_[i] = 0;
-                            put(out, event_kind::fetch, i, cin_[i]++ % bc, begin_, begin_);
-                        } else {
-                            fill(out, i, begin_, 1);
-                        }
-                    } else if (t == 0 || changed(i, begin_ + t)) {
-                        put(out, event_kind::fetch, i, cin_[i]++ % bc, begin_, begin_ + t);
-                    }
-                }
-        }
+        if (s == 0) prologue(out);
         const bool last = s == n_ - 1;
         put(out, event_kind::step, 0, 0, g, g);
-        for (int k = 0; k < n_pin_; ++k) {  // S23.1: bc >= 2 fetches step g+bc-1's block when it changes
-            const int i = pin_[k];
-            const int bc = bc_[i];
-            if (lookahead_[i]) {
+        for (int k = 0; k < n_inputs_; ++k) {  // S23.1: bc >= 2 fetches step g+bc-1's block when it changes
+            const int i = inputs_[k];
+            window_state& w = w_[i];
+            if (w.lookahead) {
                 fill(out, i, g, index_t{1} << 40);
-            } else if (bc >= 2) {
-                if (s <= n_ - bc && changed(i, g + bc - 1))
-                    put(out, event_kind::fetch, i, cin_[i]++ % bc, g, g + bc - 1);
-            } else if (s == 0 || changed(i, g)) {
-                ++cin_[i];
+            } else if (w.buffers >= 2) {
+                if (will_change_fetch(i, s, g, w.buffers))
+                    put(out, event_kind::fetch, i, w.slot(w.at.copy_in++), g, g + w.buffers - 1);
+            } else if (is_new_block(i, s, g)) {
+                ++w.at.copy_in;
                 put(out, event_kind::fetch, i, 0, g, g);
             }
         }
-        for (int k = 0; k < n_pin_; ++k) {  // S23.2
-            const int i = pin_[k];
-            if ((s == 0 || changed(i, g)) && s >= pf_[i])  // S55: no wait for the caller's slots
-                put(out, event_kind::wait_in, i, win_[i] % bc_[i], g, g);
+        for (int k = 0; k < n_inputs_; ++k) {  // S23.2
+            const int i = inputs_[k];
+            if (is_new_block(i, s, g) && s >= w_[i].prefetched)  // S55: no wait for the caller's slots
+                put(out, event_kind::wait_in, i, w_[i].slot(w_[i].at.wait_in), g, g);
         }
-        for (int k = 0; k < n_pout_; ++k) {  // S40 [M]: revisit_any outputs get their block back on a change
-            const int o = pout_[k];
-            if (revisit_any_[o] && (s == 0 || changed(o, g)))
-                put(out, event_kind::restore, o, cout_[o] % bc_[o], g, g);
+        for (int k = 0; k < n_outputs_; ++k) {  // S40 [M]: revisit_any outputs get their block back on a change
+            const int o = outputs_[k];
+            if (w_[o].revisit_any && is_new_block(o, s, g))
+                put(out, event_kind::restore, o, w_[o].slot(w_[o].at.copy_out), g, g);
         }
-        for (int k = 0; k < n_pin_ && max_pf_ > 0; ++k)  // S55: no wait names the body's slot then
-            body_slot_[pin_[k]] = static_cast<int>(win_[pin_[k]] % bc_[pin_[k]]);
+        for (int k = 0; k < n_inputs_ && max_prefetched_ > 0; ++k)  // S55: no wait names the body's slot then
+            body_slot_[inputs_[k]] = static_cast<int>(w_[inputs_[k]].slot(w_[inputs_[k]].at.wait_in));
         put(out, event_kind::body, 0, 0, g, g);
-        for (int k = 0; k < n_pout_; ++k) {  // S23.4: at the last step of each output run
-            const int o = pout_[k];
-            if (last || changed(o, g + 1)) {
-                const int bc = bc_[o];
-                put(out, bc == 1 ? event_kind::write_sync : event_kind::write, o, cout_[o]++ % bc, g, g);
-            }
+        for (int k = 0; k < n_outputs_; ++k) {  // S23.4: at the last step of each output run
+            const int o = outputs_[k];
+            window_state& w = w_[o];
+            if (will_change_current(o, s, g))
+                put(out, w.buffers == 1 ? event_kind::write_sync : event_kind::write, o, w.slot(w.at.copy_out++), g, g);
         }
-        for (int k = 0; k < n_pout_; ++k) {  // S23.5: the previous run's write, issued at step g-1
-            const int o = pout_[k];
-            const int bc = bc_[o];
-            if (bc > 1 && s > 0 && changed(o, g))
-                put(out, event_kind::wait_out, o, wout_[o]++ % bc, g, g - 1);
+        for (int k = 0; k < n_outputs_; ++k) {  // S23.5: the previous run's write, issued at step g-1
+            const int o = outputs_[k];
+            window_state& w = w_[o];
+            if (w.buffers > 1 && s > 0 && has_changed(o, g))
+                put(out, event_kind::wait_out, o, w.slot(w.at.wait_out++), g, g - 1);
         }
-        for (int k = 0; k < n_pin_; ++k) {  // S23.6 advance: an input's window moves on when the next step changes it
-            const int i = pin_[k];
-            if (last || changed(i, g + 1)) ++win_[i];
+        for (int k = 0; k < n_inputs_; ++k) {  // S23.6 advance: an input's window moves on when the next step changes it
+            const int i = inputs_[k];
+            if (will_change_current(i, s, g)) ++w_[i].at.wait_in;
         }
         ++s_;
         if (last) {
-            for (int k = 0; k < n_pout_; ++k) {  // S24
-                const int o = pout_[k];
-                const int bc = bc_[o];
-                if (bc > 1) put(out, event_kind::wait_out, o, wout_[o]++ % bc, end_ - 1, end_ - 1);
+            for (int k = 0; k < n_outputs_; ++k) {  // S24
+                const int o = outputs_[k];
+                window_state& w = w_[o];
+                if (w.buffers > 1) put(out, event_kind::wait_out, o, w.slot(w.at.wait_out++), end_ - 1, end_ - 1);
             }
             for (int o = n_in_; o < n_ops_; ++o)
-                if (trivial_[o]) put(out, event_kind::sync_out, o, 0, end_ - 1, end_ - 1);
+                if (w_[o].trivial) put(out, event_kind::sync_out, o, 0, end_ - 1, end_ - 1);
             done_ = true;
         }
+    }
+    // The first step's copies before its own: the trivially-windowed inputs' sync copies, then
+    // the prologue's fetches.
+    template <class Out>
+    constexpr void prologue(Out& out) {
+        for (int i = 0; i < n_in_; ++i)  // S22.2: trivially-windowed inputs, once, before the prologue
+            if (w_[i].trivial && w_[i].prefetched < 1) put(out, event_kind::sync_in, i, 0, begin_, begin_);  // S55
+        for (index_t t = 0; t + 1 < depth_; ++t)  // S22.3, clamped to t < n (Q2 [M])
+            for (int k = 0; k < n_inputs_; ++k) {
+                const int i = inputs_[k];
+                window_state& w = w_[i];
+                if (t + 1 >= w.buffers || t >= n_) continue;
+                if (t < w.prefetched) {  // S55: the caller filled this slot; its fetch is skipped
+                    if (w.lookahead) w.last_filled = t;
+                    ++w.at.copy_in;
+                    continue;
+                }
+                if (w.lookahead) {  // S32: block 0, then one fill of one fetch per t
+                    if (t == 0) {
+                        w.last_filled = 0;
+                        put(out, event_kind::fetch, i, w.slot(w.at.copy_in++), begin_, begin_);
+                    } else {
+                        fill(out, i, begin_, 1);
+                    }
+                } else if (t == 0 || has_changed(i, begin_ + t)) {
+                    put(out, event_kind::fetch, i, w.slot(w.at.copy_in++), begin_, begin_ + t);
+                }
+            }
     }
 
     int n_in_ = 0, n_ops_ = 0;
@@ -455,20 +487,14 @@ private:
     const std::uint8_t* rows_[max_operands]{};  // table_changes, a flat table: each operand's change bits
     index_t begin_ = 0, end_ = 0, n_ = 0;
     int depth_ = 2;  // S = max(2, max bc)
-    int n_pin_ = 0, n_pout_ = 0;
-    int pin_[max_operands]{}, pout_[max_operands]{};
-    int bc_[max_operands]{};
-    bool trivial_[max_operands]{};
-    bool revisit_any_[max_operands]{};
-    bool lookahead_[max_operands]{};
-    int pf_[max_operands]{};  // S55: prefetched_count of each input
-    int max_pf_ = 0;
+    // The windowed operands that are not trivially windowed: inputs, outputs.
+    int n_inputs_ = 0, n_outputs_ = 0;
+    int inputs_[max_operands]{}, outputs_[max_operands]{};
+    window_state w_[max_operands]{};
+    int max_prefetched_ = 0;
     int body_slot_[max_operands]{};
     bool has_lookahead_ = false;
-    bool no_pipe_ = false;                 // S54
-    bool windowed_[max_operands]{};
-    index_t nf_[max_operands]{};  // S32: the last step a lookahead fill considered (local)
-    index_t cin_[max_operands]{}, win_[max_operands]{}, cout_[max_operands]{}, wout_[max_operands]{};
+    bool no_pipelining_ = false;  // S54
     index_t s_ = 0;
     bool done_ = true;
     step_events buf_{};  // next()'s current step

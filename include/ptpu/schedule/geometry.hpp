@@ -52,7 +52,8 @@ constexpr index_t slot_bytes(const operand_desc& o, int generation) {
     for (std::size_t i = 0; i < n; ++i) {
         index_t s = o.block[i].size;
         if (o.space == space_kind::vmem) {
-            const index_t tile = i + 1 == n ? 128 : i + 2 == n ? sublane_tiling(o.type, generation) : 1;
+            const memory_tile t = vmem_tile(o.type, generation);
+            const index_t tile = i + 1 == n ? t.lanes : i + 2 == n ? t.sublanes : 1;
             if (!mul_fits(cdiv(s, tile), tile, s)) return -1;
         }
         if (!mul_fits(elems, s, elems)) return -1;
@@ -80,21 +81,16 @@ constexpr bool in_bounds(const operand_desc& o, std::size_t d, const index_entry
     return false;
 }
 
-/// The memory tile of dim d of operand o's array (S36, COMPACT tiling): what a DMA slice of a
-/// pipeline with tiling must start on. Leading dims 1; the last dim 128 lanes; the second-minor
-/// (1 + [generation < 4]) * packing, doubled while below min(dim, 8); a 1-D array
-/// (1 + [generation < 4]) * packing * 128. SMEM is never tiled.
+/// The memory tile of dim d of operand o's array (S36, COMPACT tiling, hw/tiling.hpp's
+/// hbm_tile): what a DMA slice of a pipeline with tiling must start on. Leading dims 1; the two
+/// minor dims the tile's; a 1-D array its own (hbm_tile_1d). SMEM is never tiled.
 constexpr index_t dma_tile(const operand_desc& o, std::size_t d, int generation) {
     if (o.space == space_kind::smem) return 1;
     const auto n = static_cast<std::size_t>(o.rank);
-    const index_t packing = 4 / itemsize(memref_dtype(o.type));  // bool: as its memref i32
-    const index_t older = generation < 4 ? 2 : 1;
-    if (n == 1) return older * packing * 128;
-    if (d + 1 == n) return 128;
-    if (d + 2 != n) return 1;
-    index_t t = older * packing;
-    while (t < std::min<index_t>(o.shape[d], 8)) t *= 2;
-    return t;
+    if (n == 1) return hbm_tile_1d(o.type, generation);
+    if (d + 2 < n) return 1;
+    const memory_tile t = hbm_tile(o.type, o.shape[n - 2], generation);
+    return d + 1 == n ? t.lanes : t.sublanes;
 }
 
 /// What is wrong with slice e on bounded_slice dim d of operand o (S38: upstream assumes these

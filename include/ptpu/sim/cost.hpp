@@ -129,13 +129,18 @@ constexpr double medium_op_seconds(const chip& c, const cost_model& m) {
     return std::max(m.medium_factor / c.vreg_ops_per_s(), 1.0 / c.eup_vregs_per_s());
 }
 
+/// The rates a dependence chain's ops run at on `c` (chain_rates): MXU FLOPs at the peaks, VALU
+/// ops at the vector ALUs' rate (medium ones at medium_op_seconds), XLU vregs at the transpose
+/// unit's.
+constexpr chain_rates chain_rates_of(const chip& c, const cost_model& m = default_costs) {
+    return {c.peak_bf16_flops, c.peak_int8_ops,         c.vreg_ops_per_s(),
+            m.expensive_factor, medium_op_seconds(c, m), c.vector_hz() * c.xlu_vregs_per_cycle};
+}
+
 /// The time of a dependence chain (work.chain): its ops one after the other, each at its unit's
-/// rate: MXU FLOPs at the peaks, VALU ops at the vector ALUs' rate (medium ones at
-/// medium_op_seconds), XLU vregs at the transpose unit's.
+/// rate (chain_rates_of).
 constexpr double chain_seconds(const chain_work& w, const chip& c, const cost_model& m = default_costs) {
-    return w.mxu_passes_flops / c.peak_bf16_flops + (w.mxu_int8_ops > 0 ? w.mxu_int8_ops / c.peak_int8_ops : 0.0) +
-           (w.vreg_cheap + m.expensive_factor * w.vreg_expensive) / c.vreg_ops_per_s() +
-           w.vreg_medium * medium_op_seconds(c, m) + w.xlu_vregs / (c.vector_hz() * c.xlu_vregs_per_cycle);
+    return chain_rates_of(c, m).seconds(w);
 }
 
 /// The time `w` takes on one core of `c` (docs/model.md §5). Each unit issues from its slots of

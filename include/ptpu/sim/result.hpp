@@ -25,9 +25,12 @@ struct options {
     /// DMAs, core 1's clock relative to core 0's); per-step rows (inner rows too) and timeline
     /// spans of skipped periods are replicated. Off with semaphores.
     bool steady_state = true;
-    /// The estimates beside the chip preset: the engine reads the on-chip DMA bandwidth from it;
-    /// a source turning work into compute ops should use the same model with time_of.
+    /// The estimates beside the chip preset: the engine turns compute ops' work into time with
+    /// them (time_of) and reads the on-chip DMA bandwidth from them.
     cost_model costs = default_costs;
+    /// The works compute ops name (stream::op::work): the call's work table. None: every
+    /// compute op must name work 0 (none).
+    const stream::work_table* works = nullptr;
     /// The streams use semaphores (sem_signal / sem_wait ops, DMAs completing into a semaphore).
     /// Cores are then simulated in strict time order (a signal must not reach a core that has
     /// not yet reached the signal's time) and the fast lane is off; a stream with semaphore ops

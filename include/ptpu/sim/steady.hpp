@@ -82,12 +82,12 @@ inline op normalized(op o, const boundary& b) {
 inline std::uint64_t mix(std::uint64_t h, const op& o) {
     std::uint64_t x = static_cast<std::uint64_t>(o.kind) | std::uint64_t{o.far} << 8 |
                       std::uint64_t{o.dma} << 16 | static_cast<std::uint64_t>(o.bytes) << 40;
-    x ^= std::bit_cast<std::uint64_t>(o.seconds) ^ (std::uint64_t{o.step} << 32 | o.label);
+    x ^= std::uint64_t{o.work} * 0xFF51AFD7ED558CCDull ^ (std::uint64_t{o.step} << 32 | o.label);
     x ^= (std::uint64_t{o.who} << 9) ^ (std::uint64_t{o.run} << 24) ^ (std::uint64_t{o.sub} << 48);
     return (h ^ x) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
 }
 inline bool same_op(const op& a, const op& b) {
-    return a.kind == b.kind && a.dma == b.dma && a.seconds == b.seconds && a.bytes == b.bytes &&
+    return a.kind == b.kind && a.dma == b.dma && a.work == b.work && a.bytes == b.bytes &&
            a.far == b.far && a.run == b.run && a.who == b.who && a.label == b.label && a.step == b.step &&
            a.sub == b.sub;
 }

@@ -301,14 +301,14 @@ constexpr diag check_tiling(const operand_desc& o, int op) {
     if (n == 1) {
         const index_t bs = o.block[0].size;
         const index_t as = o.shape[0];
-        const index_t lanes_needed = 128 * (32 / bitwidth(memref_dtype(o.type)));  // bool: as i32
+        const index_t lanes_needed = lane_tiling() * (32 / bitwidth(memref_dtype(o.type)));  // bool: as i32
         if (!(bs == as || bs % 1024 == 0 || (is_pow2(bs) && bs >= lanes_needed)))
             return fail(rule::r16, op, 0, bs, as);
         return {};
     }
     const index_t b1 = o.block[n - 1].size;
     const index_t b2 = o.block[n - 2].size;
-    if (!(b1 == o.shape[n - 1] || b1 % 128 == 0))
+    if (!(b1 == o.shape[n - 1] || b1 % lane_tiling() == 0))
         return fail(rule::r15, op, static_cast<int>(n - 1), b1, o.shape[n - 1]);
     if (!(b2 == o.shape[n - 2] || b2 % 8 == 0))
         return fail(rule::r15, op, static_cast<int>(n - 2), b2, o.shape[n - 2]);

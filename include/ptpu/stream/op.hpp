@@ -5,9 +5,12 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <unordered_map>
+#include <vector>
 
 #include "ptpu/core/index.hpp"
 #include "ptpu/core/integers.hpp"
@@ -33,7 +36,10 @@ struct op {
     /// (op::sub): a body copy for the call's accounting, operand k in that inner row's.
     std::uint8_t who = 0;
     std::uint32_t dma = 0;    ///< dma_start/dma_wait: the DMA's id, unique among a core's live DMAs
-    double seconds = 0;       ///< overhead/compute: busy time of the core stream
+    /// compute: the work the core does, by its number in the call's work_table (0: none). The
+    /// timing model turns it into busy time; an overhead op is one grid step's control overhead,
+    /// the chip's. Ops carry no time: only the model knows what work costs on a chip.
+    std::uint32_t work = 0;
     std::int64_t bytes = 0;   ///< dma_start: bytes moved (0: latency only); sem ops: the amount
     bool far : 1 = true;      ///< dma_start: one end is HBM (shares HBM); false: VMEM->VMEM
     /// The row of the per-step breakdown the op also counts in, beside its step's: 0 none; k >= 1
@@ -49,6 +55,38 @@ struct op {
     std::uint32_t step = 0;   ///< opaque grid step number, passed back (per-step breakdown)
 };
 static_assert(sizeof(op) <= 40, "an op stays five words: batches are copied and compared");
+
+/// The distinct works a call's bodies charged, numbered as compute ops name them (op::work):
+/// runners add to it, the timing model reads it. Number 0 is no work. Equal works get one
+/// number, so two compute ops do the same work exactly when their numbers are equal.
+class work_table {
+public:
+    work_table() : works_(1) {}
+    /// The number of `w`, added when new.
+    std::uint32_t number(const work& w) {
+        const auto [at, fresh] = index_.try_emplace(w, static_cast<std::uint32_t>(works_.size()));
+        if (fresh) works_.push_back(w);
+        return at->second;
+    }
+    /// Work number `k` (k < size()).
+    [[nodiscard]] const work& operator[](std::uint32_t k) const { return works_[k]; }
+    [[nodiscard]] std::size_t size() const { return works_.size(); }
+
+private:
+    struct hash {
+        std::size_t operator()(const work& w) const noexcept {
+            // A few fields suffice to spread the works of one call (equal works compare equal
+            // in every field); + 0.0 makes -0.0 hash as 0.0, which it equals.
+            std::uint64_t h = 0;
+            for (const double f : {w.mxu_passes_flops, w.vreg_cheap, w.vector_loads, w.vector_stores, w.scalar_ops,
+                                   w.explicit_seconds})
+                h = (h ^ std::bit_cast<std::uint64_t>(f + 0.0)) * 0x100000001b3ull;
+            return static_cast<std::size_t>(h ^ (h >> 29));
+        }
+    };
+    std::vector<work> works_;
+    std::unordered_map<work, std::uint32_t, hash> index_{{work{}, 0u}};
+};
 
 /// The most inner rows a runner numbers (op::sub); steps of inner pipelines beyond them count
 /// in their outer step's row only.

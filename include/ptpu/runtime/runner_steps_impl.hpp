@@ -1,0 +1,433 @@
+// Defines the runner's steps: its batches of ops, the DMAs of each event, repeated steps (patched
+// and spliced copies of the last one) and skipped periods (runtime/runner.hpp declares them).
+#pragma once
+
+#include "ptpu/runtime/runner.hpp"
+
+namespace ptpu {
+
+template <int I>
+inline auto basic_runner<I>::next_batch(bool lazy) -> stream::batch {
+    const int same = repeat();
+    if (same == 1 && lazy) {
+        ++stale_;
+        return {{ops_.data(), n_batch_}, true, true};
+    }
+    if (same >= 0) {
+        patch(stale_ + 1);
+        stale_ = 0;
+        if (same == 1) return {{ops_.data(), n_batch_}, true, true};
+        finish_body();
+        return {{ops_.data(), n_batch_}, false, true};
+    }
+    if (stale_ > 0) {  // the DMA tables must know the steps made without their ops
+        patch(stale_);
+        stale_ = 0;
+    }
+    n_out_ = 0;
+    first_ = 0;
+    events_.clear();
+    flush();
+    const run_stats before = stats_;
+    if (!sched_.next_step(events_)) return {};
+    if (opt_.trace != nullptr)
+        for (std::size_t k = 0; k < events_.size(); ++k) opt_.trace->push_back(events_[k]);
+    // The step's control overhead comes first, also in a core's first step, whose prologue
+    // (S22) the schedule lists before the step: on a TPU the prologue is code of that step
+    // (so a kernel that issues the same DMAs from its body is timed the same).
+    std::size_t at = 0;
+    while (at < events_.size() && events_[at].kind != event_kind::step) ++at;
+    if (at < events_.size()) handle(events_[at]);
+    for (std::size_t k = 0; k < events_.size(); ++k)
+        if (k != at) handle(events_[k]);
+    n_batch_ = n_out_;
+    remember(before);
+    const bool whole = first_ == 0;
+    return {{ops_.data() + first_, n_out_ - first_}, false, whole};
+}
+
+template <int I>
+inline auto basic_runner<I>::copy_of(event_kind k) -> stream::copy_kind {
+    switch (k) {
+        case event_kind::sync_in:
+            return stream::copy_kind::sync_in;
+        case event_kind::restore:
+            return stream::copy_kind::restore;
+        case event_kind::write:
+            return stream::copy_kind::write;
+        case event_kind::write_sync:
+            return stream::copy_kind::write_sync;
+        case event_kind::sync_out:
+            return stream::copy_kind::sync_out;
+        case event_kind::body:
+            return stream::copy_kind::body;
+        default:
+            return stream::copy_kind::fetch;
+    }
+}
+
+template <int I>
+inline auto basic_runner<I>::note(const event& e, event_kind k) -> std::uint32_t {
+    if (!opt_.notes || notes_ == nullptr) return 0;
+    dma_note n{copy_of(k), e.core, e.op, e.slot, opt_.pipeline, e.block_step, {}};
+    if (k != event_kind::body) {
+        const auto b = block_of(e.op, e.block_step);
+        n.block.rank = desc_.ops[e.op].rank;
+        for (int d = 0; d < n.block.rank; ++d) n.block.v[d] = b.v[d].start;
+    } else {
+        n.op = 0;
+    }
+    notes_->push_back(n);
+    return static_cast<std::uint32_t>(notes_->size() - 1);
+}
+
+template <int I>
+inline auto basic_runner<I>::add_dmas(run_stats& to, const run_stats& now, const run_stats& before, index_t m) const -> void {
+    to.dma_in += m * (now.dma_in - before.dma_in);
+    to.dma_out += m * (now.dma_out - before.dma_out);
+    to.bytes_in += m * (now.bytes_in - before.bytes_in);
+    to.bytes_out += m * (now.bytes_out - before.bytes_out);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(desc_.n_ops()); ++i) {
+        to.op_dmas[i] += m * (now.op_dmas[i] - before.op_dmas[i]);
+        to.op_bytes[i] += m * (now.op_bytes[i] - before.op_bytes[i]);
+    }
+}
+
+template <int I>
+inline auto basic_runner<I>::remember(const run_stats& before) -> void {
+    repeat_state& r = rep_;
+    const std::uint64_t shape = sched_.last_shape();
+    r.same = (shape != 0 && shape == r.shape) ? r.same + 1 : 1;
+    r.shape = shape;
+    r.usable = false;
+    if (!repeat_on_ || shape == 0 || body_ops_ > 0) return;
+    r.starts = 0;
+    int computes = 0;
+    for (std::size_t k = 0; k < n_out_; ++k) {
+        const op_meta& m = meta_[k];
+        r.starts += m.start ? 1u : 0u;
+        if (m.kind == event_kind::body) {
+            r.body_at = k;
+            ++computes;
+        }
+    }
+    r.usable = computes == 1;
+    const core_schedule::step_delta& d = sched_.last_delta();
+    r.n_move_in = r.n_move_out = 0;
+    for (int k = 0; k < sched_.n_windowed(); ++k) {
+        const int op = sched_.windowed(k);
+        const index_t bc = tables_.info.ops[static_cast<std::size_t>(op)].buffers;
+        if (bc < 2) continue;
+        const index_t by = (op < desc_.n_in ? d.op[op].wait_in : d.op[op].copy_out) % bc;
+        if (by == 0) continue;
+        const window_move mv{static_cast<std::uint8_t>(op), static_cast<std::uint8_t>(by)};
+        if (op < desc_.n_in)
+            r.move_in[r.n_move_in++] = mv;
+        else
+            r.move_out[r.n_move_out++] = mv;
+    }
+    r.dmas = run_stats{};
+    add_dmas(r.dmas, stats_, before, 1);
+}
+
+template <int I>
+inline auto basic_runner<I>::repeat() -> int {
+    repeat_state& r = rep_;
+    if (!r.usable || r.same < 2 || sched_.shape() != r.shape) return -1;
+    const index_t g = sched_.next_global_step();
+    sched_.skip_step();
+    ++repeated_;
+    next_id_ += r.starts;
+    ++r.unsummed;
+    for (int k = 0; k < r.n_move_in; ++k) move_window(r.move_in[k]);
+    body_event_ = event{event_kind::body,
+                        static_cast<std::uint8_t>(core_),
+                        0,
+                        0,
+                        static_cast<std::uint32_t>(g),
+                        static_cast<std::uint32_t>(g),
+                        opt_.pipeline};
+    invoke_body(body_event_);
+    for (int k = 0; k < r.n_move_out; ++k) move_window(r.move_out[k]);
+    if (!kctx_.body_ops.empty()) return 0;
+    return work_number(kctx_.body_work) == ops_[r.body_at].work ? 1 : 0;
+}
+
+template <int I>
+inline auto basic_runner<I>::patch(index_t m) -> void {
+    const repeat_state& r = rep_;
+    const core_schedule::step_delta& d = sched_.last_delta();
+    const auto g = static_cast<std::uint32_t>(sched_.next_global_step() - 1);
+    const auto k = static_cast<std::uint32_t>(m * r.starts);
+    const std::size_t n = n_batch_;
+    auto advance = [&](op_meta& mt, index_t per_step) {
+        const index_t bc = tables_.info.ops[mt.op].buffers;
+        mt.slot = static_cast<std::uint8_t>(bc > 1 ? (mt.slot + m * per_step) % bc : 0);
+    };
+    for (std::size_t j = 0; j < n; ++j) {
+        stream::op& o = ops_[j];
+        op_meta& mt = meta_[j];
+        o.step = g;
+        if (o.kind != stream::op_kind::dma_start && o.kind != stream::op_kind::dma_wait) continue;
+        o.dma += k;
+        if (!mt.start) {
+            if (mt.kind == event_kind::wait_in)
+                advance(mt, d.op[mt.op].wait_in);
+            else if (mt.kind == event_kind::wait_out)
+                advance(mt, d.op[mt.op].wait_out);
+            continue;
+        }
+        switch (mt.kind) {
+            case event_kind::fetch:
+                advance(mt, d.op[mt.op].copy_in);
+                in_flight_in_[mt.op][mt.slot] = o.dma;
+                break;
+            case event_kind::restore:
+                advance(mt, d.op[mt.op].copy_out);  // restores into the slot the next write uses
+                break;
+            case event_kind::write:
+            case event_kind::write_sync:
+                advance(mt, d.op[mt.op].copy_out);
+                if (mt.kind == event_kind::write) in_flight_out_[mt.op][mt.slot] = o.dma;
+                break;
+            default:
+                break;
+        }
+    }
+}
+
+template <int I>
+inline auto basic_runner<I>::splice(const event& body, std::size_t n) -> void {
+    repeat_state& r = rep_;
+    std::vector<stream::op> tail(ops_.begin() + static_cast<std::ptrdiff_t>(r.body_at + 1),
+                                 ops_.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<op_meta> tail_meta(meta_.begin() + static_cast<std::ptrdiff_t>(r.body_at + 1),
+                                   meta_.begin() + static_cast<std::ptrdiff_t>(n));
+    // The ids advanced above assumed no body DMA: the tail's starts move up by the body's.
+    next_id_ -= static_cast<std::uint32_t>(
+        std::count_if(tail_meta.begin(), tail_meta.end(), [](const op_meta& m) { return m.start; }));
+    n_out_ = r.body_at;
+    emit_body(body);
+    for (std::size_t j = 0; j < tail.size(); ++j) {
+        stream::op o = tail[j];
+        const op_meta& m = tail_meta[j];
+        if (m.start) {
+            o.dma = next_id_++;
+            if (m.kind == event_kind::write) in_flight_out_[m.op][m.slot] = o.dma;
+        } else if (o.kind == stream::op_kind::dma_wait && m.kind != event_kind::wait_out) {
+            o.dma = next_id_ - 1;  // a blocking copy waits on its own start, just made
+        }
+        cur_meta_ = m;
+        emit(o.kind, o.dma, o.work, o.bytes, o.far, o.label, o.step);
+        ops_[n_out_ - 1].run = o.run;
+        ops_[n_out_ - 1].who = o.who;
+    }
+    n_batch_ = n_out_;
+    r.usable = false;  // the next step is made in full
+    r.same = 0;
+}
+
+template <int I>
+inline auto basic_runner<I>::dma_start(const event& e, index_t bytes) -> std::uint32_t {
+    const std::uint32_t id = next_id_++;
+    const std::uint32_t label = note(e, e.kind);
+    if (opt_.notes) labels_.push_back(label);
+    cur_meta_.start = true;
+    emit(stream::op_kind::dma_start, id, 0, bytes, true, label, e.step);
+    ops_[n_out_ - 1].run = next_run_;
+    cur_meta_.start = false;
+    return id;
+}
+
+template <int I>
+inline auto basic_runner<I>::move(const event& e, bool in) -> index_t {
+    const auto op = static_cast<std::size_t>(e.op);
+    index_t bytes = uniform_bytes_[op];
+    next_run_ = run_[op];
+    if (move_[op] || bytes < 0) {
+        const auto b = block_of(e.op, e.block_step);
+        const operand_desc& o = desc_.ops[op];
+        std::byte* slot = mem_.slots[op][e.slot];
+        if (in && move_[op] && mem_.poison_padding) poison_outside(o, slot, b);
+        bytes = !move_[op] ? region_of(o, b).elems() * itemsize(o.type)
+                : in       ? copy_block_in(hbm_[op], slot, o, b)
+                           : copy_block_out(hbm_[op], slot, o, b);
+        if (desc_.tiling)  // S35: the last partial block's DMA is rounded up to the tile
+            bytes = tiled_dma_elems(o, b, tables_.info.ops[op].tile.data()) * itemsize(o.type);
+        if (bytes < o.block_elems() * itemsize(o.type))  // an edge block (S34): its own runs
+            next_run_ = edge_run(e.op, b);
+    }
+    count(e, bytes, in);
+    return bytes;
+}
+
+template <int I>
+inline auto basic_runner<I>::edge_run(int i, const index_tuple<max_rank>& b) const -> std::uint16_t {
+    const auto op = static_cast<std::size_t>(i);
+    const operand_desc& o = desc_.ops[op];
+    const std::array<index_t, max_rank> c =
+        desc_.tiling ? tiled_dma_extent(o, b, tables_.info.ops[op].tile.data()) : region_of(o, b).count;
+    return run_of_extent(o, c.data());
+}
+
+template <int I>
+inline auto basic_runner<I>::set_valid(index_t step) -> void {
+    for (int i = 0; i < desc_.n_ops(); ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        if (uniform_bytes_[u] >= 0 || !desc_.ops[u].windowed()) continue;
+        const block_region r = region_of(desc_.ops[u], block_of(i, step));
+        for (std::size_t d = 0; d < static_cast<std::size_t>(r.rank); ++d) mem_.valid[u][d] = r.count[d];
+    }
+}
+
+template <int I>
+inline auto basic_runner<I>::handle(const event& e) -> void {
+    const auto op = static_cast<std::size_t>(e.op);
+    cur_meta_ = op_meta{e.kind, e.op, e.slot, false};
+    switch (e.kind) {
+        case event_kind::step:
+            // The context is set when the body runs.
+            emit(stream::op_kind::overhead, 0, 0, 0, true, 0, e.step);  // (the model knows its time)
+            return;
+        case event_kind::fetch:
+            if (kctx_.detect_races) race_start(e, true, true);
+            in_flight_in_[op][e.slot] = dma_start(e, move(e, true));
+            return;
+        case event_kind::sync_in:
+        case event_kind::restore:
+            if (kctx_.detect_races) race_start(e, true, false);
+            wait(dma_start(e, move(e, true)), e);
+            return;
+        case event_kind::wait_in:
+            mem_.cur[op] = e.slot;
+            if (kctx_.detect_races) race_end(e, true);
+            wait(in_flight_in_[op][e.slot], e);
+            return;
+        case event_kind::body:
+            if (sched_.has_prefetched())  // S55: the first steps' windows have no wait_in
+                for (int k = 0; k < desc_.n_in; ++k)
+                    if (tables_.info.ops[static_cast<std::size_t>(k)].windowed &&
+                        !tables_.info.ops[static_cast<std::size_t>(k)].trivial)
+                        mem_.cur[static_cast<std::size_t>(k)] = sched_.body_slot(k);
+            if (any_valid_) set_valid(e.step);
+            invoke_body(e);
+            emit_body(e);
+            return;
+        case event_kind::write:
+        case event_kind::write_sync:
+        case event_kind::sync_out: {
+            if (kctx_.detect_races) race_start(e, false, e.kind == event_kind::write);
+            const std::uint32_t id = dma_start(e, move(e, false));
+            if (e.kind == event_kind::write)
+                in_flight_out_[op][e.slot] = id;
+            else
+                wait(id, e);  // S29: a blocking copy
+            // S20: the body's output window is slot(copy_out); copy_out advances it.
+            if (e.kind != event_kind::sync_out)
+                mem_.cur[op] = (e.slot + 1) % std::max(1, tables_.info.ops[op].buffers);
+            return;
+        }
+        case event_kind::wait_out:
+            if (kctx_.detect_races) race_end(e, false);
+            wait(in_flight_out_[op][e.slot], e);
+            return;
+    }
+}
+
+template <int I>
+inline auto basic_runner<I>::mark_period() -> void {
+    flush();
+    period_mark& k = mark_;
+    k.set = true;
+    k.at = sched_.counters_now();
+    k.id = next_id_;
+    k.stats = stats_;
+    k.total = total_work_now();
+    std::memcpy(k.in, in_flight_in_, sizeof k.in);
+    std::memcpy(k.out, in_flight_out_, sizeof k.out);
+}
+
+template <int I>
+inline auto basic_runner<I>::periods_to_skip(index_t p, std::uint32_t starts) const -> index_t {
+    const period_mark& k = mark_;
+    const core_schedule::counters now = sched_.counters_now();
+    if (!k.set || now.steps - k.at.steps != p || clean_run_ < p || next_id_ - k.id != starts) return 0;
+    // Each buffer ring must turn a whole number of times in the periods skipped.
+    index_t turn = 1;
+    for (int i = 0; i < desc_.n_ops(); ++i) {
+        const index_t bc = tables_.info.ops[static_cast<std::size_t>(i)].buffers;
+        if (bc < 2) continue;
+        const slot_counters &a = now.op[i], &b = k.at.op[i];
+        for (const index_t d : {a.copy_in - b.copy_in, a.wait_in - b.wait_in, a.copy_out - b.copy_out,
+                                a.wait_out - b.wait_out}) {
+            const index_t r = d % bc;
+            if (r != 0) turn = std::lcm(turn, bc / std::gcd(r, bc));
+        }
+    }
+    // Each skipped step is a reuse of a kept leaf: the skip stops short of the reuse that
+    // checks the tree against the body (run_memoized), which a pulled period then runs.
+    index_t n = memo_check_at_ - memo_hits_ - 1;
+    // The program ids the body asks.
+    const index_t g = sched_.next_global_step();
+    index_t stride = 1;
+    for (int a = desc_.grid_rank - 1; a >= 0 && n > 0; --a) {
+        const index_t extent = desc_.grid[static_cast<std::size_t>(a)];
+        if ((memo_axes_ >> a) & 1u) {
+            const index_t cycle = stride * extent;
+            if (p % cycle != 0)  // the axis must keep its value from g - p to the last step skipped
+                n = std::min(n, ((g - p) / stride + 1) * stride - g);
+        }
+        stride *= extent;
+    }
+    n -= n % (p * turn);
+    if (n <= 0) return 0;
+    n = sched_.periodic_steps(p, n);  // (the change bits last: the most costly to compare)
+    const index_t m = n / p;
+    return m - m % turn;
+}
+
+template <int I>
+inline auto basic_runner<I>::skip(index_t m) -> void {
+    const period_mark& k = mark_;
+    if (stale_ > 0) {  // the batch's ops first catch up with the steps made lazily
+        patch(stale_);
+        stale_ = 0;
+    }
+    flush();
+    const core_schedule::counters before = sched_.counters_now();
+    const index_t n = m * (before.steps - k.at.steps);
+    const auto dk = static_cast<std::uint32_t>(m * (next_id_ - k.id));
+    sched_.skip_periods(k.at, m);
+    next_id_ += dk;
+    // Statistics: the period's, m times (the work as a whole: its runs cross the mark).
+    const run_stats& a = k.stats;
+    run_stats& s = stats_;
+    s.steps += m * (s.steps - a.steps);
+    for (std::size_t c = 0; c < 2; ++c) s.core_steps[c] += m * (s.core_steps[c] - a.core_steps[c]);
+    add_dmas(s, run_stats(s), a, m);
+    work dw = total_work_now();
+    dw += times(k.total, -1);
+    s.total_work += times(dw, m);
+    if (!detail::finite_work(total_work_now()))
+        detail::work_overflow(kctx_, "the work charged over the repeating periods up to this step");
+    work_room_ = work_room(s.total_work, last_work_);
+    // The DMAs in flight in a slot the period refilled are the latest period's, m on.
+    for (int i = 0; i < desc_.n_ops(); ++i)
+        for (std::size_t b = 0; b < max_buffers; ++b) {
+            if (in_flight_in_[i][b] != k.in[i][b]) in_flight_in_[i][b] += dk;
+            if (in_flight_out_[i][b] != k.out[i][b]) in_flight_out_[i][b] += dk;
+        }
+    // The batch holds the last step's ops: now those of the step n on.
+    const auto g = static_cast<std::uint32_t>(sched_.next_global_step() - 1);
+    for (std::size_t j = 0; j < n_batch_; ++j) {
+        stream::op& o = ops_[j];
+        o.step = g;
+        if (o.kind == stream::op_kind::dma_start || o.kind == stream::op_kind::dma_wait) o.dma += dk;
+    }
+    repeated_ += n;
+    skipped_steps_ += n;
+    memo_hits_ += n;  // a reuse each, all before the next check (periods_to_skip)
+    last_step_ = -2;  // the next body's grid point is divided out
+}
+
+}  // namespace ptpu

@@ -1,0 +1,817 @@
+// Defines sim::detail::engine, the timing model's event simulator: its state and its small
+// members. Its larger members are defined in engine_events_impl.hpp (pulling ops, the cores' and
+// the DMA channels' events, semaphores), engine_steady_impl.hpp (the steady-state fast lane of one
+// core, its per-step rows and timeline) and engine_joint_impl.hpp (the joint lane of two cores).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ptpu/core/error.hpp"
+#include "ptpu/hw/chip.hpp"
+#include "ptpu/hw/presets.hpp"
+#include "ptpu/sim/cost.hpp"
+#include "ptpu/sim/result.hpp"
+#include "ptpu/sim/steady.hpp"
+#include "ptpu/sim/work_times.hpp"
+#include "ptpu/stream/op.hpp"
+
+namespace ptpu::sim {
+
+using stream::batch;  // as sim/engine.hpp: the stream's vocabulary
+
+namespace detail {
+
+inline constexpr double never = std::numeric_limits<double>::infinity();
+
+// A DMA from its start until its wait (or, for a dangling one, its completion).
+struct live_dma {
+    double ready = 0;  // end of the latency: the transfer starts
+    double tag = 0;    // transfer: its channel's virtual byte count at which it completes
+    double begin = 0;  // end of the issue: the DMA exists
+    std::int64_t bytes = 0;
+    double cost = 0;        // bytes the channel is charged: bytes plus its shape costs (far DMAs)
+    std::uint64_t seq = 0;  // start order, the last tie-break
+    std::uint32_t id = 0;
+    std::uint32_t label = 0;
+    std::uint32_t step = 0;
+    std::uint32_t sem = 0;  // the semaphore it completes into (0: waited by id)
+    std::uint64_t ord = 0;  // its start op's place in its core's stream (the timeline's label)
+    std::uint8_t core = 0;
+    std::uint8_t channel = 0;  // 0: HBM; 1 + core: that core's on-chip path
+    dma_phase phase = dma_phase::latency;
+    bool orphan = false;  // its core's stream has ended: nobody will wait for it
+};
+
+// Event order: time, then core, then start order. DMA events come before core ops at equal time,
+// so that a wait at t sees a completion at t.
+constexpr bool before(double t, const live_dma& a, double t2, const live_dma& b) {
+    if (t != t2) return t < t2;
+    if (a.core != b.core) return a.core < b.core;
+    return a.seq < b.seq;
+}
+
+// A bandwidth shared equally by its active transfers (processor sharing). Instead of decrementing
+// every transfer's remaining bytes at each event, `v` counts the bytes each active transfer has
+// received since the channel was last idle; a transfer joining at v completes when v reaches
+// its tag v + bytes, so transfers complete in tag order and equal tags at exactly the same time.
+class channel {
+public:
+    void set_bandwidth(double bw) {
+        bw_ = bw;
+        // n active transfers: each moves bw/n bytes per second; a byte of each takes n/bw. Tables
+        // for small n keep divisions off the hot path (a product differs by at most an ulp).
+        for (std::size_t n = 1; n < small; ++n) {
+            share_[n] = bw / static_cast<double>(n);
+            per_byte_[n] = static_cast<double>(n) / bw;
+        }
+        slots_.reserve(small);
+        tags_.reserve(small);
+    }
+    [[nodiscard]] bool idle() const { return slots_.empty(); }
+    [[nodiscard]] int first() const { return first_; }
+    [[nodiscard]] double first_done() const { return first_done_; }
+    [[nodiscard]] double busy_since() const { return busy_since_; }
+    [[nodiscard]] std::size_t active() const { return slots_.size(); }
+    /// Times this channel went idle (ended a busy period).
+    [[nodiscard]] std::int64_t idle_count() const { return idle_count_; }
+    /// The virtual byte count at time t >= the last event: bytes each active transfer has got.
+    [[nodiscard]] double v_at(double t) const {
+        return slots_.empty() ? v_ : v_ + (t - t_last_) * share(slots_.size());
+    }
+    /// Moves every absolute time by dt (the steady-state fast lane; the busy period's start only
+    /// when `restart`, i.e. the channel went idle in the period skipped).
+    void shift(double dt, bool restart) {
+        t_last_ += dt;
+        if (restart) busy_since_ += dt;
+        schedule();
+    }
+
+    // A transfer of `bytes` joins at time t; returns its tag.
+    double arrive(int s, double bytes, double t, const std::vector<live_dma>& dmas) {
+        if (slots_.empty()) {
+            v_ = 0;  // restart the virtual clock: keeps it small and exact
+            busy_since_ = t;
+        } else {
+            v_ += (t - t_last_) * share(slots_.size());
+        }
+        t_last_ = t;
+        const double tag = v_ + bytes;
+        slots_.push_back(s);
+        tags_.push_back(tag);
+        if (first_ < 0 || tag < first_tag_ ||
+            (tag == first_tag_ && before(tag, dmas[static_cast<std::size_t>(s)], first_tag_,
+                                         dmas[static_cast<std::size_t>(first_)]))) {
+            first_ = s;
+            first_tag_ = tag;
+        }
+        schedule();  // every completion moves: one more share
+        return tag;
+    }
+
+    // The first transfer completes at time t (DMA events come in order: it is always first).
+    void depart(double t, const std::vector<live_dma>& dmas) {
+        v_ = first_tag_;
+        t_last_ = t;
+        std::size_t n = slots_.size();
+        for (std::size_t k = 0; k < n; ++k) {
+            if (slots_[k] == first_) {
+                slots_[k] = slots_[n - 1];
+                tags_[k] = tags_[n - 1];
+                slots_.pop_back();
+                tags_.pop_back();
+                --n;
+                break;
+            }
+        }
+        first_ = -1;
+        for (std::size_t k = 0; k < n; ++k) {
+            const double tag = tags_[k];
+            if (first_ < 0 || tag < first_tag_ ||
+                (tag == first_tag_ && before(tag, dmas[static_cast<std::size_t>(slots_[k])], first_tag_,
+                                             dmas[static_cast<std::size_t>(first_)]))) {
+                first_ = slots_[k];
+                first_tag_ = tag;
+            }
+        }
+        if (n == 0) {
+            v_ = 0;
+            ++idle_count_;
+        }
+        schedule();
+    }
+
+private:
+    static constexpr std::size_t small = 32;
+
+    [[nodiscard]] double share(std::size_t n) const {
+        return n < small ? share_[n] : bw_ / static_cast<double>(n);
+    }
+    [[nodiscard]] double per_byte(std::size_t n) const {
+        return n < small ? per_byte_[n] : static_cast<double>(n) / bw_;
+    }
+    void schedule() {
+        if (first_ < 0) {
+            first_done_ = never;
+            return;
+        }
+        // Rounding may leave v a hair past the tag.
+        const double left = first_tag_ > v_ ? first_tag_ - v_ : 0.0;
+        first_done_ = t_last_ + left * per_byte(slots_.size());
+    }
+
+    double bw_ = 0;
+    double v_ = 0;
+    double t_last_ = 0;       // time at which v_ was last brought up to date
+    double busy_since_ = 0;   // start of the current busy period
+    std::vector<int> slots_;  // active transfers
+    std::vector<double> tags_;
+    int first_ = -1;  // the one completing next (smallest tag, then event order)
+    double first_tag_ = 0;
+    double first_done_ = never;
+    std::int64_t idle_count_ = 0;
+    std::array<double, small> share_{};
+    std::array<double, small> per_byte_{};
+};
+
+// A FIFO of slot numbers that keeps its storage (a ring of power-of-two size).
+class slot_queue {
+public:
+    [[nodiscard]] bool empty() const { return size_ == 0; }
+    [[nodiscard]] int front() const { return buf_[head_]; }
+    void pop() {
+        head_ = (head_ + 1) & (buf_.size() - 1);
+        --size_;
+    }
+    void push(int s) {
+        if (size_ == buf_.size()) grow();
+        buf_[(head_ + size_) & (buf_.size() - 1)] = s;
+        ++size_;
+    }
+
+private:
+    void grow() {
+        std::vector<int> b(buf_.empty() ? 16 : 2 * buf_.size());
+        for (std::size_t k = 0; k < size_; ++k) b[k] = buf_[(head_ + k) & (buf_.size() - 1)];
+        buf_ = std::move(b);
+        head_ = 0;
+    }
+    std::vector<int> buf_;
+    std::size_t head_ = 0;
+    std::size_t size_ = 0;
+};
+
+// The DMAs a core has started and not yet waited: ids and slots side by side, so that a wait's
+// lookup scans a few contiguous ids.
+class live_list {
+public:
+    void reserve(std::size_t n) {
+        ids_.reserve(n);
+        slots_.reserve(n);
+    }
+    [[nodiscard]] int find(std::uint32_t id) const {
+        const std::size_t n = ids_.size();
+        for (std::size_t k = 0; k < n; ++k)
+            if (ids_[k] == id) return static_cast<int>(k);
+        return -1;
+    }
+    [[nodiscard]] int slot(int k) const { return slots_[static_cast<std::size_t>(k)]; }
+    [[nodiscard]] const std::vector<int>& slots() const { return slots_; }
+    void push(std::uint32_t id, int s) {
+        ids_.push_back(id);
+        slots_.push_back(s);
+    }
+    void erase(int k) {
+        const auto i = static_cast<std::size_t>(k);
+        ids_[i] = ids_.back();
+        slots_[i] = slots_.back();
+        ids_.pop_back();
+        slots_.pop_back();
+    }
+    void clear() {
+        ids_.clear();
+        slots_.clear();
+    }
+    void shift_ids(std::uint32_t k) {
+        for (std::uint32_t& id : ids_) id += k;
+    }
+
+private:
+    std::vector<std::uint32_t> ids_;
+    std::vector<int> slots_;
+};
+
+enum class core_state : std::uint8_t { ready, blocked, done };
+
+// The simulation proper. DMAs live in slots with stable numbers; each core keeps the DMAs it has
+// started and not yet waited (looked up by id on a wait) and, in start order, those still in
+// their latency (their ends are in time order, since a core's time only grows); each channel
+// keeps its transfers and its next completion. The next DMA event is then the earliest of at
+// most five candidates.
+template <class Source>
+class engine {
+public:
+    engine(const chip& c, int cores, Source& src, const options& opt)
+        : chip_(c), times_(c, opt.costs, opt.works), cores_(cores), src_(src), opt_(opt) {
+        dmas_.reserve(64);
+        free_.reserve(64);
+        for (auto& l : live_) l.reserve(32);
+        const double onchip = onchip_bytes_per_s(c, opt.costs);
+        channels_[0].set_bandwidth(c.hbm_bytes_per_s * c.dma_efficiency);
+        desc_bytes_ = c.dma_descriptor_s * c.hbm_bytes_per_s * c.dma_efficiency;
+        channels_[1].set_bandwidth(onchip);
+        channels_[2].set_bandwidth(onchip);
+        res_.cores = cores;
+        for (int k = 0; k < 2; ++k) state_[k] = k < cores ? core_state::ready : core_state::done;
+        ff_on_ = opt.steady_state && !opt.semaphores;
+        tl_lane_ = ff_on_ && opt.timeline;
+        if (ff_on_) {
+            ring_.resize(ring_size);
+            spare_.resize(ring_size);
+            if (cores == 2) jring_.resize(ring_size);
+        }
+    }
+
+    result run();
+
+private:
+    live_dma& at(int s) { return dmas_[static_cast<std::size_t>(s)]; }
+
+    // Core c's next batch for a lane comparing it with a recorded period: taken lazily (the
+    // runner may hand back a repeat of its last step without writing its ops) when the lane
+    // expects a repeat, never with a timeline (every op's label is recorded as it is pulled).
+    // `repeated`: the batch is such a repeat.
+    struct lane_batch {
+        batch b;
+        bool repeated;
+    };
+    lane_batch next_lane_batch(int c, bool expect_repeat) {
+        const bool lazy = expect_repeat && !tl_lane_;
+        const batch n = src_.next_batch(c, lazy);
+        if (n.ops.empty()) return {n, false};
+        if (tl_lane_) record_labels(c, n.ops);
+        return {n, lazy && n.repeat && n.whole_step};
+    }
+
+    // The core's next op from the source, a batch at a time.
+    bool pull(int c, op& o);
+
+    // The next DMA event: the earliest latency end (the front of each core's queue) or channel
+    // completion. Kept in scalar members: copying a small event struct made g++ emit overlapping
+    // stores and loads that defeat store forwarding, which doubled the run time.
+    void find_next_event();
+
+    // Runs core c's ops while it is ready and strictly before the next DMA event (which a new DMA
+    // may bring forward). The other core only affects this one through the DMAs it starts, which
+    // cannot reach a channel before its next op's time + issue + latency, so core c may run ahead
+    // of it until then: fewer switches between cores, the same times. With zero issue and
+    // latency this is plain time order, ties going to core 0.
+    void run_core(int c);
+
+    // Ops carry work, not time: an overhead op is one grid step's control overhead (the chip's),
+    // a compute op names its work in the call's work table, which times_ converts (work_times).
+    double busy_seconds(const op& o) {
+        return o.kind == op_kind::overhead ? chip_.step_overhead_s : times_.seconds(o.work);
+    }
+    // What the fast lanes compare of an op's work: a compute op's canonical work number (two
+    // works of equal time are the same to them), any other op's work field as it is.
+    std::uint32_t canon(const op& o) { return o.kind == op_kind::compute ? times_.canonical(o.work) : o.work; }
+    // Whether ops x and y of one kind do work of equal time: the same number (a canonical number
+    // is its own: a recorded op's equals a pulled op's of that work), or equal canonical ones.
+    bool same_work(const op& x, const op& y) { return x.work == y.work || canon(x) == canon(y); }
+
+    // The rows of book b: result::steps (0) or result::inner_steps (1).
+    std::vector<step_times>& book_rows(int b) { return b == 0 ? res_.steps : res_.inner_steps; }
+    const std::vector<step_times>& book_rows(int b) const { return b == 0 ? res_.steps : res_.inner_steps; }
+
+    // The row of (core c, step, sub) in book b: the current one, or found again if the value
+    // recurs after other values (e.g. an op of the next step issued during this one), or a new one.
+    step_times* step_row(int b, int c, std::uint32_t step, std::uint32_t sub);
+    static std::uint64_t row_key(int c, std::uint32_t step, std::uint32_t sub) {
+        return std::uint64_t{static_cast<std::uint32_t>(c)} << 48 | std::uint64_t{sub} << 32 | step;
+    }
+
+    // ---- Semaphores (S60): per core, counted in the op's units (bytes for DMA semaphores) ----
+
+    void check_sem(int c, const op& o) const;
+    std::int64_t& sem_at(int c, std::uint32_t sem) {
+        auto& v = sem_val_[static_cast<std::size_t>(c)];
+        if (v.size() <= sem) v.resize(static_cast<std::size_t>(sem) + 1, 0);
+        return v[sem];
+    }
+    std::int64_t sem_value(int c, std::uint32_t sem) const {
+        const auto& v = sem_val_[static_cast<std::size_t>(c)];
+        return sem < v.size() ? v[sem] : 0;
+    }
+    void signal(int c, const op& o) {
+        check_sem(c, o);
+        if (o.core >= cores_ || o.bytes < 0)
+            throw error("SIM2", "simulate",
+                        "core " + std::to_string(c) + " signals core " + std::to_string(o.core) + " by " +
+                            std::to_string(o.bytes),
+                        "signal a simulated core by a non-negative amount");
+        raise(o.core, o.sem, o.bytes, t_[c]);
+    }
+    // Semaphore `sem` of core k goes up by n at time t: a wait it satisfies ends then.
+    void raise(int k, std::uint32_t sem, std::int64_t n, double t);
+    void wait_sem(int c, const op& o);
+
+    void start_dma(int c, const op& o);
+
+    // What a far DMA costs HBM, in bytes at B·η (docs/model.md, "DMA shape costs"): its bytes,
+    // `dma_run_cost_bytes` per contiguous run and the descriptor's `dma_descriptor_s`.
+    double hbm_cost(const op& o) const {
+        const double bytes = static_cast<double>(o.bytes);
+        const double runs = o.run == 0 ? 1.0 : std::ceil(bytes / o.run);
+        return bytes + runs * chip_.dma_run_cost_bytes + desc_bytes_;
+    }
+
+    void wait_dma(int c, const op& o);
+
+    void end_stream(int c);
+
+    // ---- Steady state (options::steady_state, docs/model.md) -----------------------------------
+    //
+    // At every step boundary of a core running alone (the first op of a new step value), the
+    // engine records the core's state relative to its time: each DMA started and not yet waited,
+    // by id relative to the core's count of starts, with its phase, bytes and what is left of it
+    // (latency until ready, or bytes still to move). When the state equals the one recorded p
+    // boundaries earlier (p <= max_period, the largest first), the ops of those p steps form a
+    // cycle: if the next p steps bring the same ops (ids and step numbers relative), they evolve
+    // from the same state the same way, so they take the cycle's time, start its number of DMAs
+    // and add its totals, and end in the same relative state, ready for the next period. The
+    // fast lane pulls and compares ops only, and applies all skipped periods at once when an op
+    // differs or the stream ends; the ops pulled since the last whole period are then simulated
+    // as usual.
+
+    tally totals(int c) const;
+
+    // A DMA in flight as a boundary records it, relative to the clock t and to its core's count
+    // of starts (`starts`): what a period must repeat of it (steady.hpp, same_snaps).
+    [[nodiscard]] dma_snap snap_of(const live_dma& d, std::uint32_t starts, double t) const;
+
+    // Records boundary nb_ (core c about to run op o, the first of step o.step) and looks for a
+    // period ending here; true when the fast lane takes over (holding o).
+    bool at_boundary(int c, const op& o);
+
+    // Boundary n of the history (numbers before the first recorded one exist after a skip).
+    boundary& at_boundary_index(std::int64_t n) { return ring_[ring_pos(n)]; }
+
+    // The period of p steps that ended at the last boundary becomes the cycle to match.
+    void enter_fast(int c, int p, const op& first);
+
+    // The fast lane over whole-step batches: batch b of a period must equal the cycle's batch b
+    // (ids and steps relative); a batch the source says repeats the previous one matches when
+    // the cycle's batch b repeats its batch b - 1, without reading it. On a mismatch or the
+    // stream's end, the matched batches of the unfinished period are rebuilt from the cycle.
+    void fast_forward_batches(int c);
+
+    // At the end of a period of whole-step batches that repeated the cycle: the periods the
+    // source makes in bulk beyond it (period_source), which the lane then counts as skipped.
+    // (Not with a timeline: each skipped op's label is recorded as it is pulled.)
+    std::int64_t source_skips(int c) {
+        if (tl_lane_ || cycle_steps_ != static_cast<std::uint32_t>(period_)) return 0;
+        const std::int64_t m = src_.skippable_periods(c, period_, cycle_starts_);
+        src_.skip_periods(c, m);
+        return m;
+    }
+
+    // The end of a fast-lane run: applies the skipped periods (none: look again in a period);
+    // what replay_ holds is then simulated as usual.
+    void leave_fast(int c);
+
+    // Pulls whole periods that repeat the cycle; at the first op that differs (or the stream's
+    // end) applies them, and leaves the ops pulled since the last whole period to be simulated.
+    // (Ops are pulled straight into replay_ and compared field by field: copying whole ops that
+    // the source has just written field by field stalls on store forwarding.)
+    void fast_forward(int c);
+
+    // Advances core c and its DMAs by m periods of the cycle (state: equal, times shifted).
+    void apply(int c, std::int64_t m);
+
+    // ---- Per-step rows in the fast lanes (options::per_step) -----------------------------------
+    //
+    // A period's rows repeat as its ops do: each core's current row at the boundary (it may go on
+    // into the period) gets the increments the current row at the period's start got, and the
+    // rows created within the period are created again, their times moved by the period's
+    // duration and their steps by its steps. That holds when the rows are part of the repeating
+    // state: the current rows equal relative to the clock, no core went back to an older row,
+    // and each core's rows were created in rising step order (so a replicated row's step is new).
+
+    row_mark mark_rows() const;
+
+    // The rows of the period from a (at time ta) to b (at tb) repeat, for the cores in [c0, c1],
+    // whose steps advance by dstep per period: in both books (a step's inner rows are
+    // replicated with it).
+    [[gnu::noinline]] bool rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0, int c1,
+                     const std::array<std::uint32_t, 2>& dstep) const {
+        if (!opt_.per_step) return true;
+        const double tol = 1e-12 * std::max(std::abs(ta), std::abs(tb));
+        const auto near = [tol](double x, double y) { return std::abs(x - y) <= tol; };
+        for (std::size_t bk = 0; bk < 2; ++bk) {
+            const book_mark& a = ma.book[bk];
+            const book_mark& b = mb.book[bk];
+            const std::vector<step_times>& v = book_rows(static_cast<int>(bk));
+            if (a.recurred != b.recurred) return false;
+            for (int ci = c0; ci <= c1; ++ci) {
+                const auto c = static_cast<std::size_t>(ci);
+                if (!row_rising_[bk][c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
+                std::uint32_t lo = 0, hi = 0;
+                bool any = false;
+                for (std::size_t r = a.rows; r < b.rows; ++r) {
+                    const step_times& x = v[r];
+                    if (x.core != ci) continue;
+                    if (!any) lo = x.step;
+                    hi = x.step;
+                    any = true;
+                }
+                if (any && dstep[c] <= hi - lo) return false;  // a replicated row would meet an older one
+                if (a.open[c] < 0) continue;
+                const step_times& x = a.open_row[c];
+                const step_times& y = b.open_row[c];
+                if (y.step != x.step + dstep[c] || x.sub != y.sub || x.waited_on != y.waited_on ||
+                    !near(x.begin - ta, y.begin - tb) || !near(x.end - ta, y.end - tb) ||
+                    !near(x.overhead, y.overhead) || !near(x.issue, y.issue) || !near(x.compute, y.compute) ||
+                    !near(x.wait, y.wait) || !near(x.sem_wait, y.sem_wait))
+                    return false;
+            }
+        }
+        return true;
+    }
+
+    // Mark x, recorded within the period from a to b, n periods later (the history rebuilt after
+    // a skip): rows made in the period moved by n periods' rows; the current row at a, which
+    // the period went on adding to, is then b's current row n - 1 periods later.
+    [[gnu::noinline]] row_mark shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb, std::int64_t n,
+                          double dt, const std::array<std::uint32_t, 2>& dstep) const {
+        if (!opt_.per_step) return m;
+        for (std::size_t bk = 0; bk < 2; ++bk) {
+            book_mark& x = m.book[bk];
+            const book_mark& a = ma.book[bk];
+            const book_mark& b = mb.book[bk];
+            const auto made = static_cast<std::int64_t>(b.rows - a.rows);
+            const auto first = static_cast<std::int64_t>(a.rows);
+            x.rows += static_cast<std::size_t>(n * made);
+            for (std::size_t c = 0; c < 2; ++c) {
+                if (x.open[c] < 0) continue;
+                if (x.open[c] >= first)
+                    x.open[c] += static_cast<int>(n * made);
+                else if (b.open[c] >= first)
+                    x.open[c] = b.open[c] + static_cast<int>((n - 1) * made);
+                x.open_row[c].step += static_cast<std::uint32_t>(n) * dstep[c];
+                x.open_row[c].begin += static_cast<double>(n) * dt;
+                x.open_row[c].end += static_cast<double>(n) * dt;
+            }
+        }
+        return m;
+    }
+
+    // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep),
+    // in both books.
+    [[gnu::noinline]] void replicate_rows(const row_mark& ma, const row_mark& mb, std::int64_t m, double dt,
+                        const std::array<std::uint32_t, 2>& dstep) {
+        if (!opt_.per_step || m == 0) return;
+        // A core blocked in a wait of an inner row (the joint lane's core 1) goes on in its image.
+        const std::array<bool, 2> tagged{inner_at_[0] >= 0, inner_at_[1] >= 0};
+        for (std::size_t bk = 0; bk < 2; ++bk) {
+            const book_mark& a = ma.book[bk];
+            const book_mark& b = mb.book[bk];
+            std::vector<step_times>& v = book_rows(static_cast<int>(bk));
+            std::array<step_times, 2> inc{};
+            std::array<bool, 2> has{};
+            for (std::size_t c = 0; c < 2; ++c) {
+                if (a.open[c] < 0 || b.open[c] < 0) continue;
+                const step_times& now = v[static_cast<std::size_t>(a.open[c])];
+                const step_times& then = a.open_row[c];
+                step_times& d = inc[c];
+                d.overhead = now.overhead - then.overhead;
+                d.issue = now.issue - then.issue;
+                d.compute = now.compute - then.compute;
+                d.wait = now.wait - then.wait;
+                d.sem_wait = now.sem_wait - then.sem_wait;
+                d.waited_on = now.waited_on;
+                d.end = now.end;  // the image in period k ends k periods later, if it was touched
+                d.begin = now.end != then.end ? 1.0 : 0.0;
+                has[c] = true;
+            }
+            const std::vector<step_times> made(v.begin() + static_cast<std::ptrdiff_t>(a.rows),
+                                               v.begin() + static_cast<std::ptrdiff_t>(b.rows));
+            std::array<int, 2> open = b.open;
+            within_budget(static_cast<std::size_t>(m) * made.size(), 0, made.empty() ? 0 : made.back().step);
+            v.reserve(v.size() + static_cast<std::size_t>(m) * made.size());
+            for (std::int64_t k = 1; k <= m; ++k) {
+                const double shift = static_cast<double>(k) * dt;
+                for (std::size_t c = 0; c < 2; ++c) {
+                    if (!has[c]) continue;
+                    step_times& row = v[static_cast<std::size_t>(open[c])];
+                    row.overhead += inc[c].overhead;
+                    row.issue += inc[c].issue;
+                    row.compute += inc[c].compute;
+                    row.wait += inc[c].wait;
+                    row.sem_wait += inc[c].sem_wait;
+                    row.waited_on |= inc[c].waited_on;
+                    if (inc[c].begin != 0) row.end = inc[c].end + shift;
+                }
+                for (const step_times& x : made) {
+                    step_times y = x;
+                    const auto c = static_cast<std::size_t>(x.core);
+                    y.step += static_cast<std::uint32_t>(k) * dstep[c];
+                    y.begin += shift;
+                    y.end += shift;
+                    const int idx = static_cast<int>(v.size());
+                    v.push_back(y);
+                    rows_[bk].emplace(row_key(x.core, y.step, y.sub), idx);
+                    row_max_[bk][c] = std::max(row_max_[bk][c], y.step);
+                    open[c] = idx;  // the last one made is the image of core c's current row at b
+                }
+            }
+            for (std::size_t c = 0; c < 2; ++c)
+                if (b.open[c] >= 0) row_[bk][c] = open[c];
+        }
+        for (std::size_t c = 0; c < 2; ++c) inner_at_[c] = tagged[c] ? row_[1][c] : -1;
+    }
+
+    // What the rows and the timeline take with `rows` more rows and `spans` more spans: each row
+    // with its index entry (rows_), each span with its place (span_ord_) and its op's label. Over
+    // options::memory_budget (doubling a vector's capacity counted): MEM1, naming the step.
+    void within_budget(std::size_t rows, std::size_t spans, std::uint32_t step) const;
+
+    // ---- The timeline in the fast lanes (options::timeline) ------------------------------------
+    //
+    // A skipped period records the spans its cycle recorded, moved by the period's time, steps
+    // and DMA starts (per core). Labels do not time, so the lanes compare ops without them; each
+    // span's label is then that of the op it stands for (a stream span's op, a DMA's start, a
+    // blocking wait) in the skipped period, kept as the ops were pulled: op k of core c's stream
+    // has label labels_[c][k], and span i of the timeline stands for op span_ord_[i].
+
+    void push_span(const span& x, std::uint64_t ord) {
+        if (res_.timeline.size() == res_.timeline.capacity()) within_budget(0, res_.timeline.size() + 1, x.step);
+        res_.timeline.push_back(x);
+        if (tl_lane_) span_ord_.push_back(ord);
+    }
+    void record_labels(int c, std::span<const op> b) {
+        std::vector<std::uint32_t>& v = labels_[static_cast<std::size_t>(c)];
+        for (const op& o : b) v.push_back(o.label);
+    }
+    // Ops a fast lane gives back to be simulated are the last ones pulled for core c; rebuilt
+    // from the cycle, they take back the labels they were pulled with.
+    void relabel_tail(int c, std::vector<op>& r) const {
+        if (!tl_lane_) return;
+        const std::vector<std::uint32_t>& v = labels_[static_cast<std::size_t>(c)];
+        const std::size_t first = v.size() - r.size();
+        for (std::size_t i = 0; i < r.size(); ++i) r[i].label = v[first + i];
+    }
+    // Appends m periods' spans: those the cycle recorded, in [s0, s1), moved per period by dt
+    // and, for each core, by its DMA starts, steps and ops.
+    [[gnu::noinline]] void replicate_spans(std::size_t s0, std::size_t s1, std::int64_t m, double dt,
+                                           const std::array<std::uint32_t, 2>& starts,
+                                           const std::array<std::uint32_t, 2>& steps,
+                                           const std::array<std::uint64_t, 2>& ops) {
+        if (!opt_.timeline || m == 0 || s1 == s0) return;
+        const std::size_t add = static_cast<std::size_t>(m) * (s1 - s0);
+        within_budget(0, add, res_.timeline[s1 - 1].step);
+        res_.timeline.reserve(res_.timeline.size() + add);
+        span_ord_.reserve(span_ord_.size() + add);
+        for (std::int64_t k = 1; k <= m; ++k) {
+            const double shift = static_cast<double>(k) * dt;
+            const auto ku = static_cast<std::uint32_t>(k);
+            for (std::size_t i = s0; i < s1; ++i) {
+                span x = res_.timeline[i];
+                const auto c = static_cast<std::size_t>(x.core);
+                const std::uint64_t ord = span_ord_[i] + static_cast<std::uint64_t>(k) * ops[c];
+                x.begin += shift;
+                x.end += shift;
+                x.step += ku * steps[c];
+                if (x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait) x.dma += ku * starts[c];
+                x.label = labels_[c][ord];
+                res_.timeline.push_back(x);
+                span_ord_.push_back(ord);
+            }
+        }
+    }
+
+    // ---- The joint lane (both cores running, docs/model.md §11) --------------------------------
+    //
+    // Both cores share HBM, so neither core's state repeats on its own: the state that repeats is
+    // the chip's. It is recorded at every step boundary of core 0 (core 0 about to run the first
+    // op of a new step value): both cores' live DMAs relative to core 0's clock and to their
+    // core's count of starts, core 1's clock and blocked wait relative to it, and the ops each
+    // core ran until core 0's next boundary. When the chip's state equals the one p boundaries
+    // earlier and the ops of both cores over the last p boundaries repeat the p before them, the
+    // next p boundaries evolve the same way if both cores bring the same ops again: the engine's
+    // decisions depend only on that state and on the ops. The lane pulls both cores' ops of each
+    // period (core 0's up to its next step value, core 1's the cycle's number of ops) and
+    // compares them; at the first that differs, or a stream's end, it applies all whole periods
+    // at once and gives the ops pulled since back to be simulated.
+
+    joint_tally joint_totals() const;
+
+    // Records joint boundary jn_ (core 0 about to run o, the first op of step o.step) and looks
+    // for a period ending here; true when the joint lane takes over (holding o).
+    [[gnu::noinline]] bool at_joint_boundary(const op& o);
+
+    // The p boundaries that ended at the last one become the joint cycle to match.
+    [[gnu::noinline]] void enter_joint(int p, const op& first);
+
+    // The joint lane by whole batches (as fast_forward_batches for one core): when core 0's
+    // boundary is the first op of a whole-step batch, and core 1's ops of the cycle fall into
+    // its source's batches so that core 1's next q batches are known: the cycle's batches
+    // after its first cut, then the batch core 1 is in (its part before the boundary ends the
+    // cycle, its part after begins the next period, which must be the cycle's start).
+    [[gnu::noinline]] bool joint_batches_ready(int p);
+
+    // Batch x is d one period k later: ids relative to `base`, steps to `step0`.
+    bool same_batch_ops(std::span<const op> x, const std::vector<op>& d, std::uint32_t base,
+                        std::uint32_t step0) {
+        if (x.size() != d.size()) return false;
+        for (std::size_t k = 0; k < x.size(); ++k)
+            if (!matches(x[k], d[k], base, step0)) return false;
+        return true;
+    }
+
+    // The joint lane a batch at a time; on a mismatch or a stream's end, the matched batches of
+    // the unfinished period are rebuilt from the cycle for both cores.
+    [[gnu::noinline]] void joint_fast_forward_batches();
+
+    // x is the cycle's op y one period later (DMA ids relative to `base`, steps to `step0`).
+    // (With a timeline, labels are not compared: they do not time, and the replicated spans
+    // take theirs from the ops pulled.)
+    bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0);
+
+    // Pulls and compares whole joint periods; at the first op that differs or a stream's end,
+    // applies them and leaves the ops pulled since to be simulated.
+    [[gnu::noinline]] void joint_fast_forward();
+
+    // The end of a joint-lane run: applies the whole periods skipped (none: look again in a
+    // period); what the replays hold is then simulated as usual.
+    [[gnu::noinline]] void finish_joint(const std::vector<op>& r0);
+
+    // Advances both cores and their DMAs by m joint periods (state: equal, times shifted).
+    [[gnu::noinline]] void apply_joint(std::int64_t m);
+
+    void start_transfer(int s, double t);
+
+    void finish(int s, double t) {
+        const live_dma& d = at(s);
+        channel& ch = channels_[d.channel];
+        ch.depart(t, dmas_);
+        if (d.channel == 0 && ch.idle()) res_.hbm_busy_time += t - ch.busy_since();
+        complete(s, t);
+    }
+
+    // The DMA `s` has moved its last byte at time t.
+    void complete(int s, double t);
+
+    const chip& chip_;
+    work_times times_;
+    double desc_bytes_ = 0;  // dma_descriptor_s as bytes at B·η
+    int cores_;
+    Source& src_;
+    const options& opt_;
+    result res_;
+    std::vector<live_dma> dmas_;         // slots
+    std::vector<int> free_;              // free slots
+    std::array<live_list, 2> live_;      // per core: started, not yet waited
+    std::array<slot_queue, 2> pending_;  // per core: in their latency, in start order
+    std::array<channel, 3> channels_;    // HBM, on-chip of core 0, on-chip of core 1
+    std::array<double, 2> t_{};          // when each core's next op starts (or it ended)
+    std::array<core_state, 2> state_{};
+    std::array<int, 2> wait_slot_{-1, -1};  // the DMA a blocked core waits on (-1: a semaphore)
+    std::array<std::uint32_t, 2> wait_sem_{};       // or the semaphore
+    std::array<std::int64_t, 2> wait_want_{};       // and the amount
+    std::array<bool, 2> wait_is_dma_{};             // a DMA semaphore: the stall is exposed DMA
+    std::array<std::vector<std::int64_t>, 2> sem_val_;  // semaphore values per core
+    std::array<std::uint32_t, 2> wait_label_{};
+    std::array<std::uint32_t, 2> wait_step_{};
+    std::array<std::uint8_t, 2> wait_who_{};  // op::who of the DMA wait a core is blocked in (0 past 2 * max_operands)
+    // Per-step rows, per book (0: result::steps, 1: result::inner_steps) and core.
+    std::array<std::array<int, 2>, 2> row_{{{-1, -1}, {-1, -1}}};  // each core's current row
+    std::array<std::unordered_map<std::uint64_t, int>, 2> rows_;  // (core, step, sub) -> row
+    std::array<std::int64_t, 2> row_recurred_{};                   // times a core went back to an older row
+    std::array<std::array<std::uint32_t, 2>, 2> row_max_{};        // the largest step of each core's rows
+    std::array<std::array<bool, 2>, 2> row_any_{};
+    std::array<std::array<bool, 2>, 2> row_rising_{{{true, true}, {true, true}}};  // rows made in step order
+    std::array<int, 2> inner_at_{-1, -1};  // the inner row of the op each core ran last (-1: none)
+    std::uint64_t seq_ = 0;
+    double last_done_ = 0;
+    // The next DMA event (unless dirty_): its time, its DMA, and whether it completes or starts
+    // transferring.
+    double ev_t_ = never;
+    int ev_slot_ = -1;
+    bool ev_finish_ = false;
+    bool dirty_ = true;
+    std::int64_t orphans_ = 0;                 // DMAs of ended streams still in flight
+    std::array<std::span<const op>, 2> in_{};  // per core: the source's current batch
+    std::array<std::size_t, 2> in_pos_{};      // and the next op in it
+    std::array<bool, 2> in_whole_{};           // and whether it holds exactly one step's ops
+    bool by_batch_ = false;                    // the fast lane compares whole batches
+    std::vector<std::uint8_t> cyc_same_;       // cycle batch b equals batch b - 1 (mod p)
+    // Steady state (see above).
+    std::array<std::uint32_t, 2> starts_{};  // DMA starts per core (ids are relative to it)
+    bool ff_on_ = false;
+    bool tl_lane_ = false;  // the fast lane with a timeline (see "The timeline in the fast lanes")
+    std::array<std::uint64_t, 2> ord_{};       // ops each core has run (simulated or skipped)
+    std::array<std::uint64_t, 2> wait_ord_{};  // the op a blocked core waits in
+    std::array<std::vector<std::uint32_t>, 2> labels_;  // with tl_lane_: each core's ops' labels, as pulled
+    std::vector<std::uint64_t> span_ord_;                // with tl_lane_: the op each span stands for
+    int ring_core_ = -1;           // the core the history is of
+    std::vector<boundary> ring_;   // the last ring_size boundaries, boundary n at n % ring_size
+    std::vector<boundary> spare_;  // apply()'s copy of the history
+    std::int64_t nb_ = 0;          // boundaries recorded
+    std::int64_t valid_from_ = 0;  // the oldest one still comparable
+    std::int64_t cooldown_ = 0;    // boundaries to record before looking for a period again
+    std::uint32_t cur_step_ = 0;   // step value of the current boundary
+    bool fast_ = false;
+    std::array<bool, 2> ends_{};  // per core: the source said its stream has ended
+    int period_ = 0;
+    std::int64_t skipped_ = 0;
+    std::vector<op> cycle_;
+    double cycle_dt_ = 0;
+    std::uint32_t cycle_starts_ = 0;
+    std::uint32_t cycle_steps_ = 0;
+    tally cycle_sum_{};
+    bool cycle_done_ = false;
+    // The joint lane (see above).
+    std::vector<joint_boundary> jring_;  // the last ring_size joint boundaries
+    std::vector<joint_boundary> jspare_;  // apply_joint()'s copy of the history
+    std::int64_t jn_ = 0;                // joint boundaries recorded since the history began
+    std::int64_t jvalid_from_ = 0;       // the oldest one still comparable
+    std::int64_t jcooldown_ = 0;
+    std::uint32_t jstep_ = 0;   // core 0's step value at the current joint boundary
+    std::uint32_t jlast1_ = 0;  // step value of core 1's last op
+    bool jfast_ = false;
+    int jperiod_ = 0;
+    std::int64_t jskipped_ = 0;
+    std::array<std::vector<op>, 2> jcycle_;
+    std::array<std::uint32_t, 2> jcycle_starts_{};
+    std::array<std::uint32_t, 2> jcycle_steps_{};
+    double jcycle_dt_ = 0;
+    bool jcycle_done_ = false;
+    joint_tally jcycle_sum_{};
+    struct joint_batch {
+        std::vector<op> ops;     // relative to its first start and its first op's step
+        std::uint32_t sb = 0;    // its first start relative to the period's start
+        std::uint32_t gb = 0;    // its first op's step relative to the period's start
+        bool repeats = false;    // equals its predecessor one step on (a lazy batch matches)
+    };
+    bool jby_batch_ = false;
+    std::vector<joint_batch> jb1_;       // core 1's batches of a period
+    std::vector<std::uint8_t> jsame0_;   // core 0's boundary batch k repeats batch k - 1
+    std::size_t jk1_ = 0;                // core 1's position in its batch at the boundary
+    std::array<std::vector<op>, 2> replays_;  // per core: ops pulled by a fast lane, to simulate
+    std::array<std::size_t, 2> replay_at_{};
+};
+
+}  // namespace detail
+
+}  // namespace ptpu::sim

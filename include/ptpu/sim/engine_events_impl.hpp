@@ -1,0 +1,473 @@
+// Defines the engine's pulling of ops, its cores' and DMA channels' events and its semaphores
+// (sim/engine_class.hpp declares them).
+#pragma once
+
+#include "ptpu/sim/engine_class.hpp"
+
+namespace ptpu::sim::detail {
+
+template <class Source>
+inline auto engine<Source>::run() -> result {
+    for (;;) {
+        // Only DMA events and new DMAs change the next DMA event (run_core updates it).
+        if (dirty_) {
+            find_next_event();
+            dirty_ = false;
+        }
+        int c = -1;
+        double tc = never;
+        for (int k = 0; k < cores_; ++k) {
+            if (state_[k] == core_state::ready && t_[k] < tc) {
+                c = k;
+                tc = t_[k];
+            }
+        }
+        if (c >= 0 && tc < ev_t_) {
+            run_core(c);
+        } else if (ev_slot_ >= 0) {
+            dirty_ = true;
+            if (ev_finish_)
+                finish(ev_slot_, ev_t_);
+            else
+                start_transfer(ev_slot_, ev_t_);
+        } else {
+            break;
+        }
+    }
+    for (int k = 0; k < cores_; ++k)
+        if (state_[k] == core_state::blocked) {  // on a semaphore: DMA waits always end
+            stall& d = res_.deadlock;
+            d.core = k;
+            d.sem = wait_sem_[k];
+            d.wanted = wait_want_[k];
+            d.available = sem_value(k, wait_sem_[k]);
+            d.step = wait_step_[k];
+            d.label = wait_label_[k];
+            break;
+        }
+    res_.device_time = last_done_;
+    for (int k = 0; k < cores_; ++k) {
+        res_.core_time[k] = t_[k];
+        if (t_[k] > res_.device_time) res_.device_time = t_[k];
+    }
+    return std::move(res_);
+}
+
+template <class Source>
+inline auto engine<Source>::pull(int c, op& o) -> bool {
+    if (!src_.batched()) {
+        if (!src_.next(c, o)) return false;  // straight into o (no copy to stall on)
+        if (tl_lane_) [[unlikely]] labels_[static_cast<std::size_t>(c)].push_back(o.label);
+        return true;
+    }
+    std::span<const op>& b = in_[static_cast<std::size_t>(c)];
+    std::size_t& k = in_pos_[static_cast<std::size_t>(c)];
+    if (k == b.size()) {
+        const batch n = src_.next_batch(c, false);
+        b = n.ops;
+        in_whole_[static_cast<std::size_t>(c)] = n.whole_step;
+        k = 0;
+        if (b.empty()) return false;
+        if (tl_lane_) [[unlikely]] record_labels(c, b);
+    }
+    o = b[k++];
+    return true;
+}
+
+template <class Source>
+inline auto engine<Source>::find_next_event() -> void {
+    double t = never;
+    int slot = -1;
+    bool fin = false;
+    const auto consider = [&](int s, double ts, bool f) {
+        if (slot < 0 || before(ts, at(s), t, at(slot))) {
+            t = ts;
+            slot = s;
+            fin = f;
+        }
+    };
+    for (int k = 0; k < cores_; ++k) {
+        const slot_queue& q = pending_[k];
+        if (!q.empty()) consider(q.front(), at(q.front()).ready, false);
+    }
+    for (const channel& ch : channels_)
+        if (ch.first() >= 0) consider(ch.first(), ch.first_done(), true);
+    ev_t_ = t;
+    ev_slot_ = slot;
+    ev_finish_ = fin;
+}
+
+template <class Source>
+inline auto engine<Source>::run_core(int c) -> void {
+    auto& replay_ = replays_[static_cast<std::size_t>(c)];
+    auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
+    auto& ended_ = ends_[static_cast<std::size_t>(c)];
+    const int other = 1 - c;
+    const bool other_ready = other < cores_ && state_[other] == core_state::ready;
+    const double t_other = other_ready ? t_[other] : never;
+    // With semaphores, strict time order: a signal must not reach a core behind its time.
+    const double horizon = opt_.semaphores ? t_other : t_other + chip_.dma_issue_s + chip_.dma_latency_s;
+    // The fast lane needs this core alone on the chip: the other stream ended and none of
+    // its DMAs still moves.
+    const bool steady =
+        ff_on_ && (other >= cores_ || (state_[other] == core_state::done && orphans_ == 0));
+    // The joint lane: both cores running (neither stream ended, so no orphan DMA either).
+    const bool joint = ff_on_ && other < cores_ && state_[other] != core_state::done;
+    const bool lanes = steady || joint;
+    if (!joint) jn_ = jvalid_from_ = 0;
+    if (!steady || ring_core_ != c) {
+        nb_ = valid_from_ = 0;  // history of another core, or none
+        ring_core_ = steady ? c : -1;
+    }
+    double& t = t_[c];
+    while (state_[c] == core_state::ready && t < ev_t_ &&
+           (t < horizon || (c < other ? t <= t_other : t < t_other))) {
+        if (fast_ || jfast_) [[unlikely]] {
+            // Changes the times and the DMAs: back to run() for the next event.
+            if (jfast_)
+                jby_batch_ ? joint_fast_forward_batches() : joint_fast_forward();
+            else
+                by_batch_ ? fast_forward_batches(c) : fast_forward(c);
+            return;
+        }
+        op o;
+        bool pulled = false;
+        if (replay_pos_ < replay_.size()) {
+            o = replay_[replay_pos_++];
+            if (replay_pos_ == replay_.size()) replay_.clear(), replay_pos_ = 0;
+        } else if (ended_ || !pull(c, o)) {
+            end_stream(c);
+            return;
+        } else {
+            pulled = true;
+        }
+        if (lanes) [[unlikely]] {  // a fast lane records the op (or takes it over)
+            if (joint) {
+                // o is the first op of a batch from the source (core 1's batches: the joint lane's).
+                const bool fresh = pulled && src_.batched() && in_pos_[static_cast<std::size_t>(c)] == 1;
+                if (c == 0 && (jn_ == 0 || o.step != jstep_)) {
+                    if (at_joint_boundary(o)) continue;  // the joint lane holds o
+                }
+                if (jn_ > 0) {
+                    joint_boundary& b = jring_[ring_pos(jn_ - 1)];
+                    const auto u = static_cast<std::size_t>(c);
+                    op n = o;
+                    if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b.starts[u];
+                    n.step -= b.step[u];
+                    if (tl_lane_) n.label = 0;  // labels do not time: the timeline's come from the ops
+                    n.work = canon(o);          // nor does which of two works of equal time it is
+                    if (c == 1 && fresh) b.cuts1.push_back(static_cast<std::uint32_t>(b.batch[1].size()));
+                    b.batch[u].push_back(n);
+                    b.hash[u] = mix(b.hash[u], n);
+                }
+                if (c == 1) jlast1_ = o.step;
+            }
+            if (steady) {
+                if (nb_ == 0 || o.step != cur_step_) {
+                    if (at_boundary(c, o)) continue;  // the fast lane holds o
+                }
+                boundary& b = ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)];
+                b.batch.push_back(normalized(o, b));
+                if (tl_lane_) b.batch.back().label = 0;
+                b.batch.back().work = canon(o);
+                b.hash = mix(b.hash, b.batch.back());
+            }
+        }
+        ++res_.op_count;
+        const std::uint64_t ord = ord_[c]++;  // the op's place in the core's stream
+        step_times* row = nullptr;
+        step_times* irow = nullptr;  // the op's inner row (op::sub), counted in row too
+        if (opt_.per_step) {
+            row = step_row(0, c, o.step, 0);
+            if (o.sub != 0) irow = step_row(1, c, o.step, o.sub);
+            inner_at_[c] = irow != nullptr ? row_[1][c] : -1;
+        }
+        const double begin = t;
+        switch (o.kind) {
+            case op_kind::overhead:
+            case op_kind::compute: {
+                const double busy = busy_seconds(o);
+                t += busy;
+                const bool ovh = o.kind == op_kind::overhead;
+                (ovh ? res_.busy_overhead : res_.busy_compute)[c] += busy;
+                if (row) (ovh ? row->overhead : row->compute) += busy;
+                if (irow) (ovh ? irow->overhead : irow->compute) += busy;
+                break;
+            }
+            case op_kind::dma_start:
+                start_dma(c, o);
+                if (row) row->issue += chip_.dma_issue_s;
+                if (irow) irow->issue += chip_.dma_issue_s;
+                break;
+            case op_kind::dma_wait:
+                wait_dma(c, o);
+                break;
+            case op_kind::sem_signal:
+                signal(c, o);
+                break;
+            case op_kind::sem_wait:
+                wait_sem(c, o);
+                break;
+            default:
+                throw error(
+                    "SIM2", "simulate",
+                    "an op has an unknown op_kind (" + std::to_string(static_cast<int>(o.kind)) + ")",
+                    "use overhead, dma_start, dma_wait, compute, sem_signal or sem_wait");
+        }
+        if (row) row->end = t;
+        if (irow) irow->end = t;
+        if (opt_.timeline && ((o.kind != op_kind::dma_wait && o.kind != op_kind::sem_wait) || t > begin) &&
+            o.kind != op_kind::sem_signal)
+            push_span({c, span::track::stream, o.kind, o.label, o.step, o.dma, begin, t, 0, true}, ord);
+        if (state_[c] == core_state::blocked) wait_ord_[c] = ord;
+    }
+}
+
+template <class Source>
+inline auto engine<Source>::step_row(int b, int c, std::uint32_t step, std::uint32_t sub) -> step_times* {
+    const auto u = static_cast<std::size_t>(c);
+    const auto bu = static_cast<std::size_t>(b);
+    int& r = row_[bu][u];
+    std::vector<step_times>& v = book_rows(b);
+    if (r < 0 || v[static_cast<std::size_t>(r)].step != step || v[static_cast<std::size_t>(r)].sub != sub) {
+        const std::uint64_t key = row_key(c, step, sub);
+        const auto [it, added] = rows_[bu].try_emplace(key, static_cast<int>(v.size()));
+        if (added) {
+            if (v.size() == v.capacity()) within_budget(v.size() + 1, 0, step);
+            v.push_back({c, step, t_[u], t_[u], 0, 0, 0, 0, 0, 0, sub});
+            // (A new row of an existing step value can only be an inner row of that step.)
+            if (row_any_[bu][u] && step < row_max_[bu][u]) row_rising_[bu][u] = false;
+            row_max_[bu][u] = std::max(row_max_[bu][u], step);
+            row_any_[bu][u] = true;
+        } else if (r < 0 || v[static_cast<std::size_t>(r)].step != step) {
+            // The fast lane's row replication needs rows in step order. (Back to another row of
+            // the current step, as a nested pipeline's parent row after its children, is not
+            // back in time: the step's rows are all made within the period that makes them.)
+            ++row_recurred_[bu];
+        }
+        r = it->second;
+    }
+    return &v[static_cast<std::size_t>(r)];
+}
+
+template <class Source>
+inline auto engine<Source>::check_sem(int c, const op& o) const -> void {
+    if (!opt_.semaphores)
+        throw error("SIM2", "simulate",
+                    "core " + std::to_string(c) + " has a semaphore op but options::semaphores is off",
+                    "set sim::options::semaphores for streams with semaphores");
+    if (o.sem == 0 || o.sem >= stream::max_semaphores)
+        throw error("SIM2", "simulate",
+                    "core " + std::to_string(c) + " names semaphore " + std::to_string(o.sem) +
+                        ", outside 1 .. " + std::to_string(stream::max_semaphores - 1),
+                    "number semaphores from 1");
+}
+
+template <class Source>
+inline auto engine<Source>::raise(int k, std::uint32_t sem, std::int64_t n, double t) -> void {
+    std::int64_t& v = sem_at(k, sem);
+    v += n;
+    if (state_[k] != core_state::blocked || wait_slot_[k] >= 0 || wait_sem_[k] != sem || v < wait_want_[k])
+        return;
+    v -= wait_want_[k];
+    const double begin = t_[k];
+    const double end = std::max(begin, t);
+    t_[k] = end;
+    state_[k] = core_state::ready;
+    const bool dma = wait_is_dma_[k];
+    (dma ? res_.wait_dma : res_.wait_sem)[k] += end - begin;
+    if (opt_.per_step) {
+        step_times& row = res_.steps[static_cast<std::size_t>(row_[0][k])];
+        (dma ? row.wait : row.sem_wait) += end - begin;
+        row.end = end;
+        if (inner_at_[k] >= 0) {
+            step_times& in = res_.inner_steps[static_cast<std::size_t>(inner_at_[k])];
+            (dma ? in.wait : in.sem_wait) += end - begin;
+            in.end = end;
+        }
+    }
+    if (opt_.timeline && end - begin > 1e-12 * end)  // (not a rounding error: see complete())
+        push_span({k, span::track::stream, op_kind::sem_wait, wait_label_[k], wait_step_[k], sem, begin, end, 0, dma},
+                  wait_ord_[k]);
+}
+
+template <class Source>
+inline auto engine<Source>::wait_sem(int c, const op& o) -> void {
+    check_sem(c, o);
+    if (o.bytes < 0)
+        throw error("SIM2", "simulate",
+                    "core " + std::to_string(c) + " waits for a negative amount (" + std::to_string(o.bytes) +
+                        ") on semaphore " + std::to_string(o.sem),
+                    "wait for a non-negative amount");
+    std::int64_t& v = sem_at(c, o.sem);
+    if (v >= o.bytes) {
+        v -= o.bytes;
+        return;
+    }
+    state_[c] = core_state::blocked;
+    wait_slot_[c] = -1;
+    wait_sem_[c] = o.sem;
+    wait_want_[c] = o.bytes;
+    wait_is_dma_[c] = o.dma_sem;
+    wait_label_[c] = o.label;
+    wait_step_[c] = o.step;
+}
+
+template <class Source>
+inline auto engine<Source>::start_dma(int c, const op& o) -> void {
+    if (o.bytes < 0)
+        throw error("SIM2", "simulate",
+                    "DMA " + std::to_string(o.dma) + " of core " + std::to_string(c) +
+                        " moves a negative number of bytes (" + std::to_string(o.bytes) + ")",
+                    "use bytes >= 0");
+    if (o.sem != 0) check_sem(c, o);
+    if (o.sem == 0 && live_[c].find(o.dma) >= 0)
+        throw error("SIM1", "simulate",
+                    "core " + std::to_string(c) + " starts DMA " + std::to_string(o.dma) +
+                        " again while it is in flight (not yet waited); its semaphore would "
+                        "count two completions (rule 39, docs/rules.md)",
+                    "wait on a DMA before reusing its id");
+    double& t = t_[c];
+    t += chip_.dma_issue_s;
+    res_.busy_issue[c] += chip_.dma_issue_s;
+    ++res_.dma_count;
+    ++starts_[c];
+    (o.far ? res_.hbm_bytes : res_.onchip_bytes) += o.bytes;
+    int s;
+    if (free_.empty()) {
+        s = static_cast<int>(dmas_.size());
+        dmas_.emplace_back();
+    } else {
+        s = free_.back();
+        free_.pop_back();
+    }
+    live_dma& d = at(s);
+    d.ready = t + chip_.dma_latency_s;
+    d.tag = 0;
+    d.begin = t;
+    d.bytes = o.bytes;
+    d.cost = o.far ? hbm_cost(o) : static_cast<double>(o.bytes);
+    d.seq = seq_++;
+    d.id = o.dma;
+    d.label = o.label;
+    d.step = o.step;
+    d.sem = o.sem;
+    d.ord = ord_[c] - 1;  // (run_core counted its op already)
+    d.core = static_cast<std::uint8_t>(c);
+    d.channel = static_cast<std::uint8_t>(o.far ? 0 : 1 + c);
+    d.phase = dma_phase::latency;
+    d.orphan = false;
+    if (o.sem == 0) live_[c].push(o.dma, s);
+    pending_[c].push(s);
+    if (ev_slot_ < 0 || before(d.ready, d, ev_t_, at(ev_slot_))) {
+        ev_t_ = d.ready;
+        ev_slot_ = s;
+        ev_finish_ = false;
+    }
+}
+
+template <class Source>
+inline auto engine<Source>::wait_dma(int c, const op& o) -> void {
+    const int k = live_[c].find(o.dma);
+    if (k < 0)
+        throw error("SIM1", "simulate",
+                    "core " + std::to_string(c) + " waits on DMA " + std::to_string(o.dma) +
+                        ", which it never started or already waited; on a TPU this "
+                        "over-wait hangs (rule 39, docs/rules.md)",
+                    "wait exactly once on each started DMA");
+    const int s = live_[c].slot(k);
+    if (at(s).phase == dma_phase::done) {
+        live_[c].erase(k);
+        free_.push_back(s);
+        return;
+    }
+    state_[c] = core_state::blocked;
+    wait_slot_[c] = s;
+    wait_label_[c] = o.label;
+    wait_step_[c] = o.step;
+    wait_who_[c] = o.who <= 2 * max_operands ? o.who : 0;
+}
+
+template <class Source>
+inline auto engine<Source>::end_stream(int c) -> void {
+    state_[c] = core_state::done;
+    for (const int s : live_[c].slots()) {
+        ++res_.dangling_dmas;
+        if (at(s).phase == dma_phase::done) {
+            free_.push_back(s);
+        } else {
+            at(s).orphan = true;
+            ++orphans_;
+        }
+    }
+    live_[c].clear();
+}
+
+template <class Source>
+inline auto engine<Source>::start_transfer(int s, double t) -> void {
+    live_dma& d = at(s);
+    pending_[d.core].pop();  // it is the front: the earliest latency end of its core
+    d.phase = dma_phase::transfer;
+    if (d.bytes == 0) {
+        complete(s, t);  // never joins a channel
+        return;
+    }
+    d.tag = channels_[d.channel].arrive(s, d.cost, t, dmas_);
+}
+
+template <class Source>
+inline auto engine<Source>::complete(int s, double t) -> void {
+    live_dma& d = at(s);
+    if (t > last_done_) last_done_ = t;
+    if (opt_.timeline)
+        push_span({d.core, span::track::dma, op_kind::dma_start, d.label, d.step, d.id, d.begin, t, d.bytes,
+                   d.channel == 0},
+                  d.ord);
+    const int c = d.core;
+    if (d.sem != 0) {  // waited through its semaphore, which it raises by its bytes
+        const std::uint32_t sem = d.sem;
+        const std::int64_t bytes = d.bytes;
+        free_.push_back(s);
+        raise(c, sem, bytes, t);
+    } else if (d.orphan) {
+        free_.push_back(s);
+        --orphans_;
+    } else if (state_[c] == core_state::blocked && wait_slot_[c] == s) {
+        const double begin = t_[c];
+        t_[c] = t;
+        state_[c] = core_state::ready;
+        res_.wait_dma[c] += t - begin;
+        // op::who past max_operands: an inner pipeline's operand, a body copy to the call.
+        const unsigned who = wait_who_[c], outer = who <= max_operands ? who : 0;
+        res_.wait_by_operand[outer] += t - begin;
+        if (opt_.per_step) {
+            // A wait of a rounding error (a DMA done an ulp after the core got there) is no
+            // wait on that operand: the bit must not depend on how the clock was summed.
+            const bool real = t - begin > 1e-12 * t;
+            const std::uint32_t bit = real ? std::uint32_t{1} << outer : 0u;
+            step_times& row = res_.steps[static_cast<std::size_t>(row_[0][c])];
+            row.wait += t - begin;
+            row.end = t;
+            row.waited_on |= bit;
+            if (inner_at_[c] >= 0) {
+                step_times& in = res_.inner_steps[static_cast<std::size_t>(inner_at_[c])];
+                in.wait += t - begin;
+                in.end = t;
+                // In an inner row, bit 1 + k is operand k of that row's pipeline.
+                in.waited_on |= real ? std::uint32_t{1} << (who > max_operands ? who - max_operands : 0) : 0u;
+            }
+        }
+        // A wait of a rounding error is no span either: the timeline must not depend on how the
+        // clock was summed (the fast lane's shifted clock rounds otherwise).
+        if (opt_.timeline && t - begin > 1e-12 * t)
+            push_span({c, span::track::stream, op_kind::dma_wait, wait_label_[c], wait_step_[c], d.id, begin, t, 0,
+                       true},
+                      wait_ord_[c]);
+        live_[c].erase(live_[c].find(d.id));
+        free_.push_back(s);
+    } else {
+        d.phase = dma_phase::done;
+    }
+}
+
+}  // namespace ptpu::sim::detail

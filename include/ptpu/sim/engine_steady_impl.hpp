@@ -1,0 +1,421 @@
+// Defines the engine's steady-state fast lane on one core (docs/model.md §11): boundaries,
+// periods, fast-forwarding, and the per-step rows and timeline it keeps (sim/engine_class.hpp
+// declares them).
+#pragma once
+
+#include "ptpu/sim/engine_class.hpp"
+
+namespace ptpu::sim::detail {
+
+template <class Source>
+inline auto engine<Source>::totals(int c) const -> tally {
+    tally s;
+    s.ops = res_.op_count;
+    s.dmas = res_.dma_count;
+    s.hbm_bytes = res_.hbm_bytes;
+    s.onchip_bytes = res_.onchip_bytes;
+    s.idle = channels_[0].idle_count();
+    s.overhead = res_.busy_overhead[c];
+    s.issue = res_.busy_issue[c];
+    s.compute = res_.busy_compute[c];
+    s.wait = res_.wait_dma[c];
+    s.wait_who = res_.wait_by_operand;
+    s.hbm_busy = res_.hbm_busy_time;
+    return s;
+}
+
+template <class Source>
+[[nodiscard]] inline auto engine<Source>::snap_of(const live_dma& d, std::uint32_t starts, double t) const -> dma_snap {
+    dma_snap x;
+    x.id = d.id - starts;
+    x.seq = seq_ - d.seq;
+    x.bytes = d.bytes;
+    x.phase = d.phase;
+    x.channel = d.channel;
+    x.core = d.core;
+    x.cost = d.cost;
+    x.left = d.phase == dma_phase::latency    ? d.ready - t
+             : d.phase == dma_phase::transfer ? d.tag - channels_[d.channel].v_at(t)
+                                              : 0.0;
+    return x;
+}
+
+template <class Source>
+inline auto engine<Source>::at_boundary(int c, const op& o) -> bool {
+    auto& replay_ = replays_[static_cast<std::size_t>(c)];
+    auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
+    boundary& b = ring_[static_cast<std::size_t>(nb_ % ring_size)];
+    const double t = t_[c];
+    b.t = t;
+    b.last_done = last_done_;
+    b.v = channels_[0].v_at(t);
+    b.starts = starts_[c];
+    b.step = o.step;
+    b.sum = totals(c);
+    b.rows = mark_rows();
+    b.spans = res_.timeline.size();
+    b.batch.clear();
+    b.hash = 0;
+    b.snap.clear();
+    for (const int s : live_[c].slots()) b.snap.push_back(snap_of(at(s), starts_[c], t));
+    for (std::size_t k = 1; k < b.snap.size(); ++k)  // by id (a few entries: insertion sort)
+        for (std::size_t i = k; i > 0 && b.snap[i].id < b.snap[i - 1].id; --i)
+            std::swap(b.snap[i], b.snap[i - 1]);
+    std::uint64_t key = b.snap.size();
+    for (const dma_snap& x : b.snap)
+        key = (key * 0x9E3779B97F4A7C15ull) ^
+              (std::uint64_t{x.id} << 24 ^ x.seq << 8 ^ static_cast<std::uint64_t>(x.bytes) << 32 ^
+               static_cast<std::uint64_t>(x.phase) << 4 ^ x.channel);
+    b.key = key;
+    ++nb_;
+    cur_step_ = o.step;
+    if (cooldown_ > 0) {
+        --cooldown_;
+        return false;
+    }
+    if (replay_pos_ < replay_.size()) return false;  // ops the fast lane gave back come first
+    // The shortest period p whose last two repetitions brought the same ops, and whose end
+    // state equals its start state.
+    const std::int64_t j = nb_ - 1;
+    if (j - 2 < valid_from_) return false;
+    const std::uint64_t last = at_boundary_index(j - 1).hash;
+    for (std::int64_t p = 1; p <= max_period && j - 2 * p >= valid_from_; ++p) {
+        const boundary& a = at_boundary_index(j - p);
+        if (a.key != key || at_boundary_index(j - 1 - p).hash != last || !same_state(a, b)) continue;
+        const std::uint32_t ds = b.step - a.step;
+        if (!rows_repeat(a.rows, b.rows, a.t, b.t, c, c, {ds, ds})) continue;
+        bool repeats = true;
+        for (std::int64_t i = 1; repeats && i <= p; ++i)
+            repeats = same_batch(at_boundary_index(j - i), at_boundary_index(j - i - p));
+        if (repeats) {
+            enter_fast(c, static_cast<int>(p), o);
+            return true;
+        }
+    }
+    return false;
+}
+
+template <class Source>
+inline auto engine<Source>::enter_fast(int c, int p, const op& first) -> void {
+    auto& replay_ = replays_[static_cast<std::size_t>(c)];
+    auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
+    const std::int64_t j = nb_ - 1;
+    const boundary& a = at_boundary_index(j - p);
+    const boundary& b = at_boundary_index(j);
+    cycle_.clear();
+    for (std::int64_t k = j - p; k < j; ++k) {
+        const boundary& e = at_boundary_index(k);
+        for (op o : e.batch) {  // relative to the period's start instead of the step's
+            if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += e.starts - a.starts;
+            o.step += e.step - a.step;
+            cycle_.push_back(o);
+        }
+    }
+    period_ = p;
+    fast_ = true;
+    skipped_ = 0;
+    cycle_dt_ = b.t - a.t;
+    cycle_starts_ = b.starts - a.starts;
+    cycle_steps_ = b.step - a.step;
+    cycle_sum_ = b.sum;
+    const tally& s = a.sum;
+    cycle_sum_.ops -= s.ops;
+    cycle_sum_.dmas -= s.dmas;
+    cycle_sum_.hbm_bytes -= s.hbm_bytes;
+    cycle_sum_.onchip_bytes -= s.onchip_bytes;
+    cycle_sum_.idle -= s.idle;
+    cycle_sum_.overhead -= s.overhead;
+    cycle_sum_.issue -= s.issue;
+    cycle_sum_.compute -= s.compute;
+    cycle_sum_.wait -= s.wait;
+    for (std::size_t w = 0; w < s.wait_who.size(); ++w) cycle_sum_.wait_who[w] -= s.wait_who[w];
+    cycle_sum_.hbm_busy -= s.hbm_busy;
+    cycle_done_ = b.last_done != a.last_done;  // a DMA completed within the period
+    replay_.clear();
+    replay_pos_ = 0;
+    replay_.push_back(first);
+    // Batches that are whole steps, the boundary at the first op of one: compared a batch at a
+    // time, and repeated batches not at all.
+    const auto u = static_cast<std::size_t>(c);
+    by_batch_ = in_whole_[u] && in_pos_[u] == 1;
+    if (by_batch_) {
+        cyc_same_.assign(static_cast<std::size_t>(p), 0);
+        for (std::int64_t k = 0; k < p; ++k)
+            cyc_same_[static_cast<std::size_t>(k)] =
+                same_batch(at_boundary_index(j - p + k),
+                           at_boundary_index(k == 0 ? j - 1 : j - p + k - 1))
+                    ? 1
+                    : 0;
+    }
+}
+
+template <class Source>
+inline auto engine<Source>::fast_forward_batches(int c) -> void {
+    auto& replay_ = replays_[static_cast<std::size_t>(c)];
+    auto& ended_ = ends_[static_cast<std::size_t>(c)];
+    const auto u = static_cast<std::size_t>(c);
+    const std::int64_t j = nb_ - 1;
+    const int p = period_;
+    const boundary& a = at_boundary_index(j - p);
+    const std::uint32_t starts = starts_[u];
+    const std::uint32_t step = at_boundary_index(j).step;
+    std::span<const op> cur = in_[u];  // the period's first batch, pulled already
+    bool have = true;                  // cur holds batch b's ops, unread
+    int b = 0;
+    bool mismatch = false;
+    // Where batch b of the current period starts counting ids and steps.
+    auto base_of = [&](int k) {
+        return starts + static_cast<std::uint32_t>(skipped_) * cycle_starts_ +
+               (at_boundary_index(j - p + k).starts - a.starts);
+    };
+    auto step_of = [&](int k) {
+        return step + static_cast<std::uint32_t>(skipped_) * cycle_steps_ +
+               (at_boundary_index(j - p + k).step - a.step);
+    };
+    for (;;) {
+        if (!have) {
+            const auto [n, repeated] = next_lane_batch(c, cyc_same_[static_cast<std::size_t>(b)] != 0);
+            if (n.ops.empty()) {
+                ended_ = true;
+                break;
+            }
+            if (repeated) {
+                if (++b == p) b = 0, ++skipped_, skipped_ += source_skips(c);
+                continue;
+            }
+            cur = n.ops;
+            if (!n.whole_step) {
+                mismatch = true;
+                break;
+            }
+        }
+        have = false;
+        const boundary& e = at_boundary_index(j - p + b);
+        const std::uint32_t base = base_of(b);
+        const std::uint32_t s0 = step_of(b);
+        bool same = cur.size() == e.batch.size();
+        for (std::size_t k = 0; same && k < cur.size(); ++k) {
+            const op& x = cur[k];
+            const op& y = e.batch[k];
+            const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
+            same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && same_work(x, y) &&
+                   x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
+                   (tl_lane_ || x.label == y.label) && x.step - s0 == y.step && x.sub == y.sub;
+        }
+        if (!same) {
+            mismatch = true;
+            break;
+        }
+        if (++b == p) b = 0, ++skipped_, skipped_ += source_skips(c);
+    }
+    // The unfinished period: its matched batches (from the cycle), then the one that differed.
+    replay_.clear();
+    for (int k = 0; k < b; ++k) {
+        const std::uint32_t base = base_of(k);
+        const std::uint32_t s0 = step_of(k);
+        for (op o : at_boundary_index(j - p + k).batch) {
+            if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += base;
+            o.step += s0;
+            replay_.push_back(o);
+        }
+    }
+    if (mismatch) replay_.insert(replay_.end(), cur.begin(), cur.end());
+    relabel_tail(c, replay_);
+    in_[u] = {};
+    in_pos_[u] = 0;
+    leave_fast(c);
+}
+
+template <class Source>
+inline auto engine<Source>::leave_fast(int c) -> void {
+    auto& replay_ = replays_[static_cast<std::size_t>(c)];
+    auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
+    fast_ = false;
+    if (skipped_ == 0) {
+        cooldown_ = period_;  // the cycle did not repeat even once
+    } else {
+        apply(c, skipped_);
+        if (!replay_.empty()) {
+            cur_step_ = replay_.front().step;
+            ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)].step = cur_step_;
+        }
+    }
+    replay_pos_ = 0;
+    dirty_ = true;
+}
+
+template <class Source>
+inline auto engine<Source>::fast_forward(int c) -> void {
+    auto& replay_ = replays_[static_cast<std::size_t>(c)];
+    auto& ended_ = ends_[static_cast<std::size_t>(c)];
+    const std::size_t n = cycle_.size();
+    replay_.resize(n + 1);  // replay_[0] holds the period's first op, pulled already
+    std::size_t have = 1;
+    const std::uint32_t starts = starts_[c];
+    for (;;) {
+        const std::uint32_t base = starts + static_cast<std::uint32_t>(skipped_) * cycle_starts_;
+        const std::uint32_t step0 = replay_[0].step;
+        bool whole = true;
+        for (std::size_t k = 0; k < n; ++k) {
+            op& x = replay_[k];
+            if (k == have) {
+                if (ended_ || !pull(c, x)) {
+                    ended_ = true;
+                    whole = false;
+                    break;
+                }
+                ++have;
+            }
+            const op& y = cycle_[k];
+            const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
+            if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || !same_work(x, y) ||
+                x.bytes != y.bytes || x.far != y.far || x.run != y.run || x.who != y.who ||
+                (!tl_lane_ && x.label != y.label) || x.step - step0 != y.step || x.sub != y.sub) {
+                whole = false;
+                break;
+            }
+        }
+        if (whole) {
+            // The period is whole when the next op starts a new step, or the stream ends.
+            op& y = replay_[n];
+            const bool more = !ended_ && pull(c, y);
+            ended_ = !more;
+            if (more) ++have;
+            if (more && y.step == replay_[n - 1].step) {
+                whole = false;
+            } else {
+                ++skipped_;
+                have = 0;
+                if (more) {
+                    replay_[0] = y;
+                    have = 1;
+                    continue;
+                }
+            }
+        }
+        break;
+    }
+    replay_.resize(have);
+    leave_fast(c);
+}
+
+template <class Source>
+inline auto engine<Source>::apply(int c, std::int64_t m) -> void {
+    const double dt = static_cast<double>(m) * cycle_dt_;
+    const auto k = static_cast<std::uint32_t>(m * cycle_starts_);
+    const tally& s = cycle_sum_;
+    const auto md = static_cast<double>(m);
+    res_.op_count += m * s.ops;
+    res_.steady_ops += m * s.ops;
+    res_.dma_count += m * s.dmas;
+    res_.hbm_bytes += m * s.hbm_bytes;
+    res_.onchip_bytes += m * s.onchip_bytes;
+    res_.busy_overhead[c] += md * s.overhead;
+    res_.busy_issue[c] += md * s.issue;
+    res_.busy_compute[c] += md * s.compute;
+    res_.wait_dma[c] += md * s.wait;
+    for (std::size_t w = 0; w < s.wait_who.size(); ++w) res_.wait_by_operand[w] += md * s.wait_who[w];
+    res_.hbm_busy_time += md * s.hbm_busy;
+    t_[c] += dt;
+    if (cycle_done_) last_done_ += dt;
+    const auto n_ops = static_cast<std::uint64_t>(s.ops);  // the core's ops per period
+    for (const int sl : live_[c].slots()) {
+        live_dma& d = at(sl);
+        d.ready += dt;
+        d.begin += dt;
+        d.id += k;
+        d.seq += k;
+        d.ord += static_cast<std::uint64_t>(m) * n_ops;
+        d.step += static_cast<std::uint32_t>(m) * cycle_steps_;
+        if (tl_lane_) d.label = labels_[static_cast<std::size_t>(c)][d.ord];
+    }
+    live_[c].shift_ids(k);
+    seq_ += k;
+    starts_[c] += k;
+    ord_[c] += static_cast<std::uint64_t>(m) * n_ops;
+    for (std::size_t ch = 0; ch < channels_.size(); ++ch) channels_[ch].shift(dt, ch == 0 && s.idle > 0);
+    // The history as if the skipped periods had been simulated: the boundary i back from the
+    // current one is, for i = q·p + r within the skipped periods, the cycle's boundary j - r
+    // moved by m - q periods; further back, the boundaries recorded before the skip.
+    const std::int64_t j = nb_ - 1;
+    const std::int64_t p = period_;
+    const row_mark ma = at_boundary_index(j - p).rows;
+    const row_mark mb = at_boundary_index(j).rows;
+    const std::array<std::uint32_t, 2> dstep{cycle_steps_, cycle_steps_};
+    replicate_rows(ma, mb, m, cycle_dt_, dstep);
+    const std::size_t s0 = at_boundary_index(j - p).spans;
+    const std::size_t s1 = at_boundary_index(j).spans;
+    replicate_spans(s0, s1, m, cycle_dt_, {cycle_starts_, cycle_starts_}, dstep, {n_ops, n_ops});
+    const std::int64_t depth = std::min(ring_size - 1, j - valid_from_ + m * p);
+    std::swap(ring_, spare_);
+    for (std::int64_t i = 0; i <= depth; ++i) {
+        boundary& e = at_boundary_index(j - i);
+        if (i > m * p) {
+            e = spare_[ring_pos(j + m * p - i)];
+            continue;
+        }
+        const std::int64_t q = i / p;
+        e = spare_[ring_pos(j - i % p)];
+        if (i > 0 && i % p == 0) {  // the ops after it: the cycle's first step's, not boundary j's (none yet)
+            const boundary& f = spare_[ring_pos(j - p)];
+            e.batch = f.batch;
+            e.hash = f.hash;
+        }
+        const std::int64_t n = m - q;
+        const auto nd = static_cast<double>(n);
+        e.t += nd * cycle_dt_;
+        if (cycle_done_) e.last_done += nd * cycle_dt_;
+        e.starts += static_cast<std::uint32_t>(n * cycle_starts_);
+        e.step += static_cast<std::uint32_t>(n) * cycle_steps_;
+        e.sum.ops += n * s.ops;
+        e.sum.dmas += n * s.dmas;
+        e.sum.hbm_bytes += n * s.hbm_bytes;
+        e.sum.onchip_bytes += n * s.onchip_bytes;
+        e.sum.idle += n * s.idle;
+        e.sum.overhead += nd * s.overhead;
+        e.sum.issue += nd * s.issue;
+        e.sum.compute += nd * s.compute;
+        e.sum.wait += nd * s.wait;
+        for (std::size_t w = 0; w < s.wait_who.size(); ++w) e.sum.wait_who[w] += nd * s.wait_who[w];
+        e.sum.hbm_busy += nd * s.hbm_busy;
+        e.rows = i == 0 ? mark_rows() : shifted_mark(e.rows, ma, mb, n, cycle_dt_, dstep);
+        e.spans += static_cast<std::size_t>(n) * (s1 - s0);
+    }
+    valid_from_ = j - depth;
+}
+
+template <class Source>
+inline auto engine<Source>::mark_rows() const -> row_mark {
+    row_mark m;
+    if (!opt_.per_step) return m;
+    for (std::size_t b = 0; b < 2; ++b) {
+        book_mark& k = m.book[b];
+        const std::vector<step_times>& v = book_rows(static_cast<int>(b));
+        k.rows = v.size();
+        k.recurred = row_recurred_[b];
+        for (std::size_t c = 0; c < 2; ++c) {
+            k.open[c] = row_[b][c];
+            if (row_[b][c] >= 0) k.open_row[c] = v[static_cast<std::size_t>(row_[b][c])];
+        }
+    }
+    return m;
+}
+
+template <class Source>
+inline auto engine<Source>::within_budget(std::size_t rows, std::size_t spans, std::uint32_t step) const -> void {
+    constexpr double row_bytes = sizeof(step_times) + 64, span_bytes = sizeof(span) + 12;
+    const double have_rows = static_cast<double>(res_.steps.size() + res_.inner_steps.size());
+    const double have_spans = static_cast<double>(res_.timeline.size());
+    const double bytes = row_bytes * (have_rows + 2.0 * static_cast<double>(rows)) +
+                         span_bytes * (have_spans + 2.0 * static_cast<double>(spans));
+    if (bytes <= static_cast<double>(opt_.memory_budget)) return;
+    throw error("MEM1", "timing model, step " + std::to_string(step),
+                std::string("recording ") + (spans > 0 ? "the timeline" : "the per-step rows") +
+                    " would take about " +
+                    std::to_string(static_cast<std::int64_t>(bytes)) + " host bytes, over the budget of " +
+                    std::to_string(opt_.memory_budget) +
+                    " (run_options::memory_budget): per-step rows and the timeline grow with the grid",
+                "raise run_options::memory_budget, or record no per-step rows (per_step = 0) or timeline");
+}
+
+}  // namespace ptpu::sim::detail
