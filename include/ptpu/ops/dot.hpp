@@ -30,8 +30,9 @@
 // operand's sublane tile and at least the rows one weight tile takes to latch (mxu_charge_of),
 // 2·M'·N'·K' FLOPs per pass into mxu_passes_flops (int8: mxu_int8_ops); transpose_a: a's vregs
 // through the transpose unit (work.xlu_vregs), transpose_b nothing more; a and b's vregs as
-// vector loads (pushed into the MXU once, whatever the passes [est]) and the result's f32
-// vregs as vector stores (popped from the result buffer). The result is an MXU result: the
+// vector loads (pushed into the MXU once, whatever the passes [est]); the result's vregs are
+// popped through the bundle's matrix pop slot, not the vector store slot, and never charged
+// (docs/model.md §5, "Slots": one pop a cycle never outlasts the product). The result is an MXU result: the
 // first vector op (or dot) that reads it charges one work.mxu_drains, a store or the
 // acc + dot(a, b) fold none (ops/vec.hpp, "MXU results"; docs/model.md §5).
 #pragma once
@@ -378,7 +379,12 @@ vec<dot_acc_t<A>> dot_product(const VA& a, const VB& b, const dot_options& o) {
         else
             c->body_work.mxu_passes_flops += flops * mxu_passes(dtype_of<A>, o.prec);
         c->body_work.vector_loads += static_cast<double>(a.vreg_count() + b.vreg_count());
-        c->body_work.vector_stores += static_cast<double>(vregs(m, n, dtype_of<R>));
+        // The result's vregs leave the MXU through the matrix pop slot, a slot of its own beside
+        // the vector load/store slots (TPUv2/v3: 2 matrix slots, push and pop; Norrie et al.,
+        // IEEE Micro 2021 [src], assumed unchanged [est]). At one pop a cycle it never outlasts
+        // a bf16 or f32 product (each f32 vreg of the result takes 2·8·128·K' FLOPs, K' ≥
+        // mxu_dim, at least a cycle of the MXU on every preset), so it is not charged
+        // (docs/model.md §5).
         // A transposed lhs goes through the transpose unit first; a transposed rhs is latched
         // into the MXU transposed, at no cost of its own (docs/model.md §5, "Transposes").
         if (o.transpose_a) c->body_work.xlu_vregs += static_cast<double>(a.vreg_count());
