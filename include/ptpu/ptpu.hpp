@@ -3,6 +3,7 @@
 
 #include "ptpu/call/dynamic.hpp"
 #include "ptpu/call/emit_pipeline.hpp"
+#include "ptpu/call/dynamic_pipeline.hpp"
 #include "ptpu/call/verdict.hpp"
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/error.hpp"

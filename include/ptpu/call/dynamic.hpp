@@ -145,6 +145,21 @@ struct dynamic_map {
             (std::make_index_sequence<max_rank + 1>{});
     }
 
+    /// The map's form against a grid of rank `g` and the block `d` describes (checks 2, 3), as
+    /// describe_operand finds it for a static map.
+    constexpr void describe(operand_desc& d, std::size_t g) const {
+        if (d.zero_map) {
+            d.map_returned = d.block_rank;
+        } else if (g >= eval.size() || eval[g] == nullptr) {
+            d.issue = map_issue::arity;
+        } else if (returned[g] < 0) {
+            d.issue = map_issue::not_tuple;
+        } else {
+            d.map_returned = returned[g];
+            if (d.map_returned != d.block_rank) d.issue = map_issue::wrong_rank;
+        }
+    }
+
 private:
     template <class M, std::size_t G>
     constexpr void add() {
@@ -165,12 +180,27 @@ private:
 /// Buffered<2>, revisit immediate.
 template <class Ctx>
 struct dynamic_spec {
-    dims_value shape;                        ///< the array's dims (rank of its Operand)
-    value_list<block_entry, max_rank> block;  ///< the block shape; empty: the whole array (S7)
+    dims_value shape{};  ///< the array's dims (rank of its Operand); an inner pipeline's: its source's, may stay empty
+    value_list<block_entry, max_rank> block{};  ///< the block shape; empty: the whole array (S7)
     dynamic_map<Ctx> index_map{};
     std::optional<int> buffer_count{};  ///< pipeline_mode=Buffered(k); none: 2 (S16)
     bool lookahead = false;             ///< Buffered(k, use_lookahead) (rule 19 at top level)
     bool revisit_any = false;           ///< RevisitMode.ANY (S39, S40)
+
+    /// What the spec says, as every front end's describer reads it (block in `space`).
+    [[nodiscard]] constexpr detail::spec_values values(space_kind space) const {
+        detail::spec_values v;
+        v.space = space;
+        v.full = block.empty();
+        v.rank = block.size();
+        for (int i = 0; i < block.size(); ++i) v.dims[static_cast<std::size_t>(i)] = block[static_cast<std::size_t>(i)].dim;
+        v.buffer_count = buffer_count.value_or(2);
+        v.explicit_mode = buffer_count.has_value() || lookahead;
+        v.lookahead = lookahead;
+        v.revisit_any = revisit_any;
+        v.zero_map = index_map.zero;
+        return v;
+    }
 };
 
 namespace detail {
@@ -569,42 +599,17 @@ private:
         detail::check_dims(s.shape, A::rank, who, k);
         operand_desc d;
         d.role = role;
-        d.space = A::memory::kind;
         d.type = dtype_of<T>;
         d.rank = static_cast<int>(A::rank);
         for (std::size_t i = 0; i < A::rank; ++i) d.shape[i] = s.shape[i];
-        d.full_block = s.block.empty();
+        detail::describe_block(d, s.values(A::memory::kind));
         // The body's ref has the Operand's kernel rank: the block squeezes the dims in between (S11).
         int squeezed_dims = 0;
         for (const block_entry& e : s.block) squeezed_dims += e.dim.kind == dim_kind::squeezed;
         const bool windowed = !windowless_space<typename A::memory>;
         if (static_cast<std::size_t>(windowed ? squeezed_dims : 0) + A::kernel_rank != A::rank)
             detail::bad_squeeze(who, k, squeezed_dims, A::rank, A::kernel_rank);
-        if (d.full_block) {
-            d.block_rank = d.rank;
-            for (std::size_t i = 0; i < A::rank; ++i) d.block[i] = block_dim{dim_kind::blocked, d.shape[i], 0, 0};
-        } else {
-            d.block_rank = s.block.size();
-            for (int i = 0; i < s.block.size(); ++i)
-                d.block[static_cast<std::size_t>(i)] = s.block[static_cast<std::size_t>(i)].dim;
-        }
-        d.buffer_count = s.buffer_count.value_or(2);
-        d.explicit_mode = s.buffer_count.has_value() || s.lookahead;
-        d.lookahead = s.lookahead;
-        d.revisit_any = s.revisit_any;
-        d.zero_map = s.index_map.zero;
-        // The index map's form against the grid and block, as describe_operand (checks 2, 3).
-        const auto g = static_cast<std::size_t>(grid.size());
-        if (d.zero_map) {
-            d.map_returned = d.block_rank;
-        } else if (s.index_map.eval[g] == nullptr) {
-            d.issue = map_issue::arity;
-        } else if (s.index_map.returned[g] < 0) {
-            d.issue = map_issue::not_tuple;
-        } else {
-            d.map_returned = s.index_map.returned[g];
-            if (d.map_returned != d.block_rank) d.issue = map_issue::wrong_rank;
-        }
+        s.index_map.describe(d, static_cast<std::size_t>(grid.size()));
         return d;
     }
     template <class... I, class... O>

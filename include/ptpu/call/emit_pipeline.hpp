@@ -138,6 +138,9 @@ struct inner_map_ctx {
     std::array<index_t, max_rank> whole{};  // the inner grid before the core split
     int rank = 0;
     const void* user = nullptr;
+    // A pipeline configured by values (dynamic_pipeline): its operands' maps, and its inputs.
+    const block_fn* value_maps = nullptr;
+    int n_in = 0;
 };
 // An error an inner index map raised while reading the values it was given (R2 for an SMEM
 // table read out of range), again with the inner operand and the inner iteration, as
@@ -224,29 +227,34 @@ struct source_of<ref<T, S, R, E>> {
 // S56: an inner operand's block lives in its spec's space (vmem unless given), which must be VMEM,
 // SMEM or HBM (29: any fails here, as upstream). A spec whose space is the source's, or HBM,
 // aliases the source (S17): no window and no DMA, the body sees a view of the block.
-template <class Spec, class SrcSpace>
-constexpr bool inner_aliased() {
-    constexpr space_kind b = Spec::memory::kind, s = SrcSpace::kind;
+template <class Mem, class SrcSpace>
+constexpr bool aliased_space() {
+    constexpr space_kind b = Mem::kind, s = SrcSpace::kind;
     return b == space_kind::hbm || b == s;
 }
+template <class Spec, class SrcSpace>
+constexpr bool inner_aliased() {
+    return aliased_space<typename Spec::memory, SrcSpace>();
+}
 // The message of a space rule about an inner operand: "...; source `x` (VMEM), spec HBM; fix".
-template <class Spec, class Src>
+template <class Mem, class Src>
 constexpr rule_message about_inner(std::string_view literal) {
     rule_message about;
     about << "source ";
     put_ref_space<Src>(about);
-    about << ", spec " << display_name(Spec::memory::kind);
+    about << ", spec " << display_name(Mem::kind);
     return with_subject(literal, about.view());
 }
-// Src: the source's space, named for its operand when it is a named operand's ref.
-template <class Spec, class Src>
-constexpr bool check_inner_spaces() {
+// Mem: the spec's space; Src: the source's space, named for its operand when it is a named
+// operand's ref.
+template <class Mem, class Src>
+constexpr bool check_inner_space_kinds() {
     using SrcSpace = unnamed_space_t<Src>;
-    constexpr space_kind b = Spec::memory::kind, s = SrcSpace::kind;
+    constexpr space_kind b = Mem::kind, s = SrcSpace::kind;
     constexpr bool src_far = s == space_kind::any || s == space_kind::hbm;
     constexpr bool src_ok = src_far || s == space_kind::vmem || s == space_kind::smem;
 #if PTPU_COMPOSED_MESSAGES
-#define PTPU_INNER_SPACE_ERROR(cond, text) static_assert(sizeof(compile_error<about_inner<Spec, Src>(text)>) > 0)
+#define PTPU_INNER_SPACE_ERROR(cond, text) static_assert(sizeof(compile_error<about_inner<Mem, Src>(text)>) > 0)
 #else
 #define PTPU_INNER_SPACE_ERROR(cond, text) static_assert(cond, text)
 #endif
@@ -264,13 +272,18 @@ constexpr bool check_inner_spaces() {
             src_far,
             "ptpu[29] emit_pipeline: you cannot request an HBM block spec for a non-HBM source; give the "
             "spec the source's space (vmem: a view of the block, S17) or pass an ANY/HBM ref");
-    else if constexpr (!inner_aliased<Spec, SrcSpace>() && !src_far)
+    else if constexpr (!aliased_space<Mem, SrcSpace>() && !src_far)
         PTPU_INNER_SPACE_ERROR(
             src_far,
             "ptpu[M1] emit_pipeline: no DMA path between the source's space and the spec's (VMEM and SMEM "
             "are not copied into each other); give the spec the source's space (aliased, S56)");
 #undef PTPU_INNER_SPACE_ERROR
-    if constexpr (inner_aliased<Spec, SrcSpace>() && !Spec::shape::full) {
+    return true;
+}
+template <class Spec, class Src>
+constexpr bool check_inner_spaces() {
+    static_assert(check_inner_space_kinds<typename Spec::memory, Src>());
+    if constexpr (inner_aliased<Spec, unnamed_space_t<Src>>() && !Spec::shape::full) {
         constexpr bool padded = [] {
             for (const auto& d : Spec::shape::dims)
                 if (d.kind == dim_kind::element && (d.pad_lo != 0 || d.pad_hi != 0)) return true;
@@ -283,21 +296,19 @@ constexpr bool check_inner_spaces() {
     return true;
 }
 
-// One operand of an inner pipeline as the planner sees it: the spec over the source ref.
-template <class Spec, std::size_t G, class Ref>
-operand_desc describe_inner(operand_role role, const Ref& r, int k) {
+// The source part of an inner operand's description: its dtype and shape (the runner copies
+// blocks of a row-major array: a source a window copies from must be one, R1; an aliased view
+// takes the source's strides as they are).
+template <class Ref>
+operand_desc describe_source(operand_role role, const Ref& r, int k, bool aliased) {
     using src = source_of<Ref>;
-    static_assert(check_inner_spaces<Spec, typename src::named>());
     operand_desc d;
     d.role = role;
-    d.space = Spec::memory::kind;
     d.type = dtype_of<typename src::value_type>;
     d.rank = static_cast<int>(src::rank);
     for (std::size_t i = 0; i < src::rank; ++i) d.shape[i] = r.shape()[i];
-    // The runner copies blocks of a row-major array: the source must be one (an aliased view
-    // takes the source's strides as they are).
     index_t stride = 1;
-    for (std::size_t i = src::rank; !inner_aliased<Spec, typename src::space>() && i-- > 0;) {
+    for (std::size_t i = src::rank; !aliased && i-- > 0;) {
         if (r.shape()[i] > 1 && r.strides()[i] != stride)
             throw error("R1", "emit_pipeline",
                         std::string(role == operand_role::input ? "input " : "output ") + std::to_string(k) +
@@ -305,8 +316,17 @@ operand_desc describe_inner(operand_role role, const Ref& r, int k) {
                         "pass the whole array, or a slice of whole rows");
         stride *= r.shape()[i];
     }
+    d.aliased = aliased;
+    return d;
+}
+
+// One operand of an inner pipeline as the planner sees it: the spec over the source ref.
+template <class Spec, std::size_t G, class Ref>
+operand_desc describe_inner(operand_role role, const Ref& r, int k) {
+    using src = source_of<Ref>;
+    static_assert(check_inner_spaces<Spec, typename src::named>());
+    operand_desc d = describe_source(role, r, k, inner_aliased<Spec, typename src::space>());
     describe_spec<Spec>(d);
-    d.aliased = inner_aliased<Spec, typename src::space>();
     return d;
 }
 
@@ -428,6 +448,70 @@ void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* ma
 extern template void run_inner<0>(kernel_context&, const pipeline_desc&, const block_fn*, const void*,
                                   const std::array<void*, max_operands>&, body_call, std::vector<event>*,
                                   const allocations_base*);
+#endif
+
+// The grid part of an inner pipeline as the planner sees it for this core (the grid, its
+// options, the maps' offsets): false when the core's part of a split grid is empty (S21:
+// nothing runs). 25 on the whole grid: a core split would leave an empty part.
+PTPU_COMPILED bool prepare_grid(pipeline_desc& p, inner_map_ctx& mctx, const index_t* grid, int rank,
+                                const pipeline_options& opt);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED bool prepare_grid(pipeline_desc& p, inner_map_ctx& mctx, const index_t* grid, int rank,
+                                const pipeline_options& opt) {
+    p.grid_rank = rank;
+    p.no_pipelining = opt.no_pipelining;
+    p.tiling = opt.tiling;
+    mctx.rank = rank;
+    std::array<index_t, max_rank> g{};
+    for (int d = 0; d < rank; ++d) g[static_cast<std::size_t>(d)] = grid[d];
+    for (int d = 0; d < rank; ++d)
+        if (g[static_cast<std::size_t>(d)] <= 0) raise(zero_grid(g.data(), rank, d, false));
+    mctx.whole = g;
+    if (opt.core_axis >= 0) {
+        const auto part = partition_grid(g.data(), rank, opt.semantics, outer_program_id(opt.core_axis),
+                                         outer_num_programs(opt.core_axis));
+        g = part.grid;
+        mctx.offset = part.offset;
+    }
+    for (int d = 0; d < rank; ++d) {
+        p.grid[static_cast<std::size_t>(d)] = g[static_cast<std::size_t>(d)];
+        if (g[static_cast<std::size_t>(d)] == 0 && opt.core_axis >= 0) return false;  // this core's part is empty
+    }
+    return true;
+}
+#endif
+
+// The view an aliased operand's body ref is at one inner step (S17, compute_slice): a Blocked
+// dim from b*n, an Element or BoundedSlice dim from its start, n long; a squeezed dim indexed
+// away. `offset` is in elements of the source; S34 when the view reaches outside it.
+struct alias_slice {
+    index_t offset = 0;
+    int rank = 0;
+    std::array<index_t, max_rank> shape{}, strides{};
+};
+PTPU_COMPILED alias_slice alias_block(const block_dim* dims, int rank, const index_tuple<max_rank>& b,
+                                      const index_t* src_shape, const index_t* src_strides, bool input, int k);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED alias_slice alias_block(const block_dim* dims, int rank, const index_tuple<max_rank>& b,
+                                      const index_t* src_shape, const index_t* src_strides, bool input, int k) {
+    alias_slice a;
+    for (int d = 0; d < rank; ++d) {
+        const block_dim& bd = dims[d];
+        const bool sq = bd.kind == dim_kind::squeezed;
+        index_t start = b.v[static_cast<std::size_t>(d)].start;
+        const index_t n = sq ? 1 : bd.size;
+        // (An offset that overflows lies outside too: V3's overflow, reported as S34's.)
+        if (bd.kind == dim_kind::blocked && !mul_fits(b.v[static_cast<std::size_t>(d)].start, bd.size, start))
+            start = -1;
+        if (start < 0 || start > src_shape[d] - n) alias_outside(input, k, d, start, n, src_shape[d]);
+        a.offset += start * src_strides[d];
+        if (!sq) {
+            a.shape[static_cast<std::size_t>(a.rank)] = n;
+            a.strides[static_cast<std::size_t>(a.rank++)] = src_strides[d];
+        }
+    }
+    return a;
+}
 #endif
 
 // The pieces of an invocation that do not depend on the body or the specs.
@@ -582,29 +666,10 @@ private:
     template <class... Refs>
     bool prepare(pipeline_desc& p, detail::inner_map_ctx& mctx, std::array<void*, max_operands>& hbm,
                  const Refs&... refs) const {
-        p.grid_rank = static_cast<int>(G);
+        if (!detail::prepare_grid(p, mctx, grid_.data(), static_cast<int>(G), opt_)) return false;
         p.n_in = static_cast<int>(sizeof...(I));
         p.n_out = static_cast<int>(sizeof...(O));
-        p.no_pipelining = opt_.no_pipelining;
-        p.tiling = opt_.tiling;
-        mctx.rank = static_cast<int>(G);
         if constexpr (sizeof...(Extra) > 0) mctx.user = &extra_;
-        std::array<index_t, max_rank> g{};
-        for (std::size_t d = 0; d < G; ++d) g[d] = grid_[d];
-        // 25 on the whole grid: a core split would leave an empty part and run nothing (S21).
-        for (std::size_t d = 0; d < G; ++d)
-            if (g[d] <= 0) raise(detail::zero_grid(g.data(), static_cast<int>(G), static_cast<int>(d), false));
-        mctx.whole = g;
-        if (opt_.core_axis >= 0) {
-            const auto part = detail::partition_grid(grid_.data(), static_cast<int>(G), opt_.semantics,
-                                                     outer_program_id(opt_.core_axis), outer_num_programs(opt_.core_axis));
-            g = part.grid;
-            mctx.offset = part.offset;
-        }
-        for (std::size_t d = 0; d < G; ++d) {
-            p.grid[d] = g[d];
-            if (g[d] == 0 && opt_.core_axis >= 0) return false;  // this core's part is empty (S21)
-        }
         std::size_t k = 0;
         auto describe = [&]<class Spec, int Op>(std::type_identity<Spec>, std::integral_constant<int, Op>,
                                                 const auto& r) {
@@ -675,30 +740,21 @@ private:
             return W(p, src.shape(), src.strides());
         } else {
             const kernel_context& c = detail::require_context("emit_pipeline");
-            index_t at[G]{};
+            index_t at[G > 0 ? G : 1]{};
             for (std::size_t d = 0; d < G; ++d) at[d] = c.inner_point[d];
             const index_tuple<max_rank> b =
                 detail::inner_map<Spec, G, ctx_t, static_cast<int>(K), static_cast<int>(sizeof...(I))>(at, &mctx);
             constexpr std::size_t WR = detail::window_rank<Spec, R>();
+            constexpr bool input = K < sizeof...(I);
+            const detail::alias_slice a =
+                detail::alias_block(Spec::shape::dims.data(), static_cast<int>(R), b, src.shape().data(),
+                                    src.strides().data(), input, static_cast<int>(input ? K : K - sizeof...(I)));
             std::array<index_t, WR> shape{}, strides{};
-            std::size_t j = 0;
-            for (std::size_t d = 0; d < R; ++d) {
-                const block_dim& bd = Spec::shape::dims[d];
-                const bool sq = bd.kind == dim_kind::squeezed;
-                index_t start = b.v[d].start;
-                const index_t n = sq ? 1 : bd.size;
-                // (An offset that overflows lies outside too: V3's overflow, reported as S34's.)
-                if (bd.kind == dim_kind::blocked && !mul_fits(b.v[d].start, bd.size, start)) start = -1;
-                if (start < 0 || start > src.shape()[d] - n)
-                    detail::alias_outside(K < sizeof...(I), static_cast<int>(K < sizeof...(I) ? K : K - sizeof...(I)),
-                                          static_cast<int>(d), start, n, src.shape()[d]);
-                p += start * src.strides()[d];
-                if (!sq) {
-                    shape[j] = n;
-                    strides[j++] = src.strides()[d];
-                }
+            for (std::size_t j = 0; j < WR; ++j) {
+                shape[j] = a.shape[j];
+                strides[j] = a.strides[j];
             }
-            return W(p, shape, strides);
+            return W(p + a.offset, shape, strides);
         }
     }
 

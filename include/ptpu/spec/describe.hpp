@@ -159,29 +159,67 @@ constexpr index_tuple<max_rank> eval_map(const index_t* g, const void* ctx) {
     return out;
 }
 
-/// What an operand's BlockSpec says of it, over a source whose dims are d.shape[0, d.rank): the
-/// block dims (a Full spec: the whole source), buffering, revisit mode and whether its map is the
-/// zero map. One describer for every front end that takes specs as types (pallas_call's
-/// operands, an emit_pipeline's).
-template <class Spec>
-constexpr void describe_spec(operand_desc& d) {
-    using Shape = typename Spec::shape;
-    d.space = Spec::memory::kind;
-    d.full_block = Shape::full;
-    if constexpr (Shape::full) {
+/// What a BlockSpec says of its operand, as values: what a static spec's types state and a
+/// run-time spec (dynamic_spec) holds as members. One describer (describe_block) writes it into
+/// an operand's description for every front end.
+struct spec_values {
+    space_kind space = space_kind::vmem;  ///< the block's memory space
+    bool full = true;                     ///< block_shape=None: the whole source
+    int rank = 0;                         ///< the block's dims (not full)
+    std::array<block_dim, max_rank> dims{};
+    int buffer_count = 2;
+    bool explicit_mode = false;  ///< a pipeline_mode was given
+    bool lookahead = false;
+    int prefetched = 0;
+    bool revisit_any = false;
+    bool zero_map = true;  ///< index_map=None
+};
+
+/// Writes `v` into `d`, over a source whose dims are d.shape[0, d.rank): the block dims (a full
+/// block: the whole source), buffering, revisit mode and whether its map is the zero map.
+constexpr void describe_block(operand_desc& d, const spec_values& v) {
+    d.space = v.space;
+    d.full_block = v.full;
+    if (v.full) {
         d.block_rank = d.rank;
         for (std::size_t i = 0; i < static_cast<std::size_t>(d.rank); ++i)
             d.block[i] = block_dim{dim_kind::blocked, d.shape[i], 0, 0};
     } else {
-        d.block_rank = static_cast<int>(Shape::rank);
-        for (std::size_t i = 0; i < Shape::rank; ++i) d.block[i] = Shape::dims[i];
+        d.block_rank = v.rank;
+        for (std::size_t i = 0; i < static_cast<std::size_t>(v.rank); ++i) d.block[i] = v.dims[i];
     }
-    d.buffer_count = Spec::mode::buffer_count;
-    d.explicit_mode = Spec::explicit_mode;
-    d.lookahead = Spec::mode::lookahead;
-    d.prefetched = Spec::mode::prefetched_count;
-    d.revisit_any = Spec::revisit::any;
-    d.zero_map = std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>;
+    d.buffer_count = v.buffer_count;
+    d.explicit_mode = v.explicit_mode;
+    d.lookahead = v.lookahead;
+    d.prefetched = v.prefetched;
+    d.revisit_any = v.revisit_any;
+    d.zero_map = v.zero_map;
+}
+
+/// A static spec's options as values.
+template <class Spec>
+constexpr spec_values spec_values_of() {
+    using Shape = typename Spec::shape;
+    spec_values v;
+    v.space = Spec::memory::kind;
+    v.full = Shape::full;
+    if constexpr (!Shape::full) {
+        v.rank = static_cast<int>(Shape::rank);
+        for (std::size_t i = 0; i < Shape::rank; ++i) v.dims[i] = Shape::dims[i];
+    }
+    v.buffer_count = Spec::mode::buffer_count;
+    v.explicit_mode = Spec::explicit_mode;
+    v.lookahead = Spec::mode::lookahead;
+    v.prefetched = Spec::mode::prefetched_count;
+    v.revisit_any = Spec::revisit::any;
+    v.zero_map = std::is_same_v<std::remove_cvref_t<decltype(Spec::index_map)>, zero_map_t>;
+    return v;
+}
+
+/// describe_block for a static spec (pallas_call's operands, an emit_pipeline's).
+template <class Spec>
+constexpr void describe_spec(operand_desc& d) {
+    describe_block(d, spec_values_of<Spec>());
 }
 
 template <class A, class Spec, std::size_t G, class Ctx>

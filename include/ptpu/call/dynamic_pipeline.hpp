@@ -1,0 +1,312 @@
+// Defines dynamic_pipeline<In<Operand...>, Out<Operand...>, Extra<X...>>: an emit_pipeline whose
+// configuration (grid, block shapes, index maps, buffer counts, lookahead, revisit mode,
+// semantics, core_axis, no_pipelining, tiling, trace) is a value set at run time, while each
+// operand's element type, rank, block memory space and the rank of the body's ref stay types, so
+// one generic inner body runs every configuration. Its specs are described by the same describer
+// as a static emit_pipeline's (spec/describe.hpp), planned by the same planner with
+// emit_pipeline's capabilities and run by the same runner: the same rule ids, events and times.
+//
+//   using Pipe = dynamic_pipeline<In<Operand<float, 2>>, Out<Operand<float, 2>>>;
+//   Pipe cfg;
+//   cfg.grid = {8};
+//   cfg.in[0] = cfg.out[0] = {.block = {128, 512}, .index_map = [](index_t i) { return idx(i, 0); },
+//                             .buffer_count = 3};
+//   ... in a kernel body: emit_pipeline(inner_body, cfg)(x_hbm, o_hbm);
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "ptpu/call/dynamic.hpp"
+#include "ptpu/call/emit_pipeline.hpp"
+
+namespace ptpu {
+
+/// The types of the values a dynamic_pipeline's index maps take after the inner grid indices
+/// (emit_pipeline's `extra...`: SMEM refs with group starts, sizes): `Extra<ref<const
+/// std::int32_t, smem, 1>>`. They are given, in this order, to emit_pipeline with the config.
+template <class... X>
+struct Extra {};
+
+namespace detail {
+template <class T>
+inline constexpr bool is_pipeline_option = false;
+template <class... A>
+inline constexpr bool is_pipeline_option<In<A...>> = true;
+template <class... A>
+inline constexpr bool is_pipeline_option<Out<A...>> = true;
+template <class... X>
+inline constexpr bool is_pipeline_option<Extra<X...>> = true;
+
+template <class E>
+struct extra_ctx;
+template <class... X>
+struct extra_ctx<Extra<X...>> {
+    using type = std::conditional_t<sizeof...(X) == 0, void, std::tuple<X...>>;
+    using values = std::tuple<X...>;
+};
+
+// Operand Op's index map of a pipeline configured by values, at inner grid point g of this
+// core's part: the map given as a value, at the whole grid's iteration, reading the extra values.
+template <int Op>
+index_tuple<max_rank> value_inner_map(const index_t* g, const void* ctx) {
+    const index_map_scope scope;
+    const auto& c = *static_cast<const inner_map_ctx*>(ctx);
+    index_t at[max_rank]{};
+    for (int d = 0; d < c.rank; ++d) at[d] = g[d] + c.offset[static_cast<std::size_t>(d)];
+    try {
+        return c.value_maps[Op](at, c.user);
+    } catch (const error& e) {
+        rethrow_from_inner_map(e, Op, c.n_in, at, static_cast<std::size_t>(c.rank));
+    }
+}
+inline constexpr std::array<block_fn, max_operands> value_inner_maps = []<std::size_t... K>(
+                                                                            std::index_sequence<K...>) {
+    return std::array<block_fn, max_operands>{&value_inner_map<static_cast<int>(K)>...};
+}(std::make_index_sequence<max_operands>{});
+
+// Rule 7 and 30 of an operand configured by values (static specs meet them at compile time).
+[[noreturn, gnu::cold]] PTPU_COMPILED void inner_value_error(const char* rule, bool input, int k, const std::string& what,
+                                                             const char* fix);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void inner_value_error(const char* rule, bool input, int k, const std::string& what, const char* fix) {
+    throw error(rule, operand_where("emit_pipeline", input ? "input" : "output", static_cast<std::size_t>(k)), what, fix);
+}
+#endif
+}  // namespace detail
+
+/// An emit_pipeline configured at run time. Options (types), in any order: In<Operand...>,
+/// Out<Operand...> (each Operand<T, Rank, Space, KernelRank>: the source's dtype and rank, the
+/// block's space — vmem or smem for a window, hbm or the source's own space for a view of the
+/// source's block, S56 — and the body's ref rank), Extra<X...>; everything else is a member set
+/// before the pipeline is emitted:
+///
+///     cfg.grid = {m / bm, k / bk};
+///     cfg.options = {.semantics = {parallel, arbitrary}, .core_axis = 0};
+///     cfg.in[0] = {.block = {bm, bk}, .index_map = [](index_t i, index_t k) { return idx(i, k); },
+///                  .buffer_count = 3, .lookahead = true};
+///
+/// A spec's `shape` may stay empty (the source ref's), or must equal the source's (ARG1).
+template <class... Opts>
+struct dynamic_pipeline {
+    static_assert((detail::is_pipeline_option<Opts> && ...),
+                  "ptpu[10] dynamic_pipeline: options are In<Operand...>, Out<Operand...> and Extra<X...>; the "
+                  "grid, blocks, maps and the rest are members set at run time");
+    static_assert(((detail::count_of<In, Opts> + ... + 0) <= 1) && ((detail::count_of<Out, Opts> + ... + 0) <= 1) &&
+                      ((detail::count_of<Extra, Opts> + ... + 0) <= 1),
+                  "ptpu[10] dynamic_pipeline: an option is given twice; give at most one In, Out and Extra");
+    using ins = typename detail::operands_of<typename detail::pick_holder<In, Opts...>::type>::type;
+    using outs = typename detail::operands_of<typename detail::pick_holder<Out, Opts...>::type>::type;
+    using extras = typename detail::pick_holder<Extra, Opts...>::type;
+    static_assert(detail::all_operands<ins> && detail::all_operands<outs>,
+                  "ptpu[10] dynamic_pipeline: In and Out list Operand<T, Rank, Space, KernelRank> types (the "
+                  "shapes are values)");
+    using ctx_type = typename detail::extra_ctx<extras>::type;
+    using extra_values = typename detail::extra_ctx<extras>::values;
+    using spec = dynamic_spec<ctx_type>;
+    static constexpr std::size_t n_in = ins::size;
+    static constexpr std::size_t n_out = outs::size;
+    static_assert(n_in + n_out <= max_operands, "ptpu[V1] dynamic_pipeline: more than max_operands (16) operands");
+
+    /// The inner grid (values; empty: one step).
+    dims_value grid{};
+    std::array<spec, n_in> in{};
+    std::array<spec, n_out> out{};
+    /// dimension_semantics, core_axis, no_pipelining, tiling, trace: as emit_pipeline's.
+    pipeline_options options{};
+};
+
+namespace detail {
+template <class P, class Q>
+struct pack_tuple;
+template <class... A, class... B>
+struct pack_tuple<pack<A...>, pack<B...>> {
+    using type = std::tuple<A..., B...>;
+};
+}  // namespace detail
+
+/// A dynamic_pipeline emitted with its inner body: invoke it on the refs (inputs, then outputs)
+/// to run it once (S53), as a static emit_pipeline's.
+template <class Body, class Cfg>
+class value_pipeline {
+    using ctx_t = typename Cfg::ctx_type;
+    using operands = typename detail::pack_tuple<typename Cfg::ins, typename Cfg::outs>::type;
+    static constexpr std::size_t n_in = Cfg::n_in;
+
+public:
+    static constexpr std::size_t n_refs = Cfg::n_in + Cfg::n_out;
+
+    value_pipeline(Body body, const Cfg& cfg, typename Cfg::extra_values extra)
+        : body_(std::move(body)), cfg_(cfg), extra_(std::move(extra)) {}
+
+    /// Runs the pipeline over `refs`: the inputs' then the outputs' source refs (any/hbm, or
+    /// VMEM/SMEM refs a spec of their space aliases).
+    template <class... Refs>
+    void operator()(const Refs&... refs) const {
+        static_assert(sizeof...(Refs) == n_refs,
+                      "ptpu[ARG1] emit_pipeline: pass one ref per In operand, then one per Out operand");
+        kernel_context& outer = detail::require_context("emit_pipeline");
+        pipeline_desc p;
+        detail::inner_map_ctx mctx;
+        std::array<void*, max_operands> hbm{};
+        std::array<block_fn, max_operands> maps{};
+        if (!prepare(p, mctx, hbm, maps, refs...)) return;  // this core runs none of the grid
+        auto invoke = [&](core_memory& m) { call_body(m, p, mctx, std::index_sequence_for<Refs...>{}, refs...); };
+        const body_call call{[](void* obj, core_memory& m) { (*static_cast<decltype(invoke)*>(obj))(m); }, &invoke};
+        detail::inner_run::run(outer, p, detail::value_inner_maps.data(), &mctx, hbm, call, cfg_.options.trace);
+    }
+
+    [[nodiscard]] const Cfg& config() const { return cfg_; }
+
+private:
+    template <std::size_t K>
+    using operand_t = std::tuple_element_t<K, operands>;
+    [[nodiscard]] const typename Cfg::spec& spec_of(std::size_t k) const {
+        return k < n_in ? cfg_.in[k] : cfg_.out[k - n_in];
+    }
+
+    template <class... Refs>
+    bool prepare(pipeline_desc& p, detail::inner_map_ctx& mctx, std::array<void*, max_operands>& hbm,
+                 std::array<block_fn, max_operands>& maps, const Refs&... refs) const {
+        if (!detail::prepare_grid(p, mctx, cfg_.grid.begin(), cfg_.grid.size(), cfg_.options)) return false;
+        p.n_in = static_cast<int>(Cfg::n_in);
+        p.n_out = static_cast<int>(Cfg::n_out);
+        mctx.n_in = p.n_in;
+        mctx.value_maps = maps.data();
+        if constexpr (!std::is_void_v<ctx_t>) mctx.user = &extra_;
+        const auto g = static_cast<std::size_t>(cfg_.grid.size());
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((p.ops[K] = describe<K, operand_t<K>>(spec_of(K), refs, g),
+              maps[K] = map_of(spec_of(K), g),
+              hbm[K] = const_cast<void*>(static_cast<const void*>(refs.data()))),
+             ...);
+        }(std::index_sequence_for<Refs...>{});
+        return true;
+    }
+
+    static block_fn map_of(const typename Cfg::spec& s, std::size_t g) {
+        const auto& m = s.index_map;
+        return (m.zero || g >= m.eval.size() || m.eval[g] == nullptr) ? &detail::eval_map<BlockSpec<>, 0, ctx_t>
+                                                                     : m.eval[g];
+    }
+
+    template <std::size_t K, class A, class Src>
+    static operand_desc describe(const typename Cfg::spec& s, const Src& r, std::size_t g) {
+        using src = detail::source_of<Src>;
+        static_assert(std::is_same_v<typename src::value_type, typename A::value_type> && src::rank == A::rank,
+                      "ptpu[ARG1] emit_pipeline: a source ref of another dtype or rank than its Operand");
+        static_assert(detail::check_inner_space_kinds<typename A::memory, typename src::named>());
+        constexpr bool aliased = detail::aliased_space<typename A::memory, typename src::space>();
+        constexpr bool input = K < n_in;
+        constexpr int k = static_cast<int>(input ? K : K - n_in);
+        operand_desc d =
+            detail::describe_source(input ? operand_role::input : operand_role::output, r, k, aliased);
+        if (!s.shape.empty()) {
+            bool same = s.shape.size() == static_cast<int>(A::rank);
+            for (std::size_t i = 0; same && i < A::rank; ++i) same = s.shape[i] == r.shape()[i];
+            if (!same)
+                detail::inner_value_error("ARG1", input, k, "the source ref's shape differs from the spec's shape",
+                                          "pass a source of the spec's shape, or leave the spec's shape empty");
+        }
+        detail::describe_block(d, s.values(A::memory::kind));
+        int squeezed = 0;
+        bool padded = false;
+        for (const block_entry& e : s.block) {
+            squeezed += e.dim.kind == dim_kind::squeezed;
+            padded = padded || (e.dim.kind == dim_kind::element && (e.dim.pad_lo != 0 || e.dim.pad_hi != 0));
+        }
+        if (static_cast<std::size_t>(squeezed) + A::kernel_rank != A::rank)
+            detail::inner_value_error(
+                "7", input, k,
+                "the block squeezes " + std::to_string(squeezed) + " dims, its Operand<T, " +
+                    std::to_string(A::rank) + ", Space, " + std::to_string(A::kernel_rank) +
+                    "> gives the body a rank-" + std::to_string(A::kernel_rank) + " ref",
+                "squeeze rank - KernelRank dims of the block");
+        if (aliased && padded)
+            detail::inner_value_error("30", input, k,
+                                      "Element with padding is not supported when the spec aliases its source (S17)",
+                                      "drop the padding, or copy from an ANY/HBM source");
+        s.index_map.describe(d, g);
+        return d;
+    }
+
+    template <std::size_t... K, class... Refs>
+    void call_body(core_memory& m, const pipeline_desc& p, const detail::inner_map_ctx& mctx,
+                   std::index_sequence<K...>, const Refs&... refs) const {
+        using result = decltype(body_(window<K, operand_t<K>>(m, p, mctx, refs)...));
+        static_assert(std::is_void_v<result>,
+                      "ptpu[12] emit_pipeline: the inner body should return void; write results to the output refs");
+        // Braces make the windows in operand order (an aliased view out of range names the first).
+        std::apply(body_, std::tuple{window<K, operand_t<K>>(m, p, mctx, refs)...});
+    }
+
+    // The body's ref of operand K: its window's current slot (the block without its squeezed
+    // dims; the whole source for a full block), or for an aliased operand the view of the
+    // source's block at this inner step (S17), read-only over a read-only source (R4).
+    template <std::size_t K, class A, class Src>
+    static auto window(core_memory& m, const pipeline_desc& p, const detail::inner_map_ctx& mctx, const Src& src) {
+        using T = typename A::value_type;
+        using src_t = detail::source_of<Src>;
+        constexpr detail::ref_label who{K < n_in ? detail::ref_label::kind::input : detail::ref_label::kind::output,
+                                        static_cast<std::uint8_t>(K < n_in ? K : K - n_in)};
+        const operand_desc& d = p.ops[K];
+        std::array<index_t, A::kernel_rank> shape{};
+        if constexpr (detail::aliased_space<typename A::memory, typename src_t::space>()) {
+            using V = std::conditional_t<src_t::read_only, const T, T>;
+            using W = ref<V, typename A::memory, A::kernel_rank>;
+            T* base = const_cast<T*>(src.data());
+            if (d.full_block) return W(base, src.shape(), src.strides()).labelled(who);
+            const kernel_context& c = detail::require_context("emit_pipeline");
+            const index_tuple<max_rank> b = detail::value_inner_maps[K](c.inner_point.data(), &mctx);
+            constexpr bool input = K < n_in;
+            const detail::alias_slice a = detail::alias_block(d.block.data(), d.block_rank, b, src.shape().data(),
+                                                              src.strides().data(), input,
+                                                              static_cast<int>(input ? K : K - n_in));
+            std::array<index_t, A::kernel_rank> strides{};
+            for (std::size_t j = 0; j < A::kernel_rank; ++j) {
+                shape[j] = a.shape[j];
+                strides[j] = a.strides[j];
+            }
+            return W(base + a.offset, shape, strides).labelled(who);
+        } else {
+            using W = ref<T, typename A::memory, A::kernel_rank>;
+            if (d.full_block) {
+                for (std::size_t j = 0; j < A::kernel_rank; ++j) shape[j] = src.shape()[j];
+            } else {
+                std::size_t j = 0;
+                for (int i = 0; i < d.block_rank; ++i)
+                    if (d.block[static_cast<std::size_t>(i)].kind != dim_kind::squeezed)
+                        shape[j++] = d.block[static_cast<std::size_t>(i)].size;
+            }
+            return W(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape).labelled(who);
+        }
+    }
+
+    Body body_;
+    Cfg cfg_;
+    typename Cfg::extra_values extra_;
+};
+
+/// emit_pipeline with a configuration given as a value (dynamic_pipeline): the inner body gets
+/// one ref per operand (inputs then outputs) of its Operand's type, extents at run time; `extra`
+/// are the values the index maps take after the grid indices (the config's Extra<X...>).
+namespace detail {
+template <class T>
+inline constexpr bool is_dynamic_pipeline = false;
+template <class... Opts>
+inline constexpr bool is_dynamic_pipeline<dynamic_pipeline<Opts...>> = true;
+}  // namespace detail
+
+template <class Body, class Cfg, class... X>
+requires detail::is_dynamic_pipeline<Cfg>
+auto emit_pipeline(Body body, const Cfg& cfg, X&&... extra) {
+    static_assert(sizeof...(X) == std::tuple_size_v<typename Cfg::extra_values>,
+                  "ptpu[ARG1] emit_pipeline: pass one value per type of the config's Extra<...>");
+    return value_pipeline<Body, Cfg>(std::move(body), cfg, typename Cfg::extra_values(std::forward<X>(extra)...));
+}
+
+}  // namespace ptpu

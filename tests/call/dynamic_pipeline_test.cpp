@@ -1,0 +1,271 @@
+// dynamic_pipeline: an emit_pipeline configured by values runs what the same pipeline configured by
+// types runs: the same events, outputs and predicted times (a property test over random grids,
+// array shapes, buffer counts, lookahead, bounded slices read from SMEM, aliased views and core
+// splits), and raises the same rule ids for the same mistakes.
+#include <gtest/gtest.h>
+
+#include <ptpu/ptpu.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace ptpu;
+
+namespace {
+
+using F2 = Operand<float, 2>;
+using Rows = dynamic_pipeline<In<F2>, Out<F2>>;
+
+constexpr auto row_map = [](index_t i) { return idx(i, 0); };
+
+// The rows of a (rows, cols) array in blocks of (8, cols): `in` and `out` as given.
+Rows rows_config(index_t steps, index_t cols, int in_buffers, bool lookahead) {
+    Rows cfg;
+    cfg.grid = {steps};
+    cfg.in[0] = {.block = {8, cols}, .index_map = row_map, .buffer_count = in_buffers, .lookahead = lookahead};
+    cfg.out[0] = {.block = {8, cols}, .index_map = row_map};
+    return cfg;
+}
+
+template <class X>
+host_array<X> ramp(float from = 0.0f) {
+    host_array<X> x;
+    std::iota(x.begin(), x.end(), from);
+    return x;
+}
+
+using X = Array<float, 32, 128>;
+using AnyFull = BlockSpec<Full, zero_map, any>;
+using Outer = pallas_call<Grid<>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>, Chip<tpu::v5e>>;
+using StaticRows = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }>;
+
+template <class Call, class Body, class... Args>
+std::string rule_of(const Call& call, Body body, const Args&... args) {
+    try {
+        (void)call(body, args...);
+    } catch (const error& e) {
+        return std::string(e.rule());
+    }
+    return "none";
+}
+
+}  // namespace
+
+// A1 configured by values: the same events, data and time as the static emit_pipeline.
+TEST(DynamicPipeline, A1EqualsTheStaticPipeline) {
+    const host_array<X> x = ramp<X>();
+    std::vector<event> ts, tv;
+    auto [os, rs] = Outer{}(
+        [&](auto xh, auto oh) {
+            emit_pipeline([](auto in, auto out) { store(out, load(in) * 2.0f); }, {4}, in_specs<StaticRows>,
+                          out_specs<StaticRows>, {.trace = &ts})(xh, oh);
+        },
+        x);
+    Rows cfg = rows_config(4, 128, 2, false);
+    cfg.options.trace = &tv;
+    auto [ov, rv] = Outer{}(
+        [&](auto xh, auto oh) { emit_pipeline([](auto in, auto out) { store(out, load(in) * 2.0f); }, cfg)(xh, oh); },
+        x);
+    EXPECT_EQ(tv, ts);
+    EXPECT_EQ(tv.size(), 24u);  // the prologue's fetch, 4 x (step, wait, body, write), 3 fetches, 4 wait_outs
+    EXPECT_TRUE(std::ranges::equal(ov, os));
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(ov.vector()[k], 2.0f * x.vector()[k]);
+    EXPECT_EQ(rv.device_time, rs.device_time);
+    EXPECT_EQ(rv.stats.inner_steps, 4);
+    EXPECT_EQ(rv.stats.inner_dmas, 8);
+}
+
+// The configuration is a value: one instantiation runs buffer counts 1-4, lookahead on and off.
+TEST(DynamicPipeline, BufferCountsAndLookaheadAsValues) {
+    const host_array<X> x = ramp<X>(1.0f);
+    for (int b = 1; b <= 4; ++b)
+        for (const bool look : {false, true}) {
+            if (b == 1 && look) continue;  // Q1, below
+            std::vector<event> t;
+            Rows cfg = rows_config(4, 128, b, look);
+            cfg.options.trace = &t;
+            auto [o, rep] = Outer{}(
+                [&](auto xh, auto oh) { emit_pipeline([](auto in, auto out) { store(out, load(in)); }, cfg)(xh, oh); },
+                x);
+            EXPECT_TRUE(std::ranges::equal(o, x)) << b << look;
+            // The prologue fetches as many blocks as the input has buffers minus one (S30).
+            int prologue = 0;
+            for (const event& e : t) {
+                if (e.kind == event_kind::step) break;
+                prologue += e.kind == event_kind::fetch;
+            }
+            EXPECT_EQ(prologue, b - 1) << b << look;
+            EXPECT_EQ(rep.stats.inner_dmas, 8) << b << look;
+        }
+}
+
+// The same rule ids as the static specs' (which meet them at compile time), as ptpu::error.
+TEST(DynamicPipeline, RulesAsErrors) {
+    const host_array<X> x = ramp<X>();
+    auto run = [&](const Rows& cfg) {
+        return rule_of(Outer{}, [&](auto xh, auto oh) { emit_pipeline([](auto, auto) {}, cfg)(xh, oh); }, x);
+    };
+    EXPECT_EQ(run(rows_config(4, 128, 2, false)), "none");
+    EXPECT_EQ(run(rows_config(4, 128, 1, true)), "Q1");
+    EXPECT_EQ(run(rows_config(4, 128, 9, false)), "BUF1");
+    Rows out3 = rows_config(4, 128, 2, false);
+    out3.out[0].buffer_count = 3;
+    EXPECT_EQ(run(out3), "27");
+    EXPECT_EQ(run(rows_config(0, 128, 2, false)), "25");
+    Rows wrong_shape = rows_config(4, 128, 2, false);
+    wrong_shape.in[0].shape = {16, 128};
+    EXPECT_EQ(run(wrong_shape), "ARG1");
+    Rows squeeze = rows_config(4, 128, 2, false);
+    squeeze.in[0].block = {squeezed, 128};
+    EXPECT_EQ(run(squeeze), "7");
+    Rows arity = rows_config(4, 128, 2, false);
+    arity.in[0].index_map = [](index_t i, index_t j) { return idx(i, j); };
+    EXPECT_EQ(run(arity), "2");
+    Rows rank = rows_config(4, 128, 2, false);
+    rank.in[0].index_map = [](index_t i) { return idx(i); };
+    EXPECT_EQ(run(rank), "2");
+    // An aliased view (an hbm spec over the ANY source) cannot be padded (30).
+    using View = dynamic_pipeline<In<Operand<float, 2, hbm>>, Out<F2>>;
+    View v;
+    v.grid = {4};
+    v.in[0] = {.block = {element{8, 1, 0}, 128}, .index_map = row_map};
+    v.out[0] = {.block = {8, 128}, .index_map = row_map};
+    EXPECT_EQ(rule_of(Outer{}, [&](auto xh, auto oh) { emit_pipeline([](auto, auto) {}, v)(xh, oh); }, x), "30");
+}
+
+namespace {
+
+// A random pipeline over a (rows, cols) f32 array in (8, 128) blocks, inner grid (rows / 8,
+// cols / 128): the input block (i / r, j) with r an extra value (r > 1 revisits blocks), the
+// input's buffer count and lookahead, the output double-buffered; run on one core, or split over
+// the two cores of v5p by core_axis; tiled or not, pipelined or not.
+struct random_case {
+    index_t rows = 8, cols = 128, r = 1;
+    int buffers = 2;
+    bool lookahead = false, split = false, tiling = false, no_pipelining = false;
+    const chip* hw = &tpu::v5e;
+};
+
+using AnyOp = Operand<float, 2, any>;
+using Host = dynamic_call<In<AnyOp>, Out<AnyOp>>;
+using Pipe = dynamic_pipeline<In<F2>, Out<F2>, Extra<index_t>>;
+
+constexpr auto revisit_map = [](index_t i, index_t j, index_t r) { return idx(i / r, j); };
+constexpr auto tile_map = [](index_t i, index_t j, index_t) { return idx(i, j); };
+
+Host host_of(const random_case& c) {
+    Host h;
+    h.chip = *c.hw;
+    if (c.split) {
+        h.grid = {2};
+        h.semantics = {parallel};
+    }
+    h.in[0].shape = h.out[0].shape = {c.rows, c.cols};
+    h.options.timeline = true;
+    return h;
+}
+pipeline_options options_of(const random_case& c, std::vector<event>* trace) {
+    pipeline_options o{.trace = trace, .no_pipelining = c.no_pipelining, .tiling = c.tiling};
+    if (c.split) {
+        o.semantics = {parallel, arbitrary};
+        o.core_axis = 0;
+    }
+    return o;
+}
+
+constexpr auto kernel = [](auto in, auto out) { store(out, load(in) * 2.0f + 1.0f); };
+
+template <int B, bool L>
+report run_static(const random_case& c, const std::vector<float>& x, std::vector<float>& o, std::vector<event>& t) {
+    using In0 = BlockSpec<Block<8, 128>, revisit_map, Buffered<B, L>>;
+    using Out0 = BlockSpec<Block<8, 128>, tile_map>;
+    const index_t g0 = c.rows / 8, g1 = c.cols / 128, r = c.r;
+    const pipeline_options opt = options_of(c, &t);
+    return host_of(c).into(
+        std::tie(o),
+        [&](auto xh, auto oh) { emit_pipeline(kernel, {g0, g1}, in_specs<In0>, out_specs<Out0>, opt, r)(xh, oh); }, x);
+}
+
+report run_values(const random_case& c, const std::vector<float>& x, std::vector<float>& o, std::vector<event>& t) {
+    Pipe cfg;
+    cfg.grid = {c.rows / 8, c.cols / 128};
+    cfg.in[0] = {.block = {8, 128}, .index_map = revisit_map, .buffer_count = c.buffers, .lookahead = c.lookahead};
+    cfg.out[0] = {.block = {8, 128}, .index_map = tile_map};
+    cfg.options = options_of(c, &t);
+    return host_of(c).into(
+        std::tie(o), [&](auto xh, auto oh) { emit_pipeline(kernel, cfg, c.r)(xh, oh); }, x);
+}
+
+report run_static_case(const random_case& c, const std::vector<float>& x, std::vector<float>& o,
+                       std::vector<event>& t) {
+    switch (c.buffers * 2 + (c.lookahead ? 1 : 0)) {
+        case 2: return run_static<1, false>(c, x, o, t);
+        case 4: return run_static<2, false>(c, x, o, t);
+        case 5: return run_static<2, true>(c, x, o, t);
+        case 6: return run_static<3, false>(c, x, o, t);
+        case 7: return run_static<3, true>(c, x, o, t);
+        case 8: return run_static<4, false>(c, x, o, t);
+        default: return run_static<4, true>(c, x, o, t);
+    }
+}
+
+}  // namespace
+
+// The property: over 1,000 random configurations, the pipeline configured by values and the
+// same pipeline configured by types give the same events, the same outputs and the same
+// predicted time, to the bit.
+TEST(DynamicPipeline, ValuesEqualTypesOnRandomConfigurations) {
+    std::mt19937 gen(20261204);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+    const chip* chips[] = {&tpu::v5e, &tpu::v6e, &tpu::v5p};
+    int split = 0, revisits = 0, deep = 0;
+    for (int n = 0; n < 1000; ++n) {
+        random_case c;
+        c.rows = 8 * pick(1, 12);
+        c.cols = 128 * pick(1, 3);
+        c.r = pick(1, 3);
+        c.buffers = pick(1, 4);
+        c.lookahead = c.buffers > 1 && pick(0, 1) == 1;
+        c.hw = chips[pick(0, 2)];
+        c.split = c.hw->pallas_cores() > 1 && pick(0, 1) == 1;
+        c.tiling = pick(0, 3) == 0;
+        c.no_pipelining = pick(0, 7) == 0;
+        split += c.split;
+        revisits += c.r > 1;
+        deep += c.buffers > 2;
+        const std::vector<float> x = [&] {
+            std::vector<float> v(static_cast<std::size_t>(c.rows * c.cols));
+            std::iota(v.begin(), v.end(), static_cast<float>(n));
+            return v;
+        }();
+        std::vector<float> os(x.size()), ov(x.size());
+        std::vector<event> ts, tv;
+        const report rs = run_static_case(c, x, os, ts);
+        const report rv = run_values(c, x, ov, tv);
+        const std::string what = "case " + std::to_string(n) + ": rows " + std::to_string(c.rows) + " cols " +
+                                 std::to_string(c.cols) + " r " + std::to_string(c.r) + " buffers " +
+                                 std::to_string(c.buffers) + (c.lookahead ? " lookahead" : "") +
+                                 (c.split ? " split" : "") + (c.tiling ? " tiling" : "") +
+                                 (c.no_pipelining ? " no_pipelining" : "");
+        ASSERT_FALSE(ts.empty()) << what;
+        ASSERT_EQ(tv, ts) << what;
+        ASSERT_EQ(ov, os) << what;
+        ASSERT_EQ(rv.device_time, rs.device_time) << what;
+        ASSERT_EQ(rv.stats.inner_dmas, rs.stats.inner_dmas) << what;
+        // ... and the outputs are the kernel's on the block each step read.
+        for (index_t i = 0; i < c.rows; ++i)
+            for (index_t j = 0; j < c.cols; ++j) {
+                const index_t src_row = ((i / 8) / c.r) * 8 + i % 8;
+                ASSERT_EQ(ov[static_cast<std::size_t>(i * c.cols + j)],
+                          x[static_cast<std::size_t>(src_row * c.cols + j)] * 2.0f + 1.0f)
+                    << what << " at " << i << ", " << j;
+            }
+    }
+    EXPECT_GT(split, 100);
+    EXPECT_GT(revisits, 300);
+    EXPECT_GT(deep, 300);
+}
