@@ -269,3 +269,115 @@ TEST(DynamicPipeline, ValuesEqualTypesOnRandomConfigurations) {
     EXPECT_GT(revisits, 300);
     EXPECT_GT(deep, 300);
 }
+
+namespace {
+
+using Matmul = dynamic_call<In<F2, F2>, Out<F2>, ScratchShapes<F2>>;
+
+// A (n, n) @ (n, n) f32 matmul in (bm, bm) output blocks and K blocks of bk, with an accumulator.
+Matmul matmul(index_t n, index_t bm, index_t bk, int y_buffers, bool lookahead, const chip& hw) {
+    Matmul mm;
+    mm.semantics = {parallel, parallel, arbitrary};
+    mm.chip = hw;
+    mm.in[0] = {.shape = {n, n}, .block = {bm, bk}, .index_map = [](index_t i, index_t, index_t k) {
+                    return idx(i, k);
+                }};
+    mm.in[1] = {.shape = {n, n},
+                .block = {bk, bm},
+                .index_map = [](index_t, index_t j, index_t k) { return idx(k, j); },
+                .buffer_count = y_buffers,
+                .lookahead = lookahead};
+    mm.out[0] = {.shape = {n, n}, .block = {bm, bm}, .index_map = [](index_t i, index_t j, index_t) {
+                     return idx(i, j);
+                 }};
+    mm.grid = {n / bm, n / bm, n / bk};
+    mm.scratch[0] = {bm, bm};
+    return mm;
+}
+
+constexpr auto matmul_body = [](auto x, auto y, auto o, auto acc) {
+    if (program_id(2) == 0) store(acc, zeros_like(acc));
+    store(acc, load(acc) + dot(load(x), load(y)));
+    if (program_id(2) == num_programs(2) - 1) store(o, load(acc));
+};
+
+}  // namespace
+
+// custom_buffered: the grid run as one inner pipeline in a gridless call over ANY refs, the way
+// upstream kernels get deeper buffering: buffer counts 1-4 and lookahead on the same type, the
+// same body (program_id answers for the pipeline's grid), the same result as the top-level call.
+TEST(DynamicPipeline, CustomBufferedCall) {
+    constexpr index_t n = 256;
+    std::vector<float> x(n * n), y(n * n);
+    for (std::size_t k = 0; k < x.size(); ++k) {
+        x[k] = static_cast<float>(k % 7) - 3.0f;
+        y[k] = static_cast<float>(k % 5) * 0.5f;
+    }
+    std::vector<float> ref(n * n, 0.0f);
+    for (index_t i = 0; i < n; ++i)
+        for (index_t k = 0; k < n; ++k)
+            for (index_t j = 0; j < n; ++j)
+                ref[static_cast<std::size_t>(i * n + j)] +=
+                    x[static_cast<std::size_t>(i * n + k)] * y[static_cast<std::size_t>(k * n + j)];
+    // The top-level call: two buffers at most (19).
+    auto [top, top_rep] = matmul(n, 128, 128, 2, false, tpu::v5e)(matmul_body, x, y);
+    EXPECT_EQ(top.vector(), ref);
+    EXPECT_EQ(rule_of(matmul(n, 128, 128, 3, false, tpu::v5e), matmul_body, x, y), "19");
+    for (int b = 1; b <= 4; ++b)
+        for (const bool look : {false, true}) {
+            if (b == 1 && look) continue;
+            Matmul mm = matmul(n, 128, 128, b, look, tpu::v5e);
+            mm.custom_buffered = true;
+            auto [o, rep] = mm(matmul_body, x, y);
+            EXPECT_EQ(o.vector(), ref) << b << look;
+            EXPECT_EQ(rep.stats.inner_steps, 2 * 2 * 2) << b << look;
+            EXPECT_EQ(rep.stats.dma_in + rep.stats.dma_out, 0) << b << look;  // the outer call copies nothing
+            // Each step fetches x's and y's blocks (no revisits: k changes fastest); o is written per (i, j).
+            EXPECT_EQ(rep.stats.inner_dmas, 8 + 8 + 4) << b << look;
+            EXPECT_GT(rep.device_time, 0.0);
+            // Predicted without data: the same time.
+            EXPECT_EQ(mm.predict(matmul_body).device_time, rep.device_time) << b << look;
+        }
+    // On a two-core chip, the parallel dims split over the cores (core_axis), as the top-level call's.
+    Matmul two = matmul(n, 128, 128, 3, true, tpu::v5p);
+    two.custom_buffered = true;
+    auto [o2, rep2] = two(matmul_body, x, y);
+    EXPECT_EQ(o2.vector(), ref);
+    EXPECT_EQ(rep2.cores, 2);
+    EXPECT_EQ(rep2.stats.inner_steps, 8);
+    // The inner pipeline's own rules: an output keeps at most two buffers (27).
+    Matmul out3 = matmul(n, 128, 128, 2, false, tpu::v5e);
+    out3.out[0].buffer_count = 3;
+    out3.custom_buffered = true;
+    EXPECT_EQ(rule_of(out3, matmul_body, x, y), "27");
+}
+
+// A timing-only run makes a step from the last one's ops when they repeat; a deep window's first
+// waits are on the prologue's DMAs, so the steps that wait on them are made in full: the
+// prediction equals the run on data for every buffer count (a 4-deep window used to wait on a
+// DMA of the wrong step, SIM1).
+TEST(DynamicPipeline, PredictionEqualsTheRunOnDataForDeepWindows) {
+    random_case c;
+    c.rows = 8 * 24;
+    c.cols = 128;
+    const std::vector<float> x(static_cast<std::size_t>(c.rows * c.cols), 1.0f);
+    for (int b = 1; b <= 8; ++b)
+        for (const bool look : {false, true}) {
+            if (b == 1 && look) continue;
+            c.buffers = b;
+            c.lookahead = look;
+            std::vector<float> o(x.size());
+            std::vector<event> t;
+            const report data = run_values(c, x, o, t);
+            Pipe cfg;
+            cfg.grid = {c.rows / 8, 1};
+            cfg.in[0] = {.block = {8, 128}, .index_map = revisit_map, .buffer_count = b, .lookahead = look};
+            cfg.out[0] = {.block = {8, 128}, .index_map = tile_map};
+            Host h = host_of(c);
+            h.options.timeline = false;
+            const report timed =
+                h.predict([&](auto xh, auto oh) { emit_pipeline(kernel, cfg, index_t{1})(xh, oh); });
+            EXPECT_EQ(timed.device_time, data.device_time) << b << look;
+            EXPECT_EQ(timed.stats.inner_dmas, 2 * 24) << b << look;
+        }
+}

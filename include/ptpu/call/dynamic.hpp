@@ -248,6 +248,10 @@ struct dynamic_ctx<pack<A...>> {
                                     std::tuple<ref<const typename A::value_type, smem, A::rank>...>>;
 };
 
+// What dynamic_call::custom_buffered lowers a call to (defined in call/dynamic_pipeline.hpp).
+template <class Ins, class Outs, class Prefetch, class Scratch>
+struct custom_buffered;
+
 template <class T>
 inline constexpr bool is_dynamic_option = false;
 template <class... A>
@@ -452,6 +456,14 @@ struct dynamic_call {
     value_list<std::pair<int, int>, max_operands> aliases{};
     /// How the call runs (timing only, timeline, …), as pallas_call's.
     run_options options{};
+    /// Runs the grid the way upstream gives a kernel more than two buffers or lookahead (the
+    /// custom-buffered pattern): a gridless call over ANY refs (one invocation per core, the grid
+    /// split over a chip's cores by core_axis when `semantics` has a parallel dim) whose body runs
+    /// one emit_pipeline with this call's grid and specs. Buffer counts up to 8 and lookahead
+    /// are then allowed for inputs (outputs: 1 or 2, rule 27); the body is the same, its
+    /// program_id and num_programs answer for the pipeline's grid. Every In and Out operand must
+    /// have a window (vmem or smem).
+    bool custom_buffered = false;
 
     /// The call as the planner sees it, with the scalar-prefetch arrays' shapes (V1 for a shape
     /// that does not fit its Operand).
@@ -754,9 +766,13 @@ private:
         (one(std::type_identity<O>{}, std::get<K>(outputs), K), ...);
     }
 
+    template <class...>
+    friend struct dynamic_call;
+
     template <class Body, class ArgTuple>
     report execute(Body& body, ArgTuple args, const std::array<void*, max_operands>& out_ptrs,
                    const run_options& opt) const {
+        if (custom_buffered) return execute_custom(body, std::move(args), out_ptrs, opt);
         auto pf_views = prefetch_views(args, std::make_index_sequence<n_prefetch>{});
         const call_desc desc = describe(shapes_of(pf_views));
         auto in_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -792,6 +808,45 @@ private:
         const body_call call{[](void* obj, core_memory& mem) { (*static_cast<decltype(invoke)*>(obj))(mem); },
                              &invoke};
         return detail::run_call(desc, tables, m.data(), ctx_ptr, hbm, prefetch, call, opt);
+    }
+
+    // The custom-buffered run: the outer call (gridless, or one step per core) over ANY refs,
+    // whose body emits this call's grid and specs as one pipeline (call/dynamic_pipeline.hpp).
+    template <class Body, class ArgTuple>
+    report execute_custom(Body& body, ArgTuple args, const std::array<void*, max_operands>& out_ptrs,
+                          const run_options& opt) const {
+        using lowered = detail::custom_buffered<ins, outs, prefetch_ops, scratch_ops>;
+        if constexpr (!lowered::windowed) {
+            throw error(
+                "29", "dynamic_call",
+                "custom_buffered runs every In and Out operand through an inner pipeline, and an any/hbm "
+                "operand has no window",
+                "give every In and Out operand a vmem or smem window, or run without custom_buffered");
+        } else {
+            typename lowered::host outer;
+            outer.chip = chip;
+            outer.vmem_limit = vmem_limit;
+            for (std::size_t k = 0; k < n_in; ++k) outer.in[k].shape = in[k].shape;
+            for (std::size_t k = 0; k < n_out; ++k) outer.out[k].shape = out[k].shape;
+            outer.scratch = scratch;
+            outer.aliases = aliases;
+            typename lowered::pipe pipe;
+            pipe.grid = grid;
+            pipe.in = in;
+            pipe.out = out;
+            bool parallel_dim = false;
+            for (const dim_semantics d : semantics)
+                parallel_dim = parallel_dim || d == dim_semantics::parallel;
+            for (const dim_semantics d : semantics)
+                pipe.options.semantics.v[static_cast<std::size_t>(pipe.options.semantics.rank++)] = d;
+            if (chip.pallas_cores() > 1 && parallel_dim) {
+                outer.grid = {chip.pallas_cores()};
+                outer.semantics = {parallel};
+                pipe.options.core_axis = 0;
+            }
+            auto run_pipeline = [&](const auto&... refs) { lowered::run(body, pipe, refs...); };
+            return outer.execute(run_pipeline, std::move(args), out_ptrs, opt);
+        }
     }
 
     template <std::size_t K>
@@ -872,3 +927,6 @@ private:
 };
 
 }  // namespace ptpu
+
+// custom_buffered's lowering: an inner pipeline configured by values.
+#include "ptpu/call/dynamic_pipeline.hpp"

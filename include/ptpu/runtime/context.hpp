@@ -446,6 +446,9 @@ struct kernel_context : call_state, body_tally {
     index_t vmem_peak = 0;   ///< the most vmem_used reached (inner pipelines' windows included)
     int pipeline_depth = 0;  ///< 0: the call's body; k: the body of a pipeline k levels in
     int index_maps = 0;      ///< > 0 while an inner pipeline's index map runs (program_id is not K3 there)
+    /// The call's grid is run by the pipeline this body emits (dynamic_call::custom_buffered):
+    /// that pipeline's body asks program_id and num_programs of its grid.
+    bool grid_from_pipeline = false;
     /// The running body's valid extents per operand and dim (BoundedSlice and edge blocks).
     const std::array<std::array<index_t, max_rank>, max_operands>* valid = nullptr;
     int inner_rank = 0;      ///< an inner pipeline's body: its grid rank, point and core offset
@@ -736,7 +739,18 @@ PTPU_COMPILED index_t kernel_point(const kernel_context& c, int axis) {
 }
 }  // namespace detail
 
+namespace detail {
+// The body of the pipeline that runs its call's grid (dynamic_call::custom_buffered), outside
+// an index map: the grid queries are that pipeline's.
+PTPU_COMPILED bool grid_of_pipeline() {
+    const kernel_context* c = current_context();
+    return c != nullptr && c->pipeline_depth > 0 && c->index_maps == 0 && c->parent != nullptr &&
+           c->parent->grid_from_pipeline;
+}
+}  // namespace detail
+
 PTPU_COMPILED index_t program_id(int axis) {
+    if (detail::grid_of_pipeline()) return pipeline_index(axis);
     return detail::kernel_point(
         detail::kernel_grid_query(axis, "program_id", true, "outer_program_id", "pipeline_index"), axis);
 }
@@ -744,6 +758,7 @@ PTPU_COMPILED index_t outer_program_id(int axis) {
     return detail::kernel_point(detail::kernel_grid_query(axis, "outer_program_id", true, nullptr, nullptr), axis);
 }
 PTPU_COMPILED index_t num_programs(int axis) {
+    if (detail::grid_of_pipeline()) return pipeline_size(axis);
     const kernel_context& c =
         detail::kernel_grid_query(axis, "num_programs", false, "outer_num_programs", "pipeline_size");
     return c.grid[static_cast<std::size_t>(axis)];

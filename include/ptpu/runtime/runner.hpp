@@ -170,6 +170,10 @@ private:
         int same = 0;             // steps in a row with that shape
         bool usable = false;      // its ops can be advanced (no body DMA, a single compute op)
         std::uint32_t starts = 0;
+        // The first DMA id started by the first step of the run of steps of that shape: a step's
+        // ops advanced by `starts` wait on the right DMAs only if each DMA it waits on was started
+        // within the run (a deep window's first waits are the prologue's, numbered one by one).
+        std::uint32_t run_first = 0;
         std::size_t body_at = 0;  // index of the body's compute op
         run_stats dmas{};         // what its DMAs added to stats_
         index_t unsummed = 0;     // repeats whose DMAs are not yet in stats_ (flush())

@@ -100,9 +100,15 @@ inline auto basic_runner<I>::remember(const run_stats& before) -> void {
     r.same = (shape != 0 && shape == r.shape) ? r.same + 1 : 1;
     r.shape = shape;
     r.usable = false;
+    if (r.same == 1) {  // a new run: its first step's first DMA (none started: the next id)
+        r.run_first = next_id_;
+        for (std::size_t k = 0; k < n_out_; ++k)
+            if (meta_[k].start) r.run_first = std::min(r.run_first, ops_[k].dma);
+    }
     if (!repeat_on_ || shape == 0 || body_ops_ > 0) return;
     r.starts = 0;
     int computes = 0;
+    bool waits_within_run = true;
     for (std::size_t k = 0; k < n_out_; ++k) {
         const op_meta& m = meta_[k];
         r.starts += m.start ? 1u : 0u;
@@ -110,8 +116,9 @@ inline auto basic_runner<I>::remember(const run_stats& before) -> void {
             r.body_at = k;
             ++computes;
         }
+        if (ops_[k].kind == stream::op_kind::dma_wait && ops_[k].dma < r.run_first) waits_within_run = false;
     }
-    r.usable = computes == 1;
+    r.usable = computes == 1 && waits_within_run;
     const core_schedule::step_delta& d = sched_.last_delta();
     r.n_move_in = r.n_move_out = 0;
     for (int k = 0; k < sched_.n_windowed(); ++k) {
