@@ -345,6 +345,18 @@ TEST(DynamicPipeline, CustomBufferedCall) {
     EXPECT_EQ(o2.vector(), ref);
     EXPECT_EQ(rep2.cores, 2);
     EXPECT_EQ(rep2.stats.inner_steps, 8);
+    // events() and info() are the inner pipeline's schedule: y's 4-deep window fetches 3 blocks
+    // ahead in the prologue.
+    Matmul deep = matmul(n, 128, 128, 4, false, tpu::v5e);
+    deep.custom_buffered = true;
+    int prologue_y = 0;
+    for (const event& e : deep.events()) {
+        if (e.kind == event_kind::step) break;
+        prologue_y += e.kind == event_kind::fetch && e.op == 1;
+    }
+    EXPECT_EQ(prologue_y, 3);
+    EXPECT_EQ(deep.info().ops[1].buffers, 4);
+    EXPECT_EQ(deep.info().ops[1].dmas, 8);
     // The inner pipeline's own rules: an output keeps at most two buffers (27).
     Matmul out3 = matmul(n, 128, 128, 2, false, tpu::v5e);
     out3.out[0].buffer_count = 3;

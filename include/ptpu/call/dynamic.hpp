@@ -511,11 +511,9 @@ struct dynamic_call {
     /// scalar-prefetch arrays, when the maps read them.
     template <class... Prefetch>
     [[nodiscard]] plan_info info(const Prefetch&... pf) const {
-        return with_plan_input(
-            [&](const call_desc& c, const block_fn* m, const void* ctx) {
-                return ptpu::plan(c, m, ctx, [](const event&) {});
-            },
-            pf...);
+        return with_plan_input([&](const call_desc& c, const block_fn* m,
+                                   const void* ctx) { return plan_of(c, m, ctx, [](const event&) {}); },
+                               pf...);
     }
     /// The schedule, event by event (ptpu::error with the broken rule's id when there is one).
     template <class... Prefetch>
@@ -523,7 +521,7 @@ struct dynamic_call {
         return with_plan_input(
             [&](const call_desc& c, const block_fn* m, const void* ctx) {
                 std::vector<event> ev;
-                const plan_info i = ptpu::plan(c, m, ctx, [&](const event& e) { ev.push_back(e); });
+                const plan_info i = plan_of(c, m, ctx, [&](const event& e) { ev.push_back(e); });
                 raise(i.problem, c);
                 return ev;
             },
@@ -586,6 +584,17 @@ struct dynamic_call {
 
 private:
     [[nodiscard]] const spec& spec_of(std::size_t k) const { return k < n_in ? in[k] : out[k - n_in]; }
+
+    // The plan info() and events() give: the call's, or with custom_buffered its inner
+    // pipeline's, planned as emit_pipeline plans it over the whole grid (before a core split).
+    template <class Emit>
+    plan_info plan_of(const call_desc& c, const block_fn* m, const void* ctx, Emit&& emit) const {
+        if (!custom_buffered) return ptpu::plan(c, m, ctx, emit);
+        pipeline_desc p = c;
+        p.has_semantics = false;
+        p.cores = 1;
+        return plan_pipeline(p, emit_pipeline_caps, chip.generation, m, ctx, emit);
+    }
 
     template <class... P>
     static void describe_prefetch(call_desc& c, const std::array<dims_value, n_prefetch>& shapes, detail::pack<P...>) {
