@@ -1,7 +1,8 @@
 // Configurations at run time: one dynamic_call type, the block sizes of a blocked matmul swept in
 // a loop (no template instantiation per point). Each point is planned by the same planner as a
 // static pallas_call (its rules raised as ptpu::error: here v5e's VMEM limit, check 24) and its
-// time predicted without any data.
+// time predicted without any data. Then an inner pipeline configured by values (dynamic_pipeline)
+// in a gridless call, its input window 1 to 4 deep, predicted the same way.
 #include <ptpu/ptpu.hpp>
 
 #include <iostream>
@@ -51,5 +52,24 @@ int main() {
         }
     std::cout << "fastest: (" << best_b[0] << ", " << best_b[1] << ", " << best_b[2] << ") in " << best * 1e6
               << " us\n";
-    return best > 0 ? 0 : 1;
+
+    // An inner pipeline configured by values, run by a gridless call over ANY refs: the rows of
+    // an (n, 512) array in blocks of 128, the input window 1 to 4 deep (emit_pipeline's rules).
+    using Rows = dynamic_pipeline<In<F2>, Out<F2>>;
+    using Host = dynamic_call<In<Operand<float, 2, any>>, Out<Operand<float, 2, any>>>;
+    Host host;
+    host.in[0].shape = host.out[0].shape = {n, 512};
+    Rows rows;
+    rows.grid = {n / 128};
+    rows.in[0] = rows.out[0] = {.block = {128, 512}, .index_map = [](index_t i) { return idx(i, 0); }};
+    double deep = 0;
+    for (int buffers = 1; buffers <= 4; ++buffers) {
+        rows.in[0].buffer_count = buffers;
+        const report r = host.predict([&](auto x, auto o) {
+            emit_pipeline([](auto in, auto out) { store(out, load(in) * 2.0f); }, rows)(x, o);
+        });
+        std::cout << "inner pipeline, " << buffers << " input buffers: " << r.device_time * 1e6 << " us\n";
+        deep = r.device_time;
+    }
+    return best > 0 && deep > 0 ? 0 : 1;
 }
