@@ -393,3 +393,74 @@ TEST(DynamicPipeline, PredictionEqualsTheRunOnDataForDeepWindows) {
             EXPECT_EQ(timed.stats.inner_dmas, 2 * 24) << b << look;
         }
 }
+
+// Allocations made once and prefetched_count (S53, S55) for a pipeline configured by values: the
+// caller fills the first two of three slots, the pipeline fetches only blocks 2 and 3, as the
+// static Buffered<3, false, 2>; without allocations it is 28, as is a prefetched count at or
+// above the buffer count.
+TEST(DynamicPipeline, AllocationsAndPrefetchedCount) {
+    using Call = pallas_call<Grid<>, In<Arg<X, AnyFull>>, Out<Arg<X, AnyFull>>,
+                             Scratch<vmem, std::uint8_t, 5 * 4096>, Chip<tpu::v5e>>;
+    const host_array<X> x = ramp<X>();
+    auto body = [](auto in, auto out) { store(out, load(in) + 1.0f); };
+    auto run = [&](const Rows& cfg, bool allocate, std::vector<event>& t) {
+        Rows conf = cfg;
+        conf.options.trace = &t;
+        return Call{}(
+            [&](auto xh, auto oh, auto buf) {
+                auto pipe = emit_pipeline(body, conf);
+                if (!allocate) return pipe(xh, oh);
+                auto allocs = pipe.make_allocations(buf, xh, oh);
+                sync_copy(xh.at(ds(0, c<8>), ds(0, c<128>)), allocs.template window<0>(0));
+                sync_copy(xh.at(ds(8, c<8>), ds(0, c<128>)), allocs.template window<0>(1));
+                pipe(xh, oh, allocs);
+            },
+            x);
+    };
+    Rows cfg = rows_config(4, 128, 3, false);
+    cfg.in[0].prefetched_count = 2;
+    std::vector<event> tv;
+    auto [o, rep] = run(cfg, true, tv);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], x.vector()[k] + 1.0f) << k;
+    std::vector<std::uint32_t> fetched, waited;
+    for (const event& e : tv) {
+        if (e.kind == event_kind::fetch) fetched.push_back(e.block_step);
+        if (e.kind == event_kind::wait_in) waited.push_back(e.step);
+    }
+    EXPECT_EQ(fetched, (std::vector<std::uint32_t>{2, 3}));
+    EXPECT_EQ(waited, (std::vector<std::uint32_t>{2, 3}));
+    EXPECT_EQ(rep.stats.body_dmas, 2);  // the caller's prefills
+    // The static spec's events, allocations made the same way.
+    using Pf3 = BlockSpec<Block<8, 128>, [](index_t j) { return idx(j, 0); }, Buffered<3, false, 2>>;
+    std::vector<event> ts;
+    auto [os, reps] = Call{}(
+        [&](auto xh, auto oh, auto buf) {
+            auto [pipe, make_allocations] = emit_pipeline_with_allocations(
+                body, {4}, in_specs<Pf3>, out_specs<StaticRows>, {.trace = &ts});
+            auto allocs = make_allocations(buf, xh, oh);
+            sync_copy(xh.at(ds(0, c<8>), ds(0, c<128>)), allocs.template window<0>(0));
+            sync_copy(xh.at(ds(8, c<8>), ds(0, c<128>)), allocs.template window<0>(1));
+            pipe(xh, oh, allocs);
+        },
+        x);
+    EXPECT_EQ(tv, ts);
+    EXPECT_EQ(rep.device_time, reps.device_time);
+    // Without allocations: 28 (the static spec's is a compile error).
+    auto rule = [&](const Rows& conf, bool allocate) {
+        try {
+            std::vector<event> t;
+            (void)run(conf, allocate, t);
+        } catch (const error& e) {
+            return std::string(e.rule());
+        }
+        return std::string("none");
+    };
+    EXPECT_EQ(rule(cfg, false), "28");
+    Rows too_many = cfg;
+    too_many.in[0].prefetched_count = 3;
+    EXPECT_EQ(rule(too_many, true), "28");
+    // At the top level a prefetched count is 19, as pallas_call's.
+    Matmul mm = matmul(256, 128, 128, 2, false, tpu::v5e);
+    mm.in[1].prefetched_count = 1;
+    EXPECT_EQ(rule_of(mm, matmul_body, std::vector<float>(256 * 256), std::vector<float>(256 * 256)), "19");
+}

@@ -186,6 +186,9 @@ struct dynamic_spec {
     std::optional<int> buffer_count{};  ///< pipeline_mode=Buffered(k); none: 2 (S16)
     bool lookahead = false;             ///< Buffered(k, use_lookahead) (rule 19 at top level)
     bool revisit_any = false;           ///< RevisitMode.ANY (S39, S40)
+    /// Buffered(k, use_lookahead, prefetched_count): slots the caller filled (S55), for an
+    /// inner pipeline's input with allocations (a top-level call rejects it, 19).
+    int prefetched_count = 0;
 
     /// What the spec says, as every front end's describer reads it (block in `space`).
     [[nodiscard]] constexpr detail::spec_values values(space_kind space) const {
@@ -195,8 +198,9 @@ struct dynamic_spec {
         v.rank = block.size();
         for (int i = 0; i < block.size(); ++i) v.dims[static_cast<std::size_t>(i)] = block[static_cast<std::size_t>(i)].dim;
         v.buffer_count = buffer_count.value_or(2);
-        v.explicit_mode = buffer_count.has_value() || lookahead;
+        v.explicit_mode = buffer_count.has_value() || lookahead || prefetched_count != 0;
         v.lookahead = lookahead;
+        v.prefetched = prefetched_count;
         v.revisit_any = revisit_any;
         v.zero_map = index_map.zero;
         return v;
@@ -239,14 +243,12 @@ inline constexpr bool all_operands = false;
 template <class... A>
 inline constexpr bool all_operands<pack<A...>> = (is_operand<A> && ...);
 
-template <class P>
-struct dynamic_ctx;
-template <class... A>
-struct dynamic_ctx<pack<A...>> {
-    // Index maps read the scalar-prefetch refs read-only, as pallas_call's (S46, S51).
-    using type = std::conditional_t<sizeof...(A) == 0, void,
-                                    std::tuple<ref<const typename A::value_type, smem, A::rank>...>>;
-};
+// The operands a run-time front end's options list under holder H (In, Out, ...), and whether
+// H is given at most once.
+template <template <class...> class H, class... Opts>
+using listed_t = typename operands_of<typename pick_holder<H, Opts...>::type>::type;
+template <template <class...> class H, class... Opts>
+inline constexpr bool at_most_once = (count_of<H, Opts> + ... + 0) <= 1;
 
 // What dynamic_call::custom_buffered lowers a call to (defined in call/dynamic_pipeline.hpp).
 template <class Ins, class Outs, class Prefetch, class Scratch>
@@ -414,22 +416,21 @@ struct dynamic_call {
     static_assert((detail::is_dynamic_option<Opts> && ...),
                   "ptpu[10] dynamic_call: options are In<Operand...>, Out<Operand...>, ScalarPrefetch<Operand...> "
                   "and ScratchShapes<Operand...>; the grid, shapes, chip and the rest are members set at run time");
-    using ins = typename detail::operands_of<typename detail::pick_holder<In, Opts...>::type>::type;
-    using outs = typename detail::operands_of<typename detail::pick_holder<Out, Opts...>::type>::type;
-    using prefetch_ops =
-        typename detail::operands_of<typename detail::pick_holder<ScalarPrefetch, Opts...>::type>::type;
-    using scratch_ops =
-        typename detail::operands_of<typename detail::pick_holder<ScratchShapes, Opts...>::type>::type;
-    static_assert(((detail::count_of<In, Opts> + ...) <= 1) && ((detail::count_of<Out, Opts> + ...) <= 1) &&
-                      ((detail::count_of<ScalarPrefetch, Opts> + ...) <= 1) &&
-                      ((detail::count_of<ScratchShapes, Opts> + ...) <= 1),
-                  "ptpu[10] dynamic_call: an option is given twice; give at most one In, Out, ScalarPrefetch and "
-                  "ScratchShapes");
+    using ins = detail::listed_t<In, Opts...>;
+    using outs = detail::listed_t<Out, Opts...>;
+    using prefetch_ops = detail::listed_t<ScalarPrefetch, Opts...>;
+    using scratch_ops = detail::listed_t<ScratchShapes, Opts...>;
+    static_assert(
+        detail::at_most_once<In, Opts...> && detail::at_most_once<Out, Opts...> &&
+            detail::at_most_once<ScalarPrefetch, Opts...> && detail::at_most_once<ScratchShapes, Opts...>,
+        "ptpu[10] dynamic_call: an option is given twice; give at most one In, Out, ScalarPrefetch and "
+        "ScratchShapes");
     static_assert(detail::all_operands<ins> && detail::all_operands<outs> && detail::all_operands<prefetch_ops> &&
                       detail::all_operands<scratch_ops>,
                   "ptpu[10] dynamic_call: In, Out, ScalarPrefetch and ScratchShapes list Operand<T, Rank, Space> "
                   "types (the shapes are values)");
-    using ctx_type = typename detail::dynamic_ctx<prefetch_ops>::type;
+    using ctx_type =
+        typename detail::array_pack_ctx<prefetch_ops>::type;  // read-only prefetch refs (S46, S51)
     using spec = dynamic_spec<ctx_type>;
 
     static constexpr std::size_t n_in = ins::size;

@@ -69,6 +69,21 @@ inline constexpr std::array<block_fn, max_operands> value_inner_maps = []<std::s
     return std::array<block_fn, max_operands>{&value_inner_map<static_cast<int>(K)>...};
 }(std::make_index_sequence<max_operands>{});
 
+// 28 for a pipeline configured by values invoked without allocations while an input asks for
+// prefetched slots (S55; a static spec's is a compile error).
+PTPU_COMPILED void require_allocations(const pipeline_desc& p);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void require_allocations(const pipeline_desc& p) {
+    for (int i = 0; i < p.n_in; ++i)
+        if (p.ops[static_cast<std::size_t>(i)].prefetched > 0)
+            throw error(
+                "28", "emit_pipeline (input " + std::to_string(i) + ")",
+                "a prefetched input (prefetched_count > 0, S55) expects its window bound to allocations "
+                "the caller filled",
+                "make them with the pipeline's make_allocations and pass them last");
+}
+#endif
+
 // Rule 7 and 30 of an operand configured by values (static specs meet them at compile time).
 [[noreturn, gnu::cold]] PTPU_COMPILED void inner_value_error(const char* rule, bool input, int k, const std::string& what,
                                                              const char* fix);
@@ -96,11 +111,11 @@ struct dynamic_pipeline {
     static_assert((detail::is_pipeline_option<Opts> && ...),
                   "ptpu[10] dynamic_pipeline: options are In<Operand...>, Out<Operand...> and Extra<X...>; the "
                   "grid, blocks, maps and the rest are members set at run time");
-    static_assert(((detail::count_of<In, Opts> + ... + 0) <= 1) && ((detail::count_of<Out, Opts> + ... + 0) <= 1) &&
-                      ((detail::count_of<Extra, Opts> + ... + 0) <= 1),
+    static_assert(detail::at_most_once<In, Opts...> && detail::at_most_once<Out, Opts...> &&
+                      detail::at_most_once<Extra, Opts...>,
                   "ptpu[10] dynamic_pipeline: an option is given twice; give at most one In, Out and Extra");
-    using ins = typename detail::operands_of<typename detail::pick_holder<In, Opts...>::type>::type;
-    using outs = typename detail::operands_of<typename detail::pick_holder<Out, Opts...>::type>::type;
+    using ins = detail::listed_t<In, Opts...>;
+    using outs = detail::listed_t<Out, Opts...>;
     using extras = typename detail::pick_holder<Extra, Opts...>::type;
     static_assert(detail::all_operands<ins> && detail::all_operands<outs>,
                   "ptpu[10] dynamic_pipeline: In and Out list Operand<T, Rank, Space, KernelRank> types (the "
@@ -143,26 +158,114 @@ public:
     value_pipeline(Body body, const Cfg& cfg, typename Cfg::extra_values extra)
         : body_(std::move(body)), cfg_(cfg), extra_(std::move(extra)) {}
 
+    /// This pipeline's windows made once in a VMEM scratch buffer (make_allocations, S53): pass
+    /// them last, pipe(refs..., allocs); `window<K>(slot)` is input or output K's slot as a ref
+    /// (to prefill a prefetched input's first slots, S55).
+    class allocations : public detail::allocations_base {
+    public:
+        template <std::size_t K>
+        auto window(int slot) const {
+            using A = operand_t<K>;
+            using T = typename A::value_type;
+            if (slot < 0 || slot >= buffers[K])
+                throw error("R2", "allocations::window<" + std::to_string(K) + ">",
+                            "slot " + std::to_string(slot) + " of " + std::to_string(buffers[K]),
+                            "name a slot in [0, buffer count) of a windowed operand");
+            std::array<index_t, A::kernel_rank> shape{};
+            for (std::size_t d = 0; d < A::kernel_rank; ++d) shape[d] = window_shapes[K][d];
+            return ref<T, typename A::memory, A::kernel_rank>(
+                reinterpret_cast<T*>(slots[K][static_cast<std::size_t>(slot)]), shape);
+        }
+
+    private:
+        friend class value_pipeline;
+        std::array<std::array<index_t, max_rank>, max_operands> window_shapes{};
+    };
+
+    /// make_allocations (upstream's, S53): lays this pipeline's windows for `refs` (inputs then
+    /// outputs) out in `scratch`, a VMEM scratch ref of the enclosing kernel (24 says how many
+    /// bytes it needs when it is too small), to be reused by every invocation.
+    template <class S, class... Refs>
+    allocations make_allocations(const S& scratch, const Refs&... refs) const {
+        static_assert(
+            sizeof...(Refs) == n_refs,
+            "ptpu[ARG1] make_allocations: pass the scratch, then one ref per In operand, then one per Out "
+            "operand");
+        static_assert(
+            std::is_same_v<typename detail::source_of<S>::space, vmem>,
+            "ptpu[29] make_allocations: the allocations live in a VMEM scratch ref of the enclosing kernel");
+        kernel_context& outer = detail::require_context("make_allocations");
+        pipeline_desc p;
+        detail::inner_map_ctx mctx;
+        std::array<void*, max_operands> hbm{};
+        std::array<block_fn, max_operands> maps{};
+        allocations a;
+        if (!prepare(p, mctx, hbm, maps, refs...)) return a;  // this core runs none of the grid
+        const plan_tables t = detail::inner_run::plan(outer, p, detail::value_inner_maps.data(), &mctx);
+        using T = typename detail::source_of<S>::value_type;
+        index_t n = 1;
+        for (index_t e : scratch.shape()) n *= e;
+        detail::inner_run::lay_out(a, p, t, reinterpret_cast<std::byte*>(const_cast<T*>(scratch.data())),
+                                   n * static_cast<index_t>(sizeof(T)));
+        for (std::size_t k = 0; k < n_refs; ++k) a.window_shapes[k] = window_shape(p.ops[k]);
+        return a;
+    }
+
     /// Runs the pipeline over `refs`: the inputs' then the outputs' source refs (any/hbm, or
-    /// VMEM/SMEM refs a spec of their space aliases).
+    /// VMEM/SMEM refs a spec of their space aliases), then, optionally, its allocations.
+    template <class... Args>
+    void operator()(const Args&... args) const {
+        if constexpr (sizeof...(Args) == n_refs + 1) {
+            auto all = std::forward_as_tuple(args...);
+            using A = std::remove_cvref_t<std::tuple_element_t<n_refs, decltype(all)>>;
+            static_assert(
+                std::is_same_v<A, allocations>,
+                "ptpu[ARG1] emit_pipeline: pass one ref per In operand, then one per Out operand, then "
+                "(optionally) this pipeline's allocations");
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                run(&std::get<n_refs>(all), std::get<K>(all)...);
+            }
+            (std::make_index_sequence<n_refs>{});
+        } else {
+            static_assert(sizeof...(Args) == n_refs,
+                          "ptpu[ARG1] emit_pipeline: pass one ref per In operand, then one per Out operand");
+            run(nullptr, args...);
+        }
+    }
+
+    [[nodiscard]] const Cfg& config() const { return cfg_; }
+
+private:
     template <class... Refs>
-    void operator()(const Refs&... refs) const {
-        static_assert(sizeof...(Refs) == n_refs,
-                      "ptpu[ARG1] emit_pipeline: pass one ref per In operand, then one per Out operand");
+    void run(const detail::allocations_base* alloc, const Refs&... refs) const {
         kernel_context& outer = detail::require_context("emit_pipeline");
         pipeline_desc p;
         detail::inner_map_ctx mctx;
         std::array<void*, max_operands> hbm{};
         std::array<block_fn, max_operands> maps{};
         if (!prepare(p, mctx, hbm, maps, refs...)) return;  // this core runs none of the grid
+        if (alloc == nullptr) detail::require_allocations(p);
         auto invoke = [&](core_memory& m) { call_body(m, p, mctx, std::index_sequence_for<Refs...>{}, refs...); };
         const body_call call{[](void* obj, core_memory& m) { (*static_cast<decltype(invoke)*>(obj))(m); }, &invoke};
-        detail::inner_run::run(outer, p, detail::value_inner_maps.data(), &mctx, hbm, call, cfg_.options.trace);
+        detail::inner_run::run(outer, p, detail::value_inner_maps.data(), &mctx, hbm, call,
+                               cfg_.options.trace, alloc);
     }
 
-    [[nodiscard]] const Cfg& config() const { return cfg_; }
+    // The extents of operand d's window as the body sees it: the block without its squeezed
+    // dims, or the whole source for a full block.
+    static std::array<index_t, max_rank> window_shape(const operand_desc& d) {
+        std::array<index_t, max_rank> shape{};
+        std::size_t j = 0;
+        for (int i = 0; i < (d.full_block ? d.rank : d.block_rank); ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            if (d.full_block)
+                shape[j++] = d.shape[u];
+            else if (d.block[u].kind != dim_kind::squeezed)
+                shape[j++] = d.block[u].size;
+        }
+        return shape;
+    }
 
-private:
     template <std::size_t K>
     using operand_t = std::tuple_element_t<K, operands>;
     [[nodiscard]] const typename Cfg::spec& spec_of(std::size_t k) const {
@@ -274,14 +377,8 @@ private:
             return W(base + a.offset, shape, strides).labelled(who);
         } else {
             using W = ref<T, typename A::memory, A::kernel_rank>;
-            if (d.full_block) {
-                for (std::size_t j = 0; j < A::kernel_rank; ++j) shape[j] = src.shape()[j];
-            } else {
-                std::size_t j = 0;
-                for (int i = 0; i < d.block_rank; ++i)
-                    if (d.block[static_cast<std::size_t>(i)].kind != dim_kind::squeezed)
-                        shape[j++] = d.block[static_cast<std::size_t>(i)].size;
-            }
+            const std::array<index_t, max_rank> w = window_shape(d);
+            for (std::size_t j = 0; j < A::kernel_rank; ++j) shape[j] = w[j];
             return W(reinterpret_cast<T*>(m.slots[K][static_cast<std::size_t>(m.cur[K])]), shape).labelled(who);
         }
     }
