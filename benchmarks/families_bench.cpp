@@ -16,7 +16,8 @@
 //   cmake --workflow --preset bench && build/bench/benchmarks/families_bench
 //   build/bench/benchmarks/families_bench --benchmark_filter='matmul/'   (one family)
 //
-// The run-time families use dynamic_call, so one instantiation serves all their configurations;
+// The run-time families use dynamic_call, so one instantiation serves all their configurations
+// (the deep-buffering family too: the matmul's type with custom_buffered set);
 // the in-kernel families (emit_pipeline with bounded slices, lookahead, grouped matmul) and the
 // flash-attention forward are types, a few configurations each.
 #include <benchmark/benchmark.h>
@@ -165,6 +166,31 @@ void register_matmul() {
                 add("matmul",
                     cn + "/bm" + std::to_string(bm) + "_bk" + std::to_string(bk) + "/Buffered" + std::to_string(bc),
                     [m = make_matmul(n, bm, bk, bc, *hw)] { return m.predict(matmul_body); });
+            }
+}
+
+// ---- 10. Deep buffering: the matmul's grid as one inner pipeline -----------------------------
+
+void register_deep_buffering() {
+    // The blocked matmul with custom_buffered: its grid runs as one inner pipeline of a gridless
+    // call (upstream's way to more than two buffers), y's window 1 to 4 deep, with and without
+    // lookahead; the reference is the same matmul as a top-level call, double-buffered. One
+    // dynamic_call type for all of them.
+    constexpr index_t n = 4096, bm = 512, bk = 512;
+    add(
+        "deep_buffering", "v5e/top_level/Buffered2",
+        [m = make_matmul(n, bm, bk, 2, tpu::v5e)] { return m.predict(matmul_body); }, true);
+    for (const auto& [hw, cn] : chips())
+        for (int bc = 1; bc <= 4; ++bc)
+            for (const bool ahead : {false, true}) {
+                if (bc == 1 && ahead) continue;  // Q1
+                Matmul m = make_matmul(n, bm, bk, 2, *hw);
+                m.custom_buffered = true;
+                m.in[1].buffer_count = bc;
+                m.in[1].lookahead = ahead;
+                add("deep_buffering",
+                    cn + "/custom/Buffered" + std::to_string(bc) + (ahead ? "_lookahead" : ""),
+                    [m] { return m.predict(matmul_body); });
             }
 }
 
@@ -481,6 +507,7 @@ int main(int argc, char** argv) {
     register_grouped();
     register_flash();
     register_megacore();
+    register_deep_buffering();
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     benchmark::RunSpecifiedBenchmarks();
