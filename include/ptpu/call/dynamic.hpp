@@ -250,9 +250,36 @@ using listed_t = typename operands_of<typename pick_holder<H, Opts...>::type>::t
 template <template <class...> class H, class... Opts>
 inline constexpr bool at_most_once = (count_of<H, Opts> + ... + 0) <= 1;
 
-// What dynamic_call::custom_buffered lowers a call to (defined in call/dynamic_pipeline.hpp).
-template <class Ins, class Outs, class Prefetch, class Scratch>
+// The pipeline dynamic_call::custom_buffered runs (defined in call/dynamic_pipeline.hpp).
+template <class Ins, class Outs, class Prefetch>
 struct custom_buffered;
+
+// The outer call of a custom-buffered run: the call's description with every In and Out an ANY
+// array (the whole array, index_map=None), gridless, or one parallel step per core.
+PTPU_COMPILED call_desc custom_buffered_outer(const call_desc& c, int cores);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED call_desc custom_buffered_outer(const call_desc& c, int cores) {
+    call_desc o = c;
+    o.grid = {};
+    o.semantics = {};
+    o.grid_rank = o.semantics_rank = cores > 1 ? 1 : 0;
+    o.has_semantics = cores > 1;
+    if (cores > 1) {
+        o.grid[0] = cores;
+        o.semantics[0] = dim_semantics::parallel;
+    }
+    for (int i = 0; i < o.n_ops(); ++i) {
+        operand_desc& d = o.ops[static_cast<std::size_t>(i)];
+        spec_values whole;
+        whole.space = space_kind::any;
+        describe_block(d, whole);
+        d.issue = map_issue::none;
+        d.map_returned = d.rank;
+        d.map_dim = -1;
+    }
+    return o;
+}
+#endif
 
 template <class T>
 inline constexpr bool is_dynamic_option = false;
@@ -782,7 +809,6 @@ private:
     template <class Body, class ArgTuple>
     report execute(Body& body, ArgTuple args, const std::array<void*, max_operands>& out_ptrs,
                    const run_options& opt) const {
-        if (custom_buffered) return execute_custom(body, std::move(args), out_ptrs, opt);
         auto pf_views = prefetch_views(args, std::make_index_sequence<n_prefetch>{});
         const call_desc desc = describe(shapes_of(pf_views));
         auto in_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -805,14 +831,15 @@ private:
                 return 0;
         }();
         if constexpr (n_prefetch > 0) ctx_ptr = &ctx_value;
-        // The same planner as pallas_call's; its checks run here, before any byte moves (S51).
-        const plan_tables tables = detail::plan_call(desc, m.data(), ctx_ptr, sc.data(), opt.memory_budget);
-        detail::check_distinct_buffers(desc, hbm, "dynamic_call");
-        detail::alias_hbm(desc, hbm);
         std::array<const void*, max_operands> prefetch{};
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             ((prefetch[K] = static_cast<const void*>(std::get<K>(pf_views).data)), ...);
         }(std::make_index_sequence<n_prefetch>{});
+        if (custom_buffered) return execute_custom(body, desc, pf_views, ctx_value, hbm, prefetch, opt);
+        // The same planner as pallas_call's; its checks run here, before any byte moves (S51).
+        const plan_tables tables = detail::plan_call(desc, m.data(), ctx_ptr, sc.data(), opt.memory_budget);
+        detail::check_distinct_buffers(desc, hbm, "dynamic_call");
+        detail::alias_hbm(desc, hbm);
         auto invoke = [&](core_memory& mem) { call_body(body, mem, desc, pf_views, hbm); };
         // Only this closure depends on the body; the run itself is compiled once (call/run.hpp).
         const body_call call{[](void* obj, core_memory& mem) { (*static_cast<decltype(invoke)*>(obj))(mem); },
@@ -820,12 +847,15 @@ private:
         return detail::run_call(desc, tables, m.data(), ctx_ptr, hbm, prefetch, call, opt);
     }
 
-    // The custom-buffered run: the outer call (gridless, or one step per core) over ANY refs,
-    // whose body emits this call's grid and specs as one pipeline (call/dynamic_pipeline.hpp).
-    template <class Body, class ArgTuple>
-    report execute_custom(Body& body, ArgTuple args, const std::array<void*, max_operands>& out_ptrs,
+    // The custom-buffered run: the outer call (gridless, or one step per core) over ANY arrays,
+    // whose body emits this call's grid and specs as one pipeline (call/dynamic_pipeline.hpp)
+    // and runs the body in it with the call's prefetch and scratch refs.
+    template <class Body, class PfViews, class Ctx>
+    report execute_custom(Body& body, const call_desc& desc, const PfViews& pf, const Ctx& ctx,
+                          std::array<void*, max_operands> hbm,
+                          const std::array<const void*, max_operands>& prefetch,
                           const run_options& opt) const {
-        using lowered = detail::custom_buffered<ins, outs, prefetch_ops, scratch_ops>;
+        using lowered = detail::custom_buffered<ins, outs, prefetch_ops>;
         if constexpr (!lowered::windowed) {
             throw error(
                 "29", "dynamic_call",
@@ -833,30 +863,67 @@ private:
                 "operand has no window",
                 "give every In and Out operand a vmem or smem window, or run without custom_buffered");
         } else {
-            typename lowered::host outer;
-            outer.chip = chip;
-            outer.vmem_limit = vmem_limit;
-            for (std::size_t k = 0; k < n_in; ++k) outer.in[k].shape = in[k].shape;
-            for (std::size_t k = 0; k < n_out; ++k) outer.out[k].shape = out[k].shape;
-            outer.scratch = scratch;
-            outer.aliases = aliases;
             typename lowered::pipe pipe;
             pipe.grid = grid;
             pipe.in = in;
             pipe.out = out;
             bool parallel_dim = false;
-            for (const dim_semantics d : semantics)
+            for (const dim_semantics d : semantics) {
                 parallel_dim = parallel_dim || d == dim_semantics::parallel;
-            for (const dim_semantics d : semantics)
                 pipe.options.semantics.v[static_cast<std::size_t>(pipe.options.semantics.rank++)] = d;
-            if (chip.pallas_cores() > 1 && parallel_dim) {
-                outer.grid = {chip.pallas_cores()};
-                outer.semantics = {parallel};
-                pipe.options.core_axis = 0;
             }
-            auto run_pipeline = [&](const auto&... refs) { lowered::run(body, pipe, refs...); };
-            return outer.execute(run_pipeline, std::move(args), out_ptrs, opt);
+            const bool split = chip.pallas_cores() > 1 && parallel_dim;
+            if (split) pipe.options.core_axis = 0;
+            const call_desc outer = detail::custom_buffered_outer(desc, split ? chip.pallas_cores() : 1);
+            std::array<block_fn, max_operands> zero{};
+            std::array<scan_fn, max_operands> zero_scan{};
+            zero.fill(&detail::eval_map<BlockSpec<>, 0, ctx_type>);
+            zero_scan.fill(&scan_operand<BlockSpec<>, 0, ctx_type>);
+            const void* ctx_ptr = n_prefetch > 0 ? static_cast<const void*>(&ctx) : nullptr;
+            const plan_tables tables =
+                detail::plan_call(outer, zero.data(), ctx_ptr, zero_scan.data(), opt.memory_budget);
+            detail::check_distinct_buffers(outer, hbm, "dynamic_call");
+            detail::alias_hbm(outer, hbm);
+            auto invoke = [&](core_memory& mem) {
+                detail::require_context("dynamic_call").grid_from_pipeline = true;
+                call_custom(body, mem, outer, pf, hbm, pipe, ctx, prefetch_ops{},
+                            std::make_index_sequence<n_prefetch>{}, cat(ins{}, outs{}),
+                            std::make_index_sequence<n_in + n_out>{}, scratch_ops{},
+                            std::make_index_sequence<n_scratch>{});
+            };
+            const body_call call{
+                [](void* obj, core_memory& mem) { (*static_cast<decltype(invoke)*>(obj))(mem); }, &invoke};
+            return detail::run_call(outer, tables, zero.data(), ctx_ptr, hbm, prefetch, call, opt);
         }
+    }
+    // The outer body: the pipeline over the ANY arrays, its body the call's with the windows.
+    template <class Body, class PfViews, class Pipe, class Ctx, class... P, std::size_t... PK, class... A,
+              std::size_t... AK, class... S, std::size_t... SK>
+    void call_custom(Body& body, core_memory& m, const call_desc& outer, const PfViews& pf,
+                     const std::array<void*, max_operands>& hbm, const Pipe& pipe, const Ctx& ctx,
+                     detail::pack<P...>, std::index_sequence<PK...>, detail::pack<A...>,
+                     std::index_sequence<AK...>, detail::pack<S...>, std::index_sequence<SK...>) const {
+        auto inner = [&](auto... windows) {
+            body(prefetch_ref<P, PK>(m, pf)..., windows..., scratch_ref<S, SK>(m)...);
+        };
+        auto emit = [&](const auto&... extra) { return emit_pipeline(inner, pipe, extra...); };
+        const auto pipeline = [&] {
+            if constexpr (n_prefetch > 0)
+                return std::apply(emit, ctx);
+            else
+                return emit();
+        }();
+        pipeline(any_ref<A, AK>(outer, hbm)...);
+    }
+    // Operand K's whole array as an ANY ref (read-only for an input, R4).
+    template <class A, std::size_t K>
+    static auto any_ref(const call_desc& d, const std::array<void*, max_operands>& hbm) {
+        using T = std::conditional_t<(K < n_in), const typename A::value_type, typename A::value_type>;
+        std::array<index_t, A::rank> shape{};
+        for (std::size_t i = 0; i < A::rank; ++i) shape[i] = d.ops[K].shape[i];
+        return ref<T, any, A::rank>(static_cast<T*>(hbm[K]), shape)
+            .labelled(K < n_in ? label(detail::ref_label::kind::input, K)
+                               : label(detail::ref_label::kind::output, K - n_in));
     }
 
     template <std::size_t K>
@@ -920,13 +987,19 @@ private:
                                      std::declval<scratch_ref_t<S>>()...));
         static_assert(std::is_void_v<result>,
                       "ptpu[12] dynamic_call: the kernel body should return void; write results to the output refs");
-        body(prefetch_ref_t<P>(reinterpret_cast<typename P::value_type*>(m.prefetch[PK]),
-                               rank_shape<P::rank>(std::get<PK>(pf)))
-                 .labelled(label(detail::ref_label::kind::prefetch, PK))...,
-             operand_ref<A, AK>(m, desc, hbm)...,
-             scratch_ref_t<S>(reinterpret_cast<typename scratch_ref_t<S>::value_type*>(m.scratch[SK]),
-                              scratch_shape<S::rank>(SK))
-                 .labelled(label(detail::ref_label::kind::scratch, SK))...);
+        body(prefetch_ref<P, PK>(m, pf)..., operand_ref<A, AK>(m, desc, hbm)..., scratch_ref<S, SK>(m)...);
+    }
+    template <class P, std::size_t K, class PfViews>
+    static prefetch_ref_t<P> prefetch_ref(const core_memory& m, const PfViews& pf) {
+        return prefetch_ref_t<P>(reinterpret_cast<typename P::value_type*>(m.prefetch[K]),
+                                 rank_shape<P::rank>(std::get<K>(pf)))
+            .labelled(label(detail::ref_label::kind::prefetch, K));
+    }
+    template <class S, std::size_t K>
+    scratch_ref_t<S> scratch_ref(const core_memory& m) const {
+        return scratch_ref_t<S>(reinterpret_cast<typename scratch_ref_t<S>::value_type*>(m.scratch[K]),
+                                scratch_shape<S::rank>(K))
+            .labelled(label(detail::ref_label::kind::scratch, K));
     }
     template <std::size_t R>
     std::array<index_t, R> scratch_shape(std::size_t k) const {

@@ -410,38 +410,13 @@ namespace detail {
 template <class A>
 inline constexpr bool has_window = !windowless_space<typename A::memory>;
 
-// dynamic_call::custom_buffered: the outer call over ANY refs, and the pipeline its body runs
-// (the call's specs as they are: same Operand types, same index maps, the scalar-prefetch refs
-// as the maps' extra values).
-template <class... I, class... O, class... P, class... S>
-struct custom_buffered<pack<I...>, pack<O...>, pack<P...>, pack<S...>> {
+// dynamic_call::custom_buffered: the pipeline its outer body runs (the call's specs as they are:
+// same Operand types, same index maps, the scalar-prefetch refs as the maps' extra values).
+template <class... I, class... O, class... P>
+struct custom_buffered<pack<I...>, pack<O...>, pack<P...>> {
     static constexpr bool windowed = (has_window<I> && ... && true) && (has_window<O> && ... && true);
-    using host = dynamic_call<In<Operand<typename I::value_type, I::rank, any>...>,
-                              Out<Operand<typename O::value_type, O::rank, any>...>, ScalarPrefetch<P...>,
-                              ScratchShapes<S...>>;
     using pipe =
         dynamic_pipeline<In<I...>, Out<O...>, Extra<ref<const typename P::value_type, smem, P::rank>...>>;
-    static constexpr std::size_t n_p = sizeof...(P), n_ops = sizeof...(I) + sizeof...(O), n_s = sizeof...(S);
-
-    // The outer body: refs are the call's (prefetch, ANY inputs and outputs, scratch); the
-    // pipeline's body gets the windows between the prefetch and scratch refs, as the call's body.
-    template <class Body, class... Refs>
-    static void run(Body& body, const pipe& cfg, const Refs&... refs) {
-        require_context("dynamic_call").grid_from_pipeline = true;
-        auto all = std::forward_as_tuple(refs...);
-        [&]<std::size_t... PK, std::size_t... AK, std::size_t... SK>(
-            std::index_sequence<PK...>, std::index_sequence<AK...>, std::index_sequence<SK...>) {
-            auto inner = [&](auto... windows) {
-                body(std::get<PK>(all)..., windows..., std::get<n_p + n_ops + SK>(all)...);
-            };
-            emit_pipeline(inner, cfg,
-                          ref<const typename P::value_type, smem, P::rank>(std::get<PK>(all).data(),
-                                                                           std::get<PK>(all).shape())
-                              .labelled({ref_label::kind::prefetch, static_cast<std::uint8_t>(PK)})...)(
-                std::get<n_p + AK>(all)...);
-        }
-        (std::make_index_sequence<n_p>{}, std::make_index_sequence<n_ops>{}, std::make_index_sequence<n_s>{});
-    }
 };
 }  // namespace detail
 
