@@ -87,7 +87,9 @@ int main(int argc, char** argv) {
         }
         all.push_back(std::move(out));
     }
-    std::printf("\nSummary (error = predicted / measured - 1; * = input_buffer_count > 2, predicted with 2)\n");
+    std::printf(
+        "\nSummary (error = predicted / measured - 1; * = input_buffer_count > 2: the grid as one inner "
+        "pipeline)\n");
     for (std::size_t c = 0; c < chips.size(); ++c) {
         std::printf("%s\n", chips[c].c_str());
         std::vector<const result*> every, two, gmm, gmm_t, tgmm;

@@ -22,10 +22,11 @@
 //
 // Differences from the real kernel, all stated in docs/model.md ("Checked against public
 // measurements"): the kernel runs its grid as an emit_pipeline inside a gridless call, with
-// input_buffer_count lookahead buffers on the lhs (tgmm: on both inputs); the checker runs the
-// same grid as the call's own grid, where Pallas allows 1 or 2 buffers (rule 19), so a row with
-// 3 or 4 buffers is predicted with 2 and flagged. The gridless call runs on one TensorCore, so
-// every grid dim is `arbitrary` (no megacore split on v5p).
+// input_buffer_count lookahead buffers on the lhs (tgmm: on both inputs); the checker runs a row
+// with 1 or 2 buffers as the call's own grid, and a row with 3 or 4 that way too
+// (dynamic_call::custom_buffered, with lookahead), where the call's own grid allows 2 (rule 19).
+// The gridless call runs on one TensorCore, so every grid dim is `arbitrary` (no megacore split
+// on v5p).
 #pragma once
 
 #include <ptpu/ptpu.hpp>
@@ -243,7 +244,9 @@ inline ptpu::report predict(const row& r, const std::vector<std::int32_t>& sizes
     const problem p = problem_of(r, current_op_table(std::string(hw.name)));
     const metadata md = make_metadata(sizes, p.m, p.tm, p.tgmm);
     const index_t tiles_k = cdiv(p.k, p.tk), tiles_n = cdiv(p.n, p.tn);
-    const int bc = std::min(p.buffers, 2);  // rule 19 at the call's own grid (see above)
+    // 3 or 4 buffers: the kernel's own form, its grid one inner pipeline with lookahead (above).
+    const bool deep = p.buffers > 2;
+    const int bc = p.buffers;
     const index_t tm = p.tm, tk = p.tk, tn = p.tn;
     if (!p.tgmm) {
         Gmm c;
@@ -252,11 +255,13 @@ inline ptpu::report predict(const row& r, const std::vector<std::int32_t>& sizes
         c.grid = {tiles_n, md.active, tiles_k};
         c.semantics = {arbitrary, arbitrary, arbitrary};
         c.options.per_step = 0;
-        c.in[0] = {.shape = {p.m, p.k}, .block = {tm, tk},
-                   .index_map = [](index_t, index_t g, index_t k, const auto&, const auto&, const auto& mt) {
-                       return idx(mt[g], k);
-                   },
-                   .buffer_count = bc};
+        c.custom_buffered = deep;
+        c.in[0] = {.shape = {p.m, p.k},
+                   .block = {tm, tk},
+                   .index_map = [](index_t, index_t g, index_t k, const auto&, const auto&,
+                                   const auto& mt) { return idx(mt[g], k); },
+                   .buffer_count = bc,
+                   .lookahead = deep};
         if (p.transpose_rhs)
             c.in[1] = {.shape = {p.groups, p.n, p.k}, .block = {squeezed, tn, tk},
                        .index_map = [](index_t n, index_t g, index_t k, const auto&, const auto& gid, const auto&) {
@@ -301,16 +306,19 @@ inline ptpu::report predict(const row& r, const std::vector<std::int32_t>& sizes
     c.grid = {tiles_n, tiles_k, md.active};
     c.semantics = {arbitrary, arbitrary, arbitrary};
     c.options.per_step = 0;
-    c.in[0] = {.shape = {p.m, p.k}, .block = {tm, tk},
-               .index_map = [](index_t, index_t k, index_t g, const auto&, const auto&, const auto& mt) {
-                   return idx(mt[g], k);
-               },
-               .buffer_count = bc};
-    c.in[1] = {.shape = {p.m, p.n}, .block = {tm, tn},
-               .index_map = [](index_t n, index_t, index_t g, const auto&, const auto&, const auto& mt) {
-                   return idx(mt[g], n);
-               },
-               .buffer_count = bc};
+    c.custom_buffered = deep;
+    c.in[0] = {.shape = {p.m, p.k},
+               .block = {tm, tk},
+               .index_map = [](index_t, index_t k, index_t g, const auto&, const auto&,
+                               const auto& mt) { return idx(mt[g], k); },
+               .buffer_count = bc,
+               .lookahead = deep};
+    c.in[1] = {.shape = {p.m, p.n},
+               .block = {tm, tn},
+               .index_map = [](index_t n, index_t, index_t g, const auto&, const auto&,
+                               const auto& mt) { return idx(mt[g], n); },
+               .buffer_count = bc,
+               .lookahead = deep};
     c.out[0] = {.shape = {static_cast<index_t>(sizes.size()), p.k, p.n}, .block = {squeezed, tk, tn},
                 .index_map = [](index_t n, index_t k, index_t g, const auto&, const auto& gid, const auto&) {
                     return idx(gid[g], k, n);
