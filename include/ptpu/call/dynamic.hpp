@@ -904,7 +904,7 @@ private:
                      detail::pack<P...>, std::index_sequence<PK...>, detail::pack<A...>,
                      std::index_sequence<AK...>, detail::pack<S...>, std::index_sequence<SK...>) const {
         auto inner = [&](auto... windows) {
-            body(prefetch_ref<P, PK>(m, pf)..., windows..., scratch_ref<S, SK>(m)...);
+            run_body(body, prefetch_ref<P, PK>(m, pf)..., windows..., scratch_ref<S, SK>(m)...);
         };
         auto emit = [&](const auto&... extra) { return emit_pipeline(inner, pipe, extra...); };
         const auto pipeline = [&] {
@@ -987,7 +987,14 @@ private:
                                      std::declval<scratch_ref_t<S>>()...));
         static_assert(std::is_void_v<result>,
                       "ptpu[12] dynamic_call: the kernel body should return void; write results to the output refs");
-        body(prefetch_ref<P, PK>(m, pf)..., operand_ref<A, AK>(m, desc, hbm)..., scratch_ref<S, SK>(m)...);
+        run_body(body, prefetch_ref<P, PK>(m, pf)..., operand_ref<A, AK>(m, desc, hbm)...,
+                 scratch_ref<S, SK>(m)...);
+    }
+    // The body on its refs: one function both runs call (the call's own grid, custom_buffered's
+    // pipeline), so the body is compiled once however many ways the call may run.
+    template <class Body, class... R>
+    [[gnu::noinline]] static void run_body(Body& body, const R&... refs) {
+        body(refs...);
     }
     template <class P, std::size_t K, class PfViews>
     static prefetch_ref_t<P> prefetch_ref(const core_memory& m, const PfViews& pf) {

@@ -50,8 +50,12 @@ struct extra_ctx<Extra<X...>> {
     using values = std::tuple<X...>;
 };
 
-// Operand Op's index map of a pipeline configured by values, at inner grid point g of this
-// core's part: the map given as a value, at the whole grid's iteration, reading the extra values.
+// The index maps of a pipeline configured by values, operand by operand, as the planner calls
+// them (block_fn): operand Op's at inner grid point g of this core's part is the map given as a
+// value, at the whole grid's iteration, reading the extra values. Nothing in them depends on the
+// pipeline: one table, compiled once.
+PTPU_COMPILED const block_fn* value_inner_maps();
+#if defined(PTPU_DEFINE_COMPILED)
 template <int Op>
 index_tuple<max_rank> value_inner_map(const index_t* g, const void* ctx) {
     const index_map_scope scope;
@@ -64,10 +68,15 @@ index_tuple<max_rank> value_inner_map(const index_t* g, const void* ctx) {
         rethrow_from_inner_map(e, Op, c.n_in, at, static_cast<std::size_t>(c.rank));
     }
 }
-inline constexpr std::array<block_fn, max_operands> value_inner_maps = []<std::size_t... K>(
-                                                                            std::index_sequence<K...>) {
-    return std::array<block_fn, max_operands>{&value_inner_map<static_cast<int>(K)>...};
-}(std::make_index_sequence<max_operands>{});
+PTPU_COMPILED const block_fn* value_inner_maps() {
+    static constexpr std::array<block_fn, max_operands> table =
+        []<std::size_t... K>(std::index_sequence<K...>) {
+        return std::array<block_fn, max_operands>{&value_inner_map<static_cast<int>(K)>...};
+    }
+    (std::make_index_sequence<max_operands>{});
+    return table.data();
+}
+#endif
 
 // 28 for a pipeline configured by values invoked without allocations while an input asks for
 // prefetched slots (S55; a static spec's is a compile error).
@@ -201,7 +210,7 @@ public:
         std::array<block_fn, max_operands> maps{};
         allocations a;
         if (!prepare(p, mctx, hbm, maps, refs...)) return a;  // this core runs none of the grid
-        const plan_tables t = detail::inner_run::plan(outer, p, detail::value_inner_maps.data(), &mctx);
+        const plan_tables t = detail::inner_run::plan(outer, p, detail::value_inner_maps(), &mctx);
         using T = typename detail::source_of<S>::value_type;
         index_t n = 1;
         for (index_t e : scratch.shape()) n *= e;
@@ -247,8 +256,8 @@ private:
         if (alloc == nullptr) detail::require_allocations(p);
         auto invoke = [&](core_memory& m) { call_body(m, p, mctx, std::index_sequence_for<Refs...>{}, refs...); };
         const body_call call{[](void* obj, core_memory& m) { (*static_cast<decltype(invoke)*>(obj))(m); }, &invoke};
-        detail::inner_run::run(outer, p, detail::value_inner_maps.data(), &mctx, hbm, call,
-                               cfg_.options.trace, alloc);
+        detail::inner_run::run(outer, p, detail::value_inner_maps(), &mctx, hbm, call, cfg_.options.trace,
+                               alloc);
     }
 
     // The extents of operand d's window as the body sees it: the block without its squeezed
@@ -364,7 +373,7 @@ private:
             T* base = const_cast<T*>(src.data());
             if (d.full_block) return W(base, src.shape(), src.strides()).labelled(who);
             const kernel_context& c = detail::require_context("emit_pipeline");
-            const index_tuple<max_rank> b = detail::value_inner_maps[K](c.inner_point.data(), &mctx);
+            const index_tuple<max_rank> b = detail::value_inner_maps()[K](c.inner_point.data(), &mctx);
             constexpr bool input = K < n_in;
             const detail::alias_slice a = detail::alias_block(d.block.data(), d.block_rank, b, src.shape().data(),
                                                               src.strides().data(), input,
