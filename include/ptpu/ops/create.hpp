@@ -21,6 +21,31 @@
 
 namespace ptpu {
 
+namespace detail {
+/// full's values, checked (OP1) and charged: into `out`; false in timing-only mode (no values).
+/// Compiled once per dtype, whatever the static shape.
+template <element_type T>
+bool full_values(block_values<compute_t<T>>& out, index_t r, index_t c, compute_t<T> value) {
+    check_extents("full", r, c);
+    charge_vpu(vpu_class::cheap, vregs(r, c, dtype_of<T>));
+    if (timing_only()) return false;
+    auto a = array_cache<compute_t<T>>::take(r, c);
+    a.setConstant(value);
+    out = block_values<compute_t<T>>(std::move(a));
+    return true;
+}
+#define PTPU_FULL_VALUES_OF(T) \
+    template bool full_values<T>(block_values<compute_t<T>>&, index_t, index_t, compute_t<T>);
+#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
+extern PTPU_FULL_VALUES_OF(float) extern PTPU_FULL_VALUES_OF(bf16) extern PTPU_FULL_VALUES_OF(std::int32_t)
+#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_FULL_VALUES_OF(float)
+PTPU_FULL_VALUES_OF(bf16)
+PTPU_FULL_VALUES_OF(std::int32_t)
+#endif
+#undef PTPU_FULL_VALUES_OF
+}  // namespace detail
+
 /// full<T>(rows, cols, value): every element `value`, converted to T first (bf16 rounds). A
 /// static extent (c<8>) gives a static shape: full<float>(c<8>, c<128>, 0.0f) is a
 /// vec<float, 8, 128>.
@@ -32,18 +57,11 @@ template <element_type T, integer Rows, integer Cols, scalar_value S>
     } else {
         const index_t r = value_of(rows);
         const index_t c = value_of(cols);
-        detail::check_extents("full", r, c);
-        detail::charge_vpu(vpu_class::cheap, vregs(r, c, dtype_of<T>));
-        const chain_work own = detail::vpu_chain(vpu_class::cheap, vregs(r, c, dtype_of<T>));
-        if (timing_only()) {
-            out_t w(shape_only, r, c);
-            detail::chain_result(w, own, {});
-            return w;
-        }
-        auto a = detail::array_cache<compute_t<T>>::take(r, c);
-        a.setConstant(detail::scalar_as<T>(value));
-        out_t w(std::move(a));
-        detail::chain_result(w, own, {});
+        detail::block_values<compute_t<T>> values;
+        out_t w = detail::full_values<T>(values, r, c, detail::scalar_as<T>(value))
+                      ? detail::vec_access::make<out_t>(std::move(values), r, c)
+                      : out_t(shape_only, r, c);
+        detail::chain_result(w, detail::vpu_chain(vpu_class::cheap, vregs(r, c, dtype_of<T>)), {});
         return w;
     }
 }

@@ -354,18 +354,39 @@ inline mxu_charge mxu_charge_of(const chip* hw, dtype d, index_t m, index_t n, i
     return c;
 }
 
-/// The product, charged, with the contracting dims checked at run time (OP1) unless `Checked`
-/// (both static and checked at compile time).
-template <bool Checked, class A, class VA, class VB>
-vec<dot_acc_t<A>> dot_product(const VA& a, const VB& b, const dot_options& o) {
+/// The product, charged, with the contracting dims checked at run time (OP1) unless `checked`
+/// (both static and checked at compile time). Compiled once per dtype (with
+/// PTPU_SEPARATE_RUNTIME in ptpu::runtime, the end of this header), whatever the static shapes.
+/// One operand of a product, whatever its vec type: its values (if any), shape and chain.
+template <class A>
+struct dot_operand {
+    const block_values<compute_t<A>>* values;
+    index_t rows, cols;
+    bool has_data;
+    chain_in chain;
+    [[nodiscard]] index_t vreg_count() const { return vregs(rows, cols, dtype_of<A>); }
+    /// The values as a plane (OP4 without values; a pending op is evaluated).
+    [[nodiscard]] block_view<compute_t<A>> read() const {
+        if (!has_data) no_values("dot");
+        return values->read("dot");
+    }
+};
+template <class A, class V>
+dot_operand<A> dot_operand_of(const V& v) {
+    return {&vec_access::storage(v), v.rows(), v.cols(), v.has_data(), chain_of(v)};
+}
+
+template <class A>
+vec<dot_acc_t<A>> dot_product(const dot_operand<A>& a, const dot_operand<A>& b, const dot_options& o,
+                              bool checked) {
     using R = dot_acc_t<A>;
-    const index_t m = o.transpose_a ? a.cols() : a.rows();
-    const index_t k = o.transpose_a ? a.rows() : a.cols();
-    const index_t kb = o.transpose_b ? b.cols() : b.rows();
-    const index_t n = o.transpose_b ? b.rows() : b.cols();
-    if (!Checked && k != kb)
+    const index_t m = o.transpose_a ? a.cols : a.rows;
+    const index_t k = o.transpose_a ? a.rows : a.cols;
+    const index_t kb = o.transpose_b ? b.cols : b.rows;
+    const index_t n = o.transpose_b ? b.rows : b.cols;
+    if (!checked && k != kb)
         throw error("OP1", "dot",
-                    text("a ", shape_text(a.rows(), a.cols()), " and b ", shape_text(b.rows(), b.cols()),
+                    text("a ", shape_text(a.rows, a.cols), " and b ", shape_text(b.rows, b.cols),
                          " do not multiply: the contracting dims are ", k, " and ", kb,
                          " (transpose_a=", o.transpose_a ? "true" : "false",
                          ", transpose_b=", o.transpose_b ? "true" : "false", ")"),
@@ -390,8 +411,8 @@ vec<dot_acc_t<A>> dot_product(const VA& a, const VB& b, const dot_options& o) {
         if (o.transpose_a) c->body_work.xlu_vregs += static_cast<double>(a.vreg_count());
     }
     if (timing_only()) return vec<R>(shape_only, m, n);
-    const auto pa = vec_access::read(a, "dot");
-    const auto pb = vec_access::read(b, "dot");
+    const auto pa = a.read();
+    const auto pb = b.read();
     if constexpr (std::is_same_v<R, float>) {
         // In a body, the one-pass product is pending: its operands rounded to bf16 once, its GEMM
         // run where it is stored, accumulating there for acc + dot(a, b) (elementwise.hpp), as
@@ -406,24 +427,20 @@ vec<dot_acc_t<A>> dot_product(const VA& a, const VB& b, const dot_options& o) {
                 n);
         }
     }
-    return vec<R>(dot_values<A>(pa, a.rows(), a.cols(), pb, b.rows(), b.cols(), o, m, n, k));
+    return vec<R>(dot_values<A>(pa, a.rows, a.cols, pb, b.rows, b.cols, o, m, n, k));
 }
 
-/// dot_product, marked as an MXU result (ops/vec.hpp, "MXU results"). An operand that is itself
-/// an MXU result is popped from the result buffer before it can enter the array: one drain
-/// (charged once the product succeeded: a failed op charges nothing).
-template <bool Checked, class A, class VA, class VB>
-vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
-    const chain_in ca = chain_of(a), cb = chain_of(b);
-    vec<dot_acc_t<A>> r = dot_product<Checked, A>(a, b, o);
-    drain_mxu(a);
-    drain_mxu(b);
+/// dot_product, marked as an MXU result (ops/vec.hpp, "MXU results"), with its dependence chain.
+template <class A>
+vec<dot_acc_t<A>> dot_result(const dot_operand<A>& a, const dot_operand<A>& b, const dot_options& o,
+                             bool checked) {
+    vec<dot_acc_t<A>> r = dot_product<A>(a, b, o, checked);
     vec_access::mark_mxu_result(r);
     // On the chain: the transpose of a (XLU), then the product on the MXU.
     chain_work own;
     if (const kernel_context* c = current_context()) {
-        const index_t m = o.transpose_a ? a.cols() : a.rows();
-        const index_t k = o.transpose_a ? a.rows() : a.cols();
+        const index_t m = o.transpose_a ? a.cols : a.rows;
+        const index_t k = o.transpose_a ? a.rows : a.cols;
         const double flops = mxu_charge_of(c->hw, dtype_of<A>, m, r.cols(), k).flops;
         if constexpr (std::is_same_v<A, std::int8_t>)
             own.mxu_int8_ops = flops;
@@ -431,9 +448,34 @@ vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
             own.mxu_passes_flops = flops * mxu_passes(dtype_of<A>, o.prec);
         if (o.transpose_a) own.xlu_vregs = static_cast<double>(a.vreg_count());
     }
-    chain_result(r, own, {ca, cb}, /*mxu=*/true);
+    chain_result(r, own, {a.chain, b.chain}, /*mxu=*/true);
     return r;
 }
+
+/// dot_result of two vecs, which then are read: an operand that is itself an MXU result is popped
+/// from the result buffer before it can enter the array, one drain (charged once the product
+/// succeeded: a failed op charges nothing).
+template <bool Checked, class A, class VA, class VB>
+vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
+    vec<dot_acc_t<A>> r = dot_result<A>(dot_operand_of<A>(a), dot_operand_of<A>(b), o, Checked);
+    drain_mxu(a);
+    drain_mxu(b);
+    return r;
+}
+
+#define PTPU_DOT_RESULT_OF(T)                                                              \
+    template vec<dot_acc_t<T>> dot_result<T>(const dot_operand<T>&, const dot_operand<T>&, \
+                                             const dot_options&, bool);
+#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
+extern PTPU_DOT_RESULT_OF(float) extern PTPU_DOT_RESULT_OF(bf16) extern PTPU_DOT_RESULT_OF(
+    f16) extern PTPU_DOT_RESULT_OF(std::int8_t)
+#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_DOT_RESULT_OF(float)
+PTPU_DOT_RESULT_OF(bf16)
+PTPU_DOT_RESULT_OF(f16)
+PTPU_DOT_RESULT_OF(std::int8_t)
+#endif
+#undef PTPU_DOT_RESULT_OF
 
 }  // namespace detail
 

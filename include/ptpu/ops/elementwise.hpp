@@ -180,103 +180,6 @@ void unary_in_place(A& x) {
 template <class X>
 inline constexpr bool reusable = !std::is_reference_v<X> && !std::is_const_v<X>;
 
-/// An operand of a pending op: a view (read in place; an rvalue's registration is dropped, the
-/// result makes its own) or an rvalue's own array (taken: `own`). False when it is neither.
-template <class X>
-bool pending_operand(std::remove_reference_t<X>& x, block_view<typename std::remove_cvref_t<X>::compute_type>& out,
-                     bool& taken, typename std::remove_cvref_t<X>::array_type& own) {
-    auto& st = vec_access::storage(x);
-    if (st.is_view()) {
-        out = st.read("elementwise op");
-        taken = false;
-        return true;
-    }
-    if constexpr (reusable<X>) {
-        if (st.is_owned() && own.size() == 0) {
-            own = std::move(st.array("elementwise op"));
-            out = {own.data(), own.cols()};
-            taken = true;
-            return true;
-        }
-    }
-    return false;
-}
-/// An rvalue operand that is itself a pending op is evaluated into its own array first, which
-/// the result may then take over (an op chain needs one temporary, not one per op).
-template <class X>
-void settle(std::remove_reference_t<X>& x) {
-    if constexpr (reusable<X>) {
-        auto& st = vec_access::storage(x);
-        if (st.is_pending()) (void)st.array("elementwise op");
-    }
-}
-
-/// view + product (either order): when `p` is an rvalue pending product with no accumulator and
-/// `acc` a view, both of the result's shape, the result is the product accumulating into acc.
-template <class P, class A, class Out>
-bool accumulate_product(Out& result, std::remove_reference_t<P>& p, std::remove_reference_t<A>& acc, shape2 s) {
-    if constexpr (reusable<P>) {
-        auto& sp = vec_access::storage(p);
-        auto& sa = vec_access::storage(acc);
-        if (!sp.is_bare_product() || !sa.is_view() || p.shape() != s || acc.shape() != s) return false;
-        const auto view = sa.read("a + b");
-        result = vec_access::make<Out>(
-            std::remove_cvref_t<decltype(sp)>::accumulate(std::move(sp), view), s[0], s[1]);
-        vec_access::forget(p);
-        if constexpr (reusable<A>) {
-            sa.release();
-            vec_access::forget(acc);
-        }
-        return true;
-    } else {
-        return false;
-    }
-}
-
-/// The rvalue operands of a pending op give up what it took from them.
-template <class X>
-void consumed(std::remove_reference_t<X>& x) {
-    if constexpr (reusable<X>) {
-        vec_access::storage(x).release();
-        vec_access::forget(x);
-    }
-}
-
-/// A pending op of result type out_t over x (and y), when the running body can hold one
-/// (see block_values): every operand a view or an rvalue's array (one at most), shapes equal
-/// to the result's, at least one view. Otherwise false and nothing taken.
-/// X and Y are the operands' forwarding types (an rvalue's array may be taken).
-template <class Op, form F, class X, class Y, class Out>
-bool make_pending(Out& result, std::remove_reference_t<X>& x, std::remove_reference_t<Y>* y,
-                  typename Out::compute_type k, shape2 s) {
-    using C = typename Out::compute_type;
-    kernel_context* ctx = current_context();
-    if (ctx == nullptr || x.shape() != s) return false;
-    auto& sx = vec_access::storage(x);
-    if constexpr (F == form::binary) {
-        if (y->shape() != s) return false;
-        auto& sy = vec_access::storage(*y);
-        const bool views = sx.is_view() || sy.is_view();
-        const bool x_ok = sx.is_view() || (reusable<X> && sx.is_owned());
-        const bool y_ok = sy.is_view() || (reusable<Y> && sy.is_owned());
-        if (!views || !x_ok || !y_ok) return false;
-    } else {
-        if (!(sx.is_view() || (reusable<X> && sx.is_owned()))) return false;
-    }
-    pending_args<C> args;
-    args.k = k;
-    typename Out::array_type own;
-    bool x_own = false, y_own = false;
-    pending_operand<X>(x, args.a, x_own, own);
-    if constexpr (F == form::binary) pending_operand<Y>(*y, args.b, y_own, own);
-    result = vec_access::make<Out>(
-        block_values<C>::pending(&pending_eval<Op, C, F>, args, x_own, y_own, std::move(own), s[0], s[1], *ctx),
-        s[0], s[1]);
-    consumed<X>(x);
-    if constexpr (F == form::binary) consumed<Y>(*y);
-    return true;
-}
-
 // The static shape checks (OP1): one static_assert per mistake, whose instantiation line shows
 // the shapes; the op then returns an empty value of a dynamic shape, so nothing else fails.
 template <class Op, index_t AR, index_t AC, index_t BR, index_t BC>
@@ -336,6 +239,159 @@ shape2 broadcast_of(const char* where, const VA& a, const VB& b) {
         return broadcast_shape(where, a.shape(), b.shape());
 }
 
+// ---- a ⊕ b on the operands' storage: compiled once per op and compute type ---------------------
+// The vec-typed wrapper (apply_binary_values) checks and charges; what it does with the values
+// depends on neither the static shapes nor the operands' value categories (those are flags), so
+// with PTPU_SEPARATE_RUNTIME the common ops' instantiations are compiled once in ptpu::runtime
+// (the end of this header).
+
+/// The compute type of op Op's result on operands of compute type C (bool for comparisons).
+template <class Op, class C>
+using op_compute_t = std::conditional_t<Op::compares, bool, C>;
+
+/// How binary_values may use its operands: an rvalue's storage may be taken (a_rvalue), and may
+/// hold the result (a_holds: its vec type can also hold the result's static shape); fold_product:
+/// acc + dot may fold into the product (f32 adds).
+enum binary_flags : unsigned { a_rvalue = 1, b_rvalue = 2, a_holds = 4, b_holds = 8, fold_product = 16 };
+/// What binary_values did: the result is in an operand's storage (computed in place), and which
+/// operands gave up their values to the result.
+enum binary_outcome : unsigned { result_in_a = 1, result_in_b = 2, a_consumed = 4, b_consumed = 8 };
+
+/// `x`'s values as a read-only map of shape xs.
+template <class C>
+cmap<C> storage_map(const block_values<C>& x, shape2 xs, const char* where) {
+    const block_view<C> p = x.read(where);
+    return {p.data, xs[0], xs[1], Eigen::OuterStride<>(p.stride)};
+}
+
+/// view + product (either order): when `p` is an rvalue pending product with no accumulator and
+/// `acc` a view, both of the result's shape, the result is the product accumulating into acc.
+/// Returns what was consumed (p_consumed, and acc_consumed for an rvalue acc), 0 when it does not
+/// apply.
+template <class C>
+unsigned accumulate_product(block_values<C>& out, block_values<C>& p, shape2 ps, bool p_rvalue,
+                            block_values<C>& acc, shape2 accs, bool acc_rvalue, shape2 s, unsigned p_consumed,
+                            unsigned acc_consumed) {
+    if (!p_rvalue || !p.is_bare_product() || !acc.is_view() || ps != s || accs != s) return 0;
+    const block_view<C> view = acc.read("a + b");
+    out = block_values<C>::accumulate(std::move(p), view);
+    if (!acc_rvalue) return p_consumed;
+    acc.release();
+    return p_consumed | acc_consumed;
+}
+
+/// An operand of a pending op: a view (read in place; an rvalue's registration is dropped, the
+/// result makes its own) or an rvalue's own array (taken: `own`). False when it is neither.
+template <class C>
+bool pending_operand(block_values<C>& x, bool rvalue, block_view<C>& out, bool& taken,
+                     typename block_values<C>::array_type& own) {
+    if (x.is_view()) {
+        out = x.read("elementwise op");
+        taken = false;
+        return true;
+    }
+    if (rvalue && x.is_owned() && own.size() == 0) {
+        own = std::move(x.array("elementwise op"));
+        out = {own.data(), own.cols()};
+        taken = true;
+        return true;
+    }
+    return false;
+}
+
+/// A pending op over x (and y, for the binary form), when the running body can hold one (see
+/// block_values): every operand a view or an rvalue's array (one at most), shapes equal to the
+/// result's, at least one view. Otherwise false and nothing taken; `consumed` gets the operands
+/// that gave up their values (a_consumed for x, b_consumed for y).
+template <class Op, class C, form F>
+bool make_pending(block_values<C>& out, block_values<C>& x, shape2 xs, bool x_rvalue, block_values<C>* y,
+                  shape2 ys, bool y_rvalue, C k, shape2 s, unsigned& consumed) {
+    kernel_context* ctx = current_context();
+    if (ctx == nullptr || xs != s) return false;
+    if constexpr (F == form::binary) {
+        if (ys != s) return false;
+        const bool views = x.is_view() || y->is_view();
+        const bool x_ok = x.is_view() || (x_rvalue && x.is_owned());
+        const bool y_ok = y->is_view() || (y_rvalue && y->is_owned());
+        if (!views || !x_ok || !y_ok) return false;
+    } else {
+        if (!(x.is_view() || (x_rvalue && x.is_owned()))) return false;
+    }
+    pending_args<C> args;
+    args.k = k;
+    typename block_values<C>::array_type own;
+    bool x_own = false, y_own = false;
+    pending_operand(x, x_rvalue, args.a, x_own, own);
+    if constexpr (F == form::binary) pending_operand(*y, y_rvalue, args.b, y_own, own);
+    out = block_values<C>::pending(&pending_eval<Op, C, F>, args, x_own, y_own, std::move(own), s[0], s[1],
+                                   *ctx);
+    if (x_rvalue) {
+        x.release();
+        consumed |= a_consumed;
+    }
+    if constexpr (F == form::binary) {
+        if (y_rvalue) {
+            y->release();
+            consumed |= b_consumed;
+        }
+    }
+    return true;
+}
+
+/// The values of a ⊕ b (shape s, broadcast): into `out`, or in place into an rvalue operand's
+/// storage that holds the result (result_in_a / result_in_b). Both operands have values.
+template <class Op, class C>
+unsigned binary_values(block_values<op_compute_t<Op, C>>& out, block_values<C>& a, shape2 as,
+                       block_values<C>& b, shape2 bs, shape2 s, unsigned flags) {
+    using RC = op_compute_t<Op, C>;
+    const bool a_rv = (flags & a_rvalue) != 0, b_rv = (flags & b_rvalue) != 0;
+    if constexpr (std::is_same_v<RC, C>) {
+        if ((flags & fold_product) != 0) {
+            // acc + dot(x, y) with acc a view: the product accumulates into acc (block_values).
+            if (const unsigned r =
+                    accumulate_product(out, a, as, a_rv, b, bs, b_rv, s, a_consumed, b_consumed))
+                return r;
+            if (const unsigned r =
+                    accumulate_product(out, b, bs, b_rv, a, as, a_rv, s, b_consumed, a_consumed))
+                return r;
+        }
+    }
+    // An rvalue operand that is itself a pending op is evaluated into its own array first, which
+    // the result may then take over (an op chain needs one temporary, not one per op).
+    if (a_rv && a.is_pending()) (void)a.array("elementwise op");
+    if (b_rv && b.is_pending()) (void)b.array("elementwise op");
+    if constexpr (std::is_same_v<RC, C>) {
+        unsigned consumed = 0;
+        if (make_pending<Op, C, form::binary>(out, a, as, a_rv, &b, bs, b_rv, C{}, s, consumed))
+            return consumed;
+    }
+    // An rvalue operand of the result's shape that owns its values holds the result.
+    const bool a_owns = a.is_owned(), b_owns = b.is_owned();
+    if constexpr (std::is_same_v<RC, C>) {
+        if ((flags & a_holds) != 0 && as == s && a_owns) {
+            assign_binary<Op>(a.array("vec::array"), storage_map(a, as, Op::name),
+                              storage_map(b, bs, Op::name), s);
+            return result_in_a;
+        }
+        if ((flags & b_holds) != 0 && bs == s && b_owns) {
+            assign_binary<Op>(b.array("vec::array"), storage_map(a, as, Op::name),
+                              storage_map(b, bs, Op::name), s);
+            return result_in_b;
+        }
+    }
+    auto values = array_cache<RC>::take(s[0], s[1]);
+    assign_binary<Op>(values, storage_map(a, as, Op::name), storage_map(b, bs, Op::name), s);
+    out = block_values<RC>(std::move(values));
+    return 0;
+}
+
+/// A vec's storage, for the shape-free parts of an op: an operand the op may change only when
+/// it is an rvalue (the flags say so; block_values' const members change only mutable state).
+template <class V>
+auto& op_storage(V& v) {
+    return const_cast<block_values<typename std::remove_const_t<V>::compute_type>&>(vec_access::storage(v));
+}
+
 template <class Op, class X, class Y>
 auto apply_binary_values(X&& a, Y&& b) {
     using VX = std::remove_cvref_t<X>;
@@ -348,34 +404,28 @@ auto apply_binary_values(X&& a, Y&& b) {
     if (timing_only()) return out_t(shape_only, s[0], s[1]);
     a.require_data(Op::name);
     b.require_data(Op::name);
-    if constexpr (std::is_same_v<Op, op_add> && std::is_same_v<T, float>) {
-        // acc + dot(x, y) with acc a view: the product accumulates into acc (block_values).
-        out_t result;
-        if (accumulate_product<X, Y>(result, a, b, s) || accumulate_product<Y, X>(result, b, a, s)) return result;
+    constexpr bool same = std::is_same_v<R, T>;
+    constexpr unsigned flags =
+        (reusable<X> ? a_rvalue : 0u) | (reusable<Y> ? b_rvalue : 0u) |
+        (same && reusable<X> && fits<VX, out_t::static_rows, out_t::static_cols> ? a_holds : 0u) |
+        (same && reusable<Y> && fits<VY, out_t::static_rows, out_t::static_cols> ? b_holds : 0u) |
+        (std::is_same_v<Op, op_add> && std::is_same_v<T, float> ? fold_product : 0u);
+    block_values<compute_t<R>> out;
+    const unsigned r =
+        binary_values<Op, compute_t<T>>(out, op_storage(a), a.shape(), op_storage(b), b.shape(), s, flags);
+    if constexpr (reusable<X>) {
+        if ((r & a_consumed) != 0) vec_access::forget(a);
     }
-    settle<X>(a);
-    settle<Y>(b);
-    if constexpr (std::is_same_v<R, T>) {
-        out_t result;
-        if (make_pending<Op, form::binary, X, Y>(result, a, &b, {}, s)) return result;
+    if constexpr (reusable<Y>) {
+        if ((r & b_consumed) != 0) vec_access::forget(b);
     }
-    // An rvalue operand of the result's shape that owns its values holds the result.
-    const bool a_owns = vec_access::storage(a).is_owned(), b_owns = vec_access::storage(b).is_owned();
-    if constexpr (std::is_same_v<R, T> && reusable<X> && fits<VX, out_t::static_rows, out_t::static_cols>) {
-        if (a.shape() == s && a_owns) {
-            assign_binary<Op>(a.array(), values_of(a, Op::name), values_of(b, Op::name), s);
-            return out_t(std::move(a));
-        }
+    if constexpr ((flags & a_holds) != 0) {
+        if ((r & result_in_a) != 0) return out_t(std::move(a));
     }
-    if constexpr (std::is_same_v<R, T> && reusable<Y> && fits<VY, out_t::static_rows, out_t::static_cols>) {
-        if (b.shape() == s && b_owns) {
-            assign_binary<Op>(b.array(), values_of(a, Op::name), values_of(b, Op::name), s);
-            return out_t(std::move(b));
-        }
+    if constexpr ((flags & b_holds) != 0) {
+        if ((r & result_in_b) != 0) return out_t(std::move(b));
     }
-    auto out = array_cache<compute_t<R>>::take(s[0], s[1]);
-    assign_binary<Op>(out, values_of(a, Op::name), values_of(b, Op::name), s);
-    return out_t(std::move(out));
+    return vec_access::make<out_t>(std::move(out), s[0], s[1]);
 }
 
 /// a + b of two operands of one shape, one of them an MXU result: Mosaic folds the add into the
@@ -428,6 +478,31 @@ auto apply_binary(X&& a, Y&& b) {
     return r;
 }
 
+/// The values of a ⊕ c (or c ⊕ a) for a scalar c: into `out`, or in place into an rvalue a's
+/// storage (result_in_a). a has values.
+template <class Op, bool ScalarLeft, class C>
+unsigned scalar_values(block_values<op_compute_t<Op, C>>& out, block_values<C>& a, shape2 as, C c,
+                       unsigned flags) {
+    using RC = op_compute_t<Op, C>;
+    const bool a_rv = (flags & a_rvalue) != 0;
+    if (a_rv && a.is_pending()) (void)a.array("elementwise op");
+    if constexpr (std::is_same_v<RC, C>) {
+        unsigned consumed = 0;
+        if (make_pending < Op, C,
+            ScalarLeft ? form::scalar_left
+                       : form::scalar_right > (out, a, as, a_rv, nullptr, {}, false, c, as, consumed))
+            return consumed;
+        if ((flags & a_holds) != 0 && a.is_owned()) {
+            assign_scalar<Op, ScalarLeft>(a.array("vec::array"), storage_map(a, as, Op::name), c);
+            return result_in_a;
+        }
+    }
+    auto values = array_cache<RC>::take(as[0], as[1]);
+    assign_scalar<Op, ScalarLeft>(values, storage_map(a, as, Op::name), c);
+    out = block_values<RC>(std::move(values));
+    return 0;
+}
+
 template <class Op, bool ScalarLeft, class X, class C>
 auto apply_scalar_values(X&& a, C c) {
     using V = std::remove_cvref_t<X>;
@@ -438,22 +513,18 @@ auto apply_scalar_values(X&& a, C c) {
     charge_vpu(Op::cost, a.vreg_count());
     if (timing_only()) return out_t(shape_only, a.rows(), a.cols());
     a.require_data(Op::name);
-    settle<X>(a);
-    if constexpr (std::is_same_v<R, T>) {
-        out_t result;
-        if (make_pending<Op, ScalarLeft ? form::scalar_left : form::scalar_right, X, X>(result, a, &a, c,
-                                                                                    a.shape()))
-            return result;
+    constexpr unsigned flags =
+        (reusable<X> ? a_rvalue : 0u) | (std::is_same_v<R, T> && reusable<X> ? a_holds : 0u);
+    const shape2 as = a.shape();
+    block_values<compute_t<R>> out;
+    const unsigned r = scalar_values<Op, ScalarLeft, compute_t<T>>(out, op_storage(a), as, c, flags);
+    if constexpr (reusable<X>) {
+        if ((r & a_consumed) != 0) vec_access::forget(a);
     }
-    if constexpr (std::is_same_v<R, T> && reusable<X>) {
-        if (vec_access::storage(a).is_owned()) {
-            assign_scalar<Op, ScalarLeft>(a.array(), values_of(a, Op::name), c);
-            return out_t(std::move(a));
-        }
+    if constexpr ((flags & a_holds) != 0) {
+        if ((r & result_in_a) != 0) return out_t(std::move(a));
     }
-    auto out = array_cache<compute_t<R>>::take(a.rows(), a.cols());
-    assign_scalar<Op, ScalarLeft>(out, values_of(a, Op::name), c);
-    return out_t(std::move(out));
+    return vec_access::make<out_t>(std::move(out), as[0], as[1]);
 }
 
 /// a ⊕ c with a scalar c: the values, then the result's dependence chain.
@@ -581,6 +652,25 @@ V& compound(V& a, const B& b) {
     return a;
 }
 
+/// The values of op(a): into `out`, or in place into an rvalue a's storage (result_in_a). a has
+/// values.
+template <class Op, class C>
+unsigned unary_storage(block_values<C>& out, block_values<C>& a, shape2 as, unsigned flags) {
+    const bool a_rv = (flags & a_rvalue) != 0;
+    if (a_rv && a.is_pending()) (void)a.array("elementwise op");
+    unsigned consumed = 0;
+    if (make_pending<Op, C, form::unary>(out, a, as, a_rv, nullptr, {}, false, C{}, as, consumed))
+        return consumed;
+    if (a_rv && a.is_owned()) {
+        unary_in_place<Op>(a.array("vec::array"));
+        return result_in_a;
+    }
+    auto values = array_cache<C>::take(as[0], as[1]);
+    pending_eval<Op, C, form::unary>(values.data(), values.cols(), as[0], as[1], {a.read(Op::name), {}, {}});
+    out = block_values<C>(std::move(values));
+    return 0;
+}
+
 template <class Op, class X>
 std::remove_cvref_t<X> unary_values(X&& a) {
     using V = std::remove_cvref_t<X>;
@@ -592,22 +682,15 @@ std::remove_cvref_t<X> unary_values(X&& a) {
         charge_vpu(Op::cost, a.vreg_count());
         if (timing_only()) return V(shape_only, a.rows(), a.cols());
         a.require_data(Op::name);
-        settle<X>(a);
-        {
-            V result;
-            if (make_pending<Op, form::unary, X, X>(result, a, &a, {}, a.shape())) return result;
-        }
+        const shape2 as = a.shape();
+        block_values<typename V::compute_type> out;
+        const unsigned r =
+            unary_storage<Op, typename V::compute_type>(out, op_storage(a), as, reusable<X> ? a_rvalue : 0u);
         if constexpr (reusable<X>) {
-            if (vec_access::storage(a).is_owned()) {
-                unary_in_place<Op>(a.array());
-                return V(std::move(a));
-            }
+            if ((r & a_consumed) != 0) vec_access::forget(a);
+            if ((r & result_in_a) != 0) return V(std::move(a));
         }
-        using C = typename V::compute_type;
-        auto out = array_cache<C>::take(a.rows(), a.cols());
-        pending_eval<Op, C, form::unary>(out.data(), out.cols(), a.rows(), a.cols(),
-                                         {vec_access::read(a, Op::name), {}, {}});
-        return V(std::move(out));
+        return vec_access::make<V>(std::move(out), as[0], as[1]);
     }
 }
 
@@ -621,6 +704,53 @@ std::remove_cvref_t<X> unary(X&& a) {
         chain_result(r, vpu_chain(Op::cost, n), {in});
     return r;
 }
+
+// The common ops' value loops, compiled once in ptpu::runtime with PTPU_SEPARATE_RUNTIME (others
+// are compiled where they are used, as in the header-only mode).
+#define PTPU_BINARY_VALUES(op, C)                                                                        \
+    template unsigned binary_values<op, C>(block_values<op_compute_t<op, C>>&, block_values<C>&, shape2, \
+                                           block_values<C>&, shape2, shape2, unsigned);
+#define PTPU_SCALAR_VALUES(op, left, C)                                                                \
+    template unsigned scalar_values<op, left, C>(block_values<op_compute_t<op, C>>&, block_values<C>&, \
+                                                 shape2, C, unsigned);
+#define PTPU_UNARY_VALUES(op, C) \
+    template unsigned unary_storage<op, C>(block_values<C>&, block_values<C>&, shape2, unsigned);
+#define PTPU_ELEMENTWISE_VALUES(prefix)                                                      \
+    prefix PTPU_BINARY_VALUES(op_add, float) prefix PTPU_BINARY_VALUES(op_sub, float) prefix \
+    PTPU_BINARY_VALUES(op_mul, float) prefix                                                 \
+    PTPU_BINARY_VALUES(op_div, float) prefix                                                 \
+    PTPU_BINARY_VALUES(op_max, float) prefix                                                 \
+    PTPU_BINARY_VALUES(op_min, float) prefix                                                 \
+    PTPU_BINARY_VALUES(op_eq, float) prefix                                                  \
+    PTPU_BINARY_VALUES(op_ne, float) prefix                                                  \
+    PTPU_BINARY_VALUES(op_lt, float) prefix                                                  \
+    PTPU_BINARY_VALUES(op_le, float) prefix                                                  \
+    PTPU_BINARY_VALUES(op_gt, float) prefix                                                  \
+    PTPU_BINARY_VALUES(op_ge, float) prefix                                                  \
+    PTPU_BINARY_VALUES(op_add, std::int32_t) prefix                                          \
+    PTPU_BINARY_VALUES(op_sub, std::int32_t) prefix                                          \
+    PTPU_BINARY_VALUES(op_mul, std::int32_t) prefix                                          \
+    PTPU_BINARY_VALUES(op_lt, std::int32_t) prefix                                           \
+    PTPU_BINARY_VALUES(op_eq, std::int32_t) prefix                                           \
+    PTPU_SCALAR_VALUES(op_add, false, float) prefix                                          \
+    PTPU_SCALAR_VALUES(op_sub, false, float) prefix                                          \
+    PTPU_SCALAR_VALUES(op_mul, false, float) prefix                                          \
+    PTPU_SCALAR_VALUES(op_div, false, float) prefix                                          \
+    PTPU_SCALAR_VALUES(op_max, false, float) prefix                                          \
+    PTPU_SCALAR_VALUES(op_min, false, float) prefix                                          \
+    PTPU_SCALAR_VALUES(op_sub, true, float) prefix                                           \
+    PTPU_SCALAR_VALUES(op_mul, true, float) prefix                                           \
+    PTPU_UNARY_VALUES(op_neg, float) prefix                                                  \
+    PTPU_UNARY_VALUES(op_exp, float)
+#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_ELEMENTWISE_VALUES(extern)
+#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_ELEMENTWISE_VALUES()
+#endif
+#undef PTPU_ELEMENTWISE_VALUES
+#undef PTPU_UNARY_VALUES
+#undef PTPU_SCALAR_VALUES
+#undef PTPU_BINARY_VALUES
 
 }  // namespace detail
 

@@ -105,6 +105,77 @@ void store_values(const P& p, block_view<C> src, index_t rows, index_t cols) {
         for (index_t j = 0; j < cols; ++j) p.data[i * p.stride + j] = store_fn<T>{}(src.data[i * src.stride + j]);
 }
 
+/// load() of the plane (data, stride, rows, cols) of a VMEM ref, once its shape is checked: into
+/// `out` (a view inside a body, for f32/i32/bool), charged; false in timing-only mode (no
+/// values). Compiled once per dtype, whatever the ref's shape.
+template <class U>
+bool load_plane(block_values<compute_t<U>>& out, const U* data, index_t stride, index_t rows, index_t cols) {
+    using C = compute_t<U>;
+    if (rows > 0 && cols > 0)
+        check_dma_access(data, data + (rows - 1) * stride + cols, false, "load");  // DMA2, with detect_races
+    else
+        check_dma_access(data, data, false, "load");
+    charge_loads(vregs(rows, cols, dtype_of<U>));
+    if (timing_only()) return false;
+    if constexpr (std::is_same_v<U, C>) {
+        if (kernel_context* k = current_context(); k != nullptr && rows > 0 && cols > 0) {
+            out = block_values<C>::view(data, stride, rows, cols, *k);
+            return true;
+        }
+        auto a = array_cache<C>::take(rows, cols);
+        copy_plane(a.data(), cols, data, stride, rows, cols);
+        out = block_values<C>(std::move(a));
+    } else {
+        struct {
+            const U* data;
+            index_t rows, cols, stride;
+        } p{data, rows, cols, stride};
+        out = block_values<C>(load_values<U>(p));
+    }
+    return true;
+}
+
+/// store() of `values` (of the plane's shape, checked) into the plane (data, stride, rows, cols)
+/// of a VMEM ref, charged. Compiled once per dtype, whatever the shapes.
+template <class T>
+void store_plane(T* data, index_t stride, index_t rows, index_t cols,
+                 const block_values<compute_t<T>>& values, bool has_data) {
+    using C = compute_t<T>;
+    const T* lo = data;
+    const T* hi = rows == 0 || cols == 0 ? data : data + (rows - 1) * stride + cols;
+    check_dma_access(lo, hi, true, "store");  // DMA2, with detect_races
+    charge_stores(vregs(rows, cols, dtype_of<T>));
+    if (timing_only()) return;
+    if (!has_data) no_values("store");
+    // Vecs still reading this memory take their copy first; the vec itself is written (a pending
+    // op evaluated) straight into it.
+    if (kernel_context* k = current_context()) k->borrows.before_write(lo, hi, k->step, k->core, &values);
+    if constexpr (std::is_same_v<T, C>) {
+        values.store_to(data, stride, "store");
+    } else {
+        struct {
+            T* data;
+            index_t rows, cols, stride;
+        } p{data, rows, cols, stride};
+        store_values<T>(p, values.read("store"), rows, cols);
+    }
+}
+
+#define PTPU_LOAD_STORE_OF(prefix, T)                                                                     \
+    prefix template bool load_plane<T>(block_values<compute_t<T>>&, const T*, index_t, index_t, index_t); \
+    prefix template void store_plane<T>(T*, index_t, index_t, index_t, const block_values<compute_t<T>>&, \
+                                        bool);
+#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_LOAD_STORE_OF(extern, float)
+PTPU_LOAD_STORE_OF(extern, bf16)
+PTPU_LOAD_STORE_OF(extern, std::int32_t)
+#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_LOAD_STORE_OF(, float)
+PTPU_LOAD_STORE_OF(, bf16)
+PTPU_LOAD_STORE_OF(, std::int32_t)
+#endif
+#undef PTPU_LOAD_STORE_OF
+
 /// The address of element (i...) of `r` (already bounds-checked), for race detection.
 template <class T, class S, std::size_t R, class E, class... I>
 const T* element_at(const ref<T, S, R, E>& r, I... i) {
@@ -138,22 +209,10 @@ requires(R >= 1) [[nodiscard]] detail::load_result_t<T, S, E> load(const ref<T, 
         return {};
     } else {
         const auto p = r.plane();  // checks the view collapses to 2-D (R1) in both modes
-        {
-            const auto [lo, hi] = detail::plane_range(p);
-            detail::check_dma_access(lo, hi, false, "load");  // DMA2, with detect_races
-        }
-        detail::charge_loads(vregs(p.rows, p.cols, dtype_of<U>));
-        if (timing_only()) return out_t(shape_only, p.rows, p.cols);
-        if constexpr (std::is_same_v<U, C>) {
-            if (kernel_context* k = detail::current_context(); k != nullptr && p.rows > 0 && p.cols > 0)
-                return detail::vec_access::make<out_t>(
-                    detail::block_values<C>::view(p.data, p.stride, p.rows, p.cols, *k), p.rows, p.cols);
-            auto a = detail::array_cache<C>::take(p.rows, p.cols);
-            detail::copy_plane(a.data(), p.cols, p.data, p.stride, p.rows, p.cols);
-            return out_t(std::move(a));
-        } else {
-            return out_t(detail::load_values<U>(p));
-        }
+        detail::block_values<C> values;
+        if (!detail::load_plane<U>(values, p.data, p.stride, p.rows, p.cols))
+            return out_t(shape_only, p.rows, p.cols);
+        return detail::vec_access::make<out_t>(std::move(values), p.rows, p.cols);
     }
 }
 
@@ -194,20 +253,8 @@ requires(R >= 1) void store(const ref<T, S, R, E>& r, const vec<U, VR, VC>& v) {
                                      " and the ref (collapsed to 2-D) ", detail::shape_text(p.rows, p.cols)),
                         "store a value of the ref's shape, or store into a window "
                         "store(x, ds(...), ..., v)");
-        const auto [lo, hi] = detail::plane_range(p);
-        detail::check_dma_access(lo, hi, true, "store");  // DMA2, with detect_races
-        detail::charge_stores(v.vreg_count());
-        if (timing_only()) return;
-        v.require_data("store");
-        using C = compute_t<T>;
-        auto& values = detail::vec_access::storage(v);
-        // Vecs still reading this memory take their copy first; v itself is written (a pending
-        // op evaluated) straight into it.
-        if (kernel_context* k = detail::current_context()) k->borrows.before_write(lo, hi, k->step, k->core, &values);
-        if constexpr (std::is_same_v<T, C>)
-            values.store_to(p.data, p.stride, "store");
-        else
-            detail::store_values<T>(p, values.read("store"), p.rows, p.cols);
+        detail::store_plane<T>(p.data, p.stride, p.rows, p.cols, detail::vec_access::storage(v),
+                               v.has_data());
     }
 }
 

@@ -145,6 +145,17 @@ namespace detail {
 
 struct vec_access;
 
+/// OP4: a vec without values was read.
+[[noreturn]] PTPU_COMPILED void no_values(const char* where);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void no_values(const char* where) {
+    throw error("OP4", where,
+                "this vec has a shape and no values: it was computed in timing-only "
+                "mode (or default-constructed with a static shape, or moved from)",
+                "use values computed in the same mode (timing_only() is false)");
+}
+#endif
+
 }  // namespace detail
 
 /// A 2-D row-major block value "in vector registers". A rank-1 ref loads as 1×n; rank ≥ 3 refs
@@ -287,11 +298,7 @@ public:
 
     /// OP4: throws unless the vec holds values.
     void require_data(const char* where) const {
-        if (!has_data_)
-            throw error("OP4", where,
-                        "this vec has a shape and no values: it was computed in timing-only "
-                        "mode (or default-constructed with a static shape, or moved from)",
-                        "use values computed in the same mode (timing_only() is false)");
+        if (!has_data_) detail::no_values(where);
     }
 
 private:
@@ -446,13 +453,17 @@ inline double chain_rank(const kernel_context& k, const chain_work& c) {
     return (c.mxu_passes_flops + c.mxu_int8_ops) / flops_per_vreg_op + vregs;
 }
 
-/// An op made r from operands `ins`, doing `own` (docs/model.md §5, "Dependence chains"): r's
-/// chain is its longest operand's plus own, its level their highest (plus one for a dot's
-/// result, `mxu`), and the running body's chain (work.chain) the longest of all.
-template <class R>
-void chain_result(const R& r, const chain_work& own, std::initializer_list<chain_in> ins, bool mxu = false) {
+/// The chain of a value an op made from operands `ins`, doing `own` (docs/model.md §5,
+/// "Dependence chains"): its longest operand's chain plus own, at the level of their highest
+/// (plus one for a dot's result, `mxu`); the running body's chain (work.chain) becomes the
+/// longest of all. False, and nothing computed, outside a running body.
+PTPU_COMPILED bool result_chain(const chain_work& own, std::initializer_list<chain_in> ins, bool mxu,
+                                chain_in& out);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED bool result_chain(const chain_work& own, std::initializer_list<chain_in> ins, bool mxu,
+                                chain_in& out) {
     kernel_context* k = current_context();
-    if (k == nullptr) return;
+    if (k == nullptr) return false;
     const chain_in* longest = nullptr;
     double longest_s = -1;
     int level = 0;
@@ -464,10 +475,19 @@ void chain_result(const R& r, const chain_work& own, std::initializer_list<chain
     }
     chain_work c = longest != nullptr ? longest->w : chain_work{};
     c += own;
-    vec_access::set_chain(r, c, mxu ? level + 1 : level);
-    if (c == k->body_work.chain) return;
+    out = {c, mxu ? level + 1 : level};
+    if (c == k->body_work.chain) return true;
     if (k->body_work.chain == chain_work{} || chain_rank(*k, c) > chain_rank(*k, k->body_work.chain))
         k->body_work.chain = c;
+    return true;
+}
+#endif
+
+/// An op made r from operands `ins`, doing `own`: r's chain and level (see result_chain).
+template <class R>
+void chain_result(const R& r, const chain_work& own, std::initializer_list<chain_in> ins, bool mxu = false) {
+    chain_in c;
+    if (result_chain(own, ins, mxu, c)) vec_access::set_chain(r, c.w, c.level);
 }
 
 /// The chain work of n vregs of VALU ops of class `cls`.
