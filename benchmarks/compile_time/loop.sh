@@ -6,6 +6,8 @@
 #   quickstart examples/quickstart.cpp
 #   emit       examples/emit_pipeline.cpp (inner pipelines, core_axis, lookahead)
 #   sweep      examples/sweep.cpp (a run-time configured sweep: dynamic_call, sweep::run)
+#   deep       examples/deep_buffering_sweep.cpp (a grouped matmul over tiles x buffer counts 1-4 x
+#              lookahead x chips: scalar prefetch, custom_buffered)
 #   kernels1   benchmarks/compile_time/kernels.cpp with one static matmul kernel
 #   kernels9   the same file with nine (one per block configuration)
 # and the ratios to the floor and to headers; "per kernel" is (kernels9 - kernels1) / 8. With
@@ -25,9 +27,9 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 printf '#include <Eigen/Core>\n#include <iostream>\nint main() {}\n' >"$dir/floor.cpp"
 printf '#include <ptpu/ptpu.hpp>\nint main() {}\n' >"$dir/headers.cpp"
-names=(floor headers quickstart emit sweep kernels1 kernels9)
+names=(floor headers quickstart emit sweep deep kernels1 kernels9)
 declare -A src=([floor]="$dir/floor.cpp" [headers]="$dir/headers.cpp" [quickstart]=examples/quickstart.cpp
-                [emit]=examples/emit_pipeline.cpp [sweep]=examples/sweep.cpp
+                [emit]=examples/emit_pipeline.cpp [sweep]=examples/sweep.cpp [deep]=examples/deep_buffering_sweep.cpp
                 [kernels1]=benchmarks/compile_time/kernels.cpp [kernels9]=benchmarks/compile_time/kernels.cpp)
 declare -A defs=([kernels1]=-DPTPU_KERNELS=1 [kernels9]=-DPTPU_KERNELS=9)
 this_inc="$PWD/include"
@@ -57,6 +59,8 @@ for ((r = 0; r < runs; ++r)); do
         for n in "${names[@]}"; do
             for tree in "${trees[@]}"; do
                 [ "$n" = floor ] && [ "$tree" != "$PWD" ] && continue
+                # An example the other revision does not have is compiled against this one only.
+                [ "$tree" != "$PWD" ] && [[ "${src[$n]}" == examples/* ]] && [ ! -f "$tree/${src[$n]}" ] && continue
                 t["$cxx|$tree|$n"]+="$(cpu "$cxx" "$tree" "$n") "
             done
         done
@@ -75,7 +79,7 @@ for cxx in "${cxxs[@]}"; do
     for n in "${names[@]}"; do
         v=$(median "${t["$cxx|$PWD|$n"]}")
         line=$(awk -v v="$v" -v f="$floor" -v h="$head" 'BEGIN {printf "%8.2f %8.2f %8.2f", v, v / f, v / h}')
-        if [ -n "$old" ] && [ "$n" != floor ]; then
+        if [ -n "$old" ] && [ "$n" != floor ] && [ -n "${t["$cxx|$old|$n"]:-}" ]; then
             printf '%-12s %s %10.2f\n' "$n" "$line" "$(median "${t["$cxx|$old|$n"]}")"
         else
             printf '%-12s %s\n' "$n" "$line"
