@@ -357,6 +357,19 @@ TEST(DynamicPipeline, CustomBufferedCall) {
     EXPECT_EQ(prologue_y, 3);
     EXPECT_EQ(deep.info().ops[1].buffers, 4);
     EXPECT_EQ(deep.info().ops[1].dmas, 8);
+    // Every In and Out operand goes through the pipeline: an ANY one has no window (29).
+    using WithAny = dynamic_call<In<Operand<float, 2, any>>, Out<F2>>;
+    WithAny with_any;
+    with_any.grid = {2};
+    with_any.in[0].shape = {16, 128};
+    with_any.out[0] = {.shape = {16, 128}, .block = {8, 128}, .index_map = row_map};
+    EXPECT_EQ(rule_of(
+                  with_any, [](auto, auto) {}, std::vector<float>(16 * 128)),
+              "none");
+    with_any.custom_buffered = true;
+    EXPECT_EQ(rule_of(
+                  with_any, [](auto, auto) {}, std::vector<float>(16 * 128)),
+              "29");
     // The inner pipeline's own rules: an output keeps at most two buffers (27).
     Matmul out3 = matmul(n, 128, 128, 2, false, tpu::v5e);
     out3.out[0].buffer_count = 3;

@@ -210,12 +210,8 @@ public:
         std::array<block_fn, max_operands> maps{};
         allocations a;
         if (!prepare(p, mctx, hbm, maps, refs...)) return a;  // this core runs none of the grid
-        const plan_tables t = detail::inner_run::plan(outer, p, detail::value_inner_maps(), &mctx);
-        using T = typename detail::source_of<S>::value_type;
-        index_t n = 1;
-        for (index_t e : scratch.shape()) n *= e;
-        detail::inner_run::lay_out(a, p, t, reinterpret_cast<std::byte*>(const_cast<T*>(scratch.data())),
-                                   n * static_cast<index_t>(sizeof(T)));
+        detail::lay_out_in(a, p, detail::inner_run::plan(outer, p, detail::value_inner_maps(), &mctx),
+                           scratch);
         for (std::size_t k = 0; k < n_refs; ++k) a.window_shapes[k] = window_shape(p.ops[k]);
         return a;
     }
@@ -224,22 +220,19 @@ public:
     /// VMEM/SMEM refs a spec of their space aliases), then, optionally, its allocations.
     template <class... Args>
     void operator()(const Args&... args) const {
-        if constexpr (sizeof...(Args) == n_refs + 1) {
-            auto all = std::forward_as_tuple(args...);
-            using A = std::remove_cvref_t<std::tuple_element_t<n_refs, decltype(all)>>;
+        if constexpr (sizeof...(Args) == n_refs + 1)
             static_assert(
-                std::is_same_v<A, allocations>,
+                std::is_same_v<std::remove_cvref_t<std::tuple_element_t<n_refs, std::tuple<Args...>>>,
+                               allocations>,
                 "ptpu[ARG1] emit_pipeline: pass one ref per In operand, then one per Out operand, then "
                 "(optionally) this pipeline's allocations");
-            [&]<std::size_t... K>(std::index_sequence<K...>) {
-                run(&std::get<n_refs>(all), std::get<K>(all)...);
-            }
-            (std::make_index_sequence<n_refs>{});
-        } else {
+        else
             static_assert(sizeof...(Args) == n_refs,
                           "ptpu[ARG1] emit_pipeline: pass one ref per In operand, then one per Out operand");
-            run(nullptr, args...);
-        }
+        if constexpr (sizeof...(Args) == n_refs ||
+                      sizeof...(Args) == n_refs + 1)  // (else: the one error above)
+            detail::invoke_pipeline<n_refs>(
+                [this](const auto* alloc, const auto&... refs) { run(alloc, refs...); }, args...);
     }
 
     [[nodiscard]] const Cfg& config() const { return cfg_; }

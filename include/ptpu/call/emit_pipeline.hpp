@@ -559,6 +559,32 @@ struct inner_run {
     }
 };
 
+// Lays plan t's windows out in `scratch`, a VMEM scratch ref of the enclosing kernel
+// (make_allocations of a static or a value pipeline).
+template <class S>
+void lay_out_in(allocations_base& a, const pipeline_desc& p, const plan_tables& t, const S& scratch) {
+    using T = typename source_of<S>::value_type;
+    index_t n = 1;
+    for (index_t e : scratch.shape()) n *= e;
+    inner_run::lay_out(a, p, t, reinterpret_cast<std::byte*>(const_cast<T*>(scratch.data())),
+                       n * static_cast<index_t>(sizeof(T)));
+}
+
+// An invocation pipe(refs..., [allocations]) of a pipeline of N refs: run(allocations or null,
+// refs...). (Each front end checks the allocations' type, with its own message.)
+template <std::size_t N, class Run, class... Args>
+void invoke_pipeline(const Run& run, const Args&... args) {
+    if constexpr (sizeof...(Args) == N + 1) {
+        auto all = std::forward_as_tuple(args...);
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            run(static_cast<const allocations_base*>(&std::get<N>(all)), std::get<K>(all)...);
+        }
+        (std::make_index_sequence<N>{});
+    } else {
+        run(static_cast<const allocations_base*>(nullptr), args...);
+    }
+}
+
 }  // namespace detail
 
 /// An inner pipeline: invoke it on the refs (inputs, then outputs) to run it once (S53).
@@ -621,12 +647,7 @@ public:
         std::array<void*, max_operands> hbm{};
         allocations<Refs...> a;
         if (!prepare(p, mctx, hbm, refs...)) return a;  // this core runs none of the grid
-        const plan_tables t = detail::inner_run::plan(outer, p, maps.data(), &mctx);
-        using T = typename detail::source_of<S>::value_type;
-        index_t n = 1;
-        for (index_t e : scratch.shape()) n *= e;
-        detail::inner_run::lay_out(a, p, t, reinterpret_cast<std::byte*>(const_cast<T*>(scratch.data())),
-                                   n * static_cast<index_t>(sizeof(T)));
+        detail::lay_out_in(a, p, detail::inner_run::plan(outer, p, maps.data(), &mctx), scratch);
         return a;
     }
 
@@ -635,23 +656,24 @@ public:
     template <class... Args>
     void operator()(const Args&... args) const {
         if constexpr (sizeof...(Args) == n_refs + 1) {
-            auto all = std::forward_as_tuple(args...);
-            using A = std::remove_cvref_t<std::tuple_element_t<n_refs, decltype(all)>>;
-            static_assert(std::is_base_of_v<detail::allocations_base, A>,
-                          "ptpu[ARG1] emit_pipeline: pass one ref per input spec, then one per output spec, then "
-                          "(optionally) the pipeline's allocations");
-            [&]<std::size_t... K>(std::index_sequence<K...>) {
-                run(&std::get<n_refs>(all), std::get<K>(all)...);
-            }(std::make_index_sequence<n_refs>{});
+            using A = std::remove_cvref_t<std::tuple_element_t<n_refs, std::tuple<Args...>>>;
+            static_assert(
+                std::is_base_of_v<detail::allocations_base, A>,
+                "ptpu[ARG1] emit_pipeline: pass one ref per input spec, then one per output spec, then "
+                "(optionally) the pipeline's allocations");
         } else {
             static_assert(sizeof...(Args) == n_refs,
                           "ptpu[ARG1] emit_pipeline: pass one ref per input spec, then one per output spec");
-            static_assert(!prefetches,
-                          "ptpu[28] emit_pipeline: a prefetched input (prefetched_count > 0, S55) expects its "
-                          "window bound to allocations the caller filled; make them with "
-                          "emit_pipeline_with_allocations and pass them last");
-            run(nullptr, args...);
+            static_assert(
+                !prefetches,
+                "ptpu[28] emit_pipeline: a prefetched input (prefetched_count > 0, S55) expects its "
+                "window bound to allocations the caller filled; make them with "
+                "emit_pipeline_with_allocations and pass them last");
         }
+        if constexpr (sizeof...(Args) == n_refs ||
+                      sizeof...(Args) == n_refs + 1)  // (else: the one error above)
+            detail::invoke_pipeline<n_refs>(
+                [this](const auto* alloc, const auto&... refs) { run(alloc, refs...); }, args...);
     }
 
 private:
