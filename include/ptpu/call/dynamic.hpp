@@ -803,9 +803,6 @@ private:
         (one(std::type_identity<O>{}, std::get<K>(outputs), K), ...);
     }
 
-    template <class...>
-    friend struct dynamic_call;
-
     template <class Body, class ArgTuple>
     report execute(Body& body, ArgTuple args, const std::array<void*, max_operands>& out_ptrs,
                    const run_options& opt) const {

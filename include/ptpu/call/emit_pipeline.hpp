@@ -673,7 +673,7 @@ public:
         if constexpr (sizeof...(Args) == n_refs ||
                       sizeof...(Args) == n_refs + 1)  // (else: the one error above)
             detail::invoke_pipeline<n_refs>(
-                [this](const auto* alloc, const auto&... refs) { run(alloc, refs...); }, args...);
+                [&](const auto* alloc, const auto&... refs) { run(alloc, refs...); }, args...);
     }
 
 private:
