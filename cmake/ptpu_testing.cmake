@@ -1,8 +1,10 @@
 # Test harness helpers: compile-fail cases and per-header self-containment.
 
-# Include directories and flags a compile-fail case needs to see the library as users do.
+# Include directories and flags a compile-fail case needs to see the library as users do: with
+# PTPU_SEPARATE_RUNTIME, as linking ptpu::runtime sets it (the cases are checked, never linked, so
+# the compiled part's definitions are not read; they hold no template a case could instantiate).
 function(_ptpu_cf_flags out)
-    set(flags -std=c++20 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include)
+    set(flags -std=c++20 -fsyntax-only -DPTPU_SEPARATE_RUNTIME -I${PROJECT_SOURCE_DIR}/include)
     foreach(dep Eigen3::Eigen Boost::headers)
         get_target_property(dirs ${dep} INTERFACE_INCLUDE_DIRECTORIES)
         if(NOT dirs)  # e.g. Boost::headers in /usr/include

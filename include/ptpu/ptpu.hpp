@@ -2,8 +2,9 @@
 #pragma once
 
 #include "ptpu/call/dynamic.hpp"
-#include "ptpu/call/emit_pipeline.hpp"
 #include "ptpu/call/dynamic_pipeline.hpp"
+#include "ptpu/call/emit_pipeline.hpp"
+#include "ptpu/call/emit_pipeline_schedule.hpp"
 #include "ptpu/call/verdict.hpp"
 #include "ptpu/core/dtype.hpp"
 #include "ptpu/core/error.hpp"
@@ -29,12 +30,12 @@
 #include "ptpu/sim/cost.hpp"
 #include "ptpu/sim/engine.hpp"
 #include "ptpu/sim/result.hpp"
-#include "ptpu/stream/op.hpp"
 #include "ptpu/spec/block.hpp"
 #include "ptpu/spec/call.hpp"
 #include "ptpu/spec/describe.hpp"
 #include "ptpu/spec/pipeline.hpp"
 #include "ptpu/spec/validate.hpp"
+#include "ptpu/stream/op.hpp"
 
 // The translation unit that compiles ptpu's compiled part (core/linkage.hpp) compiles the opt-in
 // headers' body-independent parts too: the HTML report's writer, and a sweep's result, its text

@@ -1,8 +1,9 @@
 // Calls written in generic code: pallas_call, BlockSpecs, emit_pipeline and check_call formed
 // inside function templates, class templates and alias templates, with the Array type, block
-// rows and dtype taken from template parameters. Each call's outputs are checked against a
-// reference computed here, outside the templates, and each body counts its steps: a compiler that
-// dropped a call (g++ 12 drops statements that name an alias template holding a lambda,
+// rows and dtype taken from template parameters; and the value front ends (dynamic_call with
+// custom_buffered, dynamic_pipeline) whose Operand types come from template parameters. Each call's outputs
+// are checked against a reference computed here, outside the templates, and each body counts its steps: a
+// compiler that dropped a call (g++ 12 drops statements that name an alias template holding a lambda,
 // docs/guide.md, "Calls in templates") fails these tests instead of passing them vacuously.
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <numeric>
 #include <string_view>
+#include <vector>
 
 using namespace ptpu;
 
@@ -209,4 +211,110 @@ TEST(GenericCode, AliasTemplatesUsedFromFunctionTemplates) {
     EXPECT_EQ(steps, 8);  // 4 steps of each call
     for (index_t i = 0; i < 64; ++i)
         for (index_t j = 0; j < 128; ++j) ASSERT_EQ(y(i, j), x((i + 16) % 64, j)) << i << ", " << j;
+}
+
+namespace {
+// ---- Value front ends in templates ---------------------------------------------------------------
+
+// y = k * x for an element type T, the grid run as one inner pipeline (custom_buffered) with the
+// input `buffers` deep: the dynamic_call's Operand types, its index maps and its body are all
+// dependent on T.
+template <class T>
+std::vector<T> deep_scale(const std::vector<T>& x, index_t rows, index_t cols, int buffers, bool lookahead,
+                          int& steps, run_stats& s) {
+    using Call = dynamic_call<In<Operand<T, 2>>, Out<Operand<T, 2>>>;
+    Call call;
+    call.grid = {rows / 8};
+    call.chip = tpu::v5e;
+    call.custom_buffered = true;
+    call.in[0] = {.shape = {rows, cols},
+                  .block = {8, cols},
+                  .index_map = [](index_t i) { return idx(i, 0); },
+                  .buffer_count = buffers,
+                  .lookahead = lookahead};
+    call.out[0] = {
+        .shape = {rows, cols}, .block = {8, cols}, .index_map = [](index_t i) { return idx(i, 0); }};
+    auto [y, rep] = call(
+        [&steps](auto a, auto b) {
+            ++steps;
+            store(b, load(a) * T{3});
+        },
+        x);
+    s = rep.stats;
+    return y.vector();
+}
+
+// z = x + y over the rows of A, by a dynamic_pipeline that is a member of a class template: its
+// Operand types come from A, its block rows and depth are values set at run time, and the
+// member function template's body runs it inside a static call over the whole arrays.
+template <class A>
+struct value_adder {
+    using T = typename A::value_type;
+    using Op = Operand<T, 2>;
+    using Pipe = dynamic_pipeline<In<Op, Op>, Out<Op>>;
+    using Whole = BlockSpec<Full, zero_map, any>;
+    using Call = pallas_call<Grid<>, In<Arg<A, Whole>, Arg<A, Whole>>, Out<Arg<A, Whole>>, Chip<tpu::v5e>>;
+    Pipe pipe;
+    int steps = 0;
+    value_adder(index_t block_rows, int buffers) {
+        pipe.grid = {A::shape[0] / block_rows};
+        constexpr auto rows = [](index_t i) { return idx(i, 0); };
+        pipe.in[0] = {.block = {block_rows, A::shape[1]}, .index_map = rows, .buffer_count = buffers};
+        pipe.in[1] = {.block = {block_rows, A::shape[1]}, .index_map = rows};
+        pipe.out[0] = {.block = {block_rows, A::shape[1]}, .index_map = rows};
+    }
+    template <class U>
+    auto operator()(const host_array<U>& x, const host_array<U>& y) {
+        return Call{}(
+            [this](auto xh, auto yh, auto zh) {
+                emit_pipeline(
+                    [this](auto a, auto b, auto c) {
+                        ++steps;
+                        store(c, load(a) + load(b));
+                    },
+                    pipe)(xh, yh, zh);
+            },
+            x, y);
+    }
+};
+}  // namespace
+
+TEST(GenericCode, DynamicCallCustomBufferedInAFunctionTemplate) {
+    constexpr index_t rows = 64, cols = 128;
+    std::vector<float> x(rows * cols);
+    std::iota(x.begin(), x.end(), -50.0f);
+    std::vector<std::int32_t> n(rows * cols);
+    std::iota(n.begin(), n.end(), -4000);
+    for (int b = 1; b <= 4; ++b)
+        for (const bool look : {false, true}) {
+            if (b == 1 && look) continue;  // Q1: lookahead needs two buffers
+            int steps = 0;
+            run_stats s{};
+            const std::vector<float> y = deep_scale(x, rows, cols, b, look, steps, s);
+            EXPECT_EQ(steps, rows / 8) << b << look;
+            EXPECT_EQ(s.inner_steps, rows / 8) << b << look;
+            EXPECT_EQ(s.inner_dmas, 2 * (rows / 8)) << b << look;  // a fetch and a write-back per step
+            ASSERT_EQ(y.size(), x.size());
+            for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(y[k], 3.0f * x[k]) << b << look << " " << k;
+            steps = 0;
+            const std::vector<std::int32_t> m = deep_scale(n, rows, cols, b, look, steps, s);
+            EXPECT_EQ(steps, rows / 8) << b << look;
+            for (std::size_t k = 0; k < n.size(); ++k) ASSERT_EQ(m[k], 3 * n[k]) << b << look << " " << k;
+        }
+}
+
+TEST(GenericCode, DynamicPipelineInAClassTemplate) {
+    using A = Array<float, 64, 128>;
+    host_array<A> x, y;
+    std::iota(x.begin(), x.end(), 0.0f);
+    std::iota(y.begin(), y.end(), 100.0f);
+    for (const index_t block_rows : {8, 16, 32})
+        for (int b = 1; b <= 3; ++b) {
+            value_adder<A> add(block_rows, b);
+            const auto [z, rep] = add(x, y);
+            EXPECT_EQ(add.steps, 64 / block_rows) << block_rows << " " << b;
+            EXPECT_EQ(rep.stats.inner_steps, 64 / block_rows) << block_rows << " " << b;
+            for (std::size_t k = 0; k < x.size(); ++k)
+                ASSERT_EQ(z.data()[k], x.data()[k] + y.data()[k]) << block_rows << " " << b << " " << k;
+        }
 }

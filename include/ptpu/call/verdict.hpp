@@ -74,24 +74,11 @@ namespace detail {
 // ---- The nouns' own checks, from their template arguments --------------------------------------
 // Array, Scratch, Block and BlockSpec check themselves with static_asserts in their bodies, which
 // fire as soon as pallas_call's description reads them. Matching a partial specialization
-// instantiates nothing, so these read the same conditions off the template arguments first, in
-// the order pallas_call's description reaches them, with the same message literals.
+// instantiates nothing, so these call the same check functions the nouns' static_asserts read
+// (array_check, scratch_check, block_check, spec_check: noun_finding, spec/block.hpp) off the
+// template arguments first, in the order pallas_call's description reaches them.
 // A type that is not the vocabulary at all (In<float>, Arg<int>, a Shape that is neither Block
 // nor Full) matches none of these and stays a hard error, as in pallas_call (no rule id).
-
-// What a noun check found: the rule's literal and, when it is about one dim, that dim.
-struct noun_finding {
-    const char* text = nullptr;
-    int dim = -1;
-};
-
-// The first dim that is not >= 1 (V1).
-template <index_t... D>
-constexpr int first_bad_extent() {
-    int k = 0, bad = -1;
-    ((bad = bad < 0 && D <= 0 ? k : bad, ++k), ...);
-    return bad;
-}
 
 template <class T>
 struct noun_array {
@@ -99,36 +86,16 @@ struct noun_array {
 };
 template <class T, index_t... D>
 struct noun_array<Array<T, D...>> {
-    static constexpr noun_finding value = !element_type<T>          ? noun_finding{PTPU_RULE_TEXT_T1_ARRAY}
-                                          : !((D > 0) && ...)       ? noun_finding{PTPU_RULE_TEXT_V1_ARRAY_DIMS,
-                                                                             first_bad_extent<D...>()}
-                                          : sizeof...(D) > max_rank ? noun_finding{PTPU_RULE_TEXT_V1_ARRAY_RANK}
-                                          : !static_bytes_fit<T, D...>() ? noun_finding{PTPU_RULE_TEXT_V3_ARRAY}
-                                                                     : noun_finding{};
+    static constexpr noun_finding value = array_check<T, D...>();
 };
 
-// Check 7: the dim types to_block_dim accepts.
-template <auto D>
-constexpr bool block_dim_type_ok() {
-    using T = std::remove_cvref_t<decltype(D)>;
-    return (std::is_integral_v<T> && !std::is_same_v<T, bool>) || std::is_same_v<T, squeezed_t> ||
-           std::is_same_v<T, blocked> || std::is_same_v<T, element> || std::is_same_v<T, bounded_slice>;
-}
 template <class Shape>
 struct noun_shape {  // Full
     static constexpr noun_finding value{};
 };
 template <auto... D>
 struct noun_shape<Block<D...>> {
-    static constexpr int first_bad_type() {
-        int k = 0, bad = -1;
-        ((bad = bad < 0 && !block_dim_type_ok<D>() ? k : bad, ++k), ...);
-        return bad;
-    }
-    static constexpr noun_finding value = sizeof...(D) > max_rank ? noun_finding{PTPU_RULE_TEXT_13_BLOCK_RANK}
-                                          : first_bad_type() >= 0
-                                              ? noun_finding{PTPU_RULE_TEXT_7_BLOCK_DIM, first_bad_type()}
-                                              : noun_finding{};
+    static constexpr noun_finding value = block_check<D...>();
 };
 
 // One operand: its BlockSpec (19, 29), its Array (T1, V1), its block shape (13, 7).
@@ -139,45 +106,19 @@ struct noun_arg {
 };
 template <class A, class Shape, auto Map, operand_name Name, class... Options>
 struct noun_arg<Arg<A, BlockSpec<Shape, Map, Options...>, Name>> {
-    static constexpr const char* spec() {
-        using memory = pick_t<is_space_opt, vmem, Options...>;
-        if constexpr (!((space<Options> || is_buffered<Options> || is_revisit<Options>)&&...))
-            return PTPU_RULE_TEXT_19_BLOCKSPEC_OPTION;
-        else if constexpr (!(block_buffer_space<memory> || windowless_space<memory>))
-            return PTPU_RULE_TEXT_29;
-        else
-            return nullptr;
-    }
-    static constexpr noun_finding value = spec()                      ? noun_finding{spec()}
-                                          : noun_array<A>::value.text ? noun_array<A>::value
-                                                                      : noun_shape<Shape>::value;
+    static constexpr noun_finding value = spec_check<Options...>().text ? spec_check<Options...>()
+                                          : noun_array<A>::value.text   ? noun_array<A>::value
+                                                                        : noun_shape<Shape>::value;
     static constexpr operand_name name = Name;
 };
 
-// A scratch buffer: its space (S5), its dims (V1), its cells (36: semaphore scratch holds
-// semaphore cells, and only it does) or element type (T1).
 template <class S>
 struct noun_scratch {
     static constexpr noun_finding value{};
 };
 template <class Space, class T, index_t... D>
 struct noun_scratch<Scratch<Space, T, D...>> {
-    static constexpr noun_finding get() {
-        if constexpr (!scratch_space<Space>)
-            return {PTPU_RULE_TEXT_S5};
-        else if constexpr (!((D > 0) && ...))
-            return {PTPU_RULE_TEXT_V1_SCRATCH_DIMS, first_bad_extent<D...>()};
-        else if constexpr (std::is_same_v<Space, semaphore>)  // semaphore cells, not elements
-            return {is_semaphore_cell<T> || std::is_same_v<T, std::int32_t> ? nullptr
-                                                                             : PTPU_RULE_TEXT_36_SEMAPHORE_CELLS};
-        else if constexpr (is_semaphore_cell<T>)
-            return {PTPU_RULE_TEXT_36_CELLS_SPACE};
-        else if constexpr (!element_type<T>)
-            return {PTPU_RULE_TEXT_T1_DTYPE};
-        else
-            return {};
-    }
-    static constexpr noun_finding value = get();
+    static constexpr noun_finding value = scratch_check<Space, T, D...>();
 };
 
 /// The first noun check that would fire, and what it is about: an operand (inputs then outputs,

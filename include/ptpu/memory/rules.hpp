@@ -165,9 +165,12 @@ constexpr bool require_scratch() {
     return true;
 }
 
+/// 29: a block's memory space holds windows (VMEM, SMEM) or none (ANY, HBM).
+template <class S>
+inline constexpr bool block_space_ok = block_buffer_space<S> || windowless_space<S>;
 template <class S>
 constexpr bool require_block_space() {
-    static_assert(block_buffer_space<S> || windowless_space<S>, PTPU_RULE_TEXT_29);
+    static_assert(block_space_ok<S>, PTPU_RULE_TEXT_29);
     return true;
 }
 

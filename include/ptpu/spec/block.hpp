@@ -60,6 +60,51 @@ struct bounded_slice {
 };
 
 namespace detail {
+/// The rules a noun checks itself (Array, Scratch, Block, BlockSpec), each one id here.
+enum class noun_rule : std::uint8_t {
+    ok,
+    array_dtype,      ///< T1: Array's element type
+    array_extent,     ///< V1: an Array dim below 1
+    array_rank,       ///< V1: Array's rank
+    array_bytes,      ///< V3: Array's elements or bytes overflow index_t
+    block_rank,       ///< 13
+    block_dim_type,   ///< 7
+    spec_option,      ///< 19: BlockSpec's options
+    spec_space,       ///< 29: BlockSpec's memory space
+    scratch_space,    ///< S5
+    scratch_extent,   ///< V1: a Scratch dim below 1
+    semaphore_cells,  ///< 36: semaphore scratch of other cells
+    cells_space,      ///< 36: semaphore cells outside the semaphore space
+    scratch_dtype     ///< T1: Scratch's element type
+};
+/// What a noun's own checks find: the first rule its template arguments break, in the order the
+/// noun's static_asserts state them, with that rule's message and the dim it is about (-1: none).
+/// Each noun computes it with one constexpr function of its template arguments (block_check,
+/// spec_check, array_check, scratch_check), which its static_asserts and check_call
+/// (call/verdict.hpp, which must not instantiate the noun) both read: one predicate per rule.
+struct noun_finding {
+    noun_rule rule = noun_rule::ok;
+    const char* text = nullptr;
+    int dim = -1;
+};
+
+/// Check 7: the dim types to_block_dim accepts.
+template <auto D>
+constexpr bool block_dim_type_ok() {
+    using T = std::remove_cvref_t<decltype(D)>;
+    return (std::is_integral_v<T> && !std::is_same_v<T, bool>) || std::is_same_v<T, squeezed_t> ||
+           std::is_same_v<T, blocked> || std::is_same_v<T, element> || std::is_same_v<T, bounded_slice>;
+}
+/// Block<D...>'s checks: 13 (rank), then 7 (the first dim of an unsupported type).
+template <auto... D>
+constexpr noun_finding block_check() {
+    if (sizeof...(D) > max_rank) return {noun_rule::block_rank, PTPU_RULE_TEXT_13_BLOCK_RANK};
+    int k = 0, bad = -1;
+    ((bad = bad < 0 && !block_dim_type_ok<D>() ? k : bad, ++k), ...);
+    return bad >= 0 ? noun_finding{noun_rule::block_dim_type, PTPU_RULE_TEXT_7_BLOCK_DIM, bad}
+                    : noun_finding{};
+}
+
 template <auto D>
 constexpr block_dim to_block_dim() {
     using T = std::remove_cvref_t<decltype(D)>;
@@ -74,7 +119,7 @@ constexpr block_dim to_block_dim() {
     else if constexpr (std::is_same_v<T, bounded_slice>)
         return {dim_kind::bounded_slice, D.size, 0, 0};
     else {
-        static_assert(sizeof(T) == 0, PTPU_RULE_TEXT_7_BLOCK_DIM);
+        static_assert(block_dim_type_ok<D>(), PTPU_RULE_TEXT_7_BLOCK_DIM);
         return {dim_kind::invalid, 1, 0, 0};
     }
 }
@@ -84,7 +129,9 @@ constexpr block_dim to_block_dim() {
 template <auto... D>
 struct Block {
     static constexpr std::size_t rank = sizeof...(D);
-    static_assert(rank <= max_rank, PTPU_RULE_TEXT_13_BLOCK_RANK);
+    // 13 here; 7 where each dim is read (to_block_dim), so a bad dim is one error.
+    static_assert(detail::block_check<D...>().rule != detail::noun_rule::block_rank,
+                  PTPU_RULE_TEXT_13_BLOCK_RANK);
     static constexpr std::array<block_dim, rank> dims{detail::to_block_dim<D>()...};
     static constexpr bool full = false;
 };
@@ -154,6 +201,19 @@ struct no_mode {
     static constexpr bool lookahead = false;
     static constexpr int prefetched_count = 0;
 };
+
+/// BlockSpec's checks: 19 (an option that is no memory space, Buffered<...> or revisit mode),
+/// then 29 (the block's memory space).
+template <class... Options>
+constexpr noun_finding spec_check() {
+    using memory = pick_t<is_space_opt, vmem, Options...>;
+    if constexpr (!((space<Options> || is_buffered<Options> || is_revisit<Options>)&&...))
+        return {noun_rule::spec_option, PTPU_RULE_TEXT_19_BLOCKSPEC_OPTION};
+    else if constexpr (!rules::block_space_ok<memory>)
+        return {noun_rule::spec_space, PTPU_RULE_TEXT_29};
+    else
+        return {};
+}
 }  // namespace detail
 
 /// BlockSpec<Shape, IndexMap, Options...> (S7). Shape is Block<...> or Full; IndexMap a constexpr
@@ -168,7 +228,7 @@ struct BlockSpec {
     using mode = detail::pick_t<detail::is_buffered_opt, detail::no_mode, Options...>;
     using revisit = detail::pick_t<detail::is_revisit_opt, revisit_immediate, Options...>;
     static constexpr bool explicit_mode = !std::is_same_v<mode, detail::no_mode>;
-    static_assert(((space<Options> || detail::is_buffered<Options> || detail::is_revisit<Options>)&&...),
+    static_assert(detail::spec_check<Options...>().rule != detail::noun_rule::spec_option,
                   PTPU_RULE_TEXT_19_BLOCKSPEC_OPTION);
     static_assert(rules::require_block_space<memory>());
 };

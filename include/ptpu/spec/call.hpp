@@ -57,6 +57,47 @@ constexpr bool static_bytes_fit() {
         return n >= 0 && mul_fits(n, itemsize(dtype_of<T>), n);
     }
 }
+/// The first dim that is not >= 1 (V1), or -1.
+template <index_t... D>
+constexpr int first_bad_extent() {
+    int k = 0, bad = -1;
+    ((bad = bad < 0 && D <= 0 ? k : bad, ++k), ...);
+    return bad;
+}
+/// Array<T, D...>'s checks (noun_finding, spec/block.hpp): T1, V1 (a dim below 1, then the
+/// rank), V3.
+template <class T, index_t... D>
+constexpr noun_finding array_check() {
+    if constexpr (!element_type<T>)
+        return {noun_rule::array_dtype, PTPU_RULE_TEXT_T1_ARRAY};
+    else if constexpr (first_bad_extent<D...>() >= 0)
+        return {noun_rule::array_extent, PTPU_RULE_TEXT_V1_ARRAY_DIMS, first_bad_extent<D...>()};
+    else if constexpr (sizeof...(D) > max_rank)
+        return {noun_rule::array_rank, PTPU_RULE_TEXT_V1_ARRAY_RANK};
+    else if constexpr (!static_bytes_fit<T, D...>())
+        return {noun_rule::array_bytes, PTPU_RULE_TEXT_V3_ARRAY};
+    else
+        return {};
+}
+/// Scratch<Space, T, D...>'s checks: S5 (the space), V1 (a dim below 1), 36 (semaphore scratch
+/// holds semaphore cells, and only it does), T1 (the element type; its static_assert is
+/// dtype_of's, where the buffer is described).
+template <class Space, class T, index_t... D>
+constexpr noun_finding scratch_check() {
+    if constexpr (!scratch_space<Space>)
+        return {noun_rule::scratch_space, PTPU_RULE_TEXT_S5};
+    else if constexpr (first_bad_extent<D...>() >= 0)
+        return {noun_rule::scratch_extent, PTPU_RULE_TEXT_V1_SCRATCH_DIMS, first_bad_extent<D...>()};
+    else if constexpr (std::is_same_v<Space, semaphore> && !is_semaphore_cell<T> &&
+                       !std::is_same_v<T, std::int32_t>)
+        return {noun_rule::semaphore_cells, PTPU_RULE_TEXT_36_SEMAPHORE_CELLS};
+    else if constexpr (!std::is_same_v<Space, semaphore> && is_semaphore_cell<T>)
+        return {noun_rule::cells_space, PTPU_RULE_TEXT_36_CELLS_SPACE};
+    else if constexpr (!std::is_same_v<Space, semaphore> && !element_type<T>)
+        return {noun_rule::scratch_dtype, PTPU_RULE_TEXT_T1_DTYPE};
+    else
+        return {};
+}
 }  // namespace detail
 
 /// The type of an HBM operand: dtype and static shape. Array<float, 512, 512>.
@@ -67,10 +108,15 @@ struct Array {
     static constexpr std::array<index_t, rank> shape{Dims...};
     /// The element count (-1 where it overflows: the V3 static_assert below).
     static constexpr index_t size = detail::static_elems<Dims...>();
-    static_assert(element_type<T>, PTPU_RULE_TEXT_T1_ARRAY);
-    static_assert(((Dims > 0) && ...), PTPU_RULE_TEXT_V1_ARRAY_DIMS);
-    static_assert(rank <= max_rank, PTPU_RULE_TEXT_V1_ARRAY_RANK);
-    static_assert(detail::static_bytes_fit<T, Dims...>(), PTPU_RULE_TEXT_V3_ARRAY);
+    // One check, one rule each (detail::array_check, which check_call reads too).
+    static_assert(detail::array_check<T, Dims...>().rule != detail::noun_rule::array_dtype,
+                  PTPU_RULE_TEXT_T1_ARRAY);
+    static_assert(detail::array_check<T, Dims...>().rule != detail::noun_rule::array_extent,
+                  PTPU_RULE_TEXT_V1_ARRAY_DIMS);
+    static_assert(detail::array_check<T, Dims...>().rule != detail::noun_rule::array_rank,
+                  PTPU_RULE_TEXT_V1_ARRAY_RANK);
+    static_assert(detail::array_check<T, Dims...>().rule != detail::noun_rule::array_bytes,
+                  PTPU_RULE_TEXT_V3_ARRAY);
 };
 
 /// One operand: its array type, its BlockSpec (default: the whole array in VMEM) and its name
@@ -95,11 +141,14 @@ struct Scratch {
     using value_type = T;
     static constexpr std::size_t rank = sizeof...(Dims);
     static constexpr std::array<index_t, rank> shape{Dims...};
+    // One check, one rule each (detail::scratch_check, which check_call reads too).
     static_assert(rules::require_scratch<Space>());
-    static_assert(((Dims > 0) && ...), PTPU_RULE_TEXT_V1_SCRATCH_DIMS);
-    static_assert(!std::is_same_v<Space, semaphore> || is_semaphore_cell<T> || std::is_same_v<T, std::int32_t>,
+    static_assert(detail::scratch_check<Space, T, Dims...>().rule != detail::noun_rule::scratch_extent,
+                  PTPU_RULE_TEXT_V1_SCRATCH_DIMS);
+    static_assert(detail::scratch_check<Space, T, Dims...>().rule != detail::noun_rule::semaphore_cells,
                   PTPU_RULE_TEXT_36_SEMAPHORE_CELLS);
-    static_assert(std::is_same_v<Space, semaphore> || !is_semaphore_cell<T>, PTPU_RULE_TEXT_36_CELLS_SPACE);
+    static_assert(detail::scratch_check<Space, T, Dims...>().rule != detail::noun_rule::cells_space,
+                  PTPU_RULE_TEXT_36_CELLS_SPACE);
 };
 
 /// The grid (S12): Grid<> is one invocation.
