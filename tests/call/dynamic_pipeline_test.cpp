@@ -357,19 +357,55 @@ TEST(DynamicPipeline, CustomBufferedCall) {
     EXPECT_EQ(prologue_y, 3);
     EXPECT_EQ(deep.info().ops[1].buffers, 4);
     EXPECT_EQ(deep.info().ops[1].dmas, 8);
-    // Every In and Out operand goes through the pipeline: an ANY one has no window (29).
-    using WithAny = dynamic_call<In<Operand<float, 2, any>>, Out<F2>>;
+    // An ANY operand has no window: it stays out of the pipeline, and the body gets its whole
+    // array in its place, as the top-level call gives it (here a table whose row block the body
+    // copies itself). The same outputs either way, and on data as predicted.
+    using WithAny = dynamic_call<In<Operand<float, 2, any>, F2>, Out<F2>, ScratchShapes<F2>>;
     WithAny with_any;
-    with_any.grid = {2};
-    with_any.in[0].shape = {16, 128};
-    with_any.out[0] = {.shape = {16, 128}, .block = {8, 128}, .index_map = row_map};
-    EXPECT_EQ(rule_of(
-                  with_any, [](auto, auto) {}, std::vector<float>(16 * 128)),
-              "none");
+    with_any.grid = {4};
+    with_any.chip = tpu::v5e;
+    with_any.in[0].shape = {32, 128};
+    with_any.in[1] = {.shape = {32, 128}, .block = {8, 128}, .index_map = row_map, .buffer_count = 3};
+    with_any.out[0] = {.shape = {32, 128}, .block = {8, 128}, .index_map = row_map};
+    with_any.scratch[0] = {8, 128};
+    const auto add_table_rows = [](auto table, auto xb, auto ob, auto rows) {
+        sync_copy(table.at(ds(program_id(0) * 8, 8), ds(0, 128)), rows);
+        store(ob, load(xb) + load(rows));
+    };
+    std::vector<float> table(32 * 128), xs(32 * 128), sum(32 * 128);
+    for (std::size_t k = 0; k < table.size(); ++k) {
+        table[k] = static_cast<float>(k % 13) - 6.0f;
+        xs[k] = static_cast<float>(k % 11) * 0.25f;
+        sum[k] = table[k] + xs[k];
+    }
+    with_any.in[1].buffer_count = 2;  // a top-level call keeps two (19)
+    auto [top_any, top_any_rep] = with_any(add_table_rows, table, xs);
+    EXPECT_EQ(top_any.vector(), sum);
+    with_any.in[1].buffer_count = 3;
     with_any.custom_buffered = true;
-    EXPECT_EQ(rule_of(
-                  with_any, [](auto, auto) {}, std::vector<float>(16 * 128)),
-              "29");
+    auto [any_out, any_rep] = with_any(add_table_rows, table, xs);
+    EXPECT_EQ(any_out.vector(), sum);
+    EXPECT_EQ(any_rep.stats.inner_steps, 4);
+    EXPECT_EQ(any_rep.stats.inner_dmas, 4 + 4);  // x's blocks and o's; the table moves by the body's copies
+    EXPECT_EQ(with_any.predict(add_table_rows).device_time, any_rep.device_time);
+    EXPECT_EQ(with_any.info().ops[0].dmas, 0);
+    EXPECT_EQ(with_any.info().ops[1].buffers, 3);
+    // With no window at all the pipeline still runs the grid, one body call per step.
+    using AllAny = dynamic_call<In<Operand<float, 2, any>>, Out<Operand<float, 2, any>>>;
+    AllAny all_any;
+    all_any.grid = {4};
+    all_any.in[0].shape = all_any.out[0].shape = {32, 128};
+    all_any.custom_buffered = true;
+    int any_steps = 0;
+    auto [copied, copy_rep] = all_any(
+        [&](auto xa, auto oa) {
+            ++any_steps;
+            if (program_id(0) == num_programs(0) - 1) sync_copy(xa, oa);
+        },
+        table);
+    EXPECT_EQ(any_steps, 4);
+    EXPECT_EQ(copy_rep.stats.inner_steps, 4);
+    EXPECT_EQ(copied.vector(), table);
     // The inner pipeline's own rules: an output keeps at most two buffers (27).
     Matmul out3 = matmul(n, 128, 128, 2, false, tpu::v5e);
     out3.out[0].buffer_count = 3;

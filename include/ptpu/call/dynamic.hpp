@@ -468,45 +468,43 @@ private:
                           const std::array<const void*, max_operands>& prefetch,
                           const run_options& opt) const {
         using lowered = detail::custom_buffered<ins, outs, prefetch_ops>;
-        if constexpr (!lowered::windowed) {
-            throw error(
-                "29", "dynamic_call",
-                "custom_buffered runs every In and Out operand through an inner pipeline, and an any/hbm "
-                "operand has no window",
-                "give every In and Out operand a vmem or smem window, or run without custom_buffered");
-        } else {
-            typename lowered::pipe pipe;
-            pipe.grid = grid;
-            pipe.in = in;
-            pipe.out = out;
-            bool parallel_dim = false;
-            for (const dim_semantics d : semantics) {
-                parallel_dim = parallel_dim || d == dim_semantics::parallel;
-                pipe.options.semantics.v[static_cast<std::size_t>(pipe.options.semantics.rank++)] = d;
-            }
-            const bool split = chip.pallas_cores() > 1 && parallel_dim;
-            if (split) pipe.options.core_axis = 0;
-            const call_desc outer = detail::custom_buffered_outer(desc, split ? chip.pallas_cores() : 1);
-            std::array<block_fn, max_operands> zero{};
-            std::array<scan_fn, max_operands> zero_scan{};
-            zero.fill(&detail::eval_map<BlockSpec<>, 0, ctx_type>);
-            zero_scan.fill(&scan_operand<BlockSpec<>, 0, ctx_type>);
-            const void* ctx_ptr = n_prefetch > 0 ? static_cast<const void*>(&ctx) : nullptr;
-            const plan_tables tables =
-                detail::plan_call(outer, zero.data(), ctx_ptr, zero_scan.data(), opt.memory_budget);
-            detail::check_distinct_buffers(outer, hbm, "dynamic_call");
-            detail::alias_hbm(outer, hbm);
-            auto invoke = [&](core_memory& mem) {
-                detail::require_context("dynamic_call").grid_from_pipeline = true;
-                call_custom(body, mem, outer, pf, hbm, pipe, ctx, prefetch_ops{},
-                            std::make_index_sequence<n_prefetch>{}, cat(ins{}, outs{}),
-                            std::make_index_sequence<n_in + n_out>{}, scratch_ops{},
-                            std::make_index_sequence<n_scratch>{});
-            };
-            const body_call call{
-                [](void* obj, core_memory& mem) { (*static_cast<decltype(invoke)*>(obj))(mem); }, &invoke};
-            return detail::run_call(outer, tables, zero.data(), ctx_ptr, hbm, prefetch, call, opt);
+        typename lowered::pipe pipe;
+        pipe.grid = grid;
+        for (std::size_t k = 0; k < n_in + n_out; ++k) {
+            const int at = lowered::place[k];
+            if (at < 0) continue;  // no window: the body gets the whole array
+            if (at < lowered::n_in)
+                pipe.in[static_cast<std::size_t>(at)] = in[k];
+            else
+                pipe.out[static_cast<std::size_t>(at - lowered::n_in)] = out[k - n_in];
         }
+        bool parallel_dim = false;
+        for (const dim_semantics d : semantics) {
+            parallel_dim = parallel_dim || d == dim_semantics::parallel;
+            pipe.options.semantics.v[static_cast<std::size_t>(pipe.options.semantics.rank++)] = d;
+        }
+        const bool split = chip.pallas_cores() > 1 && parallel_dim;
+        if (split) pipe.options.core_axis = 0;
+        const call_desc outer = detail::custom_buffered_outer(desc, split ? chip.pallas_cores() : 1);
+        std::array<block_fn, max_operands> zero{};
+        std::array<scan_fn, max_operands> zero_scan{};
+        zero.fill(&detail::eval_map<BlockSpec<>, 0, ctx_type>);
+        zero_scan.fill(&scan_operand<BlockSpec<>, 0, ctx_type>);
+        const void* ctx_ptr = n_prefetch > 0 ? static_cast<const void*>(&ctx) : nullptr;
+        const plan_tables tables =
+            detail::plan_call(outer, zero.data(), ctx_ptr, zero_scan.data(), opt.memory_budget);
+        detail::check_distinct_buffers(outer, hbm, "dynamic_call");
+        detail::alias_hbm(outer, hbm);
+        auto invoke = [&](core_memory& mem) {
+            detail::require_context("dynamic_call").grid_from_pipeline = true;
+            call_custom(body, mem, outer, pf, hbm, pipe, ctx, prefetch_ops{},
+                        std::make_index_sequence<n_prefetch>{}, cat(ins{}, outs{}),
+                        std::make_index_sequence<n_in + n_out>{}, scratch_ops{},
+                        std::make_index_sequence<n_scratch>{});
+        };
+        const body_call call{[](void* obj, core_memory& mem) { (*static_cast<decltype(invoke)*>(obj))(mem); },
+                             &invoke};
+        return detail::run_call(outer, tables, zero.data(), ctx_ptr, hbm, prefetch, call, opt);
     }
     // The outer body: the pipeline over the ANY arrays, its body the call's with the windows.
     template <class Body, class PfViews, class Pipe, class Ctx, class... P, std::size_t... PK, class... A,
@@ -515,8 +513,11 @@ private:
                      const std::array<void*, max_operands>& hbm, const Pipe& pipe, const Ctx& ctx,
                      detail::pack<P...>, std::index_sequence<PK...>, detail::pack<A...>,
                      std::index_sequence<AK...>, detail::pack<S...>, std::index_sequence<SK...>) const {
-        auto inner = [&](auto... windows) {
-            run_body(body, prefetch_ref<P, PK>(m, pf)..., windows..., scratch_ref<S, SK>(m)...);
+        using lowered = detail::custom_buffered<ins, outs, prefetch_ops>;
+        auto inner = [&](const auto&... windows) {
+            const auto w = std::tie(windows...);
+            run_body(body, prefetch_ref<P, PK>(m, pf)..., custom_operand<A, AK, lowered>(w, m, outer, hbm)...,
+                     scratch_ref<S, SK>(m)...);
         };
         auto emit = [&](const auto&... extra) { return emit_pipeline(inner, pipe, extra...); };
         const auto pipeline = [&] {
@@ -525,7 +526,24 @@ private:
             else
                 return emit();
         }();
-        pipeline(any_ref<A, AK>(outer, hbm)...);
+        std::apply(pipeline, std::tuple_cat(pipeline_ref<A, AK, lowered>(outer, hbm)...));
+    }
+    // Operand K in the custom-buffered body: its window, or its whole array when it has none.
+    template <class A, std::size_t K, class Lowered, class W>
+    static auto custom_operand(const W& windows, core_memory& m, const call_desc& outer,
+                               const std::array<void*, max_operands>& hbm) {
+        if constexpr (Lowered::place[K] >= 0)
+            return std::get<static_cast<std::size_t>(Lowered::place[K])>(windows);
+        else
+            return operand_ref<A, K>(m, outer, hbm);
+    }
+    // Operand K as the pipeline's ref (its whole array, ANY), when it has a window.
+    template <class A, std::size_t K, class Lowered>
+    static auto pipeline_ref(const call_desc& outer, const std::array<void*, max_operands>& hbm) {
+        if constexpr (Lowered::place[K] >= 0)
+            return std::tuple{any_ref<A, K>(outer, hbm)};
+        else
+            return std::tuple<>{};
     }
     // Operand K's whole array as an ANY ref (read-only for an input, R4).
     template <class A, std::size_t K>

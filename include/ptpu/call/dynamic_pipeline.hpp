@@ -412,13 +412,38 @@ namespace detail {
 template <class A>
 inline constexpr bool has_window = !windowless_space<typename A::memory>;
 
+// The operands of a pack that have a window, in order, as a tuple type.
+template <class... A>
+using windowed_t =
+    decltype(std::tuple_cat(std::conditional_t<has_window<A>, std::tuple<A>, std::tuple<>>{}...));
+template <template <class...> class H, class Tuple>
+struct holder_of;
+template <template <class...> class H, class... A>
+struct holder_of<H, std::tuple<A...>> {
+    using type = H<A...>;
+};
+
 // dynamic_call::custom_buffered: the pipeline its outer body runs (the call's specs as they are:
-// same Operand types, same index maps, the scalar-prefetch refs as the maps' extra values).
+// same Operand types, same index maps, the scalar-prefetch refs as the maps' extra values). The
+// operands with a window go through it; an any/hbm one has none, and the body gets its whole
+// array beside the windows, as a top-level call gives it.
 template <class... I, class... O, class... P>
 struct custom_buffered<pack<I...>, pack<O...>, pack<P...>> {
-    static constexpr bool windowed = (has_window<I> && ... && true) && (has_window<O> && ... && true);
-    using pipe =
-        dynamic_pipeline<In<I...>, Out<O...>, Extra<ref<const typename P::value_type, smem, P::rank>...>>;
+    using pipe = dynamic_pipeline<typename holder_of<In, windowed_t<I...>>::type,
+                                  typename holder_of<Out, windowed_t<O...>>::type,
+                                  Extra<ref<const typename P::value_type, smem, P::rank>...>>;
+    /// The pipeline's inputs.
+    static constexpr int n_in = (0 + ... + static_cast<int>(has_window<I>));
+    /// Operand k of the call (inputs then outputs): its place among the pipeline's refs (inputs
+    /// then outputs), or -1 when it has no window.
+    static constexpr std::array<int, sizeof...(I) + sizeof...(O)> place = [] {
+        std::array<int, sizeof...(I) + sizeof...(O)> a{};
+        std::size_t k = 0;
+        int next = 0;
+        ((a[k++] = has_window<I> ? next++ : -1), ...);
+        ((a[k++] = has_window<O> ? next++ : -1), ...);
+        return a;
+    }();
 };
 }  // namespace detail
 
