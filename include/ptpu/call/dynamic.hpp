@@ -104,8 +104,8 @@ struct dynamic_call {
     /// split over a chip's cores by core_axis when `semantics` has a parallel dim) whose body runs
     /// one emit_pipeline with this call's grid and specs. Buffer counts up to 8 and lookahead
     /// are then allowed for inputs (outputs: 1 or 2, rule 27); the body is the same, its
-    /// program_id and num_programs answer for the pipeline's grid. Every In and Out operand must
-    /// have a window (vmem or smem).
+    /// program_id and num_programs answer for the pipeline's grid. An operand without a window
+    /// (any/hbm) stays out of the pipeline; the body gets its whole array, as without this.
     bool custom_buffered = false;
 
     /// The call as the planner sees it, with the scalar-prefetch arrays' shapes (V1 for a shape
