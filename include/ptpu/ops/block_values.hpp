@@ -476,10 +476,13 @@ void block_values<C>::copy_from(const block_values& o) {
     fn_ = o.fn_;
     pfn_ = o.pfn_;
     depth_ = o.depth_;
-    if (o.own2_.size() > 0) {
-        own2_ = array_cache<C>::take(o.own2_.rows(), o.own2_.cols());
-        copy_plane(own2_.data(), own2_.cols(), o.own2_.data(), o.own2_.cols(), own2_.rows(), own2_.cols());
-    }
+    // A copy of an owned plane, from the cache.
+    const auto copied = [](const array_type& from) {
+        array_type to = array_cache<C>::take(from.rows(), from.cols());
+        copy_plane(to.data(), to.cols(), from.data(), from.cols(), to.rows(), to.cols());
+        return to;
+    };
+    if (o.own2_.size() > 0) own2_ = copied(o.own2_);
     args_ = o.args_;
     a_own_ = o.a_own_;
     b_own_ = o.b_own_;
@@ -487,12 +490,10 @@ void block_values<C>::copy_from(const block_values& o) {
     cols_ = o.cols_;
     step_ = o.step_;
     core_ = o.core_;
-    if (o.own_.size() > 0) {
-        own_ = array_cache<C>::take(o.own_.rows(), o.own_.cols());
-        copy_plane(own_.data(), own_.cols(), o.own_.data(), o.own_.cols(), own_.rows(), own_.cols());
-    } else {
+    if (o.own_.size() > 0)
+        own_ = copied(o.own_);
+    else
         own_.resize(o.own_.rows(), o.own_.cols());
-    }
     if (st_ == state::view || st_ == state::pending) {
         ctx_ = o.ctx_;
         if (!a_own_ && args_.a.data != nullptr) enlist(args_.a);
