@@ -16,7 +16,7 @@ constexpr work add_work{.vreg_cheap = 1, .vector_loads = 2, .vector_stores = 1};
 constexpr auto add_body = [](auto a, auto b, auto c) { store(c, load(a) + load(b)); };
 
 DynAdd dyn_add(index_t rows, index_t cols, index_t block_rows) {
-    DynAdd d{.grid = {rows / block_rows}, .chip = tpu::v5e, .options = {.per_step = 0}};
+    DynAdd d{.grid = {rows / block_rows}, .chip = tpu::v5e, .options = {.per_step = per_step_rows::never}};
     d.in[0] = {.shape = {rows, cols}, .block = {block_rows, cols}, .index_map = [](index_t i) { return idx(i, 0); }};
     d.in[1] = d.out[0] = d.in[0];
     return d;
@@ -28,7 +28,7 @@ using Blk = BlockSpec<Block<256, 512>, [](auto i) { return idx(i, 0); }>;
 using Add = pallas_call<Grid<4>, In<Arg<X, Blk>, Arg<X, Blk>>, Out<Arg<X, Blk>>, Chip<tpu::v5e>>;
 
 void BM_QuickstartStatic(benchmark::State& st) {
-    const Add call{{.per_step = 0}};
+    const Add call{{.per_step = per_step_rows::never}};
     for (auto _ : st) benchmark::DoNotOptimize(call.predict(add_body).device_time);
     st.SetItemsProcessed(st.iterations() * 4);
 }
@@ -54,7 +54,7 @@ constexpr auto matmul_body = [](auto x, auto w, auto o) {
 };
 
 void BM_MatmulStatic(benchmark::State& st) {
-    const Matmul call{{.per_step = 0}};
+    const Matmul call{{.per_step = per_step_rows::never}};
     for (auto _ : st) benchmark::DoNotOptimize(call.predict(matmul_body).device_time);
     st.SetItemsProcessed(st.iterations() * Matmul::desc.steps());
 }
@@ -63,7 +63,7 @@ void BM_MatmulDynamic(benchmark::State& st) {
     DynMatmul call{.grid = {32, 32, 16},
                    .semantics = {parallel, parallel, arbitrary},
                    .chip = tpu::v5e,
-                   .options = {.per_step = 0}};
+                   .options = {.per_step = per_step_rows::never}};
     call.in[0] = {.shape = {32 * 128, 16 * 128},
                   .block = {128, 128},
                   .index_map = [](index_t i, index_t, index_t k) { return idx(i, k); }};
@@ -85,7 +85,7 @@ using LongAdd = pallas_call<Grid<steps>, In<Arg<Long, LongBlk>, Arg<Long, LongBl
                             Chip<tpu::v5e>>;
 
 void BM_LongAddStatic(benchmark::State& st) {
-    const LongAdd call{{.per_step = 0}};
+    const LongAdd call{{.per_step = per_step_rows::never}};
     for (auto _ : st) benchmark::DoNotOptimize(call.predict([](auto, auto, auto) { charge(add_work); }).device_time);
     st.SetItemsProcessed(st.iterations() * steps);
 }

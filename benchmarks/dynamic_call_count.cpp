@@ -16,7 +16,8 @@ int main() {
     using X = Array<float, 1024, 512>;
     using Blk = BlockSpec<Block<256, 512>, [](auto i) { return idx(i, 0); }>;
     using Static = pallas_call<Grid<4>, In<Arg<X, Blk>, Arg<X, Blk>>, Out<Arg<X, Blk>>, Chip<tpu::v5e>>;
-    dynamic_call<In<F2, F2>, Out<F2>> dyn{.grid = {4}, .chip = tpu::v5e, .options = {.per_step = 0}};
+    dynamic_call<In<F2, F2>, Out<F2>> dyn{
+        .grid = {4}, .chip = tpu::v5e, .options = {.per_step = per_step_rows::never}};
     dyn.in[0] = {.shape = {1024, 512}, .block = {256, 512}, .index_map = [](index_t i) { return idx(i, 0); }};
     dyn.in[1] = dyn.out[0] = dyn.in[0];
     const auto body = [](auto a, auto b, auto c) { store(c, load(a) + load(b)); };
@@ -34,7 +35,7 @@ int main() {
     dynamic_call<In<F2, F2>, Out<F2>> dyn{.grid = {32, 32, 16},
                                           .semantics = {parallel, parallel, arbitrary},
                                           .chip = tpu::v5e,
-                                          .options = {.per_step = 0}};
+                                          .options = {.per_step = per_step_rows::never}};
     dyn.in[0] = {.shape = {32 * 128, 16 * 128},
                  .block = {128, 128},
                  .index_map = [](index_t i, index_t, index_t k) { return idx(i, k); }};
@@ -54,7 +55,8 @@ int main() {
     using Long = Array<float, steps * 8, 128>;
     using Blk = BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>;
     using Static = pallas_call<Grid<steps>, In<Arg<Long, Blk>, Arg<Long, Blk>>, Out<Arg<Long, Blk>>, Chip<tpu::v5e>>;
-    dynamic_call<In<F2, F2>, Out<F2>> dyn{.grid = {steps}, .chip = tpu::v5e, .options = {.per_step = 0}};
+    dynamic_call<In<F2, F2>, Out<F2>> dyn{
+        .grid = {steps}, .chip = tpu::v5e, .options = {.per_step = per_step_rows::never}};
     dyn.in[0] = {.shape = {steps * 8, 128}, .block = {8, 128}, .index_map = [](index_t i) { return idx(i, 0); }};
     dyn.in[1] = dyn.out[0] = dyn.in[0];
     const auto body = [](auto, auto, auto) { charge(work{.vreg_cheap = 1, .vector_loads = 2, .vector_stores = 1}); };
@@ -64,7 +66,7 @@ int main() {
     const auto& call = dyn;
 #else
     (void)dyn;
-    const Static call{{.per_step = 0}};
+    const Static call{{.per_step = per_step_rows::never}};
 #endif
     for (int r = 0; r < calls; ++r) t += call.predict(body).device_time;
     std::printf("%g\n", t);

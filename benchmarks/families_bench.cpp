@@ -115,7 +115,7 @@ Add make_add(index_t rows, index_t cols, index_t br, int bc, const chip& hw, dim
     a.in[0] = a.in[1] = a.out[0] = {.shape = {rows, cols}, .block = {br, cols},
                                     .index_map = [](index_t i) { return idx(i, 0); }};
     a.in[0].buffer_count = a.in[1].buffer_count = a.out[0].buffer_count = bc;
-    a.options.per_step = 0;
+    a.options.per_step = per_step_rows::never;
     return a;
 }
 
@@ -151,7 +151,7 @@ Matmul make_matmul(index_t n, index_t bm, index_t bk, int bc, const chip& hw, bo
     mm.out[0] = {.shape = {n, n}, .block = {bm, bm}, .index_map = [](index_t i, index_t j, index_t) { return idx(i, j); }};
     mm.in[0].buffer_count = mm.in[1].buffer_count = bc;
     mm.scratch[0] = {bm, bm};
-    mm.options.per_step = 0;
+    mm.options.per_step = per_step_rows::never;
     return mm;
 }
 
@@ -238,7 +238,7 @@ Mlp make_mlp(index_t bh, int bc, const chip& hw) {
     m.in[3] = {.shape = {H, E}, .block = {bh, E}, .index_map = [](index_t, index_t j) { return idx(j, 0); }};
     m.out[0] = m.in[0];
     m.in[1].buffer_count = m.in[2].buffer_count = m.in[3].buffer_count = bc;
-    m.options.per_step = 0;
+    m.options.per_step = per_step_rows::never;
     return m;
 }
 
@@ -295,7 +295,7 @@ Spmm make_spmm(index_t b, std::size_t nnz, int bc, const chip& hw) {
     s.out[0] = {.shape = {n, w}, .block = {b, w},
                 .index_map = [](index_t t, const auto& r, const auto&) { return idx(r[t], 0); }};
     s.in[0].buffer_count = s.in[1].buffer_count = bc;
-    s.options.per_step = 0;
+    s.options.per_step = per_step_rows::never;
     return s;
 }
 
@@ -345,15 +345,15 @@ struct ragged_tables {
 template <const chip& C, index_t Bound, int BC>
 report predict_ragged(const ragged_tables& t) {
     // Timing only: the tables (copied into SMEM by the body) drive the copies; the rows are not read.
-    return std::get<1>(RaggedCall<C>{{.timing_only = true, .per_step = 0}}(
-               [](auto x_hbm, auto start_hbm, auto size_hbm, auto y_hbm, auto start, auto size) {
-                   sync_copy(start_hbm, start);
-                   sync_copy(size_hbm, size);
-                   emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {ragged_slices},
-                                 in_specs<RaggedIn<Bound, BC>>, out_specs<RaggedOut<Bound>>, {}, start,
-                                 size)(x_hbm, y_hbm);
-               },
-               t.x, t.start, t.size));
+    return std::get<1>(RaggedCall<C>{{.timing_only = true, .per_step = per_step_rows::never}}(
+        [](auto x_hbm, auto start_hbm, auto size_hbm, auto y_hbm, auto start, auto size) {
+            sync_copy(start_hbm, start);
+            sync_copy(size_hbm, size);
+            emit_pipeline([](auto in, auto out) { store(out, load(in)); }, {ragged_slices},
+                          in_specs<RaggedIn<Bound, BC>>, out_specs<RaggedOut<Bound>>, {}, start,
+                          size)(x_hbm, y_hbm);
+        },
+        t.x, t.start, t.size));
 }
 
 void register_ragged() {
@@ -381,7 +381,7 @@ using GatherIn = BlockSpec<Block<g_rows, g_cols>, gather_map, Buffered<BC, Ahead
 
 template <const chip& C, int BC, bool Ahead>
 report predict_gather() {
-    return GatherCall<C>{{.per_step = 0}}.predict([](auto src, auto dst) {
+    return GatherCall<C>{{.per_step = per_step_rows::never}}.predict([](auto src, auto dst) {
         emit_pipeline(
             [](auto, auto) {
                 // A run's first step is cheap, the others cost 1 us each [a stand-in for a body
@@ -439,21 +439,21 @@ struct grouped_tables {
 
 template <const chip& C, int BC, bool Ahead>
 report predict_grouped(const grouped_tables& t) {
-    return std::get<1>(GroupedCall<C>{{.timing_only = true, .per_step = 0}}(
-               [](auto l, auto r, auto row_hbm, auto group_hbm, auto o, auto acc, auto row_s, auto group_s) {
-                   sync_copy(row_hbm, row_s);
-                   sync_copy(group_hbm, group_s);
-                   emit_pipeline(
-                       [&](auto lt, auto rt, auto ot) {
-                           const index_t k = pipeline_index(1);
-                           if (k == 0) store(acc, zeros<float>(c<gm_tm>, c<gm_N>));
-                           store(acc, load(acc) + dot(load(lt), load(rt)));
-                           if (k == pipeline_size(1) - 1) store(ot, load(acc));
-                       },
-                       {gm_tiles, gm_K / gm_bk}, in_specs<GmLhsTile<BC, Ahead>, GmRhsTile>, out_specs<GmOutTile>, {},
-                       row_s, group_s)(l, r, o);
-               },
-               t.lhs, t.rhs, t.row, t.group));
+    return std::get<1>(GroupedCall<C>{{.timing_only = true, .per_step = per_step_rows::never}}(
+        [](auto l, auto r, auto row_hbm, auto group_hbm, auto o, auto acc, auto row_s, auto group_s) {
+            sync_copy(row_hbm, row_s);
+            sync_copy(group_hbm, group_s);
+            emit_pipeline(
+                [&](auto lt, auto rt, auto ot) {
+                    const index_t k = pipeline_index(1);
+                    if (k == 0) store(acc, zeros<float>(c<gm_tm>, c<gm_N>));
+                    store(acc, load(acc) + dot(load(lt), load(rt)));
+                    if (k == pipeline_size(1) - 1) store(ot, load(acc));
+                },
+                {gm_tiles, gm_K / gm_bk}, in_specs<GmLhsTile<BC, Ahead>, GmRhsTile>, out_specs<GmOutTile>, {},
+                row_s, group_s)(l, r, o);
+        },
+        t.lhs, t.rhs, t.row, t.group));
 }
 
 void register_grouped() {
@@ -483,7 +483,7 @@ using test_kernels::flash_body;  // tests/sim/flash_body.hpp, as the vector-boun
 
 template <index_t BQ, index_t BKV, const chip& C>
 report predict_flash() {
-    return Flash<BQ, BKV, C>{{.per_step = 0}}.predict(flash_body<BQ>{});
+    return Flash<BQ, BKV, C>{{.per_step = per_step_rows::never}}.predict(flash_body<BQ>{});
 }
 
 void register_flash() {

@@ -166,7 +166,7 @@ void BM_RaceLog16k(benchmark::State& state) {
     host_array<Long> x, y;
     Call call;
     call.options.detect_races = true;
-    call.options.per_step = 0;
+    call.options.per_step = per_step_rows::never;
     for (auto _ : state) {
         auto rep = call.into(std::tie(y),
                              [](auto xh, auto yh) {

@@ -24,7 +24,7 @@ using Add = pallas_call<Grid<steps>, In<Arg<X, Blk>, Arg<X, Blk>>, Out<Arg<X, Bl
 constexpr work add_work{.vreg_cheap = 1, .vector_loads = 2, .vector_stores = 1};
 
 void BM_Predict(benchmark::State& st) {
-    const Add call{{.per_step = 0}};
+    const Add call{{.per_step = per_step_rows::never}};
     for (auto _ : st) {
         auto rep = call.predict([](auto, auto, auto) { charge(add_work); });
         benchmark::DoNotOptimize(rep.device_time);
@@ -33,7 +33,7 @@ void BM_Predict(benchmark::State& st) {
 }
 
 void BM_PredictWithOps(benchmark::State& st) {
-    const Add call{{.per_step = 0}};
+    const Add call{{.per_step = per_step_rows::never}};
     for (auto _ : st) {
         auto rep = call.predict([](auto a, auto b, auto c) { store(c, load(a) + load(b)); });
         benchmark::DoNotOptimize(rep.device_time);
@@ -42,7 +42,7 @@ void BM_PredictWithOps(benchmark::State& st) {
 }
 
 void BM_PredictEveryOp(benchmark::State& st) {
-    const Add call{{.per_step = 0, .steady_state = false}};
+    const Add call{{.per_step = per_step_rows::never, .steady_state = false}};
     for (auto _ : st) {
         auto rep = call.predict([](auto a, auto b, auto c) { store(c, load(a) + load(b)); });
         benchmark::DoNotOptimize(rep.device_time);
@@ -63,7 +63,7 @@ using Matmul =
                 Chip<tpu::v5e>>;
 
 void BM_PredictMatmul(benchmark::State& st) {
-    const Matmul call{{.per_step = 0}};
+    const Matmul call{{.per_step = per_step_rows::never}};
     for (auto _ : st) {
         auto rep = call.predict([](auto x, auto w, auto o) {
             when(program_id(2) == 0, [&] { store(o, zeros<float>(128, 128)); });
@@ -85,7 +85,7 @@ using Matmul262k =
                 Chip<tpu::v5e>>;
 
 void BM_PredictMatmul262k(benchmark::State& st) {
-    const Matmul262k call{{.per_step = 0}};
+    const Matmul262k call{{.per_step = per_step_rows::never}};
     for (auto _ : st) {
         auto rep = call.predict([](auto x, auto w, auto o) {
             when(program_id(2) == 0, [&] { store(o, zeros<float>(128, 128)); });
@@ -101,7 +101,7 @@ using AddMc = pallas_call<Grid<steps>, Semantics<parallel>, In<Arg<X, Blk>, Arg<
                           Chip<tpu::v5p>>;
 
 void BM_PredictMegacore(benchmark::State& st) {
-    const AddMc call{{.per_step = 0}};
+    const AddMc call{{.per_step = per_step_rows::never}};
     for (auto _ : st) {
         auto rep = call.predict([](auto a, auto b, auto c) { store(c, load(a) + load(b)); });
         benchmark::DoNotOptimize(rep.device_time);
@@ -153,7 +153,7 @@ using AddT = pallas_call<Grid<tl_steps>, In<Arg<XT, Blk>, Arg<XT, Blk>>, Out<Arg
 
 void BM_PredictTimeline(benchmark::State& st) {
     AddT call{};
-    call.options.per_step = 0;
+    call.options.per_step = per_step_rows::never;
     call.options.timeline = true;
     call.options.steady_state = st.range(0) != 0;
     for (auto _ : st) {
@@ -183,7 +183,7 @@ using OuterGrid = pallas_call<Grid<256>, In<Arg<XI, AnyXI>, Arg<XI, AnyXI>>, Out
 using OuterOnce = pallas_call<Grid<>, In<Arg<XI, AnyXI>, Arg<XI, AnyXI>>, Out<Arg<XI, AnyXI>>, Chip<tpu::v5e>>;
 
 void BM_PredictNested(benchmark::State& st) {
-    const OuterGrid call{{.per_step = 0}};
+    const OuterGrid call{{.per_step = per_step_rows::never}};
     for (auto _ : st) {
         auto rep = call.predict([](auto a, auto b, auto c) {
             const index_t i = program_id(0);
@@ -198,7 +198,7 @@ void BM_PredictNested(benchmark::State& st) {
 }
 
 void BM_PredictNestedOnce(benchmark::State& st) {
-    const OuterOnce call{{.per_step = 0}};
+    const OuterOnce call{{.per_step = per_step_rows::never}};
     for (auto _ : st) {
         auto rep = call.predict([](auto a, auto b, auto c) {
             emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) + load(y)); }, {inner_steps},
@@ -218,7 +218,7 @@ using Hand = pallas_call<Grid<inner_steps>, In<Arg<XI, AnyXI>, Arg<XI, AnyXI>>, 
                          Slots, Sems, Sems, Chip<tpu::v5e>>;
 
 void BM_PredictAsyncCopies(benchmark::State& st) {
-    const Hand call{{.per_step = 0}};
+    const Hand call{{.per_step = per_step_rows::never}};
     for (auto _ : st) {
         auto rep = call.predict([](auto a, auto b, auto o, auto abuf, auto bbuf, auto obuf, auto in_sem,
                                    auto out_sem) {

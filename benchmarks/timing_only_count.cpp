@@ -27,13 +27,13 @@ using Matmul = pallas_call<Grid<32, 32, 32>, Semantics<parallel, parallel, arbit
 
 int main() {
 #if KERNEL == 2
-    const Matmul call{{.per_step = 0}};
+    const Matmul call{{.per_step = per_step_rows::never}};
     const report r = call.predict([](auto x, auto w, auto o) {
         when(program_id(2) == 0, [&] { store(o, zeros<float>(128, 128)); });
         store(o, load(o) + dot(load(x), load(w)));
     });
 #else
-    const std::conditional_t<KERNEL == 1, AddMc, Add> call{{.per_step = 0}};
+    const std::conditional_t<KERNEL == 1, AddMc, Add> call{{.per_step = per_step_rows::never}};
     const report r = call.predict([](auto a, auto b, auto c) { store(c, load(a) + load(b)); });
 #endif
     std::printf("device time %.10g s, %lld of %lld ops fast-forwarded\n", r.device_time,

@@ -24,7 +24,7 @@ using Copy = pallas_call<Grid<Steps>, In<Arg<X<Steps>, Blk>>, Out<Arg<X<Steps>, 
 
 template <index_t Steps>
 double copy_seconds(double& device_time) {
-    const Copy<Steps> call{{.per_step = 0}};
+    const Copy<Steps> call{{.per_step = per_step_rows::never}};
     const auto t0 = std::chrono::steady_clock::now();
     const report r = call.predict([](auto x, auto o) { store(o, load(x)); });
     const auto t1 = std::chrono::steady_clock::now();

@@ -254,7 +254,7 @@ inline ptpu::report predict(const row& r, const std::vector<std::int32_t>& sizes
         c.vmem_limit = hw.vmem_bytes;  // the measured kernel ran: its limit was high enough
         c.grid = {tiles_n, md.active, tiles_k};
         c.semantics = {arbitrary, arbitrary, arbitrary};
-        c.options.per_step = 0;
+        c.options.per_step = per_step_rows::never;
         c.custom_buffered = deep;
         c.in[0] = {.shape = {p.m, p.k},
                    .block = {tm, tk},
@@ -305,7 +305,7 @@ inline ptpu::report predict(const row& r, const std::vector<std::int32_t>& sizes
     c.vmem_limit = hw.vmem_bytes;
     c.grid = {tiles_n, tiles_k, md.active};
     c.semantics = {arbitrary, arbitrary, arbitrary};
-    c.options.per_step = 0;
+    c.options.per_step = per_step_rows::never;
     c.custom_buffered = deep;
     c.in[0] = {.shape = {p.m, p.k},
                .block = {tm, tk},

@@ -1193,7 +1193,7 @@ TEST(EmitPipeline, A13RaceLogScalesToLargeGrids) {
     std::iota(x.begin(), x.end(), 0.0f);
     Big call;
     call.options.detect_races = true;
-    call.options.per_step = 0;
+    call.options.per_step = per_step_rows::never;
     auto [o, rep] = call(
         [](auto xh, auto oh) {
             emit_pipeline([](auto i, auto w) { store(w, load(i) * 2.0f); }, {16384}, in_specs<Row>, out_specs<Row>,

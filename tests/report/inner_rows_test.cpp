@@ -172,7 +172,7 @@ template <class K, class Body>
 report rows_agree(const Body& b) {
     K k{};
     k.options.timing_only = true;
-    k.options.per_step = 1;
+    k.options.per_step = per_step_rows::always;
     const report fast = k.predict(b);
     k.options.steady_state = false;
     const report exact = k.predict(b);

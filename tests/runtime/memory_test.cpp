@@ -76,7 +76,7 @@ using IrregularCopy = pallas_call<
 TEST(TimingOnlyMemory, TenMillionStepCopyStaysWithinMegabytes) {
     // Before the tables were chunked this prediction took about 2 GB (200 B a step).
     const long growth = peak_growth_kib([] {
-        const LongCopy call{{.per_step = 0}};
+        const LongCopy call{{.per_step = per_step_rows::never}};
         const report r = call.predict([](auto x, auto o) { store(o, load(x)); });
         // Every step ran (in bulk), and the copy moved every block in and out.
         return r.stats.steps == long_steps && r.stats.dma_in == long_steps && r.stats.dma_out == long_steps &&
@@ -88,7 +88,7 @@ TEST(TimingOnlyMemory, TenMillionStepCopyStaysWithinMegabytes) {
 
 TEST(TimingOnlyMemory, TablesOverTheBudgetAreMEM1) {
     IrregularCopy call{};
-    call.options.per_step = 0;
+    call.options.per_step = per_step_rows::never;
     call.options.memory_budget = index_t{1} << 16;
     try {
         (void)call.predict([](auto x, auto o) { store(o, load(x)); });
@@ -112,7 +112,7 @@ TEST(TimingOnlyMemory, PerStepRowsAndTimelineOverTheBudgetAreMEM1) {
     // and its spans some 70 MB.
     for (const bool timeline : {false, true}) {
         IrregularCopy call{};
-        call.options.per_step = timeline ? 0 : 1;
+        call.options.per_step = timeline ? per_step_rows::never : per_step_rows::always;
         call.options.timeline = timeline;
         call.options.memory_budget = index_t{1} << 20;
         try {

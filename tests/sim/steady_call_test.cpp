@@ -21,7 +21,7 @@ template <class K, class Body, class... Args>
 report run(const Body& body, bool timing_only_run, bool steady, const Args&... args) {
     K k{};
     k.options.timing_only = timing_only_run;
-    k.options.per_step = 0;
+    k.options.per_step = per_step_rows::never;
     k.options.steady_state = steady;
     auto result = k(body, args...);
     return std::get<std::tuple_size_v<decltype(result)> - 1>(result);
@@ -86,7 +86,7 @@ TEST(SteadyCall, ElementwiseKernelIsFastForwardedAndExact) {
     EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
     // The real run still computed every block.
     Add k{};
-    k.options.per_step = 0;
+    k.options.per_step = per_step_rows::never;
     auto [z, rep] = k(body, a, b);
     for (std::size_t i = 0; i < z.size(); i += 4093) EXPECT_EQ(z.vector()[i], a.vector()[i] + 1.0f);
     EXPECT_EQ(rep.device_time, r.device_time);
@@ -95,7 +95,7 @@ TEST(SteadyCall, ElementwiseKernelIsFastForwardedAndExact) {
 TEST(SteadyCall, PredictWithoutDataAgrees) {
     const auto body = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
     Add k{};
-    k.options.per_step = 0;
+    k.options.per_step = per_step_rows::never;
     const report p = k.predict(body);
     k.options.steady_state = false;
     const report e = k.predict(body);
@@ -268,7 +268,7 @@ template <class K, class Body, class... Args>
 report rows_agree(const Body& body, const Args&... args) {
     K k{};
     k.options.timing_only = true;
-    k.options.per_step = 1;
+    k.options.per_step = per_step_rows::always;
     auto fast_t = k(body, args...);
     k.options.steady_state = false;
     auto exact_t = k(body, args...);
@@ -515,7 +515,7 @@ TEST(SkippedPeriods, IrregularChangesAndHalfTurnedRingsAgree) {
     EXPECT_GT(r.stats.skipped_steps, 0);
     // And on data (no skipping: the body runs, the schedule moves blocks) the same times.
     Odd k{};
-    k.options.per_step = 0;
+    k.options.per_step = per_step_rows::never;
     const auto [c, full] = k(body, host_array<Few>{}, host_array<Many>{});
     (void)c;
     EXPECT_EQ(full.stats.skipped_steps, 0);

@@ -308,7 +308,7 @@ TEST(Report, ExposedDmaPerOperandAndNames) {
     EXPECT_EQ(r.bound, "HBM");
     // The same attribution with the fast lane off (every op simulated): per-step rows on.
     Attributed k{};
-    k.options.per_step = 1;
+    k.options.per_step = per_step_rows::always;
     const report full = k.predict([](auto, auto, auto o) { charge(work{.explicit_seconds = 1e-6}); (void)o; });
     EXPECT_NEAR(full.operands[0].exposed_dma, r.operands[0].exposed_dma, 1e-9 * r.device_time);
     std::ostringstream table, text;

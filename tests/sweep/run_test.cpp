@@ -79,7 +79,7 @@ TEST(SweepRun, RanksByDeviceTimeAsIndividualPredictionsDo) {
     for (const sweep::entry& e : r.ranked) {
         const auto [bm, bk, bc, c] = pts.at(e.index);
         Matmul lean = matmul(n, bm, bk, bc, *c);
-        lean.options.per_step = 0;
+        lean.options.per_step = per_step_rows::never;
         EXPECT_EQ(e.rep.device_time, lean.predict(body).device_time) << e.label;
         EXPECT_EQ(e.time, e.rep.device_time);
         // With predict's defaults every op is simulated one by one; the fast lane's sums may
@@ -123,14 +123,14 @@ TEST(SweepRun, BestHandsBackItsPointAndConfiguration) {
     EXPECT_EQ(b.config.in[1].buffer_count, bc);
     // Predicted again as the sweep did (lean), it takes exactly the ranked time.
     Matmul lean = b.config;
-    lean.options.per_step = 0;
+    lean.options.per_step = per_step_rows::never;
     EXPECT_EQ(lean.predict(body).device_time, b.time);
     EXPECT_EQ(r.rank_of(b), 1u);
     // Any entry: point(e) and config(e).
     const sweep::entry& last = r.ranked.back();
     EXPECT_EQ(r.point(last), r.points.at(last.index));
     Matmul last_lean = r.config(last);
-    last_lean.options.per_step = 0;
+    last_lean.options.per_step = per_step_rows::never;
     EXPECT_EQ(last_lean.predict(body).device_time, last.time);
     // As a sweep::result (a slice of it), best() is the entry itself.
     const sweep::result& plain = r;
@@ -179,7 +179,7 @@ auto best_of(const Space& s, Configure configure_point, const Body& b) {
                               {.bar = sweep::progress::off});
     auto best = r.best();
     auto config = best.config;
-    config.options.per_step = 0;
+    config.options.per_step = per_step_rows::never;
     return std::tuple{best.point, config.predict(b).device_time, best.time, r.size()};
 }
 
@@ -457,7 +457,7 @@ TEST(SweepRun, ShapesRankByTotalTime) {
     EXPECT_EQ(r.shape_labels, (std::vector<std::string>{"512, 128", "1024, 256"}));
     auto lean = [](index_t size, index_t bm, index_t bk, const chip& c) {
         Matmul mm = matmul(size, bm, bk, 2, c);
-        mm.options.per_step = 0;
+        mm.options.per_step = per_step_rows::never;
         return mm.predict(body).device_time;
     };
     for (const sweep::entry& e : r.ranked) {

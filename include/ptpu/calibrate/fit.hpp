@@ -148,7 +148,7 @@ report predict_copy(const chip& c, const measurement& r) {
                           .block = {r.bm, r.bn},
                           .index_map = [](index_t i, index_t j) { return idx(i, j); }};
     k.in[0].buffer_count = k.out[0].buffer_count = r.buffers;
-    k.options.per_step = 0;
+    k.options.per_step = per_step_rows::never;
     return k.predict([](auto x, auto y) { store(y, load(x)); });
 }
 
@@ -171,7 +171,7 @@ report predict_matmul(const chip& c, const measurement& r) {
                 .index_map = [](index_t i, index_t j, index_t) { return idx(i, j); }};
     k.in[0].buffer_count = k.in[1].buffer_count = k.out[0].buffer_count = r.buffers;
     k.scratch[0] = {r.bm, r.bn};
-    k.options.per_step = 0;
+    k.options.per_step = per_step_rows::never;
     return k.predict([](auto x, auto y, auto o, auto acc) {
         if (program_id(2) == 0) store(acc, zeros_like(acc));
         store(acc, load(acc) + dot(load(x), load(y)));

@@ -437,18 +437,12 @@ struct inner_arena {
 
 // Runs one invocation of an inner pipeline to completion: checks the VMEM its windows take
 // against what the core has left (24), lays the slots out, runs the pipeline with a runner of its
-// own and records its ops in the enclosing body's. Nothing in it depends on the body or the specs
-// (a template only for its linkage: compiled where a pipeline runs, or once per program in
-// ptpu::runtime with PTPU_SEPARATE_RUNTIME; call/emit_pipeline_impl.hpp holds the definition).
-template <int = 0>
-void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* maps, const void* ctx,
-               const std::array<void*, max_operands>& hbm, body_call body, std::vector<event>* trace,
-               const allocations_base* alloc);
-#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
-extern template void run_inner<0>(kernel_context&, const pipeline_desc&, const block_fn*, const void*,
-                                  const std::array<void*, max_operands>&, body_call, std::vector<event>*,
-                                  const allocations_base*);
-#endif
+// own and records its ops in the enclosing body's. Nothing in it depends on the body or the specs,
+// so it is compiled machinery (core/linkage.hpp: once per program in ptpu::runtime with
+// PTPU_SEPARATE_RUNTIME); call/emit_pipeline_impl.hpp holds the definition.
+PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
+                             const void* ctx, const std::array<void*, max_operands>& hbm, body_call body,
+                             std::vector<event>* trace, const allocations_base* alloc);
 
 // The grid part of an inner pipeline as the planner sees it for this core (the grid, its
 // options, the maps' offsets): false when the core's part of a split grid is empty (S21:
@@ -820,8 +814,7 @@ auto emit_pipeline_with_allocations(Body body, const index_t (&grid)[G], in_spec
 
 }  // namespace ptpu
 
-// The definitions a kernel's translation unit does not need when the shared machinery is
-// compiled once elsewhere (PTPU_SEPARATE_RUNTIME without PTPU_RUNTIME_IMPLEMENTATION).
-#if !defined(PTPU_SEPARATE_RUNTIME) || defined(PTPU_RUNTIME_IMPLEMENTATION)
+// The definitions, where this translation unit compiles them (core/linkage.hpp).
+#if defined(PTPU_DEFINE_COMPILED)
 #include "ptpu/call/emit_pipeline_impl.hpp"
 #endif

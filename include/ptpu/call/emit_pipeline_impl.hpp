@@ -16,10 +16,9 @@
 
 namespace ptpu::detail {
 
-template <int N>
-void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* maps, const void* ctx,
-               const std::array<void*, max_operands>& hbm, body_call body, std::vector<event>* trace,
-               const allocations_base* alloc) {
+PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
+                             const void* ctx, const std::array<void*, max_operands>& hbm, body_call body,
+                             std::vector<event>* trace, const allocations_base* alloc) {
     const plan_tables t = inner_run::plan(outer, p, maps, ctx);
     if (alloc != nullptr)
         for (int i = 0; i < p.n_ops(); ++i) {
@@ -142,12 +141,5 @@ void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* ma
                         " in flight when the pipeline ended",
                     "wait on every copy an inner body starts before the pipeline ends");
 }
-
-// The one translation unit that compiles the machinery for the program (ptpu::runtime).
-#if defined(PTPU_RUNTIME_IMPLEMENTATION)
-template void run_inner<0>(kernel_context&, const pipeline_desc&, const block_fn*, const void*,
-                           const std::array<void*, max_operands>&, body_call, std::vector<event>*,
-                           const allocations_base*);
-#endif
 
 }  // namespace ptpu::detail

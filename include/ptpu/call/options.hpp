@@ -45,13 +45,21 @@ namespace ptpu {
 /// so it cannot depend on a run option.
 enum class oob_reads : std::uint8_t { raise, uninitialized };
 
+/// Whether a run records the per-step breakdown (report::steps and inner_steps), which grows with
+/// the grid (memory_budget).
+enum class per_step_rows : std::uint8_t {
+    automatic,  ///< when the grid has at most 65536 steps
+    never,
+    always,
+};
+
 /// How a call runs: on real data or timing only, and what the report records.
 struct run_options {
     /// Skip vector data movement and floating-point work (ops/ still charge it): the same
     /// schedule, scalar and SMEM work and predicted time, much faster. Outputs are not computed.
     bool timing_only = false;
     bool timeline = false;  ///< record the timeline (for the trace and SVG exporters)
-    int per_step = -1;      ///< record the per-step breakdown: 1 yes, 0 no, -1 when ≤ 65536 steps
+    per_step_rows per_step = per_step_rows::automatic;  ///< record the per-step breakdown
     /// Let the timing model fast-forward steady periods (sim::options::steady_state; per-step
     /// rows and the timeline replicated for them). Off: every op simulated one by one.
     bool steady_state = true;

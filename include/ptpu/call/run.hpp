@@ -87,42 +87,33 @@ inline void alias_hbm(const call_desc& desc, std::array<void*, max_operands>& hb
 }
 
 /// The run-time plan of a call: the same planner as at compile time, its checks raised as
-/// ptpu::error before any byte moves (S51). (A template for the same reason as run_call; never
-/// inlined, so that each kernel's call site does not get a copy of the planner.)
-template <int = 0>
-[[gnu::noinline]] plan_tables plan_call(const call_desc& desc, const block_fn* maps, const void* ctx, const scan_fn* scans,
-                                        index_t budget) {
+/// ptpu::error before any byte moves (S51). Compiled machinery, as run_call.
+PTPU_COMPILED plan_tables plan_call(const call_desc& desc, const block_fn* maps, const void* ctx,
+                                    const scan_fn* scans, index_t budget);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED plan_tables plan_call(const call_desc& desc, const block_fn* maps, const void* ctx,
+                                    const scan_fn* scans, index_t budget) {
     plan_tables tables = analyze(desc, maps, ctx, scans, budget);
     raise(tables.info.problem, desc);
     return tables;
 }
+#endif
 
 /// Runs call `desc` (analyzed as `tables`; block indices from `maps` with `ctx`) on the HBM arrays
 /// `hbm`, with the scalar-prefetch data `prefetch`, calling `body` for each grid step, and
 /// predicts its time on the call's chip: one runner per core, the timing model pulling their op
-/// streams, the report. Nothing in it depends on the body or on the option types. (A template
-/// only so that it is compiled where a call runs, once per translation unit; with
-/// PTPU_SEPARATE_RUNTIME once per program, in ptpu::runtime, and a kernel's translation unit sees
-/// this declaration only: call/run_impl.hpp holds the definition.)
-template <int = 0>
-report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps, const void* ctx,
-                const std::array<void*, max_operands>& hbm, const std::array<const void*, max_operands>& prefetch,
-                body_call body, const run_options& opt);
-
-// PTPU_SEPARATE_RUNTIME: run_call (runners, the model, the report) is compiled once, in the
-// translation unit that defines PTPU_RUNTIME_IMPLEMENTATION; kernel translation units compile only
-// their bodies and calls.
-#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
-extern template plan_tables plan_call<0>(const call_desc&, const block_fn*, const void*, const scan_fn*, index_t);
-extern template report run_call<0>(const call_desc&, const plan_tables&, const block_fn*, const void*,
-                                   const std::array<void*, max_operands>&,
-                                   const std::array<const void*, max_operands>&, body_call, const run_options&);
-#endif
+/// streams, the report. Nothing in it depends on the body or on the option types, so it is
+/// compiled machinery (core/linkage.hpp): with PTPU_SEPARATE_RUNTIME once per program, in
+/// ptpu::runtime, runners, the model and the report with it, and a kernel's translation unit
+/// compiles only its bodies and calls; call/run_impl.hpp holds the definition.
+PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps,
+                              const void* ctx, const std::array<void*, max_operands>& hbm,
+                              const std::array<const void*, max_operands>& prefetch, body_call body,
+                              const run_options& opt);
 
 }  // namespace ptpu::detail
 
-// The definitions a kernel's translation unit does not need when the shared machinery is
-// compiled once elsewhere (PTPU_SEPARATE_RUNTIME without PTPU_RUNTIME_IMPLEMENTATION).
-#if !defined(PTPU_SEPARATE_RUNTIME) || defined(PTPU_RUNTIME_IMPLEMENTATION)
+// The definitions, where this translation unit compiles them (core/linkage.hpp).
+#if defined(PTPU_DEFINE_COMPILED)
 #include "ptpu/call/run_impl.hpp"
 #endif

@@ -79,13 +79,11 @@ inline void check_exit(const call_desc& desc, const kernel_context& k, const cor
 
 /// Runs call `desc` (analyzed as `tables`; block indices from `maps` with `ctx`) on the HBM arrays
 /// `hbm`, with the scalar-prefetch data `prefetch`, calling `body` for each grid step, and
-/// predicts its time on the call's chip. (A template only so that it is compiled where a call
-/// runs, once per translation unit, or once per program with PTPU_SEPARATE_RUNTIME; never inlined,
-/// so that each kernel's call site does not get a copy of the machinery.)
-template <int N>
-[[gnu::noinline]] report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps, const void* ctx,
-                       const std::array<void*, max_operands>& hbm, const std::array<const void*, max_operands>& prefetch,
-                       body_call body, const run_options& opt) {
+/// predicts its time on the call's chip.
+PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps,
+                              const void* ctx, const std::array<void*, max_operands>& hbm,
+                              const std::array<const void*, max_operands>& prefetch, body_call body,
+                              const run_options& opt) {
     const plan_info& pinfo = tables.info;
     const memory_layout layout = layout_of(desc, pinfo);
     std::array<core_memory, 2> mem{};
@@ -157,7 +155,8 @@ template <int N>
     }
     sim::options so;
     so.timeline = opt.timeline;
-    so.per_step = opt.per_step > 0 || (opt.per_step < 0 && desc.steps() <= 65536);
+    so.per_step = opt.per_step == per_step_rows::always ||
+                  (opt.per_step == per_step_rows::automatic && desc.steps() <= 65536);
     so.costs = opt.costs;
     so.works = &works;
     so.steady_state = opt.steady_state;
@@ -226,13 +225,5 @@ template <int N>
     detail::nest_inner_rows(rep);  // rows of deeper pipelines into their parents'
     return rep;
 }
-
-// The one translation unit that compiles the machinery for the program (ptpu::runtime).
-#if defined(PTPU_RUNTIME_IMPLEMENTATION)
-template plan_tables plan_call<0>(const call_desc&, const block_fn*, const void*, const scan_fn*, index_t);
-template report run_call<0>(const call_desc&, const plan_tables&, const block_fn*, const void*,
-                            const std::array<void*, max_operands>&, const std::array<const void*, max_operands>&,
-                            body_call, const run_options&);
-#endif
 
 }  // namespace ptpu::detail

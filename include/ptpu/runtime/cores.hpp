@@ -20,10 +20,9 @@
 namespace ptpu::detail {
 
 /// The runners of `cores` cores, each on its own thread, run one at a time (see above).
-template <int = 0>
-class basic_core_turns {
+class core_turns {
 public:
-    basic_core_turns(const std::array<runner*, 2>& r, const std::array<kernel_context*, 2>& k, int cores)
+    core_turns(const std::array<runner*, 2>& r, const std::array<kernel_context*, 2>& k, int cores)
         : cores_(cores) {
         for (int c = 0; c < cores; ++c) {
             core_& p = core(c);
@@ -39,9 +38,9 @@ public:
         }
         for (int c = 0; c < cores; ++c) core(c).th = std::thread([this, c] { loop(core(c)); });
     }
-    basic_core_turns(const basic_core_turns&) = delete;
-    basic_core_turns& operator=(const basic_core_turns&) = delete;
-    ~basic_core_turns() {
+    core_turns(const core_turns&) = delete;
+    core_turns& operator=(const core_turns&) = delete;
+    ~core_turns() {
         {
             std::unique_lock<std::mutex> l(m_);
             stop_ = true;
@@ -76,7 +75,7 @@ private:
     struct core_ {
         runner* run = nullptr;
         kernel_context* ctx = nullptr;
-        basic_core_turns* owner = nullptr;
+        core_turns* owner = nullptr;
         int id = 0;
         std::thread th;
         bool lazy = false;
@@ -127,7 +126,5 @@ private:
     int turn_ = -1;  // the core running, or -1: the caller
     bool stop_ = false;
 };
-
-using core_turns = basic_core_turns<>;
 
 }  // namespace ptpu::detail

@@ -31,18 +31,15 @@
 namespace ptpu {
 
 /// One pipeline on one core: the schedule's events become data movement, body runs and ops.
-/// (A template only so that it is compiled where a pipeline runs, not wherever this header is
-/// included: use it as `runner`.)
-template <int = 0>
-class basic_runner {
+class runner {
 public:
     /// Core `core` of the pipeline `desc` analyzed as `tables` (change bits from pass 1); `maps`
     /// and `ctx` give block indices (for copies and labels); `hbm[i]` is operand i's array; the
     /// windows live in `mem`; the body reads `kctx`; `notes`, when options().notes, collects
     /// what each DMA label means (shared by the runners of one call, so labels stay unique).
-    basic_runner(const pipeline_desc& desc, const plan_tables& tables, int core, const block_fn* maps, const void* ctx,
-           const std::array<void*, max_operands>& hbm, core_memory& mem, kernel_context& kctx, body_call body,
-           const runner_options& opt, std::vector<dma_note>* notes)
+    runner(const pipeline_desc& desc, const plan_tables& tables, int core, const block_fn* maps,
+           const void* ctx, const std::array<void*, max_operands>& hbm, core_memory& mem,
+           kernel_context& kctx, body_call body, const runner_options& opt, std::vector<dma_note>* notes)
         : desc_(desc),
           tables_(tables),
           core_(core),
@@ -74,7 +71,7 @@ public:
                 mem.valid[u][static_cast<std::size_t>(d)] = b_size(o, d);
             run_[u] = run_of(o);
         }
-        kctx_.flush_ops = [](void* self) { static_cast<basic_runner*>(self)->flush_body_ops(); };
+        kctx_.flush_ops = [](void* self) { static_cast<runner*>(self)->flush_body_ops(); };
         kctx_.flush_self = this;
         kctx_.notes = opt.notes ? notes : nullptr;
         // (Race detection follows every DMA's start and wait: no step is made from another's ops.)
@@ -86,8 +83,8 @@ public:
                          uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
         skip_ok_ = repeat_on_ && memo_on_ && !opt.nested && opt.trace == nullptr && !sched_.has_prefetched();
     }
-    basic_runner(const basic_runner&) = delete;
-    basic_runner& operator=(const basic_runner&) = delete;
+    runner(const runner&) = delete;
+    runner& operator=(const runner&) = delete;
 
     /// The ops of the core's next grid step (running what the schedule says on the way: DMAs,
     /// the body); no ops once its stream has ended. With `lazy`, a step that repeats the last
@@ -245,7 +242,7 @@ private:
         o.bytes = bytes;
         o.far = far;
         o.run = 0;
-        o.who = 0;
+        o.waits_on = {};
         o.sem = 0;
         o.sub = 0;
         o.label = label;
@@ -257,10 +254,10 @@ private:
     void wait(std::uint32_t id, std::uint32_t step) {
         emit(stream::op_kind::dma_wait, id, 0, 0, true, label_of(id), step);
     }
-    // A pipeline wait: on operand e.op's DMA (op::who, the per-operand exposed DMA).
+    // A pipeline wait: on operand e.op's DMA (op::waits_on, the per-operand exposed DMA).
     void wait(std::uint32_t id, const event& e) {
         wait(id, e.step);
-        ops_[n_out_ - 1].who = static_cast<std::uint8_t>(e.op + 1);
+        ops_[n_out_ - 1].waits_on = {stream::wait_pipeline::own, static_cast<std::uint8_t>(e.op)};
     }
     void count(const event& e, index_t bytes, bool in) {
         const auto op = static_cast<std::size_t>(e.op);
@@ -487,8 +484,6 @@ private:
     index_t memo_hits_ = 0;              // reuses of a kept leaf
     index_t memo_check_at_ = 1;          // the next reuse that runs the body to check the leaf
 };
-
-using runner = basic_runner<>;
 
 }  // namespace ptpu
 

@@ -7,8 +7,7 @@
 
 namespace ptpu {
 
-template <int I>
-inline auto basic_runner<I>::race_start(const event& e, bool in, bool async) -> void {
+inline auto runner::race_start(const event& e, bool in, bool async) -> void {
     const auto op = static_cast<std::size_t>(e.op);
     const std::byte* lo = mem_.slots[op][e.slot];
     const std::byte* hi = lo + tables_.info.ops[op].block_bytes;
@@ -51,8 +50,7 @@ inline auto basic_runner<I>::race_start(const event& e, bool in, bool async) -> 
     }
 }
 
-template <int I>
-inline auto basic_runner<I>::invoke_body(const event& e) -> void {
+inline auto runner::invoke_body(const event& e) -> void {
     ++stats_.steps;
     ++stats_.core_steps[e.core];
     kctx_.step = e.step;
@@ -99,8 +97,7 @@ inline auto basic_runner<I>::invoke_body(const event& e) -> void {
     }
 }
 
-template <int I>
-inline auto basic_runner<I>::answer(const detail::body_query& q) const -> index_t {
+inline auto runner::answer(const detail::body_query& q) const -> index_t {
     const auto a = static_cast<std::size_t>(q.a);
     switch (q.kind) {
         case detail::query_kind::program_id: return kctx_.point[a];
@@ -111,8 +108,7 @@ inline auto basic_runner<I>::answer(const detail::body_query& q) const -> index_
     return -1;
 }
 
-template <int I>
-inline auto basic_runner<I>::memo_find() const -> std::int32_t {
+inline auto runner::memo_find() const -> std::int32_t {
     if (memo_.empty()) return -1;
     std::size_t n = 0;
     for (;;) {
@@ -125,8 +121,7 @@ inline auto basic_runner<I>::memo_find() const -> std::int32_t {
     }
 }
 
-template <int I>
-inline auto basic_runner<I>::memo_learn(const detail::body_reads& r, const work& w) -> bool {
+inline auto runner::memo_learn(const detail::body_reads& r, const work& w) -> bool {
     if (memo_.empty()) memo_.emplace_back();
     std::size_t n = 0;
     for (int i = 0;; ++i) {
@@ -156,8 +151,7 @@ inline auto basic_runner<I>::memo_learn(const detail::body_reads& r, const work&
     }
 }
 
-template <int I>
-inline auto basic_runner<I>::run_memoized() -> void {
+inline auto runner::run_memoized() -> void {
     const std::int32_t leaf = memo_find();
     kept_ = false;
     if (leaf >= 0) {
@@ -192,8 +186,7 @@ inline auto basic_runner<I>::run_memoized() -> void {
                     "changes from step to step), or set run_options::memoize_body = false");
 }
 
-template <int I>
-inline auto basic_runner<I>::work_number(const work& w) -> std::uint32_t {
+inline auto runner::work_number(const work& w) -> std::uint32_t {
     if (!(w == last_work_)) {
         stats_.total_work += times(last_work_, last_work_n_);
         last_work_ = w;
@@ -206,8 +199,7 @@ inline auto basic_runner<I>::work_number(const work& w) -> std::uint32_t {
     return last_number_;
 }
 
-template <int I>
-inline auto basic_runner<I>::flush_body_ops() -> void {
+inline auto runner::flush_body_ops() -> void {
     const std::uint32_t step = static_cast<std::uint32_t>(body_step_);
     cur_meta_ = op_meta{event_kind::body, 0, 0, false};
     for (const body_op_record& r : kctx_.body_ops) {
@@ -240,19 +232,19 @@ inline auto basic_runner<I>::flush_body_ops() -> void {
                 }
                 out.sub = inner_sub(inner_call_, o.step, r.inputs);
                 // An inner pipeline's operands are not the call's (body DMA time for it), but
-                // those of the op's inner row (op::who past max_operands): the inner runner's
-                // own operand, or a deeper one's as that runner marked it.
-                std::uint8_t who = o.who;
+                // those of the op's inner row (wait_pipeline::inner): the inner runner's own
+                // operand, or a deeper one's as that runner marked it.
+                stream::wait_target on = o.waits_on;
                 if (o.sub != 0) {  // a deeper pipeline's
                     out.sub = nested_sub(out.sub, r.rows_base, o.sub);
                     const std::size_t at = std::size_t{r.rows_base} + o.sub - 1;
                     if (out.sub == 0 || at >= kctx_.nested_rows.size() ||
                         inner_rows_[out.sub - 1u].depth != kctx_.nested_rows[at].depth)
-                        who = 0;  // (past max_inner_rows: no row of its own, its waits are body copies)
-                } else if (who != 0 && who <= max_operands) {
-                    who = static_cast<std::uint8_t>(who + max_operands);
+                        on = {};  // (past max_inner_rows: no row of its own, its waits are body copies)
+                } else if (on.pipeline == stream::wait_pipeline::own) {
+                    on.pipeline = stream::wait_pipeline::inner;
                 }
-                out.who = out.sub != 0 && who <= 2 * max_operands ? who : 0;
+                out.waits_on = out.sub != 0 ? on : stream::wait_target{};
                 break;
             }
             case body_op_kind::sync_dma:
@@ -286,8 +278,7 @@ inline auto basic_runner<I>::flush_body_ops() -> void {
     kctx_.body_ops.clear();
 }
 
-template <int I>
-inline auto basic_runner<I>::inner_sub(std::uint32_t call, std::uint32_t step, std::uint8_t inputs) -> std::uint16_t {
+inline auto runner::inner_sub(std::uint32_t call, std::uint32_t step, std::uint8_t inputs) -> std::uint16_t {
     if (inner_by_call_.size() <= call) inner_by_call_.resize(call + 1);
     std::vector<std::uint16_t>& v = inner_by_call_[call];
     if (v.size() <= step) v.resize(static_cast<std::size_t>(step) + 1, 0);
@@ -299,8 +290,7 @@ inline auto basic_runner<I>::inner_sub(std::uint32_t call, std::uint32_t step, s
     return k;  // 0 past max_inner_rows: the step counts in its outer row only
 }
 
-template <int I>
-inline auto basic_runner<I>::nested_sub(std::uint16_t top, std::uint32_t base, std::uint16_t k) -> std::uint16_t {
+inline auto runner::nested_sub(std::uint16_t top, std::uint32_t base, std::uint16_t k) -> std::uint16_t {
     if (top == 0) return 0;
     const std::size_t at = static_cast<std::size_t>(base) + k - 1;
     if (at >= kctx_.nested_rows.size()) return top;  // (cannot happen: hand_on copies rows first)
@@ -318,8 +308,7 @@ inline auto basic_runner<I>::nested_sub(std::uint16_t top, std::uint32_t base, s
     return sub;
 }
 
-template <int I>
-inline auto basic_runner<I>::run_of(const operand_desc& o) -> std::uint16_t {
+inline auto runner::run_of(const operand_desc& o) -> std::uint16_t {
     index_t run = itemsize(o.type);
     for (int d = o.rank - 1; d >= 0; --d) {
         const auto u = static_cast<std::size_t>(d);

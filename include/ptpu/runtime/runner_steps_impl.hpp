@@ -6,8 +6,7 @@
 
 namespace ptpu {
 
-template <int I>
-inline auto basic_runner<I>::next_batch(bool lazy) -> stream::batch {
+inline auto runner::next_batch(bool lazy) -> stream::batch {
     const int same = repeat();
     if (same == 1 && lazy) {
         ++stale_;
@@ -46,8 +45,7 @@ inline auto basic_runner<I>::next_batch(bool lazy) -> stream::batch {
     return {{ops_.data() + first_, n_out_ - first_}, false, whole};
 }
 
-template <int I>
-inline auto basic_runner<I>::copy_of(event_kind k) -> stream::copy_kind {
+inline auto runner::copy_of(event_kind k) -> stream::copy_kind {
     switch (k) {
         case event_kind::sync_in:
             return stream::copy_kind::sync_in;
@@ -66,8 +64,7 @@ inline auto basic_runner<I>::copy_of(event_kind k) -> stream::copy_kind {
     }
 }
 
-template <int I>
-inline auto basic_runner<I>::note(const event& e, event_kind k) -> std::uint32_t {
+inline auto runner::note(const event& e, event_kind k) -> std::uint32_t {
     if (!opt_.notes || notes_ == nullptr) return 0;
     dma_note n{copy_of(k), e.core, e.op, e.slot, opt_.pipeline, e.block_step, {}};
     if (k != event_kind::body) {
@@ -81,8 +78,8 @@ inline auto basic_runner<I>::note(const event& e, event_kind k) -> std::uint32_t
     return static_cast<std::uint32_t>(notes_->size() - 1);
 }
 
-template <int I>
-inline auto basic_runner<I>::add_dmas(run_stats& to, const run_stats& now, const run_stats& before, index_t m) const -> void {
+inline auto runner::add_dmas(run_stats& to, const run_stats& now, const run_stats& before, index_t m) const
+    -> void {
     to.dma_in += m * (now.dma_in - before.dma_in);
     to.dma_out += m * (now.dma_out - before.dma_out);
     to.bytes_in += m * (now.bytes_in - before.bytes_in);
@@ -93,8 +90,7 @@ inline auto basic_runner<I>::add_dmas(run_stats& to, const run_stats& now, const
     }
 }
 
-template <int I>
-inline auto basic_runner<I>::remember(const run_stats& before) -> void {
+inline auto runner::remember(const run_stats& before) -> void {
     repeat_state& r = rep_;
     const std::uint64_t shape = sched_.last_shape();
     r.same = (shape != 0 && shape == r.shape) ? r.same + 1 : 1;
@@ -137,8 +133,7 @@ inline auto basic_runner<I>::remember(const run_stats& before) -> void {
     add_dmas(r.dmas, stats_, before, 1);
 }
 
-template <int I>
-inline auto basic_runner<I>::repeat() -> int {
+inline auto runner::repeat() -> int {
     repeat_state& r = rep_;
     if (!r.usable || r.same < 2 || sched_.shape() != r.shape) return -1;
     const index_t g = sched_.next_global_step();
@@ -160,8 +155,7 @@ inline auto basic_runner<I>::repeat() -> int {
     return work_number(kctx_.body_work) == ops_[r.body_at].work ? 1 : 0;
 }
 
-template <int I>
-inline auto basic_runner<I>::patch(index_t m) -> void {
+inline auto runner::patch(index_t m) -> void {
     const repeat_state& r = rep_;
     const core_schedule::step_delta& d = sched_.last_delta();
     const auto g = static_cast<std::uint32_t>(sched_.next_global_step() - 1);
@@ -203,8 +197,7 @@ inline auto basic_runner<I>::patch(index_t m) -> void {
     }
 }
 
-template <int I>
-inline auto basic_runner<I>::splice(const event& body, std::size_t n) -> void {
+inline auto runner::splice(const event& body, std::size_t n) -> void {
     repeat_state& r = rep_;
     std::vector<stream::op> tail(ops_.begin() + static_cast<std::ptrdiff_t>(r.body_at + 1),
                                  ops_.begin() + static_cast<std::ptrdiff_t>(n));
@@ -227,15 +220,14 @@ inline auto basic_runner<I>::splice(const event& body, std::size_t n) -> void {
         cur_meta_ = m;
         emit(o.kind, o.dma, o.work, o.bytes, o.far, o.label, o.step);
         ops_[n_out_ - 1].run = o.run;
-        ops_[n_out_ - 1].who = o.who;
+        ops_[n_out_ - 1].waits_on = o.waits_on;
     }
     n_batch_ = n_out_;
     r.usable = false;  // the next step is made in full
     r.same = 0;
 }
 
-template <int I>
-inline auto basic_runner<I>::dma_start(const event& e, index_t bytes) -> std::uint32_t {
+inline auto runner::dma_start(const event& e, index_t bytes) -> std::uint32_t {
     const std::uint32_t id = next_id_++;
     const std::uint32_t label = note(e, e.kind);
     if (opt_.notes) labels_.push_back(label);
@@ -246,8 +238,7 @@ inline auto basic_runner<I>::dma_start(const event& e, index_t bytes) -> std::ui
     return id;
 }
 
-template <int I>
-inline auto basic_runner<I>::move(const event& e, bool in) -> index_t {
+inline auto runner::move(const event& e, bool in) -> index_t {
     const auto op = static_cast<std::size_t>(e.op);
     index_t bytes = uniform_bytes_[op];
     next_run_ = run_[op];
@@ -268,8 +259,7 @@ inline auto basic_runner<I>::move(const event& e, bool in) -> index_t {
     return bytes;
 }
 
-template <int I>
-inline auto basic_runner<I>::edge_run(int i, const index_tuple<max_rank>& b) const -> std::uint16_t {
+inline auto runner::edge_run(int i, const index_tuple<max_rank>& b) const -> std::uint16_t {
     const auto op = static_cast<std::size_t>(i);
     const operand_desc& o = desc_.ops[op];
     const std::array<index_t, max_rank> c =
@@ -277,8 +267,7 @@ inline auto basic_runner<I>::edge_run(int i, const index_tuple<max_rank>& b) con
     return run_of_extent(o, c.data());
 }
 
-template <int I>
-inline auto basic_runner<I>::set_valid(index_t step) -> void {
+inline auto runner::set_valid(index_t step) -> void {
     for (int i = 0; i < desc_.n_ops(); ++i) {
         const auto u = static_cast<std::size_t>(i);
         if (uniform_bytes_[u] >= 0 || !desc_.ops[u].windowed()) continue;
@@ -287,8 +276,7 @@ inline auto basic_runner<I>::set_valid(index_t step) -> void {
     }
 }
 
-template <int I>
-inline auto basic_runner<I>::handle(const event& e) -> void {
+inline auto runner::handle(const event& e) -> void {
     const auto op = static_cast<std::size_t>(e.op);
     cur_meta_ = op_meta{e.kind, e.op, e.slot, false};
     switch (e.kind) {
@@ -341,8 +329,7 @@ inline auto basic_runner<I>::handle(const event& e) -> void {
     }
 }
 
-template <int I>
-inline auto basic_runner<I>::mark_period() -> void {
+inline auto runner::mark_period() -> void {
     flush();
     period_mark& k = mark_;
     k.set = true;
@@ -354,8 +341,7 @@ inline auto basic_runner<I>::mark_period() -> void {
     std::memcpy(k.out, in_flight_out_, sizeof k.out);
 }
 
-template <int I>
-inline auto basic_runner<I>::periods_to_skip(index_t p, std::uint32_t starts) const -> index_t {
+inline auto runner::periods_to_skip(index_t p, std::uint32_t starts) const -> index_t {
     const period_mark& k = mark_;
     const core_schedule::counters now = sched_.counters_now();
     if (!k.set || now.steps - k.at.steps != p || clean_run_ < p || next_id_ - k.id != starts) return 0;
@@ -393,8 +379,7 @@ inline auto basic_runner<I>::periods_to_skip(index_t p, std::uint32_t starts) co
     return m - m % turn;
 }
 
-template <int I>
-inline auto basic_runner<I>::skip(index_t m) -> void {
+inline auto runner::skip(index_t m) -> void {
     const period_mark& k = mark_;
     if (stale_ > 0) {  // the batch's ops first catch up with the steps made lazily
         patch(stale_);

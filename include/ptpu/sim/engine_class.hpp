@@ -733,7 +733,7 @@ private:
     std::array<std::vector<std::int64_t>, 2> sem_val_;  // semaphore values per core
     std::array<std::uint32_t, 2> wait_label_{};
     std::array<std::uint32_t, 2> wait_step_{};
-    std::array<std::uint8_t, 2> wait_who_{};  // op::who of the DMA wait a core is blocked in (0 past 2 * max_operands)
+    std::array<wait_target, 2> wait_on_{};  // op::waits_on of the DMA wait a core is blocked in
     // Per-step rows, per book (0: result::steps, 1: result::inner_steps) and core.
     std::array<std::array<int, 2>, 2> row_{{{-1, -1}, {-1, -1}}};  // each core's current row
     std::array<std::unordered_map<std::uint64_t, int>, 2> rows_;  // (core, step, sub) -> row

@@ -385,7 +385,8 @@ inline auto engine<Source>::wait_dma(int c, const op& o) -> void {
     wait_slot_[c] = s;
     wait_label_[c] = o.label;
     wait_step_[c] = o.step;
-    wait_who_[c] = o.who <= 2 * max_operands ? o.who : 0;
+    // An operand past max_operands names none: the wait counts as a body copy's.
+    wait_on_[c] = o.waits_on.operand < max_operands ? o.waits_on : wait_target{};
 }
 
 template <class Source>
@@ -437,8 +438,11 @@ inline auto engine<Source>::complete(int s, double t) -> void {
         t_[c] = t;
         state_[c] = core_state::ready;
         res_.wait_dma[c] += t - begin;
-        // op::who past max_operands: an inner pipeline's operand, a body copy to the call.
-        const unsigned who = wait_who_[c], outer = who <= max_operands ? who : 0;
+        // By operand: [1 + k] operand k of the call's pipeline, [0] the rest (an inner
+        // pipeline's operand is a body copy to the call, and 1 + k in its inner row).
+        const wait_target on = wait_on_[c];
+        const unsigned outer = on.pipeline == wait_pipeline::own ? 1u + on.operand : 0u;
+        const unsigned inner = on.pipeline == wait_pipeline::inner ? 1u + on.operand : 0u;
         res_.wait_by_operand[outer] += t - begin;
         if (opt_.per_step) {
             // A wait of a rounding error (a DMA done an ulp after the core got there) is no
@@ -454,7 +458,7 @@ inline auto engine<Source>::complete(int s, double t) -> void {
                 in.wait += t - begin;
                 in.end = t;
                 // In an inner row, bit 1 + k is operand k of that row's pipeline.
-                in.waited_on |= real ? std::uint32_t{1} << (who > max_operands ? who - max_operands : 0) : 0u;
+                in.waited_on |= real ? std::uint32_t{1} << inner : 0u;
             }
         }
         // A wait of a rounding error is no span either: the timeline must not depend on how the

@@ -18,7 +18,7 @@ inline auto engine<Source>::joint_totals() const -> joint_tally {
     s.issue = res_.busy_issue;
     s.compute = res_.busy_compute;
     s.wait = res_.wait_dma;
-    s.wait_who = res_.wait_by_operand;
+    s.wait_by_operand = res_.wait_by_operand;
     s.hbm_busy = res_.hbm_busy_time;
     return s;
 }
@@ -35,7 +35,7 @@ auto engine<Source>::at_joint_boundary(const op& o) -> bool {
     b.step = {o.step, jlast1_};
     b.state1 = static_cast<std::uint8_t>(state_[1]);
     const bool blocked = state_[1] == core_state::blocked;
-    b.who1 = blocked ? wait_who_[1] : 0;
+    b.waits_on1 = blocked ? wait_on_[1] : wait_target{};
     b.wait1 = blocked ? at(wait_slot_[1]).id - starts_[1] : 0;
     b.sum = joint_totals();
     b.rows = mark_rows();
@@ -126,7 +126,8 @@ auto engine<Source>::enter_joint(int p, const op& first) -> void {
         d.wait[c] = x.wait[c] - y.wait[c];
     }
     d.hbm_busy = x.hbm_busy - y.hbm_busy;
-    for (std::size_t w = 0; w < d.wait_who.size(); ++w) d.wait_who[w] = x.wait_who[w] - y.wait_who[w];
+    for (std::size_t w = 0; w < d.wait_by_operand.size(); ++w)
+        d.wait_by_operand[w] = x.wait_by_operand[w] - y.wait_by_operand[w];
     for (std::size_t c = 0; c < 2; ++c) {
         replays_[c].clear();
         replay_at_[c] = 0;
@@ -326,9 +327,9 @@ template <class Source>
 inline auto engine<Source>::matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0) -> bool {
     const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
     return x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && same_work(x, y) &&
-           x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
-           (tl_lane_ || x.label == y.label) && x.step - step0 == y.step && x.sub == y.sub && x.sem == y.sem && x.core == y.core &&
-           x.dma_sem == y.dma_sem;
+           x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.waits_on == y.waits_on &&
+           (tl_lane_ || x.label == y.label) && x.step - step0 == y.step && x.sub == y.sub && x.sem == y.sem &&
+           x.core == y.core && x.dma_sem == y.dma_sem;
 }
 
 template <class Source>
@@ -427,7 +428,8 @@ auto engine<Source>::apply_joint(std::int64_t m) -> void {
         res_.busy_compute[c] += md * s.compute[c];
         res_.wait_dma[c] += md * s.wait[c];
     }
-    for (std::size_t w = 0; w < s.wait_who.size(); ++w) res_.wait_by_operand[w] += md * s.wait_who[w];
+    for (std::size_t w = 0; w < s.wait_by_operand.size(); ++w)
+        res_.wait_by_operand[w] += md * s.wait_by_operand[w];
     res_.hbm_busy_time += md * s.hbm_busy;
     if (jcycle_done_) last_done_ += dt;
     std::uint32_t all = 0;
@@ -500,7 +502,8 @@ auto engine<Source>::apply_joint(std::int64_t m) -> void {
         e.sum.onchip_bytes += n * s.onchip_bytes;
         e.sum.idle += n * s.idle;
         e.sum.hbm_busy += nd * s.hbm_busy;
-        for (std::size_t w = 0; w < s.wait_who.size(); ++w) e.sum.wait_who[w] += nd * s.wait_who[w];
+        for (std::size_t w = 0; w < s.wait_by_operand.size(); ++w)
+            e.sum.wait_by_operand[w] += nd * s.wait_by_operand[w];
         e.rows = i == 0 ? mark_rows() : shifted_mark(e.rows, ma, mb, n, jcycle_dt_, jcycle_steps_);
         e.spans += static_cast<std::size_t>(n) * (s1 - s0);
     }

@@ -19,7 +19,7 @@ inline auto engine<Source>::totals(int c) const -> tally {
     s.issue = res_.busy_issue[c];
     s.compute = res_.busy_compute[c];
     s.wait = res_.wait_dma[c];
-    s.wait_who = res_.wait_by_operand;
+    s.wait_by_operand = res_.wait_by_operand;
     s.hbm_busy = res_.hbm_busy_time;
     return s;
 }
@@ -128,7 +128,8 @@ inline auto engine<Source>::enter_fast(int c, int p, const op& first) -> void {
     cycle_sum_.issue -= s.issue;
     cycle_sum_.compute -= s.compute;
     cycle_sum_.wait -= s.wait;
-    for (std::size_t w = 0; w < s.wait_who.size(); ++w) cycle_sum_.wait_who[w] -= s.wait_who[w];
+    for (std::size_t w = 0; w < s.wait_by_operand.size(); ++w)
+        cycle_sum_.wait_by_operand[w] -= s.wait_by_operand[w];
     cycle_sum_.hbm_busy -= s.hbm_busy;
     cycle_done_ = b.last_done != a.last_done;  // a DMA completed within the period
     replay_.clear();
@@ -199,7 +200,7 @@ inline auto engine<Source>::fast_forward_batches(int c) -> void {
             const op& y = e.batch[k];
             const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
             same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && same_work(x, y) &&
-                   x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.who == y.who &&
+                   x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.waits_on == y.waits_on &&
                    (tl_lane_ || x.label == y.label) && x.step - s0 == y.step && x.sub == y.sub;
         }
         if (!same) {
@@ -269,7 +270,7 @@ inline auto engine<Source>::fast_forward(int c) -> void {
             const op& y = cycle_[k];
             const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
             if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || !same_work(x, y) ||
-                x.bytes != y.bytes || x.far != y.far || x.run != y.run || x.who != y.who ||
+                x.bytes != y.bytes || x.far != y.far || x.run != y.run || x.waits_on != y.waits_on ||
                 (!tl_lane_ && x.label != y.label) || x.step - step0 != y.step || x.sub != y.sub) {
                 whole = false;
                 break;
@@ -314,7 +315,8 @@ inline auto engine<Source>::apply(int c, std::int64_t m) -> void {
     res_.busy_issue[c] += md * s.issue;
     res_.busy_compute[c] += md * s.compute;
     res_.wait_dma[c] += md * s.wait;
-    for (std::size_t w = 0; w < s.wait_who.size(); ++w) res_.wait_by_operand[w] += md * s.wait_who[w];
+    for (std::size_t w = 0; w < s.wait_by_operand.size(); ++w)
+        res_.wait_by_operand[w] += md * s.wait_by_operand[w];
     res_.hbm_busy_time += md * s.hbm_busy;
     t_[c] += dt;
     if (cycle_done_) last_done_ += dt;
@@ -376,7 +378,8 @@ inline auto engine<Source>::apply(int c, std::int64_t m) -> void {
         e.sum.issue += nd * s.issue;
         e.sum.compute += nd * s.compute;
         e.sum.wait += nd * s.wait;
-        for (std::size_t w = 0; w < s.wait_who.size(); ++w) e.sum.wait_who[w] += nd * s.wait_who[w];
+        for (std::size_t w = 0; w < s.wait_by_operand.size(); ++w)
+            e.sum.wait_by_operand[w] += nd * s.wait_by_operand[w];
         e.sum.hbm_busy += nd * s.hbm_busy;
         e.rows = i == 0 ? mark_rows() : shifted_mark(e.rows, ma, mb, n, cycle_dt_, dstep);
         e.spans += static_cast<std::size_t>(n) * (s1 - s0);
@@ -411,11 +414,11 @@ inline auto engine<Source>::within_budget(std::size_t rows, std::size_t spans, s
     if (bytes <= static_cast<double>(opt_.memory_budget)) return;
     throw error("MEM1", "timing model, step " + std::to_string(step),
                 std::string("recording ") + (spans > 0 ? "the timeline" : "the per-step rows") +
-                    " would take about " +
-                    std::to_string(static_cast<std::int64_t>(bytes)) + " host bytes, over the budget of " +
-                    std::to_string(opt_.memory_budget) +
+                    " would take about " + std::to_string(static_cast<std::int64_t>(bytes)) +
+                    " host bytes, over the budget of " + std::to_string(opt_.memory_budget) +
                     " (run_options::memory_budget): per-step rows and the timeline grow with the grid",
-                "raise run_options::memory_budget, or record no per-step rows (per_step = 0) or timeline");
+                "raise run_options::memory_budget, or record no per-step rows (per_step = "
+                "per_step_rows::never) or timeline");
 }
 
 }  // namespace ptpu::sim::detail

@@ -71,9 +71,9 @@ struct step_times {
     double compute = 0;
     double wait = 0;      ///< blocked on DMAs (DMA waits, DMA-semaphore waits)
     double sem_wait = 0;  ///< blocked on regular semaphores (signals of the other core)
-    /// Bit `who` (op::who) set for each DMA wait of the step that blocked (longer than 1e-12 of
-    /// the clock: not a rounding error): bit 1 + k operand k,
-    /// bit 0 a body copy (the operands waited on, report's print_steps).
+    /// A bit set for each DMA wait of the step that blocked (longer than 1e-12 of the clock: not
+    /// a rounding error), by its op::waits_on: bit 1 + k operand k of the row's pipeline (the
+    /// call's; an inner row's own), bit 0 a body copy (the operands waited on, report's print_steps).
     std::uint32_t waited_on = 0;
     /// 0: a row of result::steps (everything the core did in the step). k >= 1: a row of
     /// result::inner_steps, the part of the step's row that the ops tagged op::sub = k did (a
@@ -108,8 +108,9 @@ struct result {
     std::array<double, 2> busy_issue{};  ///< dma_issue_s per DMA start
     std::array<double, 2> busy_compute{};
     std::array<double, 2> wait_dma{};  ///< blocked in waits: exposed DMA time
-    /// wait_dma of both cores by the waits' op::who: [0] body copies and DMA semaphores, [1 + k]
-    /// operand k's pipeline DMAs (the report's per-operand exposed DMA).
+    /// wait_dma of both cores by the waits' op::waits_on: [0] body copies (inner pipelines' DMAs
+    /// too) and DMA semaphores, [1 + k] operand k's pipeline DMAs (the report's per-operand
+    /// exposed DMA).
     std::array<double, max_operands + 1> wait_by_operand{};
     std::array<double, 2> wait_sem{};  ///< blocked on regular semaphores: the other core's signals
     std::int64_t hbm_bytes = 0;        ///< bytes of far DMAs

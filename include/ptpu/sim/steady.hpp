@@ -19,6 +19,8 @@ namespace ptpu::sim::detail {
 
 using stream::op;
 using stream::op_kind;
+using stream::wait_pipeline;
+using stream::wait_target;
 
 /// Where a DMA is: waiting out its latency, moving its bytes, or complete.
 enum class dma_phase : std::uint8_t { latency, transfer, done };
@@ -41,7 +43,7 @@ struct dma_snap {
 struct tally {
     std::int64_t ops = 0, dmas = 0, hbm_bytes = 0, onchip_bytes = 0, idle = 0;
     double overhead = 0, issue = 0, compute = 0, wait = 0, hbm_busy = 0;
-    std::array<double, max_operands + 1> wait_who{};  // wait by op::who
+    std::array<double, max_operands + 1> wait_by_operand{};  // result::wait_by_operand
 };
 // The per-step rows of one kind at a boundary (options::per_step): how many there are, how
 // many times a core went back to an older row (a step value recurring), and each core's current
@@ -83,12 +85,13 @@ inline std::uint64_t mix(std::uint64_t h, const op& o) {
     std::uint64_t x = static_cast<std::uint64_t>(o.kind) | std::uint64_t{o.far} << 8 |
                       std::uint64_t{o.dma} << 16 | static_cast<std::uint64_t>(o.bytes) << 40;
     x ^= std::uint64_t{o.work} * 0xFF51AFD7ED558CCDull ^ (std::uint64_t{o.step} << 32 | o.label);
-    x ^= (std::uint64_t{o.who} << 9) ^ (std::uint64_t{o.run} << 24) ^ (std::uint64_t{o.sub} << 48);
+    x ^= (static_cast<std::uint64_t>(o.waits_on.pipeline) << 9) ^ (std::uint64_t{o.waits_on.operand} << 11) ^
+         (std::uint64_t{o.run} << 24) ^ (std::uint64_t{o.sub} << 48);
     return (h ^ x) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
 }
 inline bool same_op(const op& a, const op& b) {
-    return a.kind == b.kind && a.dma == b.dma && a.work == b.work && a.bytes == b.bytes &&
-           a.far == b.far && a.run == b.run && a.who == b.who && a.label == b.label && a.step == b.step &&
+    return a.kind == b.kind && a.dma == b.dma && a.work == b.work && a.bytes == b.bytes && a.far == b.far &&
+           a.run == b.run && a.waits_on == b.waits_on && a.label == b.label && a.step == b.step &&
            a.sub == b.sub;
 }
 
@@ -134,7 +137,7 @@ struct joint_tally {
     std::int64_t ops = 0, dmas = 0, hbm_bytes = 0, onchip_bytes = 0, idle = 0;
     std::array<double, 2> overhead{}, issue{}, compute{}, wait{};
     double hbm_busy = 0;
-    std::array<double, max_operands + 1> wait_who{};
+    std::array<double, max_operands + 1> wait_by_operand{};
 };
 
 // The chip at a step boundary of core 0 (core 0 about to run the first op of a new step): both
@@ -149,7 +152,7 @@ struct joint_boundary {
     std::array<std::uint32_t, 2> starts{};
     std::array<std::uint32_t, 2> step{};  // core 0: its new step; core 1: its last op's step
     std::uint8_t state1 = 0;              // core 1 ready or blocked (on a DMA)
-    std::uint8_t who1 = 0;                // the wait core 1 is blocked in: op::who
+    wait_target waits_on1{};              // the wait core 1 is blocked in: its op::waits_on
     std::uint32_t wait1 = 0;              // and the DMA's id relative to core 1's starts
     std::uint64_t key = 0;
     std::array<std::uint64_t, 2> hash{};
@@ -173,7 +176,7 @@ inline bool same_joint_ops(const joint_boundary& x, const joint_boundary& y) {
 }
 
 inline bool same_joint_state(const joint_boundary& a, const joint_boundary& b) {
-    if (a.key != b.key || a.state1 != b.state1 || a.who1 != b.who1 || a.wait1 != b.wait1 ||
+    if (a.key != b.key || a.state1 != b.state1 || a.waits_on1 != b.waits_on1 || a.wait1 != b.wait1 ||
         a.snap.size() != b.snap.size())
         return false;
     const double tol_t = 1e-12 * std::max(std::abs(a.t), std::abs(b.t));

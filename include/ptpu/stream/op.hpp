@@ -25,16 +25,29 @@ namespace ptpu::stream {
 /// `bytes` to semaphore `sem` of core `core`.
 enum class op_kind : std::uint8_t { overhead, dma_start, dma_wait, compute, sem_signal, sem_wait };
 
+/// Which pipeline's DMA a dma_wait waits on.
+enum class wait_pipeline : std::uint8_t {
+    none,  ///< no pipeline's: a copy a body made
+    own,   ///< the pipeline of the runner that made the stream (the call's)
+    /// the inner pipeline whose step is the op's inner row (op::sub): a body copy for the call's
+    /// accounting, a pipeline operand's in that inner row's
+    inner,
+};
+
+/// The pipeline operand whose DMA a dma_wait waits on: the model attributes exposed DMA time by
+/// it (result::wait_by_operand, step_times::waited_on).
+struct wait_target {
+    wait_pipeline pipeline = wait_pipeline::none;
+    std::uint8_t operand = 0;  ///< inputs then outputs (< max_operands); 0 when pipeline is none
+    friend constexpr bool operator==(wait_target, wait_target) = default;
+};
+
 /// One operation of a core stream.
 struct op {
     op_kind kind = op_kind::overhead;
     std::uint8_t core = 0;    ///< sem_signal: the core whose semaphore is signalled
     bool dma_sem = false;     ///< sem_wait: on a DMA semaphore (its stall is exposed DMA time)
-    /// dma_wait: 1 + the operand (inputs then outputs) whose pipeline DMA it waits on; 0: not a
-    /// pipeline operand's (a body's copy). The model attributes exposed DMA time by it.
-    /// max_operands + 1 + k: operand k of the inner pipeline whose step is the op's inner row
-    /// (op::sub): a body copy for the call's accounting, operand k in that inner row's.
-    std::uint8_t who = 0;
+    wait_target waits_on{};   ///< dma_wait: whose pipeline DMA it waits on
     std::uint32_t dma = 0;    ///< dma_start/dma_wait: the DMA's id, unique among a core's live DMAs
     /// compute: the work the core does, by its number in the call's work_table (0: none). The
     /// timing model turns it into busy time; an overhead op is one grid step's control overhead,
@@ -45,7 +58,7 @@ struct op {
     /// The row of the per-step breakdown the op also counts in, beside its step's: 0 none; k >= 1
     /// the runner's inner row k (a step of a pipeline the body ran, emit_pipeline; the runner's
     /// inner_rows()[k - 1] says which). Opaque to the model, passed back in step_times::sub.
-    /// (Packed with `far` into what was padding: the op stays five words.)
+    /// (Packed with `far` into one half-word: the op stays five words.)
     std::uint16_t sub : 15 = 0;
     /// dma_start: bytes of each contiguous run (a row of a block cut from a wider array); 0: the
     /// DMA is one run, or its runs are 64 KiB or longer (docs/model.md, "DMA shape costs").
@@ -160,7 +173,7 @@ struct run_stats {
     index_t inner_bytes = 0;
     std::array<index_t, 2> vmem_peak{};  ///< per core: the most VMEM inner pipelines had live
     /// Steps made in bulk, as whole periods the timing model's fast lane skipped without their
-    /// ops being made (timing-only runs, basic_runner::skip_periods).
+    /// ops being made (timing-only runs, runner::skip_periods).
     index_t skipped_steps = 0;
     work total_work{};  ///< everything the bodies charged
 

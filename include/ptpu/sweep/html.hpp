@@ -37,7 +37,7 @@ timeline_fn timeline_predictor(Points&& points, Configure configure, const Body&
                         "pass the points the sweep ran on");
         auto config = detail::call_on_point(configure, pts[e.index]);
         if constexpr (requires { requires std::same_as<std::remove_cvref_t<decltype(config.options)>, run_options>; }) {
-            config.options.per_step = 0;  // the page reads the timeline, not the rows
+            config.options.per_step = per_step_rows::never;  // the page reads the timeline, not the rows
             config.options.timeline = true;
         }  // else: no timeline to draw, and the page says so (ptpu[REP1])
         return config.predict(body);

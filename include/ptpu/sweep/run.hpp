@@ -159,7 +159,7 @@ namespace detail {
 template <class C>
 void make_lean(C& c) {
     if constexpr (requires { requires std::same_as<std::remove_cvref_t<decltype(c.options)>, run_options>; }) {
-        c.options.per_step = 0;
+        c.options.per_step = per_step_rows::never;
         c.options.timeline = false;
     }
 }
