@@ -203,16 +203,11 @@ public:
         static_assert(
             std::is_same_v<typename detail::source_of<S>::space, vmem>,
             "ptpu[29] make_allocations: the allocations live in a VMEM scratch ref of the enclosing kernel");
-        kernel_context& outer = detail::require_context("make_allocations");
-        pipeline_desc p;
-        detail::inner_map_ctx mctx;
-        std::array<void*, max_operands> hbm{};
-        std::array<block_fn, max_operands> maps{};
+        detail::invocation in("make_allocations");
         allocations a;
-        if (!prepare(p, mctx, hbm, maps, refs...)) return a;  // this core runs none of the grid
-        detail::lay_out_in(a, p, detail::inner_run::plan(outer, p, detail::value_inner_maps(), &mctx),
-                           scratch);
-        for (std::size_t k = 0; k < n_refs; ++k) a.window_shapes[k] = window_shape(p.ops[k]);
+        if (!prepare(in, refs...)) return a;  // this core runs none of the grid
+        detail::lay_out_in(a, in.p, in.plan(detail::value_inner_maps()), scratch);
+        for (std::size_t k = 0; k < n_refs; ++k) a.window_shapes[k] = window_shape(in.p.ops[k]);
         return a;
     }
 
@@ -240,17 +235,13 @@ public:
 private:
     template <class... Refs>
     void run(const detail::allocations_base* alloc, const Refs&... refs) const {
-        kernel_context& outer = detail::require_context("emit_pipeline");
-        pipeline_desc p;
-        detail::inner_map_ctx mctx;
-        std::array<void*, max_operands> hbm{};
-        std::array<block_fn, max_operands> maps{};
-        if (!prepare(p, mctx, hbm, maps, refs...)) return;  // this core runs none of the grid
-        if (alloc == nullptr) detail::require_allocations(p);
-        auto invoke = [&](core_memory& m) { call_body(m, p, mctx, std::index_sequence_for<Refs...>{}, refs...); };
-        const body_call call{[](void* obj, core_memory& m) { (*static_cast<decltype(invoke)*>(obj))(m); }, &invoke};
-        detail::inner_run::run(outer, p, detail::value_inner_maps(), &mctx, hbm, call, cfg_.options.trace,
-                               alloc);
+        detail::invocation in("emit_pipeline");
+        if (!prepare(in, refs...)) return;  // this core runs none of the grid
+        if (alloc == nullptr) detail::require_allocations(in.p);
+        auto invoke = [&](core_memory& m) {
+            call_body(m, in.p, in.mctx, std::index_sequence_for<Refs...>{}, refs...);
+        };
+        in.run(detail::value_inner_maps(), invoke, cfg_.options.trace, alloc);
     }
 
     // The extents of operand d's window as the body sees it: the block without its squeezed
@@ -275,19 +266,19 @@ private:
     }
 
     template <class... Refs>
-    bool prepare(pipeline_desc& p, detail::inner_map_ctx& mctx, std::array<void*, max_operands>& hbm,
-                 std::array<block_fn, max_operands>& maps, const Refs&... refs) const {
-        if (!detail::prepare_grid(p, mctx, cfg_.grid.begin(), cfg_.grid.size(), cfg_.options)) return false;
-        p.n_in = static_cast<int>(Cfg::n_in);
-        p.n_out = static_cast<int>(Cfg::n_out);
-        mctx.n_in = p.n_in;
-        mctx.value_maps = maps.data();
-        if constexpr (!std::is_void_v<ctx_t>) mctx.user = &extra_;
+    bool prepare(detail::invocation& in, const Refs&... refs) const {
+        const void* user = nullptr;
+        if constexpr (!std::is_void_v<ctx_t>) user = &extra_;
+        if (!in.begin(cfg_.grid.begin(), cfg_.grid.size(), cfg_.options, static_cast<int>(Cfg::n_in),
+                      static_cast<int>(Cfg::n_out), user))
+            return false;
+        in.mctx.n_in = in.p.n_in;
+        in.mctx.value_maps = in.value_maps.data();
         const auto g = static_cast<std::size_t>(cfg_.grid.size());
         [&]<std::size_t... K>(std::index_sequence<K...>) {
-            ((p.ops[K] = describe<K, operand_t<K>>(spec_of(K), refs, g),
-              maps[K] = map_of(spec_of(K), g),
-              hbm[K] = const_cast<void*>(static_cast<const void*>(refs.data()))),
+            ((in.p.ops[K] = describe<K, operand_t<K>>(spec_of(K), refs, g),
+              in.value_maps[K] = map_of(spec_of(K), g),
+              in.hbm[K] = const_cast<void*>(static_cast<const void*>(refs.data()))),
              ...);
         }(std::index_sequence_for<Refs...>{});
         return true;

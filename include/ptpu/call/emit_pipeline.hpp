@@ -545,11 +545,41 @@ struct inner_run {
             }
         }
     }
+};
 
-    static void run(kernel_context& outer, const pipeline_desc& p, const block_fn* maps, const void* ctx,
-                    const std::array<void*, max_operands>& hbm, body_call body, std::vector<event>* trace,
-                    const allocations_base* alloc = nullptr) {
-        run_inner(outer, p, maps, ctx, hbm, body, trace, alloc);
+// One invocation of an inner pipeline (or its make_allocations) as a front end prepares it: the
+// enclosing kernel's context, the pipeline as the planner sees it for this core, what its maps
+// read, its sources' arrays and (a value pipeline's) its operands' maps. Static and value
+// pipelines fill it in their prepare() and run it the same way.
+struct invocation {
+    kernel_context& outer;
+    pipeline_desc p{};
+    inner_map_ctx mctx{};
+    std::array<void*, max_operands> hbm{};
+    std::array<block_fn, max_operands> value_maps{};  ///< a value pipeline's maps (mctx.value_maps)
+
+    explicit invocation(const char* where) : outer(require_context(where)) {}
+    invocation(const invocation&) = delete;  // mctx may point into it
+
+    /// The grid part (prepare_grid) and the operand counts: false when this core's part of a
+    /// split grid is empty (S21: nothing runs). `user`: the extra values the maps read.
+    bool begin(const index_t* grid, int rank, const pipeline_options& opt, int n_in, int n_out,
+               const void* user) {
+        if (!prepare_grid(p, mctx, grid, rank, opt)) return false;
+        p.n_in = n_in;
+        p.n_out = n_out;
+        mctx.user = user;
+        return true;
+    }
+    /// The plan of the windows (24 and the pipeline's rules as ptpu::error), with `maps`.
+    [[nodiscard]] plan_tables plan(const block_fn* maps) const {
+        return inner_run::plan(outer, p, maps, &mctx);
+    }
+    /// Runs the invocation to completion: `invoke(core_memory&)` calls the body on its windows.
+    template <class Invoke>
+    void run(const block_fn* maps, Invoke& invoke, std::vector<event>* trace, const allocations_base* alloc) {
+        const body_call call{[](void* obj, core_memory& m) { (*static_cast<Invoke*>(obj))(m); }, &invoke};
+        run_inner(outer, p, maps, &mctx, hbm, call, trace, alloc);
     }
 };
 
@@ -635,13 +665,10 @@ public:
                       "ptpu[ARG1] make_allocations: pass the scratch, then one ref per input spec, then one per output spec");
         static_assert(std::is_same_v<typename detail::source_of<S>::space, vmem>,
                       "ptpu[29] make_allocations: the allocations live in a VMEM scratch ref of the enclosing kernel");
-        kernel_context& outer = detail::require_context("make_allocations");
-        pipeline_desc p;
-        detail::inner_map_ctx mctx;
-        std::array<void*, max_operands> hbm{};
+        detail::invocation in("make_allocations");
         allocations<Refs...> a;
-        if (!prepare(p, mctx, hbm, refs...)) return a;  // this core runs none of the grid
-        detail::lay_out_in(a, p, detail::inner_run::plan(outer, p, maps.data(), &mctx), scratch);
+        if (!prepare(in, refs...)) return a;  // this core runs none of the grid
+        detail::lay_out_in(a, in.p, in.plan(maps.data()), scratch);
         return a;
     }
 
@@ -680,12 +707,13 @@ private:
     // The pipeline as the planner sees it for this core: false when the core's part of a split
     // grid is empty (S21: nothing runs).
     template <class... Refs>
-    bool prepare(pipeline_desc& p, detail::inner_map_ctx& mctx, std::array<void*, max_operands>& hbm,
-                 const Refs&... refs) const {
-        if (!detail::prepare_grid(p, mctx, grid_.data(), static_cast<int>(G), opt_)) return false;
-        p.n_in = static_cast<int>(sizeof...(I));
-        p.n_out = static_cast<int>(sizeof...(O));
-        if constexpr (sizeof...(Extra) > 0) mctx.user = &extra_;
+    bool prepare(detail::invocation& in, const Refs&... refs) const {
+        const void* user = nullptr;
+        if constexpr (sizeof...(Extra) > 0) user = &extra_;
+        if (!in.begin(grid_.data(), static_cast<int>(G), opt_, static_cast<int>(sizeof...(I)),
+                      static_cast<int>(sizeof...(O)), user))
+            return false;
+        pipeline_desc& p = in.p;
         std::size_t k = 0;
         auto describe = [&]<class Spec, int Op>(std::type_identity<Spec>, std::integral_constant<int, Op>,
                                                 const auto& r) {
@@ -696,7 +724,7 @@ private:
             int returned = 0;
             p.ops[k].issue = detail::issue_of<Spec, G, ctx_t>(p.ops[k].block_rank, returned);
             p.ops[k].map_returned = returned;
-            hbm[k] = const_cast<void*>(static_cast<const void*>(r.data()));
+            in.hbm[k] = const_cast<void*>(static_cast<const void*>(r.data()));
             ++k;
         };
         [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -709,14 +737,12 @@ private:
 
     template <class... Refs>
     void run(const detail::allocations_base* alloc, const Refs&... refs) const {
-        kernel_context& outer = detail::require_context("emit_pipeline");
-        pipeline_desc p;
-        detail::inner_map_ctx mctx;
-        std::array<void*, max_operands> hbm{};
-        if (!prepare(p, mctx, hbm, refs...)) return;
-        auto invoke = [&](core_memory& m) { call_body(m, mctx, std::index_sequence_for<I..., O...>{}, refs...); };
-        const body_call call{[](void* obj, core_memory& m) { (*static_cast<decltype(invoke)*>(obj))(m); }, &invoke};
-        detail::inner_run::run(outer, p, maps.data(), &mctx, hbm, call, opt_.trace, alloc);
+        detail::invocation in("emit_pipeline");
+        if (!prepare(in, refs...)) return;  // this core runs none of the grid
+        auto invoke = [&](core_memory& m) {
+            call_body(m, in.mctx, std::index_sequence_for<I..., O...>{}, refs...);
+        };
+        in.run(maps.data(), invoke, opt_.trace, alloc);
     }
 
     template <std::size_t... K, class... Refs>
