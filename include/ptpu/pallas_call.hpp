@@ -92,6 +92,7 @@ private:
         if constexpr (!static_plan) {
             plan_info i;
             i.problem = validate(desc);
+            if (i.problem.ok()) detail::split_cores(desc, i);  // the core split needs no walk
             return i;
         } else {
             return plan(desc, maps.data(), nullptr, [](const event&) {});
@@ -99,7 +100,8 @@ private:
     }
 
 public:
-    /// The plan's summary (only the checks that need no grid walk unless static_plan);
+    /// The plan's summary (unless static_plan, only the core split and the checks that need no
+    /// grid walk);
     /// `info.problem` is the first broken rule, reported below as a compile error.
     static constexpr plan_info info = make_info();
     /// True when the configuration breaks no rule. When it does, the rule's report (instantiated

@@ -340,6 +340,15 @@ using BigRace =
     pallas_call<Grid<2 * PTPU_MAX_STATIC_WORK>, Semantics<parallel>, Chip<tpu::v5p>,
                 Out<Arg<Array<float, 8, 128>, BlockSpec<Block<8, 128>, [](auto) { return idx(0, 0); }>>>>;
 
+// Past the compile-time planning bound the grid walk waits for the run, but the core split
+// needs none: info.cores and each core's steps are constants all the same.
+using BigSplit = pallas_call<Grid<2 * PTPU_MAX_STATIC_WORK>, Semantics<parallel>, Chip<tpu::v5p>,
+                             Out<Arg<Array<float, 2 * PTPU_MAX_STATIC_WORK * 8, 128>,
+                                     BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>>>>;
+static_assert(!BigSplit::static_plan && BigSplit::info.cores == 2);
+static_assert(BigSplit::info.core_begin[1] == PTPU_MAX_STATIC_WORK &&
+              BigSplit::info.core_end[1] == 2 * PTPU_MAX_STATIC_WORK);
+
 TEST(PallasCallMegacore, StaticMapRacePlannedAtRunTimeBlamesTheMap) {
     static_assert(!BigRace::static_plan && !BigRace::dynamic);
     try {
