@@ -216,6 +216,8 @@ const broken_case broken_cases[] = {
      "name"},
     {"generation 3", [](chip& c) { c.generation = 3; }, "generation"},
     {"no cores", [](chip& c) { c.cores_per_chip = 0; }, "cores_per_chip"},
+    {"more cores than max_cores", [](chip& c) { c.cores_per_chip = static_cast<int>(ptpu::max_cores) + 1; },
+     "cores_per_chip"},
     {"megacore on one core", [](chip& c) { c.megacore = true; }, "megacore"},
     {"no vmem", [](chip& c) { c.vmem_bytes = 0; }, "vmem_bytes"},
     {"zero vmem limit", [](chip& c) { c.vmem_limit_bytes = 0; }, "vmem_limit_bytes"},

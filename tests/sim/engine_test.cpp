@@ -45,8 +45,8 @@ constexpr double bw = 1e12;
 
 // Vector-backed source; records the order in which ops were pulled.
 struct vec_source {
-    std::array<std::vector<op>, 2> ops;
-    std::array<std::size_t, 2> pos{};
+    ptpu::per_core<std::vector<op>> ops;
+    ptpu::per_core<std::size_t> pos{};
     std::vector<std::pair<int, std::size_t>> pulls;
     bool next(int core, op& out) {
         auto& v = ops[static_cast<std::size_t>(core)];
@@ -730,4 +730,110 @@ TEST(EngineSemaphores, MalformedSemaphoreOpsAreSim2) {
     vec_source negative;
     negative.ops[0] = {sem_wait_op(1, -1)};
     EXPECT_EQ(rule(negative, 1, with_semaphores()), "SIM2");
+}
+
+// ---- Four cores: a synthetic chip (nothing in the engine assumes two) ----------------------------
+namespace {
+constexpr chip four_cores(chip c) {
+    c.cores_per_chip = 4;
+    c.megacore = true;
+    return c;
+}
+constexpr chip rc4 = four_cores(rc);
+}  // namespace
+
+TEST(SimEngineFourCores, FourSimultaneousDmasShareHbm) {
+    // One DMA on each of four cores, issued at the same instant: each moves at bw/4 and all
+    // finish together after four times what one alone takes.
+    const std::int64_t X = 3'000'000;
+    const double i = rc4.dma_issue_s, L = rc4.dma_latency_s;
+    vec_source src;
+    for (std::size_t c = 0; c < 4; ++c) src.ops[c] = {start(1, X), wait(1)};
+    const result r = run(rc4, src, 4, {.timeline = true});
+    ASSERT_EQ(r.cores, 4);
+    for (int c = 0; c < 4; ++c) {
+        expect_close(done_at(r, c, 1), i + L + 4 * X / bw);
+        expect_close(r.core_time[static_cast<std::size_t>(c)], i + L + 4 * X / bw);
+        expect_close(r.wait_dma[static_cast<std::size_t>(c)], L + 4 * X / bw);
+    }
+    expect_close(r.device_time, i + L + 4 * X / bw);
+    expect_close(r.hbm_busy_time, 4 * X / bw);
+    EXPECT_EQ(r.hbm_bytes, 4 * X);
+    // Staggered by a compute op per core (core c starts at c µs): the HBM share changes at each
+    // arrival and departure. Core 3's DMA starts last and finishes last, at 3 µs + i + L plus
+    // what is left of its X bytes once the others are done.
+    vec_source st;
+    for (std::size_t c = 0; c < 4; ++c)
+        st.ops[c] = {compute(static_cast<double>(c) * us), start(1, X), wait(1)};
+    const result s = run(rc4, st, 4, {.timeline = true});
+    for (int c = 1; c < 4; ++c) EXPECT_LT(done_at(s, c - 1, 1), done_at(s, c, 1));
+    expect_close(s.hbm_busy_time, 4 * X / bw);  // HBM never idles once the first transfer starts
+    expect_close(s.device_time, i + L + 4 * X / bw);
+}
+
+TEST(SimEngineFourCores, EachCoreHasItsOwnOnChipPath) {
+    const chip c = four_cores(tpu::v5p);
+    const double onchip = ptpu::sim::onchip_bytes_per_s(c);
+    const double i = c.dma_issue_s, L = c.dma_latency_s;
+    const std::int64_t X = 8 << 20;
+    vec_source src;
+    for (std::size_t k = 0; k < 4; ++k) src.ops[k] = {start(1, X, 0, false), wait(1)};
+    const result r = run(c, src, 4, {.timeline = true});
+    for (int k = 0; k < 4; ++k) expect_close(done_at(r, k, 1), i + L + X / onchip);
+    EXPECT_EQ(r.onchip_bytes, 4 * X);
+    EXPECT_EQ(r.hbm_bytes, 0);
+}
+
+TEST(SimEngineFourCores, BandwidthBoundGainLittleComputeBoundQuadruple) {
+    // The same n steps on one core, or split n/4 per core over four cores sharing HBM.
+    const chip c = four_cores(tpu::v5p);
+    const int n = 200;
+    const auto speedup = [&](std::int64_t bytes, double C, bool steady) {
+        options opt;
+        opt.steady_state = steady;
+        const result one = run1(c, double_buffered(n, bytes, bytes, C), opt);
+        vec_source four;
+        for (std::size_t k = 0; k < 4; ++k) four.ops[k] = double_buffered(n / 4, bytes, bytes, C);
+        const result r4 = run(c, four, 4, opt);
+        EXPECT_EQ(r4.steady_ops, 0);  // no lane skips while more than two cores run
+        return one.device_time / r4.device_time;
+    };
+    const double bandwidth_bound = speedup(8 << 20, 1 * us, true);
+    const double compute_bound = speedup(256 << 10, 20 * us, true);
+    EXPECT_GT(bandwidth_bound, 0.95);
+    EXPECT_LT(bandwidth_bound, 1.1);
+    EXPECT_GT(compute_bound, 3.8);
+    EXPECT_LE(compute_bound, 4.0 + 1e-9);
+    EXPECT_EQ(compute_bound, speedup(256 << 10, 20 * us, false));  // the same without the fast lane
+}
+
+TEST(SimEngineFourCores, SemaphoreRingAndDeadlock) {
+    // A token passed around four cores: core 0 computes 1 µs and signals core 1, which waits,
+    // computes 1 µs and signals core 2, and so on; core 3 signals core 0, which waits for it.
+    vec_source src;
+    src.ops[0] = {compute(1 * us), signal_op(1, 1, 1), sem_wait_op(1, 1), compute(0.5 * us)};
+    for (std::size_t k = 1; k < 4; ++k)
+        src.ops[k] = {sem_wait_op(1, 1), compute(1 * us), signal_op(1, static_cast<int>((k + 1) % 4), 1)};
+    vec_source broken = src;  // (before the run, which moves src's read positions)
+    broken.ops[3].pop_back();
+    const result r = run(rc4, src, 4, with_semaphores());
+    EXPECT_EQ(r.deadlock.core, -1);
+    for (std::size_t k = 1; k < 4; ++k) {
+        EXPECT_NEAR(r.core_time[k], static_cast<double>(k + 1) * us, 1e-15);
+        EXPECT_NEAR(r.wait_sem[k], static_cast<double>(k) * us, 1e-15);
+    }
+    EXPECT_NEAR(r.wait_sem[0], 3 * us, 1e-15);  // from 1 µs until core 3 signals at 4 µs
+    EXPECT_NEAR(r.core_time[0], 4.5 * us, 1e-15);
+    EXPECT_NEAR(r.device_time, 4.5 * us, 1e-15);
+    // Core 3 never signals: every core ends or blocks, and the model names the first blocked.
+    const result d = run(rc4, broken, 4, with_semaphores());
+    EXPECT_EQ(d.deadlock.core, 0);
+    EXPECT_EQ(d.deadlock.wanted, 1);
+    EXPECT_EQ(d.deadlock.available, 0);
+    // A signal to core 4 of a four-core run names a core that is not simulated.
+    vec_source bad;
+    bad.ops[0] = {signal_op(1, 4, 1)};
+    EXPECT_THROW((void)run(rc4, bad, 4, with_semaphores()), ptpu::error);
+    vec_source five;
+    EXPECT_THROW((void)simulate(rc4, 5, five), ptpu::error);  // SIM3: the chip has four
 }

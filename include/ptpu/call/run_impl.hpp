@@ -26,7 +26,7 @@ namespace ptpu::detail {
 /// The timing model's view of a call's runners: core c's stream is runner c's (run on the
 /// core's own thread when bodies may block on the other core's signals).
 struct core_streams {
-    std::array<runner*, 2> r{};
+    per_core<runner*> r{};
     core_turns* turns = nullptr;
     stream::batch next_batch(int core, bool lazy) {
         if (turns != nullptr) return turns->next_batch(core, lazy);
@@ -86,7 +86,7 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
                               const run_options& opt) {
     const plan_info& pinfo = tables.info;
     const memory_layout layout = layout_of(desc, pinfo);
-    std::array<core_memory, 2> mem{};
+    per_core<core_memory> mem{};
     // The per-core memories are reused from call to call on this thread (allocating and
     // faulting in megabytes of fresh pages per call would dominate small kernels); a call made
     // while another is running on the thread gets its own.
@@ -104,9 +104,9 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
     // What a dependence chain costs on this chip, for the ops that keep the longer of two.
     const chain_rates chain = sim::chain_rates_of(desc.hw, opt.costs);
     // One context per core: each core's body sees its own program ids, work and copies in flight.
-    std::array<kernel_context, 2> kctx;
-    // detect_races on two cores: one happens-before log for both (MC2, A13).
-    race_log races;
+    per_core<kernel_context> kctx;
+    // detect_races on two or more cores: one happens-before log for all (MC2, A13).
+    race_log races(opt.detect_races && pinfo.cores > 1 ? pinfo.cores : 0);
     for (int core = 0; core < pinfo.cores; ++core) {
         kernel_context& k = kctx[static_cast<std::size_t>(core)];
         k.grid_rank = desc.grid_rank;
@@ -139,18 +139,20 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
     ro.notes = opt.timeline;
     ro.works = &works;
     std::vector<dma_note> notes;
-    std::array<std::unique_ptr<runner>, 2> runners;
+    per_core<std::unique_ptr<runner>> runners;
     core_streams streams;
     for (int core = 0; core < pinfo.cores; ++core) {
         const auto u = static_cast<std::size_t>(core);
         runners[u] = std::make_unique<runner>(desc, tables, core, maps, ctx, hbm, mem[u], kctx[u], body, ro, &notes);
         streams.r[u] = runners[u].get();
     }
-    // A body on one core may wait for the other's signal: each core runs on a thread of its own,
+    // A body on one core may wait for another core's signal: each core runs on a thread of its own,
     // one at a time (runtime/cores.hpp). With one core an unmet wait is a deadlock at once.
     std::unique_ptr<core_turns> turns;
     if (semaphores && pinfo.cores > 1) {
-        turns = std::make_unique<core_turns>(streams.r, std::array<kernel_context*, 2>{&kctx[0], &kctx[1]}, pinfo.cores);
+        per_core<kernel_context*> k{};
+        for (std::size_t c = 0; c < max_cores; ++c) k[c] = &kctx[c];
+        turns = std::make_unique<core_turns>(streams.r, k, pinfo.cores);
         streams.turns = turns.get();
     }
     sim::options so;

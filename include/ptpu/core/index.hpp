@@ -18,6 +18,19 @@ namespace ptpu {
 inline constexpr std::size_t max_rank = 6;
 /// Most operands (prefetch + inputs + outputs) one call or pipeline may have.
 inline constexpr std::size_t max_operands = 16;
+/// Most TensorCores one call's grid is split over (a chip's cores_per_chip is at most this): the
+/// size of every per-core table of the planner, the runner, the timing model and the report.
+inline constexpr std::size_t max_cores = 4;
+/// One value per TensorCore, indexed by the core.
+template <class T>
+using per_core = std::array<T, max_cores>;
+/// A per_core table holding `v` for every core.
+template <class T>
+constexpr per_core<T> each_core(T v) {
+    per_core<T> a{};
+    a.fill(v);
+    return a;
+}
 
 /// A grid iteration (program ids) or a block index's starts, as diagnostics and timeline labels
 /// print them.

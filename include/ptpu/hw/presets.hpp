@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "ptpu/core/error.hpp"
+#include "ptpu/core/index.hpp"
 #include "ptpu/hw/chip.hpp"
 
 namespace ptpu {
@@ -301,9 +302,10 @@ constexpr void each_h1_condition(const chip& c, On&& on) {
        "ptpu[H1] chip: name is empty or has no terminating NUL within 16 chars; give it a name "
        "of at most 15 chars");
     on(c.generation >= 4, "ptpu[H1] chip: generation is below 4; ptpu models TPU v4 and later");
-    on(c.cores_per_chip >= 1, "ptpu[H1] chip: cores_per_chip is below 1; set it to 1 or 2");
-    on(!c.megacore || c.cores_per_chip == 2,
-       "ptpu[H1] chip: megacore needs cores_per_chip == 2; set megacore = false or 2 cores");
+    on(c.cores_per_chip >= 1 && c.cores_per_chip <= static_cast<int>(max_cores),
+       "ptpu[H1] chip: cores_per_chip is not in [1, max_cores]; set it to 1, 2, 3 or 4");
+    on(!c.megacore || c.cores_per_chip >= 2,
+       "ptpu[H1] chip: megacore needs at least 2 cores_per_chip; set megacore = false or 2 or more cores");
     on(c.vmem_bytes > 0, "ptpu[H1] chip: vmem_bytes is not positive; set the VMEM capacity");
     on(c.vmem_limit_bytes > 0,
        "ptpu[H1] chip: vmem_limit_bytes is not positive; set the default scoped VMEM limit");

@@ -20,7 +20,7 @@ namespace ptpu {
 
 PTPU_COMPILED time_split split_time(const report& r) {
     time_split s;
-    for (int c = 1; c < std::clamp(r.cores, 1, 2); ++c)
+    for (int c = 1; c < std::clamp(r.cores, 1, static_cast<int>(max_cores)); ++c)
         if (r.core[static_cast<std::size_t>(c)].time > r.core[static_cast<std::size_t>(s.core)].time) s.core = c;
     const core_report& k = r.core[static_cast<std::size_t>(s.core)];
     s.compute = k.compute;
@@ -106,7 +106,8 @@ PTPU_COMPILED std::string html_ratio(double x) { return fixed(x, x < 10 ? 2 : 1)
 
 inline double vmem_high_water(const report& r) {
     index_t v = 0;
-    for (int c = 0; c < std::clamp(r.cores, 1, 2); ++c) v = std::max(v, r.core[static_cast<std::size_t>(c)].vmem_high_water);
+    for (int c = 0; c < std::clamp(r.cores, 1, static_cast<int>(max_cores)); ++c)
+        v = std::max(v, r.core[static_cast<std::size_t>(c)].vmem_high_water);
     return static_cast<double>(v);
 }
 

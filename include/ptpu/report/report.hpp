@@ -37,7 +37,7 @@ struct core_report {
     double dma_issue = 0;    ///< scalar-core time issuing DMAs
     double compute = 0;      ///< kernel bodies, as their charged work says
     double exposed_dma = 0;  ///< blocked in DMA waits (DMA semaphores included)
-    double semaphore_stall = 0;  ///< blocked on regular semaphores: waiting for the other core's signals
+    double semaphore_stall = 0;  ///< blocked on regular semaphores: waiting for other cores' signals
     index_t steps = 0;
     index_t vmem_high_water = 0;  ///< bytes of VMEM the call allocates on this core (check 24)
     index_t smem_high_water = 0;
@@ -47,7 +47,7 @@ struct report {
     std::string chip;
     int cores = 1;
     double device_time = 0;  ///< predicted kernel time on the device (no host dispatch)
-    std::array<core_report, 2> core{};
+    per_core<core_report> core{};  ///< [0, cores): each core's
     double mxu_time = 0;         ///< Σ over bodies of MXU busy time at peak
     double vpu_time = 0;         ///< Σ over bodies of VPU busy time
     double mxu_utilization = 0;  ///< mxu_time / (device_time × cores)

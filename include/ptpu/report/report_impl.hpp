@@ -285,12 +285,13 @@ PTPU_COMPILED void print_steps(std::ostream& os, const report& r, std::size_t ma
        << "overhead" << std::setw(14) << "DMA issue" << std::setw(14) << "compute" << std::setw(18) << "bound by"
        << std::setw(14) << "exposed DMA" << "  waited on\n";
     // Each core's inner rows come in stream order, as its step rows do: a cursor per core.
-    std::array<std::size_t, 2> next{};
+    per_core<std::size_t> next{};
     const auto next_inner = [&](int core, std::size_t from) {
         while (from < r.inner_steps.size() && r.inner_steps[from].core != core) ++from;
         return from;
     };
-    for (int c = 0; c < 2; ++c) next[static_cast<std::size_t>(c)] = next_inner(c, 0);
+    for (int c = 0; c < static_cast<int>(max_cores); ++c)
+        next[static_cast<std::size_t>(c)] = next_inner(c, 0);
     const auto line = [&](const sim::step_times& s, const std::string& step) {
         os << step << std::setw(6) << s.core << std::setw(14) << fmt_time(s.begin) << std::setw(14)
            << fmt_time(s.overhead) << std::setw(14) << fmt_time(s.issue) << std::setw(14) << fmt_time(s.compute)

@@ -66,12 +66,12 @@ private:
         thread_local bool b = false;
         return b;
     }
-    static std::array<std::vector<std::byte>, 2>& cache() {
-        thread_local std::array<std::vector<std::byte>, 2> c;
+    static per_core<std::vector<std::byte>>& cache() {
+        thread_local per_core<std::vector<std::byte>> c;
         return c;
     }
     bool owner_;
-    std::array<std::vector<std::byte>, 2> own_;
+    per_core<std::vector<std::byte>> own_;
 };
 
 

@@ -103,7 +103,7 @@ struct pipeline_flight {
     index_t block_step = 0;     ///< the step whose block it moves
 };
 
-/// A region of HBM a core read or wrote: a strided box (bytes) and when, for the two-core race
+/// A region of HBM a core read or wrote: a strided box (bytes) and when, for the cross-core race
 /// of detect_races (MC2, A13: two TensorCores touching one HBM region, at least one writing,
 /// with nothing ordering them).
 struct hbm_access {
@@ -198,21 +198,36 @@ private:
 };
 }  // namespace detail
 
-/// The happens-before state of a two-core call with detect_races: a vector clock per core,
-/// advanced by each semaphore signal and joined by each wait (the signals a semaphore carries),
-/// and each core's HBM reads and writes so far. A write overlapping the other core's read or
-/// write, or a read overlapping its write, that the accessing core has not synchronized with is
-/// error MC2. (Joining every signal a semaphore ever carried, and taking a DMA's access at its
-/// start, can miss a race, never invent one: as interpret mode's detector, false negatives only.)
+/// The happens-before state of a call on two or more cores with detect_races: a vector clock
+/// per core, advanced by each semaphore signal and joined by each wait (the signals a semaphore
+/// carries), and each core's HBM reads and writes so far. A write overlapping another core's
+/// read or write, or a read overlapping its write, that the accessing core has not synchronized
+/// with is error MC2. (Joining every signal a semaphore ever carried, and taking a DMA's access
+/// at its start, can miss a race, never invent one: as interpret mode's detector, false negatives
+/// only.)
 struct race_log {
-    std::int64_t vc[2][2] = {{0, -1}, {-1, 0}};  ///< vc[c][o]: the latest epoch of core o that core c has seen
+    explicit race_log(int cores) : cores(cores), reads(square(cores)), writes(square(cores)) {
+        for (std::size_t c = 0; c < max_cores; ++c) vc[c][c] = 0;
+    }
+    int cores;
+    /// vc[c][o]: the latest epoch of core o that core c has seen (its own: its current epoch).
+    per_core<per_core<std::int64_t>> vc = each_core(each_core(std::int64_t{-1}));
     struct sem_clock {
         int core;
         std::uint32_t number;
-        std::int64_t vc[2];
+        per_core<std::int64_t> vc;
     };
     std::vector<sem_clock> sems;
-    detail::access_index reads[2], writes[2];
+    /// Core o's reads (writes) as core q queries them: reads[o * cores + q]. Each querying core
+    /// has its own index of another core's accesses, since each drops those it has synchronized
+    /// with.
+    std::vector<detail::access_index> reads, writes;
+    detail::access_index& of(std::vector<detail::access_index>& v, int owner, int querier) {
+        return v[static_cast<std::size_t>(owner * cores + querier)];
+    }
+
+private:
+    static std::size_t square(int n) { return static_cast<std::size_t>(n) * static_cast<std::size_t>(n); }
 };
 
 /// A semaphore scratch buffer of a core's arena (for names in messages: "scratch 2[1]").
@@ -380,9 +395,10 @@ struct call_state {
     bool detect_races = false;                ///< report reads/writes of the memory of DMAs in flight (DMA2)
     bool poison_buffers = false;              ///< run_options::poison_buffers (inner pipelines' slots too)
     bool poison_padding = false;              ///< edge blocks read poison outside the array
-    std::array<std::byte*, 2> arena{};        ///< each core's arena (semaphores: numbers and peers)
+    per_core<std::byte*> arena{};             ///< each core's arena (semaphores: numbers and peers)
     std::vector<semaphore_range> semaphores;  ///< this core's semaphore scratch (offsets as in every core)
-    /// detect_races on two cores: the call's two-core write log (none with one core).
+    /// detect_races on two or more cores: the call's log of every core's accesses (none with one
+    /// core).
     race_log* races = nullptr;
     index_t vmem_limit = 0;  ///< the call's VMEM limit (check 24)
     std::vector<stream::dma_note>* notes = nullptr;  ///< the call's DMA notes (timeline on), or none
@@ -609,22 +625,31 @@ inline void check_dma_access(const void* lo, const void* hi, bool write, const c
                        "or by core_index()), or order the write and the read with semaphore_signal / semaphore_wait "
                        "across the cores");
 }
-/// detect_races on two cores: the running core reads or writes (a.write) the HBM box `a` (its
-/// core, epoch and step are filled in here); MC2 when it overlaps a write of the other core, or
-/// for a write a read of it, that this core has not synchronized with (both orders: whichever
+/// detect_races on two or more cores: the running core reads or writes (a.write) the HBM box `a`
+/// (its core, epoch and step are filled in here); MC2 when it overlaps a write of another core,
+/// or for a write a read of it, that this core has not synchronized with (both orders: whichever
 /// access comes second finds the first in the other core's log).
 inline void note_hbm_access(kernel_context& c, hbm_access a) {
     if (a.hi <= a.lo) return;  // nothing touched
     race_log& log = *c.races;
-    const int me = c.core & 1, other = 1 - me;
-    a.core = c.core;
-    a.epoch = log.vc[me][me];
+    const int me = c.core;
+    const auto u = static_cast<std::size_t>(me);
+    a.core = me;
+    a.epoch = log.vc[u][u];
     a.step = c.step;
-    const std::int64_t seen = log.vc[me][other];
-    if (const hbm_access* e = log.writes[other].find(a, seen)) raise_core_race(c, a, *e);
-    if (a.write)
-        if (const hbm_access* e = log.reads[other].find(a, seen)) raise_core_race(c, a, *e);
-    (a.write ? log.writes : log.reads)[me].add(std::move(a));
+    int last = -1;  // the last other core (its index takes `a` itself, the others a copy)
+    for (int other = 0; other < log.cores; ++other) {
+        if (other == me) continue;
+        last = other;
+        const std::int64_t seen = log.vc[u][static_cast<std::size_t>(other)];
+        if (const hbm_access* e = log.of(log.writes, other, me).find(a, seen)) raise_core_race(c, a, *e);
+        if (a.write)
+            if (const hbm_access* e = log.of(log.reads, other, me).find(a, seen)) raise_core_race(c, a, *e);
+    }
+    std::vector<detail::access_index>& mine = a.write ? log.writes : log.reads;
+    for (int q = 0; q < last; ++q)
+        if (q != me) log.of(mine, me, q).add(a);
+    if (last >= 0) log.of(mine, me, last).add(std::move(a));
 }
 /// The box of a ref's memory (for note_hbm_access).
 template <std::size_t R>
@@ -648,25 +673,25 @@ hbm_access box_of(const void* data, const std::array<index_t, R>& shape, const s
 /// signal carries the core's clock, and the core moves to its next epoch.
 inline void race_signal(kernel_context& c, int target, std::uint32_t number) {
     race_log& log = *c.races;
-    const int me = c.core & 1;
+    const auto me = static_cast<std::size_t>(c.core);
     race_log::sem_clock* s = nullptr;
     for (auto& e : log.sems)
         if (e.core == target && e.number == number) s = &e;
     if (s == nullptr) {
-        log.sems.push_back({target, number, {-1, -1}});
+        log.sems.push_back({target, number, each_core(std::int64_t{-1})});
         s = &log.sems.back();
     }
-    for (int k = 0; k < 2; ++k) s->vc[k] = std::max(s->vc[k], log.vc[me][k]);
+    for (std::size_t k = 0; k < max_cores; ++k) s->vc[k] = std::max(s->vc[k], log.vc[me][k]);
     ++log.vc[me][me];
 }
 /// A wait on the running core's semaphore `number` completed: the core has seen what its
 /// signals carried.
 inline void race_wait(kernel_context& c, std::uint32_t number) {
     race_log& log = *c.races;
-    const int me = c.core & 1;
+    const auto me = static_cast<std::size_t>(c.core);
     for (const auto& e : log.sems)
         if (e.core == c.core && e.number == number)
-            for (int k = 0; k < 2; ++k) log.vc[me][k] = std::max(log.vc[me][k], e.vc[k]);
+            for (std::size_t k = 0; k < max_cores; ++k) log.vc[me][k] = std::max(log.vc[me][k], e.vc[k]);
 }
 
 /// Makes `ctx` current for the lifetime of the guard (nests, restores the previous one).

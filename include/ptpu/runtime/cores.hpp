@@ -22,8 +22,7 @@ namespace ptpu::detail {
 /// The runners of `cores` cores, each on its own thread, run one at a time (see above).
 class core_turns {
 public:
-    core_turns(const std::array<runner*, 2>& r, const std::array<kernel_context*, 2>& k, int cores)
-        : cores_(cores) {
+    core_turns(const per_core<runner*>& r, const per_core<kernel_context*>& k, int cores) : cores_(cores) {
         for (int c = 0; c < cores; ++c) {
             core_& p = core(c);
             p.run = r[static_cast<std::size_t>(c)];
@@ -120,7 +119,7 @@ private:
     }
 
     int cores_;
-    std::array<core_, 2> cores_arr_{};
+    per_core<core_> cores_arr_{};
     std::mutex m_;
     std::condition_variable cv_;
     int turn_ = -1;  // the core running, or -1: the caller

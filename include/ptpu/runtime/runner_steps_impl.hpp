@@ -395,7 +395,7 @@ inline auto runner::skip(index_t m) -> void {
     const run_stats& a = k.stats;
     run_stats& s = stats_;
     s.steps += m * (s.steps - a.steps);
-    for (std::size_t c = 0; c < 2; ++c) s.core_steps[c] += m * (s.core_steps[c] - a.core_steps[c]);
+    for (std::size_t c = 0; c < max_cores; ++c) s.core_steps[c] += m * (s.core_steps[c] - a.core_steps[c]);
     add_dmas(s, run_stats(s), a, m);
     work dw = total_work_now();
     dw += times(k.total, -1);

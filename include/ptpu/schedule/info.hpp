@@ -32,8 +32,8 @@ struct operand_plan {
 struct plan_info {
     diag problem{};
     int cores = 1;  ///< TensorCores the grid is split over (S44)
-    std::array<index_t, 2> core_begin{};
-    std::array<index_t, 2> core_end{};
+    per_core<index_t> core_begin{};  ///< each core's first linear step (S44)
+    per_core<index_t> core_end{};    ///< and one past its last
     std::array<operand_plan, max_operands> ops{};
     index_t vmem_bytes = 0;  ///< per core: windows + VMEM scratch (check 24)
     index_t smem_bytes = 0;  ///< per core: prefetch + SMEM windows + SMEM scratch

@@ -216,7 +216,7 @@ struct operand_scan {
     index_t n_ids = 1;
     bool use_table = false;
     std::vector<index_t> writer_store;
-    index_t* writer = nullptr;  // 0: unwritten; else 2*first_step + core + 1
+    index_t* writer = nullptr;  // 0: unwritten; else max_cores*first_step + core + 1
     bool checked;  // its blocks must lie in the array: a window's, or an aliased view's (S17)
     // in_bounds(o, d, e) is 0 <= e.start < limit[d] when limit[d] >= 0 (no division per step).
     index_t limit[max_rank]{};
@@ -304,7 +304,10 @@ struct operand_scan {
     }
 
     [[nodiscard]] constexpr bool core_start(index_t s) const {
-        return s == info.core_begin[0] || (info.cores > 1 && s == info.core_begin[1]);
+        if (s == info.core_begin[0]) return true;
+        for (int k = 1; k < info.cores; ++k)
+            if (s == info.core_begin[static_cast<std::size_t>(k)]) return true;
+        return false;
     }
     // The block index as the planner keeps it: `rank` entries, the rest {0, -1} (eval_map).
     [[nodiscard]] constexpr index_tuple<max_rank> padded(const index_entry* b) const {
@@ -383,7 +386,8 @@ struct operand_scan {
     template <int Rank>
     [[gnu::always_inline]] constexpr bool record_run(index_t s, const index_tuple<max_rank>& b) {
         if (monotone) return in_order<Rank>(b);
-        const int core = (info.cores > 1 && s >= info.core_begin[1]) ? 1 : 0;
+        int core = 0;  // the core whose range holds s (the ranges are consecutive)
+        while (core + 1 < info.cores && s >= info.core_begin[static_cast<std::size_t>(core + 1)]) ++core;
         if (!use_table) {
             if (runs.size() == runs.capacity() &&
                 static_cast<index_t>((2 * runs.size() + 1) * sizeof(run)) > budget - table.bytes() - held()) {
@@ -398,7 +402,7 @@ struct operand_scan {
         for (int d = 0; d < n; ++d) id += b.v[d].start * id_stride[d];
         const index_t w = writer[id];
         if (w == 0) {
-            writer[id] = 2 * s + core + 1;
+            writer[id] = static_cast<index_t>(max_cores) * s + core + 1;
             return true;
         }
         return revisit(s, b, id, w, core);
@@ -429,9 +433,10 @@ struct operand_scan {
 
     // A block written again (S39, MC1): fine only for a revisit_any output on the same core.
     constexpr bool revisit(index_t s, const index_tuple<max_rank>& b, index_t id, index_t w, int core) {
-        if (!(o.revisit_any && (w - 1) % 2 == core)) {
-            const index_t first_step = (w - 1) / 2;
-            const int first_core = static_cast<int>((w - 1) % 2);
+        constexpr auto n = static_cast<index_t>(max_cores);
+        if (!(o.revisit_any && (w - 1) % n == core)) {
+            const index_t first_step = (w - 1) / n;
+            const int first_core = static_cast<int>((w - 1) % n);
             index_t last_step = first_step;
             while (last_step + 1 < s && bit(last_step + 1) == 0) ++last_step;
             diag p = fail(first_core == core ? rule::s39 : rule::mc1, i);
@@ -446,7 +451,7 @@ struct operand_scan {
             info.problem = p;
             return false;
         }
-        writer[id] = 2 * s + core + 1;
+        writer[id] = static_cast<index_t>(max_cores) * s + core + 1;
         return true;
     }
 };

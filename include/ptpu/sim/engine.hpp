@@ -114,11 +114,10 @@ result simulate_source(const chip& c, int cores, Ref& src, const options& opt);
 extern template result simulate_source<source_ref>(const chip&, int, source_ref&, const options&);
 #endif
 
-
 /// Simulates `cores` TensorCore streams of chip `c`, pulling their ops from `src` (docs/model.md).
 /// Throws H1 for an invalid chip, C3 for an invalid cost model, SIM3 when `cores` is not in
-/// [1, min(2, c.cores_per_chip)], SIM2 for a malformed op and SIM1 for a wait on a DMA that is not
-/// in flight or a DMA id started twice while in flight.
+/// [1, c.cores_per_chip] (at most max_cores), SIM2 for a malformed op and SIM1 for a wait on a DMA that is
+/// not in flight or a DMA id started twice while in flight.
 template <class Source>
 requires op_source<Source> || batch_source<Source> result simulate(const chip& c, int cores, Source& src,
                                                                    const options& opt = {}) {

@@ -1,7 +1,8 @@
 // Defines sim::detail::engine, the timing model's event simulator: its state and its small
 // members. Its larger members are defined in engine_events_impl.hpp (pulling ops, the cores' and
 // the DMA channels' events, semaphores), engine_steady_impl.hpp (the steady-state fast lane of one
-// core, its per-step rows and timeline) and engine_joint_impl.hpp (the joint lane of two cores).
+// core, its per-step rows and timeline) and engine_joint_impl.hpp (the joint lane of a two-core
+// call).
 #pragma once
 
 #include <algorithm>
@@ -257,7 +258,7 @@ enum class core_state : std::uint8_t { ready, blocked, done };
 // started and not yet waited (looked up by id on a wait) and, in start order, those still in
 // their latency (their ends are in time order, since a core's time only grows); each channel
 // keeps its transfers and its next completion. The next DMA event is then the earliest of at
-// most five candidates.
+// most 1 + 2 x cores candidates (each core's latency queue, HBM and each core's on-chip path).
 template <class Source>
 class engine {
 public:
@@ -269,16 +270,16 @@ public:
         const double onchip = onchip_bytes_per_s(c, opt.costs);
         channels_[0].set_bandwidth(c.hbm_bytes_per_s * c.dma_efficiency);
         desc_bytes_ = c.dma_descriptor_s * c.hbm_bytes_per_s * c.dma_efficiency;
-        channels_[1].set_bandwidth(onchip);
-        channels_[2].set_bandwidth(onchip);
+        for (int k = 1; k <= cores; ++k) channels_[static_cast<std::size_t>(k)].set_bandwidth(onchip);
         res_.cores = cores;
-        for (int k = 0; k < 2; ++k) state_[k] = k < cores ? core_state::ready : core_state::done;
+        for (int k = 0; k < static_cast<int>(max_cores); ++k)
+            state_[static_cast<std::size_t>(k)] = k < cores ? core_state::ready : core_state::done;
         ff_on_ = opt.steady_state && !opt.semaphores;
         tl_lane_ = ff_on_ && opt.timeline;
         if (ff_on_) {
             ring_.resize(ring_size);
             spare_.resize(ring_size);
-            if (cores == 2) jring_.resize(ring_size);
+            if (cores == static_cast<int>(joint_cores)) jring_.resize(ring_size);
         }
     }
 
@@ -312,10 +313,10 @@ private:
     void find_next_event();
 
     // Runs core c's ops while it is ready and strictly before the next DMA event (which a new DMA
-    // may bring forward). The other core only affects this one through the DMAs it starts, which
+    // may bring forward). Another core only affects this one through the DMAs it starts, which
     // cannot reach a channel before its next op's time + issue + latency, so core c may run ahead
-    // of it until then: fewer switches between cores, the same times. With zero issue and
-    // latency this is plain time order, ties going to core 0.
+    // of the others until the earliest of those: fewer switches between cores, the same times.
+    // With zero issue and latency this is plain time order, ties going to the lower core.
     void run_core(int c);
 
     // Ops carry work, not time: an overhead op is one grid step's control overhead (the chip's),
@@ -394,7 +395,27 @@ private:
     // differs or the stream ends; the ops pulled since the last whole period are then simulated
     // as usual.
 
-    tally totals(int c) const;
+    // The result's totals now (a boundary's snapshot).
+    tally totals() const;
+    // Adds m periods that each add `per` to the result's totals (both lanes' skips).
+    void add_periods(const tally& per, std::int64_t m) {
+        const auto md = static_cast<double>(m);
+        res_.op_count += m * per.ops;
+        res_.steady_ops += m * per.ops;
+        res_.dma_count += m * per.dmas;
+        res_.hbm_bytes += m * per.hbm_bytes;
+        res_.onchip_bytes += m * per.onchip_bytes;
+        for (int c = 0; c < cores_; ++c) {
+            const auto u = static_cast<std::size_t>(c);
+            res_.busy_overhead[u] += md * per.overhead[u];
+            res_.busy_issue[u] += md * per.issue[u];
+            res_.busy_compute[u] += md * per.compute[u];
+            res_.wait_dma[u] += md * per.wait[u];
+        }
+        for (std::size_t w = 0; w < per.wait_by_operand.size(); ++w)
+            res_.wait_by_operand[w] += md * per.wait_by_operand[w];
+        res_.hbm_busy_time += md * per.hbm_busy;
+    }
 
     // A DMA in flight as a boundary records it, relative to the clock t and to its core's count
     // of starts (`starts`): what a period must repeat of it (steady.hpp, same_snaps).
@@ -453,8 +474,8 @@ private:
     // The rows of the period from a (at time ta) to b (at tb) repeat, for the cores in [c0, c1],
     // whose steps advance by dstep per period: in both books (a step's inner rows are
     // replicated with it).
-    [[gnu::noinline]] bool rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0, int c1,
-                     const std::array<std::uint32_t, 2>& dstep) const {
+    [[gnu::noinline]] bool rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0,
+                                       int c1, const per_core<std::uint32_t>& dstep) const {
         if (!opt_.per_step) return true;
         const double tol = 1e-12 * std::max(std::abs(ta), std::abs(tb));
         const auto near = [tol](double x, double y) { return std::abs(x - y) <= tol; };
@@ -492,8 +513,9 @@ private:
     // Mark x, recorded within the period from a to b, n periods later (the history rebuilt after
     // a skip): rows made in the period moved by n periods' rows; the current row at a, which
     // the period went on adding to, is then b's current row n - 1 periods later.
-    [[gnu::noinline]] row_mark shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb, std::int64_t n,
-                          double dt, const std::array<std::uint32_t, 2>& dstep) const {
+    [[gnu::noinline]] row_mark shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb,
+                                            std::int64_t n, double dt,
+                                            const per_core<std::uint32_t>& dstep) const {
         if (!opt_.per_step) return m;
         for (std::size_t bk = 0; bk < 2; ++bk) {
             book_mark& x = m.book[bk];
@@ -502,7 +524,7 @@ private:
             const auto made = static_cast<std::int64_t>(b.rows - a.rows);
             const auto first = static_cast<std::int64_t>(a.rows);
             x.rows += static_cast<std::size_t>(n * made);
-            for (std::size_t c = 0; c < 2; ++c) {
+            for (std::size_t c = 0; c < max_cores; ++c) {
                 if (x.open[c] < 0) continue;
                 if (x.open[c] >= first)
                     x.open[c] += static_cast<int>(n * made);
@@ -519,17 +541,18 @@ private:
     // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep),
     // in both books.
     [[gnu::noinline]] void replicate_rows(const row_mark& ma, const row_mark& mb, std::int64_t m, double dt,
-                        const std::array<std::uint32_t, 2>& dstep) {
+                                          const per_core<std::uint32_t>& dstep) {
         if (!opt_.per_step || m == 0) return;
         // A core blocked in a wait of an inner row (the joint lane's core 1) goes on in its image.
-        const std::array<bool, 2> tagged{inner_at_[0] >= 0, inner_at_[1] >= 0};
+        per_core<bool> tagged{};
+        for (std::size_t c = 0; c < max_cores; ++c) tagged[c] = inner_at_[c] >= 0;
         for (std::size_t bk = 0; bk < 2; ++bk) {
             const book_mark& a = ma.book[bk];
             const book_mark& b = mb.book[bk];
             std::vector<step_times>& v = book_rows(static_cast<int>(bk));
-            std::array<step_times, 2> inc{};
-            std::array<bool, 2> has{};
-            for (std::size_t c = 0; c < 2; ++c) {
+            per_core<step_times> inc{};
+            per_core<bool> has{};
+            for (std::size_t c = 0; c < max_cores; ++c) {
                 if (a.open[c] < 0 || b.open[c] < 0) continue;
                 const step_times& now = v[static_cast<std::size_t>(a.open[c])];
                 const step_times& then = a.open_row[c];
@@ -546,12 +569,12 @@ private:
             }
             const std::vector<step_times> made(v.begin() + static_cast<std::ptrdiff_t>(a.rows),
                                                v.begin() + static_cast<std::ptrdiff_t>(b.rows));
-            std::array<int, 2> open = b.open;
+            per_core<int> open = b.open;
             within_budget(static_cast<std::size_t>(m) * made.size(), 0, made.empty() ? 0 : made.back().step);
             v.reserve(v.size() + static_cast<std::size_t>(m) * made.size());
             for (std::int64_t k = 1; k <= m; ++k) {
                 const double shift = static_cast<double>(k) * dt;
-                for (std::size_t c = 0; c < 2; ++c) {
+                for (std::size_t c = 0; c < max_cores; ++c) {
                     if (!has[c]) continue;
                     step_times& row = v[static_cast<std::size_t>(open[c])];
                     row.overhead += inc[c].overhead;
@@ -575,10 +598,10 @@ private:
                     open[c] = idx;  // the last one made is the image of core c's current row at b
                 }
             }
-            for (std::size_t c = 0; c < 2; ++c)
+            for (std::size_t c = 0; c < max_cores; ++c)
                 if (b.open[c] >= 0) row_[bk][c] = open[c];
         }
-        for (std::size_t c = 0; c < 2; ++c) inner_at_[c] = tagged[c] ? row_[1][c] : -1;
+        for (std::size_t c = 0; c < max_cores; ++c) inner_at_[c] = tagged[c] ? row_[1][c] : -1;
     }
 
     // What the rows and the timeline take with `rows` more rows and `spans` more spans: each row
@@ -614,9 +637,9 @@ private:
     // Appends m periods' spans: those the cycle recorded, in [s0, s1), moved per period by dt
     // and, for each core, by its DMA starts, steps and ops.
     [[gnu::noinline]] void replicate_spans(std::size_t s0, std::size_t s1, std::int64_t m, double dt,
-                                           const std::array<std::uint32_t, 2>& starts,
-                                           const std::array<std::uint32_t, 2>& steps,
-                                           const std::array<std::uint64_t, 2>& ops) {
+                                           const per_core<std::uint32_t>& starts,
+                                           const per_core<std::uint32_t>& steps,
+                                           const per_core<std::uint64_t>& ops) {
         if (!opt_.timeline || m == 0 || s1 == s0) return;
         const std::size_t add = static_cast<std::size_t>(m) * (s1 - s0);
         within_budget(0, add, res_.timeline[s1 - 1].step);
@@ -653,8 +676,6 @@ private:
     // period (core 0's up to its next step value, core 1's the cycle's number of ops) and
     // compares them; at the first that differs, or a stream's end, it applies all whole periods
     // at once and gives the ops pulled since back to be simulated.
-
-    joint_tally joint_totals() const;
 
     // Records joint boundary jn_ (core 0 about to run o, the first op of step o.step) and looks
     // for a period ending here; true when the joint lane takes over (holding o).
@@ -721,27 +742,27 @@ private:
     result res_;
     std::vector<live_dma> dmas_;         // slots
     std::vector<int> free_;              // free slots
-    std::array<live_list, 2> live_;      // per core: started, not yet waited
-    std::array<slot_queue, 2> pending_;  // per core: in their latency, in start order
-    std::array<channel, 3> channels_;    // HBM, on-chip of core 0, on-chip of core 1
-    std::array<double, 2> t_{};          // when each core's next op starts (or it ended)
-    std::array<core_state, 2> state_{};
-    std::array<int, 2> wait_slot_{-1, -1};  // the DMA a blocked core waits on (-1: a semaphore)
-    std::array<std::uint32_t, 2> wait_sem_{};       // or the semaphore
-    std::array<std::int64_t, 2> wait_want_{};       // and the amount
-    std::array<bool, 2> wait_is_dma_{};             // a DMA semaphore: the stall is exposed DMA
-    std::array<std::vector<std::int64_t>, 2> sem_val_;  // semaphore values per core
-    std::array<std::uint32_t, 2> wait_label_{};
-    std::array<std::uint32_t, 2> wait_step_{};
-    std::array<wait_target, 2> wait_on_{};  // op::waits_on of the DMA wait a core is blocked in
+    per_core<live_list> live_;           // per core: started, not yet waited
+    per_core<slot_queue> pending_;       // per core: in their latency, in start order
+    std::array<channel, 1 + max_cores> channels_;  // HBM, then each core's on-chip path
+    per_core<double> t_{};                         // when each core's next op starts (or it ended)
+    per_core<core_state> state_{};
+    per_core<int> wait_slot_ = each_core(-1);      // the DMA a blocked core waits on (-1: a semaphore)
+    per_core<std::uint32_t> wait_sem_{};           // or the semaphore
+    per_core<std::int64_t> wait_want_{};           // and the amount
+    per_core<bool> wait_is_dma_{};                 // a DMA semaphore: the stall is exposed DMA
+    per_core<std::vector<std::int64_t>> sem_val_;  // semaphore values per core
+    per_core<std::uint32_t> wait_label_{};
+    per_core<std::uint32_t> wait_step_{};
+    per_core<wait_target> wait_on_{};  // op::waits_on of the DMA wait a core is blocked in
     // Per-step rows, per book (0: result::steps, 1: result::inner_steps) and core.
-    std::array<std::array<int, 2>, 2> row_{{{-1, -1}, {-1, -1}}};  // each core's current row
-    std::array<std::unordered_map<std::uint64_t, int>, 2> rows_;  // (core, step, sub) -> row
-    std::array<std::int64_t, 2> row_recurred_{};                   // times a core went back to an older row
-    std::array<std::array<std::uint32_t, 2>, 2> row_max_{};        // the largest step of each core's rows
-    std::array<std::array<bool, 2>, 2> row_any_{};
-    std::array<std::array<bool, 2>, 2> row_rising_{{{true, true}, {true, true}}};  // rows made in step order
-    std::array<int, 2> inner_at_{-1, -1};  // the inner row of the op each core ran last (-1: none)
+    std::array<per_core<int>, 2> row_{each_core(-1), each_core(-1)};  // each core's current row
+    std::array<std::unordered_map<std::uint64_t, int>, 2> rows_;      // (core, step, sub) -> row
+    std::array<std::int64_t, 2> row_recurred_{};        // times a core went back to an older row
+    std::array<per_core<std::uint32_t>, 2> row_max_{};  // the largest step of each core's rows
+    std::array<per_core<bool>, 2> row_any_{};
+    std::array<per_core<bool>, 2> row_rising_{each_core(true), each_core(true)};  // rows made in step order
+    per_core<int> inner_at_ = each_core(-1);  // the inner row of the op each core ran last (-1: none)
     std::uint64_t seq_ = 0;
     double last_done_ = 0;
     // The next DMA event (unless dirty_): its time, its DMA, and whether it completes or starts
@@ -751,18 +772,18 @@ private:
     bool ev_finish_ = false;
     bool dirty_ = true;
     std::int64_t orphans_ = 0;                 // DMAs of ended streams still in flight
-    std::array<std::span<const op>, 2> in_{};  // per core: the source's current batch
-    std::array<std::size_t, 2> in_pos_{};      // and the next op in it
-    std::array<bool, 2> in_whole_{};           // and whether it holds exactly one step's ops
+    per_core<std::span<const op>> in_{};       // per core: the source's current batch
+    per_core<std::size_t> in_pos_{};           // and the next op in it
+    per_core<bool> in_whole_{};                // and whether it holds exactly one step's ops
     bool by_batch_ = false;                    // the fast lane compares whole batches
     std::vector<std::uint8_t> cyc_same_;       // cycle batch b equals batch b - 1 (mod p)
     // Steady state (see above).
-    std::array<std::uint32_t, 2> starts_{};  // DMA starts per core (ids are relative to it)
+    per_core<std::uint32_t> starts_{};  // DMA starts per core (ids are relative to it)
     bool ff_on_ = false;
     bool tl_lane_ = false;  // the fast lane with a timeline (see "The timeline in the fast lanes")
-    std::array<std::uint64_t, 2> ord_{};       // ops each core has run (simulated or skipped)
-    std::array<std::uint64_t, 2> wait_ord_{};  // the op a blocked core waits in
-    std::array<std::vector<std::uint32_t>, 2> labels_;  // with tl_lane_: each core's ops' labels, as pulled
+    per_core<std::uint64_t> ord_{};                      // ops each core has run (simulated or skipped)
+    per_core<std::uint64_t> wait_ord_{};                 // the op a blocked core waits in
+    per_core<std::vector<std::uint32_t>> labels_;        // with tl_lane_: each core's ops' labels, as pulled
     std::vector<std::uint64_t> span_ord_;                // with tl_lane_: the op each span stands for
     int ring_core_ = -1;           // the core the history is of
     std::vector<boundary> ring_;   // the last ring_size boundaries, boundary n at n % ring_size
@@ -772,7 +793,7 @@ private:
     std::int64_t cooldown_ = 0;    // boundaries to record before looking for a period again
     std::uint32_t cur_step_ = 0;   // step value of the current boundary
     bool fast_ = false;
-    std::array<bool, 2> ends_{};  // per core: the source said its stream has ended
+    per_core<bool> ends_{};  // per core: the source said its stream has ended
     int period_ = 0;
     std::int64_t skipped_ = 0;
     std::vector<op> cycle_;
@@ -792,12 +813,12 @@ private:
     bool jfast_ = false;
     int jperiod_ = 0;
     std::int64_t jskipped_ = 0;
-    std::array<std::vector<op>, 2> jcycle_;
-    std::array<std::uint32_t, 2> jcycle_starts_{};
-    std::array<std::uint32_t, 2> jcycle_steps_{};
+    std::array<std::vector<op>, joint_cores> jcycle_;
+    per_core<std::uint32_t> jcycle_starts_{};  // (the joint lane's two cores: [0] and [1])
+    per_core<std::uint32_t> jcycle_steps_{};
     double jcycle_dt_ = 0;
     bool jcycle_done_ = false;
-    joint_tally jcycle_sum_{};
+    tally jcycle_sum_{};
     struct joint_batch {
         std::vector<op> ops;     // relative to its first start and its first op's step
         std::uint32_t sb = 0;    // its first start relative to the period's start
@@ -808,8 +829,8 @@ private:
     std::vector<joint_batch> jb1_;       // core 1's batches of a period
     std::vector<std::uint8_t> jsame0_;   // core 0's boundary batch k repeats batch k - 1
     std::size_t jk1_ = 0;                // core 1's position in its batch at the boundary
-    std::array<std::vector<op>, 2> replays_;  // per core: ops pulled by a fast lane, to simulate
-    std::array<std::size_t, 2> replay_at_{};
+    per_core<std::vector<op>> replays_;  // per core: ops pulled by a fast lane, to simulate
+    per_core<std::size_t> replay_at_{};
 };
 
 }  // namespace detail

@@ -90,8 +90,10 @@ inline auto engine<Source>::find_next_event() -> void {
         const slot_queue& q = pending_[k];
         if (!q.empty()) consider(q.front(), at(q.front()).ready, false);
     }
-    for (const channel& ch : channels_)
+    for (int k = 0; k <= cores_; ++k) {  // HBM, then the cores' on-chip paths
+        const channel& ch = channels_[static_cast<std::size_t>(k)];
         if (ch.first() >= 0) consider(ch.first(), ch.first_done(), true);
+    }
     ev_t_ = t;
     ev_slot_ = slot;
     ev_finish_ = fin;
@@ -102,17 +104,33 @@ inline auto engine<Source>::run_core(int c) -> void {
     auto& replay_ = replays_[static_cast<std::size_t>(c)];
     auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
     auto& ended_ = ends_[static_cast<std::size_t>(c)];
-    const int other = 1 - c;
-    const bool other_ready = other < cores_ && state_[other] == core_state::ready;
-    const double t_other = other_ready ? t_[other] : never;
-    // With semaphores, strict time order: a signal must not reach a core behind its time.
-    const double horizon = opt_.semaphores ? t_other : t_other + chip_.dma_issue_s + chip_.dma_latency_s;
-    // The fast lane needs this core alone on the chip: the other stream ended and none of
-    // its DMAs still moves.
-    const bool steady =
-        ff_on_ && (other >= cores_ || (state_[other] == core_state::done && orphans_ == 0));
-    // The joint lane: both cores running (neither stream ended, so no orphan DMA either).
-    const bool joint = ff_on_ && other < cores_ && state_[other] != core_state::done;
+    // The other cores bound how far core c runs ahead: a ready core k at t_[k] cannot start a
+    // DMA that reaches a channel before t_[k] + issue + latency (with semaphores, strict time
+    // order: a signal must not reach a core behind its time). Core c runs while t < limit, or
+    // t == limit when every core setting the limit lets it (a later core at the same time).
+    const double slack = opt_.semaphores ? 0.0 : chip_.dma_issue_s + chip_.dma_latency_s;
+    double limit = never;
+    bool upto = false;
+    bool others_done = true;  // every other core's stream has ended
+    for (int k = 0; k < cores_; ++k) {
+        if (k == c) continue;
+        if (state_[k] != core_state::done) others_done = false;
+        if (state_[k] != core_state::ready) continue;
+        const double h = t_[k] + slack;
+        const bool eq = c < k && h == t_[k];
+        if (h < limit) {
+            limit = h;
+            upto = eq;
+        } else if (h == limit) {
+            upto = upto && eq;
+        }
+    }
+    // The fast lane needs this core alone on the chip: the other streams ended and none of
+    // their DMAs still moves.
+    const bool steady = ff_on_ && (cores_ == 1 || (others_done && orphans_ == 0));
+    // The joint lane: both cores of a two-core call running (neither stream ended, so no orphan
+    // DMA either). With more cores, only a core left alone skips periods.
+    const bool joint = ff_on_ && cores_ == static_cast<int>(joint_cores) && !others_done;
     const bool lanes = steady || joint;
     if (!joint) jn_ = jvalid_from_ = 0;
     if (!steady || ring_core_ != c) {
@@ -120,8 +138,7 @@ inline auto engine<Source>::run_core(int c) -> void {
         ring_core_ = steady ? c : -1;
     }
     double& t = t_[c];
-    while (state_[c] == core_state::ready && t < ev_t_ &&
-           (t < horizon || (c < other ? t <= t_other : t < t_other))) {
+    while (state_[c] == core_state::ready && t < ev_t_ && (t < limit || (upto && t == limit))) {
         if (fast_ || jfast_) [[unlikely]] {
             // Changes the times and the DMAs: back to run() for the next event.
             if (jfast_)

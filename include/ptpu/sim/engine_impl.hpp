@@ -22,12 +22,12 @@ template <class Ref>
 result simulate_source(const chip& c, int cores, Ref& src, const options& opt) {
     ptpu::validate(c);
     validate(opt.costs);
-    if (cores < 1 || cores > 2 || cores > c.cores_per_chip)
+    if (cores < 1 || cores > c.cores_per_chip)
         throw error("SIM3", "simulate",
                     "cores is " + std::to_string(cores) + " but chip " +
                         std::string(ptpu::detail::name_of(c)) + " has " + std::to_string(c.cores_per_chip) +
                         " TensorCore(s)",
-                    "simulate 1 core, or 2 on a dual-TensorCore chip");
+                    "simulate 1 core, or up to the chip's cores_per_chip");
     return detail::engine<Ref>(c, cores, src, opt).run();
 }
 

@@ -7,23 +7,6 @@
 namespace ptpu::sim::detail {
 
 template <class Source>
-inline auto engine<Source>::joint_totals() const -> joint_tally {
-    joint_tally s;
-    s.ops = res_.op_count;
-    s.dmas = res_.dma_count;
-    s.hbm_bytes = res_.hbm_bytes;
-    s.onchip_bytes = res_.onchip_bytes;
-    s.idle = channels_[0].idle_count();
-    s.overhead = res_.busy_overhead;
-    s.issue = res_.busy_issue;
-    s.compute = res_.busy_compute;
-    s.wait = res_.wait_dma;
-    s.wait_by_operand = res_.wait_by_operand;
-    s.hbm_busy = res_.hbm_busy_time;
-    return s;
-}
-
-template <class Source>
 auto engine<Source>::at_joint_boundary(const op& o) -> bool {
     joint_boundary& b = jring_[ring_pos(jn_)];
     const double t = t_[0];
@@ -31,22 +14,22 @@ auto engine<Source>::at_joint_boundary(const op& o) -> bool {
     b.last_done = last_done_;
     b.v = channels_[0].v_at(t);
     b.d1 = t_[1] - t;
-    b.starts = starts_;
+    b.starts = {starts_[0], starts_[1]};
     b.step = {o.step, jlast1_};
     b.state1 = static_cast<std::uint8_t>(state_[1]);
     const bool blocked = state_[1] == core_state::blocked;
     b.waits_on1 = blocked ? wait_on_[1] : wait_target{};
     b.wait1 = blocked ? at(wait_slot_[1]).id - starts_[1] : 0;
-    b.sum = joint_totals();
+    b.sum = totals();
     b.rows = mark_rows();
     b.spans = res_.timeline.size();
-    for (std::size_t c = 0; c < 2; ++c) {
+    for (std::size_t c = 0; c < joint_cores; ++c) {
         b.batch[c].clear();
         b.hash[c] = 0;
     }
     b.cuts1.clear();
     b.snap.clear();
-    for (int c = 0; c < 2; ++c)
+    for (int c = 0; c < static_cast<int>(joint_cores); ++c)
         for (const int s : live_[static_cast<std::size_t>(c)].slots())
             b.snap.push_back(snap_of(at(s), starts_[static_cast<std::size_t>(c)], t));
     // By start order (unique; a few entries: insertion sort).
@@ -65,7 +48,7 @@ auto engine<Source>::at_joint_boundary(const op& o) -> bool {
         --jcooldown_;
         return false;
     }
-    for (std::size_t c = 0; c < 2; ++c)  // ops a fast lane gave back come first
+    for (std::size_t c = 0; c < joint_cores; ++c)  // ops a fast lane gave back come first
         if (replay_at_[c] < replays_[c].size()) return false;
     const std::int64_t j = jn_ - 1;
     if (j - 2 < jvalid_from_) return false;
@@ -92,7 +75,7 @@ auto engine<Source>::enter_joint(int p, const op& first) -> void {
     const std::int64_t j = jn_ - 1;
     const joint_boundary& a = jring_[ring_pos(j - p)];
     const joint_boundary& b = jring_[ring_pos(j)];
-    for (std::size_t c = 0; c < 2; ++c) {
+    for (std::size_t c = 0; c < joint_cores; ++c) {
         jcycle_[c].clear();
         for (std::int64_t k = j - p; k < j; ++k) {
             const joint_boundary& e = jring_[ring_pos(k)];
@@ -111,24 +94,8 @@ auto engine<Source>::enter_joint(int p, const op& first) -> void {
     jskipped_ = 0;
     jcycle_dt_ = b.t - a.t;
     jcycle_done_ = b.last_done != a.last_done;
-    joint_tally& d = jcycle_sum_;
-    const joint_tally& x = b.sum;
-    const joint_tally& y = a.sum;
-    d.ops = x.ops - y.ops;
-    d.dmas = x.dmas - y.dmas;
-    d.hbm_bytes = x.hbm_bytes - y.hbm_bytes;
-    d.onchip_bytes = x.onchip_bytes - y.onchip_bytes;
-    d.idle = x.idle - y.idle;
-    for (std::size_t c = 0; c < 2; ++c) {
-        d.overhead[c] = x.overhead[c] - y.overhead[c];
-        d.issue[c] = x.issue[c] - y.issue[c];
-        d.compute[c] = x.compute[c] - y.compute[c];
-        d.wait[c] = x.wait[c] - y.wait[c];
-    }
-    d.hbm_busy = x.hbm_busy - y.hbm_busy;
-    for (std::size_t w = 0; w < d.wait_by_operand.size(); ++w)
-        d.wait_by_operand[w] = x.wait_by_operand[w] - y.wait_by_operand[w];
-    for (std::size_t c = 0; c < 2; ++c) {
+    jcycle_sum_ = b.sum.since(a.sum);
+    for (std::size_t c = 0; c < joint_cores; ++c) {
         replays_[c].clear();
         replay_at_[c] = 0;
     }
@@ -315,7 +282,7 @@ auto engine<Source>::joint_fast_forward_batches() -> void {
     }
     relabel_tail(0, r0);
     relabel_tail(1, r1);
-    for (std::size_t c = 0; c < 2; ++c) {
+    for (std::size_t c = 0; c < joint_cores; ++c) {
         in_[c] = {};
         in_pos_[c] = 0;
         replay_at_[c] = 0;
@@ -415,27 +382,13 @@ auto engine<Source>::finish_joint(const std::vector<op>& r0) -> void {
 template <class Source>
 auto engine<Source>::apply_joint(std::int64_t m) -> void {
     const double dt = static_cast<double>(m) * jcycle_dt_;
-    const joint_tally& s = jcycle_sum_;
-    const auto md = static_cast<double>(m);
-    res_.op_count += m * s.ops;
-    res_.steady_ops += m * s.ops;
-    res_.dma_count += m * s.dmas;
-    res_.hbm_bytes += m * s.hbm_bytes;
-    res_.onchip_bytes += m * s.onchip_bytes;
-    for (std::size_t c = 0; c < 2; ++c) {
-        res_.busy_overhead[c] += md * s.overhead[c];
-        res_.busy_issue[c] += md * s.issue[c];
-        res_.busy_compute[c] += md * s.compute[c];
-        res_.wait_dma[c] += md * s.wait[c];
-    }
-    for (std::size_t w = 0; w < s.wait_by_operand.size(); ++w)
-        res_.wait_by_operand[w] += md * s.wait_by_operand[w];
-    res_.hbm_busy_time += md * s.hbm_busy;
+    const tally& s = jcycle_sum_;
+    add_periods(s, m);
     if (jcycle_done_) last_done_ += dt;
     std::uint32_t all = 0;
-    for (std::size_t c = 0; c < 2; ++c) all += static_cast<std::uint32_t>(m) * jcycle_starts_[c];
-    const std::array<std::uint64_t, 2> n_ops{jcycle_[0].size(), jcycle_[1].size()};  // per period
-    for (std::size_t c = 0; c < 2; ++c) {
+    for (std::size_t c = 0; c < joint_cores; ++c) all += static_cast<std::uint32_t>(m) * jcycle_starts_[c];
+    const per_core<std::uint64_t> n_ops{jcycle_[0].size(), jcycle_[1].size()};  // per period
+    for (std::size_t c = 0; c < joint_cores; ++c) {
         const std::uint32_t k = static_cast<std::uint32_t>(m) * jcycle_starts_[c];
         t_[c] += dt;
         for (const int sl : live_[c].slots()) {
@@ -488,22 +441,11 @@ auto engine<Source>::apply_joint(std::int64_t m) -> void {
         const auto nd = static_cast<double>(n);
         e.t += nd * jcycle_dt_;
         if (jcycle_done_) e.last_done += nd * jcycle_dt_;
-        for (std::size_t c = 0; c < 2; ++c) {
+        for (std::size_t c = 0; c < joint_cores; ++c) {
             e.starts[c] += static_cast<std::uint32_t>(n) * jcycle_starts_[c];
             e.step[c] += static_cast<std::uint32_t>(n) * jcycle_steps_[c];
-            e.sum.overhead[c] += nd * s.overhead[c];
-            e.sum.issue[c] += nd * s.issue[c];
-            e.sum.compute[c] += nd * s.compute[c];
-            e.sum.wait[c] += nd * s.wait[c];
         }
-        e.sum.ops += n * s.ops;
-        e.sum.dmas += n * s.dmas;
-        e.sum.hbm_bytes += n * s.hbm_bytes;
-        e.sum.onchip_bytes += n * s.onchip_bytes;
-        e.sum.idle += n * s.idle;
-        e.sum.hbm_busy += nd * s.hbm_busy;
-        for (std::size_t w = 0; w < s.wait_by_operand.size(); ++w)
-            e.sum.wait_by_operand[w] += nd * s.wait_by_operand[w];
+        e.sum.add(s, n);
         e.rows = i == 0 ? mark_rows() : shifted_mark(e.rows, ma, mb, n, jcycle_dt_, jcycle_steps_);
         e.spans += static_cast<std::size_t>(n) * (s1 - s0);
     }

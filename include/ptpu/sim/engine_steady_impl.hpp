@@ -8,17 +8,17 @@
 namespace ptpu::sim::detail {
 
 template <class Source>
-inline auto engine<Source>::totals(int c) const -> tally {
+inline auto engine<Source>::totals() const -> tally {
     tally s;
     s.ops = res_.op_count;
     s.dmas = res_.dma_count;
     s.hbm_bytes = res_.hbm_bytes;
     s.onchip_bytes = res_.onchip_bytes;
     s.idle = channels_[0].idle_count();
-    s.overhead = res_.busy_overhead[c];
-    s.issue = res_.busy_issue[c];
-    s.compute = res_.busy_compute[c];
-    s.wait = res_.wait_dma[c];
+    s.overhead = res_.busy_overhead;
+    s.issue = res_.busy_issue;
+    s.compute = res_.busy_compute;
+    s.wait = res_.wait_dma;
     s.wait_by_operand = res_.wait_by_operand;
     s.hbm_busy = res_.hbm_busy_time;
     return s;
@@ -51,7 +51,7 @@ inline auto engine<Source>::at_boundary(int c, const op& o) -> bool {
     b.v = channels_[0].v_at(t);
     b.starts = starts_[c];
     b.step = o.step;
-    b.sum = totals(c);
+    b.sum = totals();
     b.rows = mark_rows();
     b.spans = res_.timeline.size();
     b.batch.clear();
@@ -83,7 +83,7 @@ inline auto engine<Source>::at_boundary(int c, const op& o) -> bool {
         const boundary& a = at_boundary_index(j - p);
         if (a.key != key || at_boundary_index(j - 1 - p).hash != last || !same_state(a, b)) continue;
         const std::uint32_t ds = b.step - a.step;
-        if (!rows_repeat(a.rows, b.rows, a.t, b.t, c, c, {ds, ds})) continue;
+        if (!rows_repeat(a.rows, b.rows, a.t, b.t, c, c, each_core(ds))) continue;
         bool repeats = true;
         for (std::int64_t i = 1; repeats && i <= p; ++i)
             repeats = same_batch(at_boundary_index(j - i), at_boundary_index(j - i - p));
@@ -117,20 +117,7 @@ inline auto engine<Source>::enter_fast(int c, int p, const op& first) -> void {
     cycle_dt_ = b.t - a.t;
     cycle_starts_ = b.starts - a.starts;
     cycle_steps_ = b.step - a.step;
-    cycle_sum_ = b.sum;
-    const tally& s = a.sum;
-    cycle_sum_.ops -= s.ops;
-    cycle_sum_.dmas -= s.dmas;
-    cycle_sum_.hbm_bytes -= s.hbm_bytes;
-    cycle_sum_.onchip_bytes -= s.onchip_bytes;
-    cycle_sum_.idle -= s.idle;
-    cycle_sum_.overhead -= s.overhead;
-    cycle_sum_.issue -= s.issue;
-    cycle_sum_.compute -= s.compute;
-    cycle_sum_.wait -= s.wait;
-    for (std::size_t w = 0; w < s.wait_by_operand.size(); ++w)
-        cycle_sum_.wait_by_operand[w] -= s.wait_by_operand[w];
-    cycle_sum_.hbm_busy -= s.hbm_busy;
+    cycle_sum_ = b.sum.since(a.sum);
     cycle_done_ = b.last_done != a.last_done;  // a DMA completed within the period
     replay_.clear();
     replay_pos_ = 0;
@@ -305,19 +292,7 @@ inline auto engine<Source>::apply(int c, std::int64_t m) -> void {
     const double dt = static_cast<double>(m) * cycle_dt_;
     const auto k = static_cast<std::uint32_t>(m * cycle_starts_);
     const tally& s = cycle_sum_;
-    const auto md = static_cast<double>(m);
-    res_.op_count += m * s.ops;
-    res_.steady_ops += m * s.ops;
-    res_.dma_count += m * s.dmas;
-    res_.hbm_bytes += m * s.hbm_bytes;
-    res_.onchip_bytes += m * s.onchip_bytes;
-    res_.busy_overhead[c] += md * s.overhead;
-    res_.busy_issue[c] += md * s.issue;
-    res_.busy_compute[c] += md * s.compute;
-    res_.wait_dma[c] += md * s.wait;
-    for (std::size_t w = 0; w < s.wait_by_operand.size(); ++w)
-        res_.wait_by_operand[w] += md * s.wait_by_operand[w];
-    res_.hbm_busy_time += md * s.hbm_busy;
+    add_periods(s, m);
     t_[c] += dt;
     if (cycle_done_) last_done_ += dt;
     const auto n_ops = static_cast<std::uint64_t>(s.ops);  // the core's ops per period
@@ -343,11 +318,11 @@ inline auto engine<Source>::apply(int c, std::int64_t m) -> void {
     const std::int64_t p = period_;
     const row_mark ma = at_boundary_index(j - p).rows;
     const row_mark mb = at_boundary_index(j).rows;
-    const std::array<std::uint32_t, 2> dstep{cycle_steps_, cycle_steps_};
+    const per_core<std::uint32_t> dstep = each_core(cycle_steps_);
     replicate_rows(ma, mb, m, cycle_dt_, dstep);
     const std::size_t s0 = at_boundary_index(j - p).spans;
     const std::size_t s1 = at_boundary_index(j).spans;
-    replicate_spans(s0, s1, m, cycle_dt_, {cycle_starts_, cycle_starts_}, dstep, {n_ops, n_ops});
+    replicate_spans(s0, s1, m, cycle_dt_, each_core(cycle_starts_), dstep, each_core(n_ops));
     const std::int64_t depth = std::min(ring_size - 1, j - valid_from_ + m * p);
     std::swap(ring_, spare_);
     for (std::int64_t i = 0; i <= depth; ++i) {
@@ -369,18 +344,7 @@ inline auto engine<Source>::apply(int c, std::int64_t m) -> void {
         if (cycle_done_) e.last_done += nd * cycle_dt_;
         e.starts += static_cast<std::uint32_t>(n * cycle_starts_);
         e.step += static_cast<std::uint32_t>(n) * cycle_steps_;
-        e.sum.ops += n * s.ops;
-        e.sum.dmas += n * s.dmas;
-        e.sum.hbm_bytes += n * s.hbm_bytes;
-        e.sum.onchip_bytes += n * s.onchip_bytes;
-        e.sum.idle += n * s.idle;
-        e.sum.overhead += nd * s.overhead;
-        e.sum.issue += nd * s.issue;
-        e.sum.compute += nd * s.compute;
-        e.sum.wait += nd * s.wait;
-        for (std::size_t w = 0; w < s.wait_by_operand.size(); ++w)
-            e.sum.wait_by_operand[w] += nd * s.wait_by_operand[w];
-        e.sum.hbm_busy += nd * s.hbm_busy;
+        e.sum.add(s, n);
         e.rows = i == 0 ? mark_rows() : shifted_mark(e.rows, ma, mb, n, cycle_dt_, dstep);
         e.spans += static_cast<std::size_t>(n) * (s1 - s0);
     }
@@ -396,7 +360,7 @@ inline auto engine<Source>::mark_rows() const -> row_mark {
         const std::vector<step_times>& v = book_rows(static_cast<int>(b));
         k.rows = v.size();
         k.recurred = row_recurred_[b];
-        for (std::size_t c = 0; c < 2; ++c) {
+        for (std::size_t c = 0; c < max_cores; ++c) {
             k.open[c] = row_[b][c];
             if (row_[b][c] >= 0) k.open_row[c] = v[static_cast<std::size_t>(row_[b][c])];
         }

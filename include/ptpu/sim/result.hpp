@@ -103,16 +103,16 @@ struct result {
     /// End of each core's stream: its last op. Dangling DMAs are not waited for, so that
     /// core_time = busy_overhead + busy_issue + busy_compute + wait_dma + wait_sem holds for
     /// every core.
-    std::array<double, 2> core_time{};
-    std::array<double, 2> busy_overhead{};
-    std::array<double, 2> busy_issue{};  ///< dma_issue_s per DMA start
-    std::array<double, 2> busy_compute{};
-    std::array<double, 2> wait_dma{};  ///< blocked in waits: exposed DMA time
+    per_core<double> core_time{};
+    per_core<double> busy_overhead{};
+    per_core<double> busy_issue{};  ///< dma_issue_s per DMA start
+    per_core<double> busy_compute{};
+    per_core<double> wait_dma{};  ///< blocked in waits: exposed DMA time
     /// wait_dma of both cores by the waits' op::waits_on: [0] body copies (inner pipelines' DMAs
     /// too) and DMA semaphores, [1 + k] operand k's pipeline DMAs (the report's per-operand
     /// exposed DMA).
     std::array<double, max_operands + 1> wait_by_operand{};
-    std::array<double, 2> wait_sem{};  ///< blocked on regular semaphores: the other core's signals
+    per_core<double> wait_sem{};       ///< blocked on regular semaphores: the other core's signals
     std::int64_t hbm_bytes = 0;        ///< bytes of far DMAs
     std::int64_t onchip_bytes = 0;     ///< bytes of VMEM->VMEM DMAs
     double hbm_busy_time = 0;          ///< time with at least one far transfer moving bytes

@@ -39,11 +39,51 @@ struct dma_snap {
     std::uint8_t core = 0;  // whose (the joint lane holds both cores' DMAs)
     double cost = 0;        // bytes its channel is charged (bytes plus shape costs)
 };
-// The totals of one core a period adds.
+// The result's totals at a boundary, every core's (the idle count is the HBM channel's); what a
+// period adds is the difference of two, which the lanes add once per period skipped.
 struct tally {
     std::int64_t ops = 0, dmas = 0, hbm_bytes = 0, onchip_bytes = 0, idle = 0;
-    double overhead = 0, issue = 0, compute = 0, wait = 0, hbm_busy = 0;
+    per_core<double> overhead{}, issue{}, compute{}, wait{};
+    double hbm_busy = 0;
     std::array<double, max_operands + 1> wait_by_operand{};  // result::wait_by_operand
+
+    // What was added from `earlier` to this one.
+    [[nodiscard]] tally since(const tally& earlier) const {
+        tally d;
+        d.ops = ops - earlier.ops;
+        d.dmas = dmas - earlier.dmas;
+        d.hbm_bytes = hbm_bytes - earlier.hbm_bytes;
+        d.onchip_bytes = onchip_bytes - earlier.onchip_bytes;
+        d.idle = idle - earlier.idle;
+        for (std::size_t c = 0; c < max_cores; ++c) {
+            d.overhead[c] = overhead[c] - earlier.overhead[c];
+            d.issue[c] = issue[c] - earlier.issue[c];
+            d.compute[c] = compute[c] - earlier.compute[c];
+            d.wait[c] = wait[c] - earlier.wait[c];
+        }
+        d.hbm_busy = hbm_busy - earlier.hbm_busy;
+        for (std::size_t w = 0; w < wait_by_operand.size(); ++w)
+            d.wait_by_operand[w] = wait_by_operand[w] - earlier.wait_by_operand[w];
+        return d;
+    }
+    // Adds n periods that each add `per`.
+    void add(const tally& per, std::int64_t n) {
+        const auto nd = static_cast<double>(n);
+        ops += n * per.ops;
+        dmas += n * per.dmas;
+        hbm_bytes += n * per.hbm_bytes;
+        onchip_bytes += n * per.onchip_bytes;
+        idle += n * per.idle;
+        for (std::size_t c = 0; c < max_cores; ++c) {
+            overhead[c] += nd * per.overhead[c];
+            issue[c] += nd * per.issue[c];
+            compute[c] += nd * per.compute[c];
+            wait[c] += nd * per.wait[c];
+        }
+        hbm_busy += nd * per.hbm_busy;
+        for (std::size_t w = 0; w < wait_by_operand.size(); ++w)
+            wait_by_operand[w] += nd * per.wait_by_operand[w];
+    }
 };
 // The per-step rows of one kind at a boundary (options::per_step): how many there are, how
 // many times a core went back to an older row (a step value recurring), and each core's current
@@ -51,8 +91,8 @@ struct tally {
 struct book_mark {
     std::size_t rows = 0;
     std::int64_t recurred = 0;
-    std::array<int, 2> open{-1, -1};
-    std::array<step_times, 2> open_row{};
+    per_core<int> open = each_core(-1);
+    per_core<step_times> open_row{};
 };
 // The rows of result::steps ([0]) and result::inner_steps ([1]) at a boundary.
 struct row_mark {
@@ -132,13 +172,8 @@ inline bool same_state(const boundary& a, const boundary& b) {
 
 // ---- The joint lane: both cores of a megacore chip running (docs/model.md §11) ----------------
 
-// The totals of both cores a joint period adds.
-struct joint_tally {
-    std::int64_t ops = 0, dmas = 0, hbm_bytes = 0, onchip_bytes = 0, idle = 0;
-    std::array<double, 2> overhead{}, issue{}, compute{}, wait{};
-    double hbm_busy = 0;
-    std::array<double, max_operands + 1> wait_by_operand{};
-};
+// The joint lane runs exactly two cores (cores 0 and 1; with more, only the one-core lane skips).
+inline constexpr std::size_t joint_cores = 2;
 
 // The chip at a step boundary of core 0 (core 0 about to run the first op of a new step): both
 // cores' live DMAs (ids relative to their core's count of starts, start order relative to the
@@ -149,23 +184,23 @@ struct joint_boundary {
     double last_done = 0;
     double v = 0;   // the HBM channel's virtual byte count at t
     double d1 = 0;  // core 1's clock - t
-    std::array<std::uint32_t, 2> starts{};
-    std::array<std::uint32_t, 2> step{};  // core 0: its new step; core 1: its last op's step
+    std::array<std::uint32_t, joint_cores> starts{};
+    std::array<std::uint32_t, joint_cores> step{};  // core 0: its new step; core 1: its last op's step
     std::uint8_t state1 = 0;              // core 1 ready or blocked (on a DMA)
     wait_target waits_on1{};              // the wait core 1 is blocked in: its op::waits_on
     std::uint32_t wait1 = 0;              // and the DMA's id relative to core 1's starts
     std::uint64_t key = 0;
-    std::array<std::uint64_t, 2> hash{};
-    joint_tally sum;
+    std::array<std::uint64_t, joint_cores> hash{};
+    tally sum;
     row_mark rows;
     std::size_t spans = 0;  // timeline spans recorded before it
     std::vector<dma_snap> snap;
-    std::array<std::vector<op>, 2> batch;  // per core, normalized to this boundary
+    std::array<std::vector<op>, joint_cores> batch;  // per core, normalized to this boundary
     std::vector<std::uint32_t> cuts1;      // where in batch[1] a batch of core 1's source began
 };
 
 inline bool same_joint_ops(const joint_boundary& x, const joint_boundary& y) {
-    for (std::size_t c = 0; c < 2; ++c) {
+    for (std::size_t c = 0; c < joint_cores; ++c) {
         const auto& a = x.batch[c];
         const auto& b = y.batch[c];
         if (x.hash[c] != y.hash[c] || a.size() != b.size()) return false;

@@ -157,7 +157,7 @@ struct dma_note {
 /// What a runner did, counted as it ran (tests compare it with the plan).
 struct run_stats {
     index_t steps = 0;                    ///< bodies run, all cores
-    std::array<index_t, 2> core_steps{};  ///< bodies run per core
+    per_core<index_t> core_steps{};       ///< bodies run per core
     index_t dma_in = 0;                   ///< HBM → window copies (fetch, sync_in, restore)
     index_t dma_out = 0;                  ///< window → HBM copies (write, write_sync, sync_out)
     index_t bytes_in = 0;
@@ -171,7 +171,7 @@ struct run_stats {
     index_t inner_steps = 0;  ///< steps of pipelines run inside bodies (emit_pipeline)
     index_t inner_dmas = 0;   ///< and their DMAs
     index_t inner_bytes = 0;
-    std::array<index_t, 2> vmem_peak{};  ///< per core: the most VMEM inner pipelines had live
+    per_core<index_t> vmem_peak{};  ///< per core: the most VMEM inner pipelines had live
     /// Steps made in bulk, as whole periods the timing model's fast lane skipped without their
     /// ops being made (timing-only runs, runner::skip_periods).
     index_t skipped_steps = 0;
@@ -179,7 +179,7 @@ struct run_stats {
 
     run_stats& operator+=(const run_stats& o) {
         steps += o.steps;
-        for (std::size_t c = 0; c < 2; ++c) core_steps[c] += o.core_steps[c];
+        for (std::size_t c = 0; c < max_cores; ++c) core_steps[c] += o.core_steps[c];
         dma_in += o.dma_in;
         dma_out += o.dma_out;
         bytes_in += o.bytes_in;
@@ -196,7 +196,8 @@ struct run_stats {
         inner_dmas += o.inner_dmas;
         inner_bytes += o.inner_bytes;
         skipped_steps += o.skipped_steps;
-        for (std::size_t c = 0; c < 2; ++c) vmem_peak[c] = vmem_peak[c] > o.vmem_peak[c] ? vmem_peak[c] : o.vmem_peak[c];
+        for (std::size_t c = 0; c < max_cores; ++c)
+            vmem_peak[c] = vmem_peak[c] > o.vmem_peak[c] ? vmem_peak[c] : o.vmem_peak[c];
         total_work += o.total_work;
         return *this;
     }
