@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,34 @@ TEST(FourCores, RunOnDataAndPrediction) {
     EXPECT_EQ(one.stats.core_steps[0], 8);
     EXPECT_LT(rep.device_time, one.device_time);
     EXPECT_GT(rep.device_time, 0.5 * one.device_time);
+}
+
+// The report, its per-step table, the SVG timeline and the Chrome trace show all four cores.
+TEST(FourCores, ReportsShowEveryCore) {
+    QuadAdd call;
+    call.options.timeline = true;
+    call.options.per_step = per_step_rows::always;
+    const report rep = call.predict(add_body);
+    ASSERT_EQ(rep.steps.size(), 8u);
+    per_core<int> rows{};
+    for (const auto& s : rep.steps) ++rows[static_cast<std::size_t>(s.core)];
+    EXPECT_EQ(rows, (per_core<int>{2, 2, 2, 2}));
+    std::ostringstream text, steps;
+    text << rep;
+    print_steps(steps, rep, 100);
+    EXPECT_TRUE(has(text.str(), "quad, 4 cores")) << text.str();
+    EXPECT_TRUE(has(text.str(), "core 3 ")) << text.str();
+    int core3_rows = 0;
+    std::istringstream lines(steps.str());
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream f(line);
+        std::string step, core;
+        f >> step >> core;
+        core3_rows += core == "3";
+    }
+    EXPECT_EQ(core3_rows, 2) << steps.str();
+    EXPECT_TRUE(has(to_svg(rep), "core 3 stream"));
+    EXPECT_TRUE(has(to_chrome_trace(rep), "TensorCore 3 (quad)"));
 }
 
 TEST(FourCores, ComputeBoundKernelScalesWithTheCores) {

@@ -91,7 +91,7 @@ struct report {
     /// inner_row::inputs), bit 0 its body's copies and the DMAs of pipelines nested deeper.
     /// (A row of `steps` counts all inner pipelines' waits as body copies, bit 0.)
     std::vector<sim::step_times> inner_steps;
-    std::array<std::vector<stream::inner_row>, 2> inner_rows;  ///< per core: what inner row k is
+    per_core<std::vector<stream::inner_row>> inner_rows;  ///< per core: what inner row k is
     std::vector<sim::span> timeline;         ///< when recorded
     std::vector<dma_note> notes;             ///< what each DMA span's label refers to
     std::vector<std::string> operand_names;  ///< "in0", "out0", … (exporters name DMAs with them)

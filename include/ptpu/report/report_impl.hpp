@@ -135,7 +135,7 @@ PTPU_COMPILED void nest_inner_rows(report& r) {
     std::map<std::tuple<int, std::uint32_t, std::uint32_t>, std::size_t> at;  // (core, step, sub) -> row
     std::vector<std::uint32_t> chain;  // a row's sub, its parent's, ... to depth 1
     for (const sim::step_times& x : own) {
-        const auto& t = r.inner_rows[static_cast<std::size_t>(x.core) & 1u];
+        const auto& t = r.inner_rows[static_cast<std::size_t>(x.core) % max_cores];
         chain.clear();
         // (Parents are numbered before their children: parent < k, so the walk ends.)
         for (std::uint32_t k = x.sub; k != 0 && k <= t.size(); k = t[k - 1].parent < k ? t[k - 1].parent : 0)
@@ -248,7 +248,7 @@ PTPU_COMPILED std::ostream& operator<<(std::ostream& os, const report& r) {
 
 namespace detail {
 PTPU_COMPILED std::string inner_label(const report& r, const sim::step_times& s) {
-    const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) & 1u];
+    const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) % max_cores];
     if (s.sub == 0 || s.sub > t.size()) return "p?";
     const stream::inner_row& w = t[s.sub - 1];
     std::string l = "p";  // (appends: g++ 12 -O3 warns falsely on "p" + std::string&&, -Wrestrict)
@@ -259,7 +259,7 @@ PTPU_COMPILED std::string inner_label(const report& r, const sim::step_times& s)
 }
 
 PTPU_COMPILED std::string inner_pipeline_name(const report& r, const sim::step_times& s) {
-    const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) & 1u];
+    const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) % max_cores];
     std::string n;
     for (std::uint32_t k = s.sub; k != 0 && k <= t.size(); k = t[k - 1].parent < k ? t[k - 1].parent : 0) {
         std::string p = "p";
@@ -270,7 +270,7 @@ PTPU_COMPILED std::string inner_pipeline_name(const report& r, const sim::step_t
 }
 
 PTPU_COMPILED std::string inner_operand_name(const report& r, const sim::step_times& s, std::size_t k) {
-    const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) & 1u];
+    const auto& t = r.inner_rows[static_cast<std::size_t>(s.core) % max_cores];
     const std::size_t inputs = s.sub >= 1 && s.sub <= t.size() ? t[s.sub - 1].inputs : 0;
     std::string n = inner_pipeline_name(r, s);
     n += k < inputs ? ":in" : ":out";
@@ -315,13 +315,13 @@ PTPU_COMPILED void print_steps(std::ostream& os, const report& r, std::size_t ma
         step << std::setw(8) << s.step;
         line(s, step.str());
         ++n;
-        std::size_t& k = next[static_cast<std::size_t>(s.core) & 1u];
+        std::size_t& k = next[static_cast<std::size_t>(s.core) % max_cores];
         while (k < r.inner_steps.size() && r.inner_steps[k].step == s.step) {
             if (n == max_rows) break;
             // Indented two columns per level of nesting: a deeper pipeline's rows under the inner
             // step whose body ran them.
             const sim::step_times& x = r.inner_steps[k];
-            const auto& t = r.inner_rows[static_cast<std::size_t>(x.core) & 1u];
+            const auto& t = r.inner_rows[static_cast<std::size_t>(x.core) % max_cores];
             const int depth = x.sub >= 1 && x.sub <= t.size() ? std::max(1, int{t[x.sub - 1].depth}) : 1;
             std::ostringstream in;
             in << std::string(static_cast<std::size_t>(2 * depth), ' ') << std::left

@@ -111,7 +111,8 @@ PTPU_COMPILED dma_lane_set dma_lanes(const report& r) {
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return r.timeline[a].begin < r.timeline[b].begin; });
     // busy[core][group]: when each sub-lane frees; sub[i]: the span's sub-lane.
-    std::vector<std::vector<std::vector<double>>> busy(2, std::vector<std::vector<double>>(n_ops + 2));
+    std::vector<std::vector<std::vector<double>>> busy(max_cores,
+                                                       std::vector<std::vector<double>>(n_ops + 2));
     std::vector<std::size_t> sub(r.timeline.size(), 0), width(n_ops + 2, 0);
     for (std::size_t i : order) {
         const sim::span& s = r.timeline[i];
