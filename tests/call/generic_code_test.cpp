@@ -9,6 +9,7 @@
 
 #include <ptpu/ptpu.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <string_view>
@@ -317,4 +318,55 @@ TEST(GenericCode, DynamicPipelineInAClassTemplate) {
             for (std::size_t k = 0; k < x.size(); ++k)
                 ASSERT_EQ(z.data()[k], x.data()[k] + y.data()[k]) << block_rows << " " << b << " " << k;
         }
+}
+
+namespace {
+// A v5p with `Cores` TensorCores (1 to max_cores), as a user's own chip.
+template <int Cores>
+constexpr chip with_cores() {
+    chip c = tpu::v5p;
+    c.cores_per_chip = Cores;
+    c.megacore = Cores > 1;
+    return c;
+}
+
+// An element type and a core count as template parameters: the split (per_core tables), the
+// run on data and the per-core report of a run-time configured call.
+template <class T, int Cores>
+void split_add_over_cores() {
+    using Op = Operand<T, 2>;
+    dynamic_call<In<Op, Op>, Out<Op>> d;
+    d.chip = with_cores<Cores>();
+    d.grid = {8};
+    d.semantics = {parallel};
+    d.in[0] = {.shape = {64, 128}, .block = {8, 128}, .index_map = [](index_t i) { return idx(i, 0); }};
+    d.in[1] = d.in[0];
+    d.out[0] = d.in[0];
+    const plan_info info = d.info();
+    ASSERT_EQ(info.cores, Cores);
+    per_core<index_t> begin = each_core(index_t{8});
+    for (int c = 0; c < Cores; ++c) begin[static_cast<std::size_t>(c)] = c * ((8 + Cores - 1) / Cores);
+    for (int c = 0; c < Cores; ++c)
+        EXPECT_EQ(info.core_begin[static_cast<std::size_t>(c)],
+                  std::min<index_t>(8, begin[static_cast<std::size_t>(c)]))
+            << Cores << " cores, core " << c;
+    std::vector<T> x(64 * 128), y(64 * 128);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        x[i] = static_cast<T>(i % 100);
+        y[i] = static_cast<T>(3);
+    }
+    auto [z, rep] = d([](auto a, auto b, auto o) { store(o, load(a) + load(b)); }, x, y);
+    for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(z.vector()[i], x[i] + y[i]) << i;
+    ASSERT_EQ(rep.cores, Cores);
+    index_t steps = 0;
+    for (int c = 0; c < Cores; ++c) steps += rep.core[static_cast<std::size_t>(c)].steps;
+    EXPECT_EQ(steps, 8);
+}
+}  // namespace
+
+TEST(GenericCode, CoreCountAsATemplateParameter) {
+    split_add_over_cores<float, 1>();
+    split_add_over_cores<float, 2>();
+    split_add_over_cores<std::int32_t, 3>();
+    split_add_over_cores<float, 4>();
 }
