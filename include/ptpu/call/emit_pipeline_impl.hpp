@@ -96,6 +96,12 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
             const std::vector<stream::inner_row>& rows = r.inner_rows();
             for (std::size_t k = outer.nested_rows.size() - rows_base; k < rows.size(); ++k)
                 outer.nested_rows.push_back(rows[k]);
+            if (ops.empty()) return;
+            if (outer.inner_ops != nullptr) {  // straight into the enclosing runner's batch
+                outer.inner_ops(outer.flush_self, inner_handover{ops, base, first, rows_base, inputs});
+                first = false;
+                return;
+            }
             for (const stream::op& o : ops) {
                 body_op_record rec;
                 rec.kind = body_op_kind::stream_op;

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,17 @@ struct body_op_record {
     /// kernel_context::nested_rows (op.sub = k is nested_rows[rows_base + k - 1]).
     std::uint32_t rows_base = 0;
     std::uint8_t inputs = 0;  ///< stream_op: the inputs of the pipeline whose op it is (inner_row::inputs)
+};
+
+/// Ops an inner pipeline's runner made, handed to the runner of the body that runs it: their DMA
+/// numbers start at `seq` among the body's, `begins` when the first is the invocation's first,
+/// `rows_base` and `inputs` as in body_op_record.
+struct inner_handover {
+    std::span<const stream::op> ops;
+    std::uint32_t seq = 0;
+    bool begins = false;
+    std::uint32_t rows_base = 0;
+    std::uint8_t inputs = 0;
 };
 
 namespace detail {
@@ -330,6 +342,10 @@ struct kernel_context : call_state, body_tally {
     /// Set by the runner: writes the body's ops so far into its batch (before a yield).
     void (*flush_ops)(void* self) = nullptr;
     void* flush_self = nullptr;
+    /// Set by the runner while its batch may grow: writes an inner pipeline's ops straight into
+    /// it, after the body's ops so far (as body_op_kind::stream_op records would be, without
+    /// making them). Null: the inner ops go to body_ops as records.
+    void (*inner_ops)(void* self, const inner_handover& h) = nullptr;
     index_t vmem_used = 0;   ///< bytes of VMEM in use on this core: the call's, plus inner pipelines'
     index_t vmem_peak = 0;   ///< the most vmem_used reached (inner pipelines' windows included)
     int pipeline_depth = 0;  ///< 0: the call's body; k: the body of a pipeline k levels in

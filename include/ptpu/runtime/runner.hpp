@@ -73,6 +73,7 @@ public:
         }
         kctx_.flush_ops = [](void* self) { static_cast<runner*>(self)->flush_body_ops(); };
         kctx_.flush_self = this;
+        kctx_.inner_ops = take_inner_ops_of;
         kctx_.notes = opt.notes ? notes : nullptr;
         // (Race detection follows every DMA's start and wait: no step is made from another's ops.)
         repeat_on_ = opt.timing_only && !opt.notes && !opt.semaphores && !kctx.detect_races;
@@ -396,6 +397,16 @@ private:
     // (a sync_copy is a start and its wait). Called when the body ends (emit_body) and when it
     // blocks in a semaphore wait (kernel_context::flush_ops).
     void flush_body_ops();
+    // An inner pipeline's op `o`, the body's DMA number `seq` among its inner DMAs (its start's),
+    // into the batch: its DMA gets an id of this runner's, its row is numbered under this
+    // runner's rows (inner_sub, nested_sub), its wait marked as an inner pipeline's.
+    void emit_inner_op(const stream::op& o, std::uint32_t seq, bool begins, std::uint32_t rows_base,
+                       std::uint8_t inputs, std::uint32_t step);
+    // kernel_context::inner_ops: the body's records so far, what it charged before, then the ops.
+    void take_inner_ops(const inner_handover& h);
+    static void take_inner_ops_of(void* self, const inner_handover& h) {
+        static_cast<runner*>(self)->take_inner_ops(h);
+    }
     // The inner row (op::sub) of step `step` of the body's `call`-th pipeline: numbered on first
     // sight, so that every outer step running the same pipelines gives its ops the same rows.
     std::uint16_t inner_sub(std::uint32_t call, std::uint32_t step, std::uint8_t inputs);

@@ -207,46 +207,9 @@ inline auto runner::flush_body_ops() -> void {
         if (r.kind != body_op_kind::stream_op || !(r.before == work{}))
             emit(stream::op_kind::compute, 0, work_number(r.before), 0, true, 0, step);
         switch (r.kind) {
-            case body_op_kind::stream_op: {  // an inner pipeline's op: its DMA gets an id here
-                const stream::op& o = r.op;
-                std::uint32_t id = 0;
-                if (o.kind == stream::op_kind::dma_start && o.sem == 0) {
-                    id = next_id_++;
-                    if (body_ids_.size() <= r.seq) body_ids_.resize(r.seq + 1, 0);
-                    body_ids_[r.seq] = id;
-                    if (opt_.notes) labels_.push_back(o.label);
-                    cur_meta_.start = true;
-                } else if (o.kind == stream::op_kind::dma_wait) {
-                    id = r.seq < body_ids_.size() ? body_ids_[r.seq] : 0;
-                }
-                emit(o.kind, id, o.work, o.bytes, o.far, o.label, step);
-                cur_meta_.start = false;
-                stream::op& out = ops_[n_out_ - 1];
-                out.sem = o.sem;
-                out.core = o.core;
-                out.dma_sem = o.dma_sem;
-                out.run = o.run;
-                if (r.begins) {  // a new invocation: the body's first, or its next
-                    inner_call_ = inner_body_ == body_step_ ? inner_call_ + 1 : 0;
-                    inner_body_ = body_step_;
-                }
-                out.sub = inner_sub(inner_call_, o.step, r.inputs);
-                // An inner pipeline's operands are not the call's (body DMA time for it), but
-                // those of the op's inner row (wait_pipeline::inner): the inner runner's own
-                // operand, or a deeper one's as that runner marked it.
-                stream::wait_target on = o.waits_on;
-                if (o.sub != 0) {  // a deeper pipeline's
-                    out.sub = nested_sub(out.sub, r.rows_base, o.sub);
-                    const std::size_t at = std::size_t{r.rows_base} + o.sub - 1;
-                    if (out.sub == 0 || at >= kctx_.nested_rows.size() ||
-                        inner_rows_[out.sub - 1u].depth != kctx_.nested_rows[at].depth)
-                        on = {};  // (past max_inner_rows: no row of its own, its waits are body copies)
-                } else if (on.pipeline == stream::wait_pipeline::own) {
-                    on.pipeline = stream::wait_pipeline::inner;
-                }
-                out.waits_on = out.sub != 0 ? on : stream::wait_target{};
+            case body_op_kind::stream_op:
+                emit_inner_op(r.op, r.seq, r.begins, r.rows_base, r.inputs, step);
                 break;
-            }
             case body_op_kind::sync_dma:
             case body_op_kind::async_dma: {
                 const bool async = r.kind == body_op_kind::async_dma;
@@ -276,6 +239,62 @@ inline auto runner::flush_body_ops() -> void {
         }
     }
     kctx_.body_ops.clear();
+}
+
+inline auto runner::emit_inner_op(const stream::op& o, std::uint32_t seq, bool begins,
+                                  std::uint32_t rows_base, std::uint8_t inputs, std::uint32_t step) -> void {
+    std::uint32_t id = 0;  // its DMA gets an id of this runner's here
+    if (o.kind == stream::op_kind::dma_start && o.sem == 0) {
+        id = next_id_++;
+        if (body_ids_.size() <= seq) body_ids_.resize(std::size_t{seq} + 1, 0);
+        body_ids_[seq] = id;
+        if (opt_.notes) labels_.push_back(o.label);
+        cur_meta_.start = true;
+    } else if (o.kind == stream::op_kind::dma_wait) {
+        id = seq < body_ids_.size() ? body_ids_[seq] : 0;
+    }
+    emit(o.kind, id, o.work, o.bytes, o.far, o.label, step);
+    cur_meta_.start = false;
+    stream::op& out = ops_[n_out_ - 1];
+    out.sem = o.sem;
+    out.core = o.core;
+    out.dma_sem = o.dma_sem;
+    out.run = o.run;
+    if (begins) {  // a new invocation: the body's first, or its next
+        inner_call_ = inner_body_ == body_step_ ? inner_call_ + 1 : 0;
+        inner_body_ = body_step_;
+    }
+    out.sub = inner_sub(inner_call_, o.step, inputs);
+    // An inner pipeline's operands are not the call's (body DMA time for it), but those of the
+    // op's inner row (wait_pipeline::inner): the inner runner's own operand, or a deeper one's as
+    // that runner marked it.
+    stream::wait_target on = o.waits_on;
+    if (o.sub != 0) {  // a deeper pipeline's
+        out.sub = nested_sub(out.sub, rows_base, o.sub);
+        const std::size_t at = std::size_t{rows_base} + o.sub - 1;
+        if (out.sub == 0 || at >= kctx_.nested_rows.size() ||
+            inner_rows_[out.sub - 1u].depth != kctx_.nested_rows[at].depth)
+            on = {};  // (past max_inner_rows: no row of its own, its waits are body copies)
+    } else if (on.pipeline == stream::wait_pipeline::own) {
+        on.pipeline = stream::wait_pipeline::inner;
+    }
+    out.waits_on = out.sub != 0 ? on : stream::wait_target{};
+}
+
+inline auto runner::take_inner_ops(const inner_handover& h) -> void {
+    flush_body_ops();  // the body's records so far come first
+    const auto step = static_cast<std::uint32_t>(body_step_);
+    cur_meta_ = op_meta{event_kind::body, 0, 0, false};
+    bool begins = h.begins;
+    for (const stream::op& o : h.ops) {
+        ++body_ops_;
+        if (!(kctx_.body_work == work{})) {  // what the body charged before the pipeline
+            emit(stream::op_kind::compute, 0, work_number(kctx_.body_work), 0, true, 0, step);
+            kctx_.body_work = work{};
+        }
+        emit_inner_op(o, h.seq + o.dma, begins, h.rows_base, h.inputs, step);
+        begins = false;
+    }
 }
 
 inline auto runner::inner_sub(std::uint32_t call, std::uint32_t step, std::uint8_t inputs) -> std::uint16_t {

@@ -149,7 +149,16 @@ inline auto runner::repeat() -> int {
                         static_cast<std::uint32_t>(g),
                         static_cast<std::uint32_t>(g),
                         opt_.pipeline};
-    invoke_body(body_event_);
+    {
+        // The batch still holds the last step's ops: an inner pipeline's ops stay records, which
+        // finish_body() splices in.
+        struct records_only {
+            kernel_context& k;
+            ~records_only() { k.inner_ops = take_inner_ops_of; }
+        } const guard{kctx_};
+        kctx_.inner_ops = nullptr;
+        invoke_body(body_event_);
+    }
     for (int k = 0; k < r.n_move_out; ++k) move_window(r.move_out[k]);
     if (!kctx_.body_ops.empty()) return 0;
     return work_number(kctx_.body_work) == ops_[r.body_at].work ? 1 : 0;

@@ -692,7 +692,7 @@ private:
     [[gnu::noinline]] bool joint_batches_ready(int p);
 
     // Batch x is d one period k later: ids relative to `base`, steps to `step0`.
-    bool same_batch_ops(std::span<const op> x, const std::vector<op>& d, std::uint32_t base,
+    bool same_batch_ops(std::span<const op> x, std::span<const op> d, std::uint32_t base,
                         std::uint32_t step0) {
         if (x.size() != d.size()) return false;
         for (std::size_t k = 0; k < x.size(); ++k)

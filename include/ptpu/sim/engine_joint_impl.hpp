@@ -24,7 +24,7 @@ auto engine<Source>::at_joint_boundary(const op& o) -> bool {
     b.rows = mark_rows();
     b.spans = res_.timeline.size();
     for (std::size_t c = 0; c < joint_cores; ++c) {
-        b.batch[c].clear();
+        b.batch[c].restart();
         b.hash[c] = 0;
     }
     b.cuts1.clear();

@@ -54,7 +54,7 @@ inline auto engine<Source>::at_boundary(int c, const op& o) -> bool {
     b.sum = totals();
     b.rows = mark_rows();
     b.spans = res_.timeline.size();
-    b.batch.clear();
+    b.batch.restart();
     b.hash = 0;
     b.snap.clear();
     for (const int s : live_[c].slots()) b.snap.push_back(snap_of(at(s), starts_[c], t));

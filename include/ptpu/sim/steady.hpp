@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "ptpu/sim/result.hpp"
@@ -99,6 +101,30 @@ struct row_mark {
     std::array<book_mark, 2> book{};
 };
 
+// A boundary's ops. The history rebuilt after a skip (engine::apply) copies boundaries, and
+// one period's batches then stand for many boundaries: the copies share the ops instead of
+// copying them (a step of an inner pipeline's body holds hundreds). Recording ops into a
+// boundary gives it ops of its own first (restart).
+class shared_ops {
+public:
+    [[nodiscard]] std::size_t size() const { return p_ != nullptr ? p_->size() : 0; }
+    const op& operator[](std::size_t k) const { return (*p_)[k]; }
+    [[nodiscard]] const op* begin() const { return p_ != nullptr ? p_->data() : nullptr; }
+    [[nodiscard]] const op* end() const { return p_ != nullptr ? p_->data() + p_->size() : nullptr; }
+    void restart() {
+        if (p_ == nullptr || p_.use_count() > 1)
+            p_ = std::make_shared<std::vector<op>>();
+        else
+            p_->clear();
+    }
+    void push_back(const op& o) { p_->push_back(o); }  // (after restart: the ops are this one's)
+    op& back() { return p_->back(); }
+    operator std::span<const op>() const { return {begin(), size()}; }  // NOLINT: a view of the ops
+
+private:
+    std::shared_ptr<std::vector<op>> p_;
+};
+
 struct boundary {
     double t = 0;
     double last_done = 0;
@@ -111,7 +137,7 @@ struct boundary {
     row_mark rows;
     std::size_t spans = 0;  // timeline spans recorded before it (options::timeline)
     std::vector<dma_snap> snap;
-    std::vector<op> batch;  // the ops from this boundary to the next, normalized
+    shared_ops batch;  // the ops from this boundary to the next, normalized
 };
 
 // An op with its DMA id relative to the core's count of starts at boundary b and its step
@@ -195,7 +221,7 @@ struct joint_boundary {
     row_mark rows;
     std::size_t spans = 0;  // timeline spans recorded before it
     std::vector<dma_snap> snap;
-    std::array<std::vector<op>, joint_cores> batch;  // per core, normalized to this boundary
+    std::array<shared_ops, joint_cores> batch;  // per core, normalized to this boundary
     std::vector<std::uint32_t> cuts1;      // where in batch[1] a batch of core 1's source began
 };
 
