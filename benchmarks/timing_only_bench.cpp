@@ -5,7 +5,8 @@
 // matmul (its pattern repeats every 16 steps) at 16,384 and 262,144 steps, the 3-operand kernel
 // on v5p's two TensorCores, the 3-operand kernel at 65,536 steps with the timeline recorded (fast
 // lane on and off), the timing model alone on the same op stream, and the kernels whose steps the
-// body drives: inner pipelines (emit_pipeline: 256 outer steps of 256 inner ones, and one gridless
+// body drives: inner pipelines (emit_pipeline: 256 outer steps of 256 inner ones, on one core and
+// on v5p's two, and one gridless
 // outer step running 65,536, the custom-buffered pattern) and a pipeline written by hand with
 // async copies and DMA semaphores, reported per inner (or grid) step.
 #include <benchmark/benchmark.h>
@@ -197,6 +198,26 @@ void BM_PredictNested(benchmark::State& st) {
     st.SetItemsProcessed(st.iterations() * inner_steps);
 }
 
+// The same on v5p's two TensorCores: the outer grid split between them (both cores' history
+// of step boundaries is kept jointly).
+using OuterMegacore = pallas_call<Grid<256>, Semantics<parallel>, In<Arg<XI, AnyXI>, Arg<XI, AnyXI>>,
+                                  Out<Arg<XI, AnyXI>>, Chip<tpu::v5p>>;
+
+void BM_PredictNestedMegacore(benchmark::State& st) {
+    const OuterMegacore call{{.per_step = per_step_rows::never}};
+    for (auto _ : st) {
+        auto rep = call.predict([](auto a, auto b, auto c) {
+            const index_t i = program_id(0);
+            emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) + load(y)); }, {256},
+                          in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(i * 2048, 2048), ds(0, 128)),
+                                                                 b.at(ds(i * 2048, 2048), ds(0, 128)),
+                                                                 c.at(ds(i * 2048, 2048), ds(0, 128)));
+        });
+        benchmark::DoNotOptimize(rep.device_time);
+    }
+    st.SetItemsProcessed(st.iterations() * inner_steps);
+}
+
 void BM_PredictNestedOnce(benchmark::State& st) {
     const OuterOnce call{{.per_step = per_step_rows::never}};
     for (auto _ : st) {
@@ -253,6 +274,7 @@ BENCHMARK(BM_PredictMegacore)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictTimeline)->ArgName("fast_lane")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_ModelOnly)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictNested)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_PredictNestedMegacore)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictNestedOnce)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictAsyncCopies)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK_MAIN();
