@@ -166,6 +166,47 @@ TEST(EmitPipeline, NestedInAGridAndSplitOverCores) {
     EXPECT_NEAR(rm.core[0].compute, rm.core[1].compute, 1e-12);
 }
 
+// A timing-only run makes a step from the last one's ops when the steps repeat; a body that runs
+// an inner pipeline at one such step only has that pipeline's ops spliced into the step. The
+// prediction equals the run on data (which makes every step in full): the same device time,
+// breakdown, inner steps and DMAs, and the per-step rows.
+TEST(EmitPipeline, InnerPipelineAtOneRepeatedStep) {
+    using Y = Array<float, 64, 128>;
+    using Blk = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }>;
+    using Call = pallas_call<Grid<8>, In<Arg<Y, Blk>, Arg<Y, AnyFull>>, Out<Arg<Y, Blk>, Arg<Y, AnyFull>>,
+                             Chip<tpu::v5e>>;
+    const auto body = [](auto x, auto yh, auto o, auto zh) {
+        store(o, load(x) * 2.0f);
+        if (program_id(0) == 5)
+            emit_pipeline([](auto a, auto b) { store(b, load(a) + 1.0f); }, {8}, in_specs<Blk>,
+                          out_specs<Blk>)(yh, zh);
+    };
+    host_array<Y> x, y;
+    std::iota(x.begin(), x.end(), 0.0f);
+    std::iota(y.begin(), y.end(), 100.0f);
+    Call call;
+    call.options.per_step = per_step_rows::always;
+    auto [o, z, rep] = call(body, x, y);
+    for (std::size_t k = 0; k < x.size(); ++k) {
+        ASSERT_EQ(o.vector()[k], 2.0f * x.vector()[k]);
+        ASSERT_EQ(z.vector()[k], y.vector()[k] + 1.0f);
+    }
+    const report pred = call.predict(body);
+    EXPECT_EQ(rep.stats.inner_steps, 8);
+    EXPECT_EQ(pred.stats.inner_steps, 8);
+    EXPECT_EQ(pred.stats.inner_dmas, rep.stats.inner_dmas);
+    EXPECT_EQ(pred.stats.dma_in, rep.stats.dma_in);
+    EXPECT_EQ(pred.stats.dma_out, rep.stats.dma_out);
+    EXPECT_EQ(pred.device_time, rep.device_time);
+    EXPECT_EQ(pred.core[0].compute, rep.core[0].compute);
+    EXPECT_EQ(pred.core[0].exposed_dma, rep.core[0].exposed_dma);
+    ASSERT_EQ(pred.steps.size(), rep.steps.size());
+    for (std::size_t k = 0; k < rep.steps.size(); ++k)
+        EXPECT_EQ(pred.steps[k].end, rep.steps[k].end) << "step " << k;
+    ASSERT_EQ(pred.inner_steps.size(), 8u);
+    EXPECT_EQ(pred.inner_steps.size(), rep.inner_steps.size());
+}
+
 // In an inner body, program_id and num_programs would be the enclosing kernel's (as in Pallas),
 // which code ported from a kernel body reads as the inner grid's: K3. pipeline_index and
 // pipeline_size are the inner grid's; outer_program_id and outer_num_programs the kernel's.
