@@ -336,15 +336,16 @@ PTPU_COMPILED void check_dims(const dims_value& s, std::size_t rank, const char*
 }
 #endif
 
-/// The elements of an array of T and shape `s` (operand k of `role`), or ptpu[V3] naming it and
-/// the dim when they, or their bytes, overflow index_t.
-template <class T>
-index_t elems_of(const dims_value& s, const char* role, std::size_t k) {
+/// The elements of an array of `itemsize`-byte elements and shape `s` (operand k of `role`), or
+/// ptpu[V3] naming it and the dim when they, or their bytes, overflow index_t.
+PTPU_COMPILED index_t elems_of(const dims_value& s, index_t itemsize, const char* role, std::size_t k);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t elems_of(const dims_value& s, index_t itemsize, const char* role, std::size_t k) {
     index_t n = 0;
     int at = 0;
     index_t bytes = 0;
     const bool elems_fit = product_fits(s.begin(), s.size(), n, &at);
-    if (!elems_fit || !mul_fits(n, itemsize(dtype_of<T>), bytes)) {
+    if (!elems_fit || !mul_fits(n, itemsize, bytes)) {
         if (elems_fit) at = s.size() - 1;  // the bytes overflow
         std::string shape;
         for (index_t e : s) shape += (shape.empty() ? "" : ", ") + std::to_string(e);
@@ -354,6 +355,29 @@ index_t elems_of(const dims_value& s, const char* role, std::size_t k) {
     }
     return n;
 }
+#endif
+/// The same for an array of T.
+template <class T>
+index_t elems_of(const dims_value& s, const char* role, std::size_t k) {
+    return elems_of(s, static_cast<index_t>(itemsize(dtype_of<T>)), role, k);
+}
+
+// ARG1: a caller's argument for operand k of `role` has another shape than the configured one,
+// or (`given` >= 0) another element count than its `want`.
+[[noreturn, gnu::cold]] PTPU_COMPILED void bad_argument_shape(const char* role, std::size_t k,
+                                                              index_t given = -1, index_t want = 0);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void bad_argument_shape(const char* role, std::size_t k, index_t given, index_t want) {
+    if (given >= 0)
+        throw error(
+            "ARG1", operand_where("dynamic_call", role, k),
+            std::to_string(given) + " elements given, the configured shape has " + std::to_string(want),
+            "pass a buffer of exactly the operand's size");
+    throw error("ARG1", operand_where("dynamic_call", role, k),
+                "the argument's shape differs from the configured one",
+                "pass an array of the operand's shape");
+}
+#endif
 
 /// A caller's argument for a dynamic operand of dtype T, rank R and shape `shape` as an HBM view
 /// (ARG1 when it does not match).
@@ -362,11 +386,7 @@ host_view<const T> dynamic_view(const X& x, const dims_value& shape, const char*
     using U = std::remove_cvref_t<X>;
     host_view<const T> v{nullptr, static_cast<int>(R), {}};
     for (std::size_t d = 0; d < R; ++d) v.shape[d] = shape[d];
-    auto mismatch = [&] {
-        throw error("ARG1", operand_where("dynamic_call", role, k),
-                    "the argument's shape differs from the configured one",
-                    "pass an array of the operand's shape");
-    };
+    auto mismatch = [&] { bad_argument_shape(role, k); };
     if constexpr (std::is_same_v<U, absent_input>) {
         return v;
     } else if constexpr (is_host_array<U>) {
@@ -387,10 +407,7 @@ host_view<const T> dynamic_view(const X& x, const dims_value& shape, const char*
         const std::span<const T> s(x);
         const index_t want = elems_of<T>(shape, role, k);
         if (static_cast<index_t>(s.size()) != want)
-            throw error("ARG1", operand_where("dynamic_call", role, k),
-                        std::to_string(s.size()) + " elements given, the configured shape has " +
-                            std::to_string(want),
-                        "pass a buffer of exactly the operand's size");
+            bad_argument_shape(role, k, static_cast<index_t>(s.size()), want);
         v.data = s.data();
         return v;
     } else {
