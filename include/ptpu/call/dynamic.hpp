@@ -145,7 +145,7 @@ struct dynamic_call {
         const auto g = static_cast<std::size_t>(grid.size());
         for (std::size_t k = 0; k < n_in + n_out; ++k) {
             const dynamic_map<ctx_type>& im = spec_of(k).index_map;
-            m[k] = (im.zero || im.eval[g] == nullptr) ? &detail::eval_map<BlockSpec<>, 0, ctx_type> : im.eval[g];
+            m[k] = (im.zero || im.eval[g] == nullptr) ? &detail::eval_zero_map : im.eval[g];
         }
         return m;
     }
@@ -307,7 +307,7 @@ private:
         const auto g = static_cast<std::size_t>(grid.size());
         for (std::size_t k = 0; k < n_in + n_out; ++k) {
             const dynamic_map<ctx_type>& im = spec_of(k).index_map;
-            s[k] = (im.zero || im.scan[g] == nullptr) ? &scan_operand<BlockSpec<>, 0, ctx_type> : im.scan[g];
+            s[k] = (im.zero || im.scan[g] == nullptr) ? &detail::scan_zero_map : im.scan[g];
         }
         return s;
     }
@@ -488,8 +488,8 @@ private:
         const call_desc outer = detail::custom_buffered_outer(desc, split ? chip.pallas_cores() : 1);
         std::array<block_fn, max_operands> zero{};
         std::array<scan_fn, max_operands> zero_scan{};
-        zero.fill(&detail::eval_map<BlockSpec<>, 0, ctx_type>);
-        zero_scan.fill(&scan_operand<BlockSpec<>, 0, ctx_type>);
+        zero.fill(&detail::eval_zero_map);
+        zero_scan.fill(&detail::scan_zero_map);
         const void* ctx_ptr = n_prefetch > 0 ? static_cast<const void*>(&ctx) : nullptr;
         const plan_tables tables =
             detail::plan_call(outer, zero.data(), ctx_ptr, zero_scan.data(), opt.memory_budget);

@@ -286,8 +286,7 @@ private:
 
     static block_fn map_of(const typename Cfg::spec& s, std::size_t g) {
         const auto& m = s.index_map;
-        return (m.zero || g >= m.eval.size() || m.eval[g] == nullptr) ? &detail::eval_map<BlockSpec<>, 0, ctx_t>
-                                                                     : m.eval[g];
+        return (m.zero || g >= m.eval.size() || m.eval[g] == nullptr) ? &detail::eval_zero_map : m.eval[g];
     }
 
     template <std::size_t K, class A, class Src>

@@ -119,6 +119,19 @@ struct map_holder {
 
 template <class Map, class Ctx, std::size_t G>
 constexpr bool map_takes = map_call<Map, std::make_index_sequence<G>, Ctx>::ok;
+
+// index_map=None (block index 0 at every step) as the planner calls it: its block_fn and its
+// pass 1, which read neither the grid point nor the prefetch context, compiled once.
+PTPU_COMPILED index_tuple<max_rank> eval_zero_map(const index_t* g, const void* ctx);
+PTPU_COMPILED bool scan_zero_map(const pipeline_desc& c, const void* ctx, operand_scan& scan);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_tuple<max_rank> eval_zero_map(const index_t* g, const void* ctx) {
+    return eval_map<BlockSpec<>, 0, void>(g, ctx);
+}
+PTPU_COMPILED bool scan_zero_map(const pipeline_desc& c, const void* ctx, operand_scan& scan) {
+    return scan_operand<BlockSpec<>, 0, void>(c, ctx, scan);
+}
+#endif
 }  // namespace detail
 
 /// An index map given at run time: the same callables as BlockSpec's (`[](index_t i, index_t j)
