@@ -101,6 +101,18 @@ PTPU_COMPILED void inner_value_error(const char* rule, bool input, int k, const 
     throw error(rule, operand_where("emit_pipeline", input ? "input" : "output", static_cast<std::size_t>(k)), what, fix);
 }
 #endif
+[[noreturn, gnu::cold]] PTPU_COMPILED void inner_bad_squeeze(bool input, int k, int squeezed,
+                                                             std::size_t rank, std::size_t kernel_rank);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void inner_bad_squeeze(bool input, int k, int squeezed, std::size_t rank,
+                                     std::size_t kernel_rank) {
+    inner_value_error("7", input, k,
+                      "the block squeezes " + std::to_string(squeezed) + " dims, its Operand<T, " +
+                          std::to_string(rank) + ", Space, " + std::to_string(kernel_rank) +
+                          "> gives the body a rank-" + std::to_string(kernel_rank) + " ref",
+                      "squeeze rank - KernelRank dims of the block");
+}
+#endif
 }  // namespace detail
 
 /// An emit_pipeline configured at run time. Options (types), in any order: In<Operand...>,
@@ -315,12 +327,7 @@ private:
             padded = padded || (e.dim.kind == dim_kind::element && (e.dim.pad_lo != 0 || e.dim.pad_hi != 0));
         }
         if (static_cast<std::size_t>(squeezed) + A::kernel_rank != A::rank)
-            detail::inner_value_error(
-                "7", input, k,
-                "the block squeezes " + std::to_string(squeezed) + " dims, its Operand<T, " +
-                    std::to_string(A::rank) + ", Space, " + std::to_string(A::kernel_rank) +
-                    "> gives the body a rank-" + std::to_string(A::kernel_rank) + " ref",
-                "squeeze rank - KernelRank dims of the block");
+            detail::inner_bad_squeeze(input, k, squeezed, A::rank, A::kernel_rank);
         if (aliased && padded)
             detail::inner_value_error("30", input, k,
                                       "Element with padding is not supported when the spec aliases its source (S17)",

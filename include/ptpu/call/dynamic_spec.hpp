@@ -62,24 +62,32 @@ struct Operand {
 template <class... Buffers>
 struct ScratchShapes {};
 
+namespace detail {
+// V1: `given` values (0: one more) for a value_list of at most n.
+[[noreturn, gnu::cold]] PTPU_COMPILED void too_many_values(std::size_t given, std::size_t n);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void too_many_values(std::size_t given, std::size_t n) {
+    throw error("V1", "dynamic_call",
+                given > 0 ? std::to_string(given) + " values, at most " + std::to_string(n)
+                          : "more than " + std::to_string(n) + " values",
+                "give at most " + std::to_string(n) + " (max_rank dims, max_operands aliases)");
+}
+#endif
+}  // namespace detail
+
 /// At most N values given at run time, e.g. `call.grid = {8, 8}`.
 template <class T, std::size_t N>
 class value_list {
 public:
     constexpr value_list() = default;
     constexpr value_list(std::initializer_list<T> l) {  // NOLINT(google-explicit-constructor)
-        if (l.size() > N)
-            throw error("V1", "dynamic_call",
-                        std::to_string(l.size()) + " values, at most " + std::to_string(N),
-                        "give at most " + std::to_string(N) + " (max_rank dims, max_operands aliases)");
+        if (l.size() > N) detail::too_many_values(l.size(), N);
         for (const T& x : l) v_[static_cast<std::size_t>(n_++)] = x;
     }
     [[nodiscard]] constexpr int size() const { return n_; }
     [[nodiscard]] constexpr bool empty() const { return n_ == 0; }
     constexpr void push_back(const T& x) {
-        if (n_ == static_cast<int>(N))
-            throw error("V1", "dynamic_call", "more than " + std::to_string(N) + " values",
-                        "give at most " + std::to_string(N) + " (max_rank dims, max_operands aliases)");
+        if (n_ == static_cast<int>(N)) detail::too_many_values(0, N);
         v_[static_cast<std::size_t>(n_++)] = x;
     }
     constexpr const T& operator[](std::size_t i) const { return v_[i]; }
