@@ -111,31 +111,14 @@ struct dynamic_call {
     /// The call as the planner sees it, with the scalar-prefetch arrays' shapes (V1 for a shape
     /// that does not fit its Operand).
     [[nodiscard]] call_desc describe(const std::array<dims_value, n_prefetch>& prefetch_shapes = {}) const {
-        call_desc c;
-        c.grid_rank = grid.size();
-        for (int i = 0; i < grid.size(); ++i) c.grid[static_cast<std::size_t>(i)] = grid[static_cast<std::size_t>(i)];
-        if (!semantics.empty()) {
-            c.has_semantics = true;
-            c.semantics_rank = semantics.size();
-            for (int i = 0; i < semantics.size(); ++i)
-                c.semantics[static_cast<std::size_t>(i)] = semantics[static_cast<std::size_t>(i)];
-        }
-        c.hw = chip;
-        c.vmem_limit = vmem_limit.value_or(chip.vmem_limit_bytes);
-        c.n_prefetch = static_cast<int>(n_prefetch);
+        call_desc c = detail::describe_dynamic_call(grid, semantics, chip, vmem_limit, n_prefetch);
         describe_prefetch(c, prefetch_shapes, prefetch_ops{});
-        c.cores = chip.pallas_cores();
         c.n_in = static_cast<int>(n_in);
         c.n_out = static_cast<int>(n_out);
         describe_ops(c, ins{}, outs{});
         c.n_scratch = static_cast<int>(n_scratch);
         describe_scratch(c, scratch_ops{});
-        c.n_alias = aliases.size();
-        for (int k = 0; k < aliases.size(); ++k) {
-            const auto [i, o] = aliases[static_cast<std::size_t>(k)];
-            c.aliases[static_cast<std::size_t>(k)] = {i, o};
-            if (o >= 0 && o < c.n_out) c.ops[static_cast<std::size_t>(c.n_in + o)].alias_of = i;
-        }
+        detail::describe_dynamic_aliases(c, aliases);
         return c;
     }
 
@@ -257,24 +240,11 @@ private:
 
     template <class A>
     operand_desc describe_op(const spec& s, operand_role role, std::size_t k) const {
-        using T = typename A::value_type;
-        const char* who = role == operand_role::input ? "input" : "output";
         static_assert(rules::require_block_space<typename A::memory>());
-        detail::check_dims(s.shape, A::rank, who, k);
-        operand_desc d;
-        d.role = role;
-        d.type = dtype_of<T>;
-        d.rank = static_cast<int>(A::rank);
-        for (std::size_t i = 0; i < A::rank; ++i) d.shape[i] = s.shape[i];
-        detail::describe_block(d, s.values(A::memory::kind));
-        // The body's ref has the Operand's kernel rank: the block squeezes the dims in between (S11).
-        int squeezed_dims = 0;
-        for (const block_entry& e : s.block) squeezed_dims += e.dim.kind == dim_kind::squeezed;
-        const bool windowed = !windowless_space<typename A::memory>;
-        if (static_cast<std::size_t>(windowed ? squeezed_dims : 0) + A::kernel_rank != A::rank)
-            detail::bad_squeeze(who, k, squeezed_dims, A::rank, A::kernel_rank);
-        s.index_map.describe(d, static_cast<std::size_t>(grid.size()));
-        return d;
+        return detail::describe_dynamic_operand(
+            s.shape, s.block, s.values(A::memory::kind), s.index_map.eval.data(), s.index_map.returned.data(),
+            static_cast<std::size_t>(grid.size()), role, k, dtype_of<typename A::value_type>, A::rank,
+            A::kernel_rank, !windowless_space<typename A::memory>);
     }
     template <class... I, class... O>
     void describe_ops(call_desc& c, detail::pack<I...>, detail::pack<O...>) const {

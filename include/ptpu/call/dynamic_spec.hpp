@@ -128,6 +128,21 @@ struct map_holder {
 template <class Map, class Ctx, std::size_t G>
 constexpr bool map_takes = map_call<Map, std::make_index_sequence<G>, Ctx>::ok;
 
+// A run-time map's form against a grid of rank g (dynamic_map::describe): eval[r] is its block_fn
+// for grid rank r (null: it does not take r indices), returned[r] the entries it returns then.
+constexpr void describe_map_form(operand_desc& d, std::size_t g, const block_fn* eval, const int* returned) {
+    if (d.zero_map) {
+        d.map_returned = d.block_rank;
+    } else if (g > max_rank || eval[g] == nullptr) {
+        d.issue = map_issue::arity;
+    } else if (returned[g] < 0) {
+        d.issue = map_issue::not_tuple;
+    } else {
+        d.map_returned = returned[g];
+        if (d.map_returned != d.block_rank) d.issue = map_issue::wrong_rank;
+    }
+}
+
 // index_map=None (block index 0 at every step) as the planner calls it: its block_fn and its
 // pass 1, which read neither the grid point nor the prefetch context, compiled once.
 PTPU_COMPILED index_tuple<max_rank> eval_zero_map(const index_t* g, const void* ctx);
@@ -173,16 +188,7 @@ struct dynamic_map {
     /// The map's form against a grid of rank `g` and the block `d` describes (checks 2, 3), as
     /// describe_operand finds it for a static map.
     constexpr void describe(operand_desc& d, std::size_t g) const {
-        if (d.zero_map) {
-            d.map_returned = d.block_rank;
-        } else if (g >= eval.size() || eval[g] == nullptr) {
-            d.issue = map_issue::arity;
-        } else if (returned[g] < 0) {
-            d.issue = map_issue::not_tuple;
-        } else {
-            d.map_returned = returned[g];
-            if (d.map_returned != d.block_rank) d.issue = map_issue::wrong_rank;
-        }
+        detail::describe_map_form(d, g, eval.data(), returned.data());
     }
 
 private:
@@ -354,6 +360,82 @@ PTPU_COMPILED void check_dims(const dims_value& s, std::size_t rank, const char*
             bad_dims(role, k,
                      "dim " + std::to_string(d) + " is " + std::to_string(s[static_cast<std::size_t>(d)]),
                      "every dimension must be >= 1");
+}
+#endif
+
+/// A dynamic_call's description before its operands: the grid, semantics, chip, VMEM limit,
+/// cores and the count of scalar-prefetch arrays.
+PTPU_COMPILED call_desc describe_dynamic_call(const dims_value& grid,
+                                              const value_list<dim_semantics, max_rank>& semantics,
+                                              const chip& hw, std::optional<index_t> vmem_limit,
+                                              std::size_t n_prefetch);
+/// Its aliases (S50), once the operands are described: the {input, output} pairs, each output
+/// marked as its input's alias.
+PTPU_COMPILED void describe_dynamic_aliases(call_desc& c,
+                                            const value_list<std::pair<int, int>, max_operands>& aliases);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED call_desc describe_dynamic_call(const dims_value& grid,
+                                              const value_list<dim_semantics, max_rank>& semantics,
+                                              const chip& hw, std::optional<index_t> vmem_limit,
+                                              std::size_t n_prefetch) {
+    call_desc c;
+    c.grid_rank = grid.size();
+    for (int i = 0; i < grid.size(); ++i)
+        c.grid[static_cast<std::size_t>(i)] = grid[static_cast<std::size_t>(i)];
+    if (!semantics.empty()) {
+        c.has_semantics = true;
+        c.semantics_rank = semantics.size();
+        for (int i = 0; i < semantics.size(); ++i)
+            c.semantics[static_cast<std::size_t>(i)] = semantics[static_cast<std::size_t>(i)];
+    }
+    c.hw = hw;
+    c.vmem_limit = vmem_limit.value_or(hw.vmem_limit_bytes);
+    c.n_prefetch = static_cast<int>(n_prefetch);
+    c.cores = hw.pallas_cores();
+    return c;
+}
+PTPU_COMPILED void describe_dynamic_aliases(call_desc& c,
+                                            const value_list<std::pair<int, int>, max_operands>& aliases) {
+    c.n_alias = aliases.size();
+    for (int k = 0; k < aliases.size(); ++k) {
+        const auto [i, o] = aliases[static_cast<std::size_t>(k)];
+        c.aliases[static_cast<std::size_t>(k)] = {i, o};
+        if (o >= 0 && o < c.n_out) c.ops[static_cast<std::size_t>(c.n_in + o)].alias_of = i;
+    }
+}
+#endif
+
+/// What the planner sees of a dynamic_call operand (`role` k) of an Operand of dtype `type`,
+/// rank `rank` and ref rank `kernel_rank` (`windowed`: its space has a window), configured by a
+/// spec of this shape, block, values (dynamic_spec::values) and map form (dynamic_map's eval and
+/// returned) against a grid of rank `grid_rank`: V1 for a shape that does not fit, 7 for a
+/// squeeze that leaves another ref rank.
+PTPU_COMPILED operand_desc describe_dynamic_operand(const dims_value& shape,
+                                                    const value_list<block_entry, max_rank>& block,
+                                                    const spec_values& v, const block_fn* eval,
+                                                    const int* returned, std::size_t grid_rank,
+                                                    operand_role role, std::size_t k, dtype type,
+                                                    std::size_t rank, std::size_t kernel_rank, bool windowed);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED operand_desc describe_dynamic_operand(
+    const dims_value& shape, const value_list<block_entry, max_rank>& block, const spec_values& v,
+    const block_fn* eval, const int* returned, std::size_t grid_rank, operand_role role, std::size_t k,
+    dtype type, std::size_t rank, std::size_t kernel_rank, bool windowed) {
+    const char* who = role == operand_role::input ? "input" : "output";
+    check_dims(shape, rank, who, k);
+    operand_desc d;
+    d.role = role;
+    d.type = type;
+    d.rank = static_cast<int>(rank);
+    for (std::size_t i = 0; i < rank; ++i) d.shape[i] = shape[i];
+    describe_block(d, v);
+    // The body's ref has the Operand's kernel rank: the block squeezes the dims in between (S11).
+    int squeezed_dims = 0;
+    for (const block_entry& e : block) squeezed_dims += e.dim.kind == dim_kind::squeezed;
+    if (static_cast<std::size_t>(windowed ? squeezed_dims : 0) + kernel_rank != rank)
+        bad_squeeze(who, k, squeezed_dims, rank, kernel_rank);
+    describe_map_form(d, grid_rank, eval, returned);
+    return d;
 }
 #endif
 
