@@ -393,10 +393,18 @@ private:
                    const run_options& opt) const {
         auto pf_views = prefetch_views(args, std::make_index_sequence<n_prefetch>{});
         const call_desc desc = describe(shapes_of(pf_views));
-        auto in_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
+        const auto in_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
             return std::tuple{detail::dynamic_view<typename in_t<K>::value_type, in_t<K>::rank>(
                 std::get<n_prefetch + K>(args), in[K].shape, "input", K)...};
-        }(std::make_index_sequence<n_in>{});
+        }
+        (std::make_index_sequence<n_in>{});
+        return execute_views(body, desc, pf_views, in_views, out_ptrs, opt);
+    }
+    // The run on the arguments as views (the same types whatever the caller passed, or nothing
+    // but shapes for predict): one instantiation per body.
+    template <class Body, class PfViews, class InViews>
+    report execute_views(Body& body, const call_desc& desc, const PfViews& pf_views, const InViews& in_views,
+                         const std::array<void*, max_operands>& out_ptrs, const run_options& opt) const {
         // HBM base pointers per operand (S50's aliases are applied once the plan holds).
         std::array<void*, max_operands> hbm{};
         [&]<std::size_t... K>(std::index_sequence<K...>) {
