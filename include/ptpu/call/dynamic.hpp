@@ -224,18 +224,12 @@ private:
 
     template <class... P>
     static void describe_prefetch(call_desc& c, const std::array<dims_value, n_prefetch>& shapes, detail::pack<P...>) {
-        [[maybe_unused]] std::size_t k = 0;
-        (
-            [&] {
-                detail::check_dims(shapes[k], P::rank, "scalar-prefetch", k);
-                const index_t bytes = detail::elems_of<typename P::value_type>(shapes[k], "scalar-prefetch", k) *
-                                      itemsize(dtype_of<typename P::value_type>);  // (fits: elems_of)
-                c.prefetch_each[k] = bytes;
-                c.prefetch_bytes = add_fits(c.prefetch_bytes, bytes, c.prefetch_bytes) ? c.prefetch_bytes
-                                                                                      : INT64_MAX;  // V3 in validate()
-                ++k;
-            }(),
-            ...);
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            (detail::describe_prefetch_array(c, shapes[K], P::rank,
+                                             itemsize(dtype_of<typename P::value_type>), K),
+             ...);
+        }
+        (std::index_sequence_for<P...>{});
     }
 
     template <class A>

@@ -465,6 +465,21 @@ index_t elems_of(const dims_value& s, const char* role, std::size_t k) {
     return elems_of(s, static_cast<index_t>(itemsize(dtype_of<T>)), role, k);
 }
 
+/// Scalar-prefetch array k of a dynamic_call, of this shape, rank and element size, into the
+/// call's description (V1 for a shape that does not fit its Operand, V3 when its bytes overflow).
+PTPU_COMPILED void describe_prefetch_array(call_desc& c, const dims_value& shape, std::size_t rank,
+                                           index_t itemsize, std::size_t k);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void describe_prefetch_array(call_desc& c, const dims_value& shape, std::size_t rank,
+                                           index_t itemsize, std::size_t k) {
+    check_dims(shape, rank, "scalar-prefetch", k);
+    const index_t bytes = elems_of(shape, itemsize, "scalar-prefetch", k) * itemsize;  // (fits: elems_of)
+    c.prefetch_each[k] = bytes;
+    c.prefetch_bytes = add_fits(c.prefetch_bytes, bytes, c.prefetch_bytes) ? c.prefetch_bytes
+                                                                           : INT64_MAX;  // V3 in validate()
+}
+#endif
+
 // ARG1: a caller's argument for operand k of `role` has another shape than the configured one,
 // or (`given` >= 0) another element count than its `want`.
 [[noreturn, gnu::cold]] PTPU_COMPILED void bad_argument_shape(const char* role, std::size_t k,
