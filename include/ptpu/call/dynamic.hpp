@@ -111,31 +111,14 @@ struct dynamic_call {
     /// The call as the planner sees it, with the scalar-prefetch arrays' shapes (V1 for a shape
     /// that does not fit its Operand).
     [[nodiscard]] call_desc describe(const std::array<dims_value, n_prefetch>& prefetch_shapes = {}) const {
-        call_desc c;
-        c.grid_rank = grid.size();
-        for (int i = 0; i < grid.size(); ++i) c.grid[static_cast<std::size_t>(i)] = grid[static_cast<std::size_t>(i)];
-        if (!semantics.empty()) {
-            c.has_semantics = true;
-            c.semantics_rank = semantics.size();
-            for (int i = 0; i < semantics.size(); ++i)
-                c.semantics[static_cast<std::size_t>(i)] = semantics[static_cast<std::size_t>(i)];
-        }
-        c.hw = chip;
-        c.vmem_limit = vmem_limit.value_or(chip.vmem_limit_bytes);
-        c.n_prefetch = static_cast<int>(n_prefetch);
+        call_desc c = detail::describe_dynamic_call(grid, semantics, chip, vmem_limit, n_prefetch);
         describe_prefetch(c, prefetch_shapes, prefetch_ops{});
-        c.cores = chip.pallas_cores();
         c.n_in = static_cast<int>(n_in);
         c.n_out = static_cast<int>(n_out);
         describe_ops(c, ins{}, outs{});
         c.n_scratch = static_cast<int>(n_scratch);
         describe_scratch(c, scratch_ops{});
-        c.n_alias = aliases.size();
-        for (int k = 0; k < aliases.size(); ++k) {
-            const auto [i, o] = aliases[static_cast<std::size_t>(k)];
-            c.aliases[static_cast<std::size_t>(k)] = {i, o};
-            if (o >= 0 && o < c.n_out) c.ops[static_cast<std::size_t>(c.n_in + o)].alias_of = i;
-        }
+        detail::describe_dynamic_aliases(c, aliases);
         return c;
     }
 
@@ -145,7 +128,7 @@ struct dynamic_call {
         const auto g = static_cast<std::size_t>(grid.size());
         for (std::size_t k = 0; k < n_in + n_out; ++k) {
             const dynamic_map<ctx_type>& im = spec_of(k).index_map;
-            m[k] = (im.zero || im.eval[g] == nullptr) ? &detail::eval_map<BlockSpec<>, 0, ctx_type> : im.eval[g];
+            m[k] = (im.zero || im.eval[g] == nullptr) ? &detail::eval_zero_map : im.eval[g];
         }
         return m;
     }
@@ -241,40 +224,21 @@ private:
 
     template <class... P>
     static void describe_prefetch(call_desc& c, const std::array<dims_value, n_prefetch>& shapes, detail::pack<P...>) {
-        [[maybe_unused]] std::size_t k = 0;
-        (
-            [&] {
-                detail::check_dims(shapes[k], P::rank, "scalar-prefetch", k);
-                const index_t bytes = detail::elems_of<typename P::value_type>(shapes[k], "scalar-prefetch", k) *
-                                      itemsize(dtype_of<typename P::value_type>);  // (fits: elems_of)
-                c.prefetch_each[k] = bytes;
-                c.prefetch_bytes = add_fits(c.prefetch_bytes, bytes, c.prefetch_bytes) ? c.prefetch_bytes
-                                                                                      : INT64_MAX;  // V3 in validate()
-                ++k;
-            }(),
-            ...);
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            (detail::describe_prefetch_array(c, shapes[K], P::rank,
+                                             itemsize(dtype_of<typename P::value_type>), K),
+             ...);
+        }
+        (std::index_sequence_for<P...>{});
     }
 
     template <class A>
     operand_desc describe_op(const spec& s, operand_role role, std::size_t k) const {
-        using T = typename A::value_type;
-        const char* who = role == operand_role::input ? "input" : "output";
         static_assert(rules::require_block_space<typename A::memory>());
-        detail::check_dims(s.shape, A::rank, who, k);
-        operand_desc d;
-        d.role = role;
-        d.type = dtype_of<T>;
-        d.rank = static_cast<int>(A::rank);
-        for (std::size_t i = 0; i < A::rank; ++i) d.shape[i] = s.shape[i];
-        detail::describe_block(d, s.values(A::memory::kind));
-        // The body's ref has the Operand's kernel rank: the block squeezes the dims in between (S11).
-        int squeezed_dims = 0;
-        for (const block_entry& e : s.block) squeezed_dims += e.dim.kind == dim_kind::squeezed;
-        const bool windowed = !windowless_space<typename A::memory>;
-        if (static_cast<std::size_t>(windowed ? squeezed_dims : 0) + A::kernel_rank != A::rank)
-            detail::bad_squeeze(who, k, squeezed_dims, A::rank, A::kernel_rank);
-        s.index_map.describe(d, static_cast<std::size_t>(grid.size()));
-        return d;
+        return detail::describe_dynamic_operand(
+            s.shape, s.block, s.values(A::memory::kind), s.index_map.eval.data(), s.index_map.returned.data(),
+            static_cast<std::size_t>(grid.size()), role, k, dtype_of<typename A::value_type>, A::rank,
+            A::kernel_rank, !windowless_space<typename A::memory>);
     }
     template <class... I, class... O>
     void describe_ops(call_desc& c, detail::pack<I...>, detail::pack<O...>) const {
@@ -307,7 +271,7 @@ private:
         const auto g = static_cast<std::size_t>(grid.size());
         for (std::size_t k = 0; k < n_in + n_out; ++k) {
             const dynamic_map<ctx_type>& im = spec_of(k).index_map;
-            s[k] = (im.zero || im.scan[g] == nullptr) ? &scan_operand<BlockSpec<>, 0, ctx_type> : im.scan[g];
+            s[k] = (im.zero || im.scan[g] == nullptr) ? &detail::scan_zero_map : im.scan[g];
         }
         return s;
     }
@@ -423,10 +387,18 @@ private:
                    const run_options& opt) const {
         auto pf_views = prefetch_views(args, std::make_index_sequence<n_prefetch>{});
         const call_desc desc = describe(shapes_of(pf_views));
-        auto in_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
+        const auto in_views = [&]<std::size_t... K>(std::index_sequence<K...>) {
             return std::tuple{detail::dynamic_view<typename in_t<K>::value_type, in_t<K>::rank>(
                 std::get<n_prefetch + K>(args), in[K].shape, "input", K)...};
-        }(std::make_index_sequence<n_in>{});
+        }
+        (std::make_index_sequence<n_in>{});
+        return execute_views(body, desc, pf_views, in_views, out_ptrs, opt);
+    }
+    // The run on the arguments as views (the same types whatever the caller passed, or nothing
+    // but shapes for predict): one instantiation per body.
+    template <class Body, class PfViews, class InViews>
+    report execute_views(Body& body, const call_desc& desc, const PfViews& pf_views, const InViews& in_views,
+                         const std::array<void*, max_operands>& out_ptrs, const run_options& opt) const {
         // HBM base pointers per operand (S50's aliases are applied once the plan holds).
         std::array<void*, max_operands> hbm{};
         [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -488,8 +460,8 @@ private:
         const call_desc outer = detail::custom_buffered_outer(desc, split ? chip.pallas_cores() : 1);
         std::array<block_fn, max_operands> zero{};
         std::array<scan_fn, max_operands> zero_scan{};
-        zero.fill(&detail::eval_map<BlockSpec<>, 0, ctx_type>);
-        zero_scan.fill(&scan_operand<BlockSpec<>, 0, ctx_type>);
+        zero.fill(&detail::eval_zero_map);
+        zero_scan.fill(&detail::scan_zero_map);
         const void* ctx_ptr = n_prefetch > 0 ? static_cast<const void*>(&ctx) : nullptr;
         const plan_tables tables =
             detail::plan_call(outer, zero.data(), ctx_ptr, zero_scan.data(), opt.memory_budget);

@@ -101,6 +101,60 @@ PTPU_COMPILED void inner_value_error(const char* rule, bool input, int k, const 
     throw error(rule, operand_where("emit_pipeline", input ? "input" : "output", static_cast<std::size_t>(k)), what, fix);
 }
 #endif
+[[noreturn, gnu::cold]] PTPU_COMPILED void inner_bad_squeeze(bool input, int k, int squeezed,
+                                                             std::size_t rank, std::size_t kernel_rank);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void inner_bad_squeeze(bool input, int k, int squeezed, std::size_t rank,
+                                     std::size_t kernel_rank) {
+    inner_value_error("7", input, k,
+                      "the block squeezes " + std::to_string(squeezed) + " dims, its Operand<T, " +
+                          std::to_string(rank) + ", Space, " + std::to_string(kernel_rank) +
+                          "> gives the body a rank-" + std::to_string(kernel_rank) + " ref",
+                      "squeeze rank - KernelRank dims of the block");
+}
+#endif
+
+// An operand of a pipeline configured by values as the planner sees it: the source ref's
+// description (dtype, rank, shape, strides), the spec's block, buffering and map form (dynamic_map's
+// eval and returned) against an inner grid of rank g; ARG1, 7 and 30 for a spec that does not
+// fit its source or Operand.
+PTPU_COMPILED operand_desc describe_value_operand(const dims_value& spec_shape,
+                                                  const value_list<block_entry, max_rank>& block,
+                                                  const spec_values& v, const block_fn* eval,
+                                                  const int* returned, std::size_t g, bool input, int k,
+                                                  dtype type, std::size_t rank, std::size_t kernel_rank,
+                                                  bool aliased, const index_t* shape, const index_t* strides);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED operand_desc describe_value_operand(
+    const dims_value& spec_shape, const value_list<block_entry, max_rank>& block, const spec_values& v,
+    const block_fn* eval, const int* returned, std::size_t g, bool input, int k, dtype type, std::size_t rank,
+    std::size_t kernel_rank, bool aliased, const index_t* shape, const index_t* strides) {
+    operand_desc d = describe_source(input ? operand_role::input : operand_role::output, type,
+                                     static_cast<int>(rank), shape, strides, k, aliased);
+    if (!spec_shape.empty()) {
+        bool same = spec_shape.size() == static_cast<int>(rank);
+        for (std::size_t i = 0; same && i < rank; ++i) same = spec_shape[i] == shape[i];
+        if (!same)
+            inner_value_error("ARG1", input, k, "the source ref's shape differs from the spec's shape",
+                              "pass a source of the spec's shape, or leave the spec's shape empty");
+    }
+    describe_block(d, v);
+    int squeezed = 0;
+    bool padded = false;
+    for (const block_entry& e : block) {
+        squeezed += e.dim.kind == dim_kind::squeezed;
+        padded = padded || (e.dim.kind == dim_kind::element && (e.dim.pad_lo != 0 || e.dim.pad_hi != 0));
+    }
+    if (static_cast<std::size_t>(squeezed) + kernel_rank != rank)
+        inner_bad_squeeze(input, k, squeezed, rank, kernel_rank);
+    if (aliased && padded)
+        inner_value_error("30", input, k,
+                          "Element with padding is not supported when the spec aliases its source (S17)",
+                          "drop the padding, or copy from an ANY/HBM source");
+    describe_map_form(d, g, eval, returned);
+    return d;
+}
+#endif
 }  // namespace detail
 
 /// An emit_pipeline configured at run time. Options (types), in any order: In<Operand...>,
@@ -286,8 +340,7 @@ private:
 
     static block_fn map_of(const typename Cfg::spec& s, std::size_t g) {
         const auto& m = s.index_map;
-        return (m.zero || g >= m.eval.size() || m.eval[g] == nullptr) ? &detail::eval_map<BlockSpec<>, 0, ctx_t>
-                                                                     : m.eval[g];
+        return (m.zero || g >= m.eval.size() || m.eval[g] == nullptr) ? &detail::eval_zero_map : m.eval[g];
     }
 
     template <std::size_t K, class A, class Src>
@@ -298,36 +351,10 @@ private:
         static_assert(detail::check_inner_space_kinds<typename A::memory, typename src::named>());
         constexpr bool aliased = detail::aliased_space<typename A::memory, typename src::space>();
         constexpr bool input = K < n_in;
-        constexpr int k = static_cast<int>(input ? K : K - n_in);
-        operand_desc d =
-            detail::describe_source(input ? operand_role::input : operand_role::output, r, k, aliased);
-        if (!s.shape.empty()) {
-            bool same = s.shape.size() == static_cast<int>(A::rank);
-            for (std::size_t i = 0; same && i < A::rank; ++i) same = s.shape[i] == r.shape()[i];
-            if (!same)
-                detail::inner_value_error("ARG1", input, k, "the source ref's shape differs from the spec's shape",
-                                          "pass a source of the spec's shape, or leave the spec's shape empty");
-        }
-        detail::describe_block(d, s.values(A::memory::kind));
-        int squeezed = 0;
-        bool padded = false;
-        for (const block_entry& e : s.block) {
-            squeezed += e.dim.kind == dim_kind::squeezed;
-            padded = padded || (e.dim.kind == dim_kind::element && (e.dim.pad_lo != 0 || e.dim.pad_hi != 0));
-        }
-        if (static_cast<std::size_t>(squeezed) + A::kernel_rank != A::rank)
-            detail::inner_value_error(
-                "7", input, k,
-                "the block squeezes " + std::to_string(squeezed) + " dims, its Operand<T, " +
-                    std::to_string(A::rank) + ", Space, " + std::to_string(A::kernel_rank) +
-                    "> gives the body a rank-" + std::to_string(A::kernel_rank) + " ref",
-                "squeeze rank - KernelRank dims of the block");
-        if (aliased && padded)
-            detail::inner_value_error("30", input, k,
-                                      "Element with padding is not supported when the spec aliases its source (S17)",
-                                      "drop the padding, or copy from an ANY/HBM source");
-        s.index_map.describe(d, g);
-        return d;
+        return detail::describe_value_operand(
+            s.shape, s.block, s.values(A::memory::kind), s.index_map.eval.data(), s.index_map.returned.data(),
+            g, input, static_cast<int>(input ? K : K - n_in), dtype_of<typename A::value_type>, A::rank,
+            A::kernel_rank, aliased, r.shape().data(), r.strides().data());
     }
 
     template <std::size_t... K, class... Refs>

@@ -62,24 +62,32 @@ struct Operand {
 template <class... Buffers>
 struct ScratchShapes {};
 
+namespace detail {
+// V1: `given` values (0: one more) for a value_list of at most n.
+[[noreturn, gnu::cold]] PTPU_COMPILED void too_many_values(std::size_t given, std::size_t n);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void too_many_values(std::size_t given, std::size_t n) {
+    throw error("V1", "dynamic_call",
+                given > 0 ? std::to_string(given) + " values, at most " + std::to_string(n)
+                          : "more than " + std::to_string(n) + " values",
+                "give at most " + std::to_string(n) + " (max_rank dims, max_operands aliases)");
+}
+#endif
+}  // namespace detail
+
 /// At most N values given at run time, e.g. `call.grid = {8, 8}`.
 template <class T, std::size_t N>
 class value_list {
 public:
     constexpr value_list() = default;
     constexpr value_list(std::initializer_list<T> l) {  // NOLINT(google-explicit-constructor)
-        if (l.size() > N)
-            throw error("V1", "dynamic_call",
-                        std::to_string(l.size()) + " values, at most " + std::to_string(N),
-                        "give at most " + std::to_string(N) + " (max_rank dims, max_operands aliases)");
+        if (l.size() > N) detail::too_many_values(l.size(), N);
         for (const T& x : l) v_[static_cast<std::size_t>(n_++)] = x;
     }
     [[nodiscard]] constexpr int size() const { return n_; }
     [[nodiscard]] constexpr bool empty() const { return n_ == 0; }
     constexpr void push_back(const T& x) {
-        if (n_ == static_cast<int>(N))
-            throw error("V1", "dynamic_call", "more than " + std::to_string(N) + " values",
-                        "give at most " + std::to_string(N) + " (max_rank dims, max_operands aliases)");
+        if (n_ == static_cast<int>(N)) detail::too_many_values(0, N);
         v_[static_cast<std::size_t>(n_++)] = x;
     }
     constexpr const T& operator[](std::size_t i) const { return v_[i]; }
@@ -119,6 +127,34 @@ struct map_holder {
 
 template <class Map, class Ctx, std::size_t G>
 constexpr bool map_takes = map_call<Map, std::make_index_sequence<G>, Ctx>::ok;
+
+// A run-time map's form against a grid of rank g (dynamic_map::describe): eval[r] is its block_fn
+// for grid rank r (null: it does not take r indices), returned[r] the entries it returns then.
+constexpr void describe_map_form(operand_desc& d, std::size_t g, const block_fn* eval, const int* returned) {
+    if (d.zero_map) {
+        d.map_returned = d.block_rank;
+    } else if (g > max_rank || eval[g] == nullptr) {
+        d.issue = map_issue::arity;
+    } else if (returned[g] < 0) {
+        d.issue = map_issue::not_tuple;
+    } else {
+        d.map_returned = returned[g];
+        if (d.map_returned != d.block_rank) d.issue = map_issue::wrong_rank;
+    }
+}
+
+// index_map=None (block index 0 at every step) as the planner calls it: its block_fn and its
+// pass 1, which read neither the grid point nor the prefetch context, compiled once.
+PTPU_COMPILED index_tuple<max_rank> eval_zero_map(const index_t* g, const void* ctx);
+PTPU_COMPILED bool scan_zero_map(const pipeline_desc& c, const void* ctx, operand_scan& scan);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_tuple<max_rank> eval_zero_map(const index_t* g, const void* ctx) {
+    return eval_map<BlockSpec<>, 0, void>(g, ctx);
+}
+PTPU_COMPILED bool scan_zero_map(const pipeline_desc& c, const void* ctx, operand_scan& scan) {
+    return scan_operand<BlockSpec<>, 0, void>(c, ctx, scan);
+}
+#endif
 }  // namespace detail
 
 /// An index map given at run time: the same callables as BlockSpec's (`[](index_t i, index_t j)
@@ -152,16 +188,7 @@ struct dynamic_map {
     /// The map's form against a grid of rank `g` and the block `d` describes (checks 2, 3), as
     /// describe_operand finds it for a static map.
     constexpr void describe(operand_desc& d, std::size_t g) const {
-        if (d.zero_map) {
-            d.map_returned = d.block_rank;
-        } else if (g >= eval.size() || eval[g] == nullptr) {
-            d.issue = map_issue::arity;
-        } else if (returned[g] < 0) {
-            d.issue = map_issue::not_tuple;
-        } else {
-            d.map_returned = returned[g];
-            if (d.map_returned != d.block_rank) d.issue = map_issue::wrong_rank;
-        }
+        detail::describe_map_form(d, g, eval.data(), returned.data());
     }
 
 private:
@@ -336,15 +363,92 @@ PTPU_COMPILED void check_dims(const dims_value& s, std::size_t rank, const char*
 }
 #endif
 
-/// The elements of an array of T and shape `s` (operand k of `role`), or ptpu[V3] naming it and
-/// the dim when they, or their bytes, overflow index_t.
-template <class T>
-index_t elems_of(const dims_value& s, const char* role, std::size_t k) {
+/// A dynamic_call's description before its operands: the grid, semantics, chip, VMEM limit,
+/// cores and the count of scalar-prefetch arrays.
+PTPU_COMPILED call_desc describe_dynamic_call(const dims_value& grid,
+                                              const value_list<dim_semantics, max_rank>& semantics,
+                                              const chip& hw, std::optional<index_t> vmem_limit,
+                                              std::size_t n_prefetch);
+/// Its aliases (S50), once the operands are described: the {input, output} pairs, each output
+/// marked as its input's alias.
+PTPU_COMPILED void describe_dynamic_aliases(call_desc& c,
+                                            const value_list<std::pair<int, int>, max_operands>& aliases);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED call_desc describe_dynamic_call(const dims_value& grid,
+                                              const value_list<dim_semantics, max_rank>& semantics,
+                                              const chip& hw, std::optional<index_t> vmem_limit,
+                                              std::size_t n_prefetch) {
+    call_desc c;
+    c.grid_rank = grid.size();
+    for (int i = 0; i < grid.size(); ++i)
+        c.grid[static_cast<std::size_t>(i)] = grid[static_cast<std::size_t>(i)];
+    if (!semantics.empty()) {
+        c.has_semantics = true;
+        c.semantics_rank = semantics.size();
+        for (int i = 0; i < semantics.size(); ++i)
+            c.semantics[static_cast<std::size_t>(i)] = semantics[static_cast<std::size_t>(i)];
+    }
+    c.hw = hw;
+    c.vmem_limit = vmem_limit.value_or(hw.vmem_limit_bytes);
+    c.n_prefetch = static_cast<int>(n_prefetch);
+    c.cores = hw.pallas_cores();
+    return c;
+}
+PTPU_COMPILED void describe_dynamic_aliases(call_desc& c,
+                                            const value_list<std::pair<int, int>, max_operands>& aliases) {
+    c.n_alias = aliases.size();
+    for (int k = 0; k < aliases.size(); ++k) {
+        const auto [i, o] = aliases[static_cast<std::size_t>(k)];
+        c.aliases[static_cast<std::size_t>(k)] = {i, o};
+        if (o >= 0 && o < c.n_out) c.ops[static_cast<std::size_t>(c.n_in + o)].alias_of = i;
+    }
+}
+#endif
+
+/// What the planner sees of a dynamic_call operand (`role` k) of an Operand of dtype `type`,
+/// rank `rank` and ref rank `kernel_rank` (`windowed`: its space has a window), configured by a
+/// spec of this shape, block, values (dynamic_spec::values) and map form (dynamic_map's eval and
+/// returned) against a grid of rank `grid_rank`: V1 for a shape that does not fit, 7 for a
+/// squeeze that leaves another ref rank.
+PTPU_COMPILED operand_desc describe_dynamic_operand(const dims_value& shape,
+                                                    const value_list<block_entry, max_rank>& block,
+                                                    const spec_values& v, const block_fn* eval,
+                                                    const int* returned, std::size_t grid_rank,
+                                                    operand_role role, std::size_t k, dtype type,
+                                                    std::size_t rank, std::size_t kernel_rank, bool windowed);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED operand_desc describe_dynamic_operand(
+    const dims_value& shape, const value_list<block_entry, max_rank>& block, const spec_values& v,
+    const block_fn* eval, const int* returned, std::size_t grid_rank, operand_role role, std::size_t k,
+    dtype type, std::size_t rank, std::size_t kernel_rank, bool windowed) {
+    const char* who = role == operand_role::input ? "input" : "output";
+    check_dims(shape, rank, who, k);
+    operand_desc d;
+    d.role = role;
+    d.type = type;
+    d.rank = static_cast<int>(rank);
+    for (std::size_t i = 0; i < rank; ++i) d.shape[i] = shape[i];
+    describe_block(d, v);
+    // The body's ref has the Operand's kernel rank: the block squeezes the dims in between (S11).
+    int squeezed_dims = 0;
+    for (const block_entry& e : block) squeezed_dims += e.dim.kind == dim_kind::squeezed;
+    if (static_cast<std::size_t>(windowed ? squeezed_dims : 0) + kernel_rank != rank)
+        bad_squeeze(who, k, squeezed_dims, rank, kernel_rank);
+    describe_map_form(d, grid_rank, eval, returned);
+    return d;
+}
+#endif
+
+/// The elements of an array of `itemsize`-byte elements and shape `s` (operand k of `role`), or
+/// ptpu[V3] naming it and the dim when they, or their bytes, overflow index_t.
+PTPU_COMPILED index_t elems_of(const dims_value& s, index_t itemsize, const char* role, std::size_t k);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t elems_of(const dims_value& s, index_t itemsize, const char* role, std::size_t k) {
     index_t n = 0;
     int at = 0;
     index_t bytes = 0;
     const bool elems_fit = product_fits(s.begin(), s.size(), n, &at);
-    if (!elems_fit || !mul_fits(n, itemsize(dtype_of<T>), bytes)) {
+    if (!elems_fit || !mul_fits(n, itemsize, bytes)) {
         if (elems_fit) at = s.size() - 1;  // the bytes overflow
         std::string shape;
         for (index_t e : s) shape += (shape.empty() ? "" : ", ") + std::to_string(e);
@@ -354,6 +458,44 @@ index_t elems_of(const dims_value& s, const char* role, std::size_t k) {
     }
     return n;
 }
+#endif
+/// The same for an array of T.
+template <class T>
+index_t elems_of(const dims_value& s, const char* role, std::size_t k) {
+    return elems_of(s, static_cast<index_t>(itemsize(dtype_of<T>)), role, k);
+}
+
+/// Scalar-prefetch array k of a dynamic_call, of this shape, rank and element size, into the
+/// call's description (V1 for a shape that does not fit its Operand, V3 when its bytes overflow).
+PTPU_COMPILED void describe_prefetch_array(call_desc& c, const dims_value& shape, std::size_t rank,
+                                           index_t itemsize, std::size_t k);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void describe_prefetch_array(call_desc& c, const dims_value& shape, std::size_t rank,
+                                           index_t itemsize, std::size_t k) {
+    check_dims(shape, rank, "scalar-prefetch", k);
+    const index_t bytes = elems_of(shape, itemsize, "scalar-prefetch", k) * itemsize;  // (fits: elems_of)
+    c.prefetch_each[k] = bytes;
+    c.prefetch_bytes = add_fits(c.prefetch_bytes, bytes, c.prefetch_bytes) ? c.prefetch_bytes
+                                                                           : INT64_MAX;  // V3 in validate()
+}
+#endif
+
+// ARG1: a caller's argument for operand k of `role` has another shape than the configured one,
+// or (`given` >= 0) another element count than its `want`.
+[[noreturn, gnu::cold]] PTPU_COMPILED void bad_argument_shape(const char* role, std::size_t k,
+                                                              index_t given = -1, index_t want = 0);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void bad_argument_shape(const char* role, std::size_t k, index_t given, index_t want) {
+    if (given >= 0)
+        throw error(
+            "ARG1", operand_where("dynamic_call", role, k),
+            std::to_string(given) + " elements given, the configured shape has " + std::to_string(want),
+            "pass a buffer of exactly the operand's size");
+    throw error("ARG1", operand_where("dynamic_call", role, k),
+                "the argument's shape differs from the configured one",
+                "pass an array of the operand's shape");
+}
+#endif
 
 /// A caller's argument for a dynamic operand of dtype T, rank R and shape `shape` as an HBM view
 /// (ARG1 when it does not match).
@@ -362,11 +504,7 @@ host_view<const T> dynamic_view(const X& x, const dims_value& shape, const char*
     using U = std::remove_cvref_t<X>;
     host_view<const T> v{nullptr, static_cast<int>(R), {}};
     for (std::size_t d = 0; d < R; ++d) v.shape[d] = shape[d];
-    auto mismatch = [&] {
-        throw error("ARG1", operand_where("dynamic_call", role, k),
-                    "the argument's shape differs from the configured one",
-                    "pass an array of the operand's shape");
-    };
+    auto mismatch = [&] { bad_argument_shape(role, k); };
     if constexpr (std::is_same_v<U, absent_input>) {
         return v;
     } else if constexpr (is_host_array<U>) {
@@ -387,10 +525,7 @@ host_view<const T> dynamic_view(const X& x, const dims_value& shape, const char*
         const std::span<const T> s(x);
         const index_t want = elems_of<T>(shape, role, k);
         if (static_cast<index_t>(s.size()) != want)
-            throw error("ARG1", operand_where("dynamic_call", role, k),
-                        std::to_string(s.size()) + " elements given, the configured shape has " +
-                            std::to_string(want),
-                        "pass a buffer of exactly the operand's size");
+            bad_argument_shape(role, k, static_cast<index_t>(s.size()), want);
         v.data = s.data();
         return v;
     } else {

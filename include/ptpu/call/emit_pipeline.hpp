@@ -299,25 +299,13 @@ constexpr bool check_inner_spaces() {
 // The source part of an inner operand's description: its dtype and shape (the runner copies
 // blocks of a row-major array: a source a window copies from must be one, R1; an aliased view
 // takes the source's strides as they are).
+PTPU_COMPILED operand_desc describe_source(operand_role role, dtype type, int rank, const index_t* shape,
+                                           const index_t* strides, int k, bool aliased);
 template <class Ref>
 operand_desc describe_source(operand_role role, const Ref& r, int k, bool aliased) {
     using src = source_of<Ref>;
-    operand_desc d;
-    d.role = role;
-    d.type = dtype_of<typename src::value_type>;
-    d.rank = static_cast<int>(src::rank);
-    for (std::size_t i = 0; i < src::rank; ++i) d.shape[i] = r.shape()[i];
-    index_t stride = 1;
-    for (std::size_t i = src::rank; !aliased && i-- > 0;) {
-        if (r.shape()[i] > 1 && r.strides()[i] != stride)
-            throw error("R1", "emit_pipeline",
-                        std::string(role == operand_role::input ? "input " : "output ") + std::to_string(k) +
-                            ": the source ref is not contiguous (a strided slice)",
-                        "pass the whole array, or a slice of whole rows");
-        stride *= r.shape()[i];
-    }
-    d.aliased = aliased;
-    return d;
+    return describe_source(role, dtype_of<typename src::value_type>, static_cast<int>(src::rank),
+                           r.shape().data(), r.strides().data(), k, aliased);
 }
 
 // One operand of an inner pipeline as the planner sees it: the spec over the source ref.

@@ -16,6 +16,26 @@
 
 namespace ptpu::detail {
 
+PTPU_COMPILED operand_desc describe_source(operand_role role, dtype type, int rank, const index_t* shape,
+                                           const index_t* strides, int k, bool aliased) {
+    operand_desc d;
+    d.role = role;
+    d.type = type;
+    d.rank = rank;
+    for (int i = 0; i < rank; ++i) d.shape[static_cast<std::size_t>(i)] = shape[i];
+    index_t stride = 1;
+    for (int i = rank; !aliased && i-- > 0;) {
+        if (shape[i] > 1 && strides[i] != stride)
+            throw error("R1", "emit_pipeline",
+                        std::string(role == operand_role::input ? "input " : "output ") + std::to_string(k) +
+                            ": the source ref is not contiguous (a strided slice)",
+                        "pass the whole array, or a slice of whole rows");
+        stride *= shape[i];
+    }
+    d.aliased = aliased;
+    return d;
+}
+
 PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
                              const void* ctx, const std::array<void*, max_operands>& hbm, body_call body,
                              std::vector<event>* trace, const allocations_base* alloc) {

@@ -73,7 +73,9 @@ PTPU_COMPILED void check_distinct_buffers(const call_desc& desc, const std::arra
 
 /// S50: an aliased output starts as a copy of its input, and the input then reads the output's
 /// buffer. (Without data, predict(), nothing to copy.)
-inline void alias_hbm(const call_desc& desc, std::array<void*, max_operands>& hbm) {
+PTPU_COMPILED void alias_hbm(const call_desc& desc, std::array<void*, max_operands>& hbm);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void alias_hbm(const call_desc& desc, std::array<void*, max_operands>& hbm) {
     for (int k = 0; k < desc.n_alias; ++k) {
         const auto [in, out] = desc.aliases[static_cast<std::size_t>(k)];
         void*& src = hbm[static_cast<std::size_t>(in)];
@@ -85,6 +87,7 @@ inline void alias_hbm(const call_desc& desc, std::array<void*, max_operands>& hb
         src = dst;
     }
 }
+#endif
 
 /// The run-time plan of a call: the same planner as at compile time, its checks raised as
 /// ptpu::error before any byte moves (S51). Compiled machinery, as run_call.

@@ -12,6 +12,7 @@
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/core/linkage.hpp"
 #include "ptpu/memory/rules.hpp"
 #include "ptpu/memory/space.hpp"
 #include "ptpu/ops/vec.hpp"
@@ -21,6 +22,17 @@
 namespace ptpu {
 
 namespace detail {
+// OP1: store of a vec of shape (rows, cols) into a ref whose 2-D plane is (ref_rows, ref_cols).
+[[noreturn, gnu::cold]] PTPU_COMPILED void store_shape_mismatch(index_t rows, index_t cols, index_t ref_rows,
+                                                                index_t ref_cols);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void store_shape_mismatch(index_t rows, index_t cols, index_t ref_rows, index_t ref_cols) {
+    throw error("OP1", "store",
+                text("the vec has shape ", shape_text(rows, cols), " and the ref (collapsed to 2-D) ",
+                     shape_text(ref_rows, ref_cols)),
+                "store a value of the ref's shape, or store into a window store(x, ds(...), ..., v)");
+}
+#endif
 
 template <class>
 inline constexpr bool dependent_false = false;
@@ -248,11 +260,7 @@ requires(R >= 1) void store(const ref<T, S, R, E>& r, const vec<U, VR, VC>& v) {
     } else {
         const auto p = r.plane();  // R1, as for load
         if (!(rr != dyn && rc != dyn && VR != dyn && VC != dyn) && (p.rows != v.rows() || p.cols != v.cols()))
-            throw error("OP1", "store",
-                        detail::text("the vec has shape ", detail::shape_text(v.rows(), v.cols()),
-                                     " and the ref (collapsed to 2-D) ", detail::shape_text(p.rows, p.cols)),
-                        "store a value of the ref's shape, or store into a window "
-                        "store(x, ds(...), ..., v)");
+            detail::store_shape_mismatch(v.rows(), v.cols(), p.rows, p.cols);
         detail::store_plane<T>(p.data, p.stride, p.rows, p.cols, detail::vec_access::storage(v),
                                v.has_data());
     }

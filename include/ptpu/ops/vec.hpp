@@ -527,9 +527,12 @@ std::string text(const P&... p) {
 }
 
 /// "(8, 128)": how messages print a 2-D shape.
-inline std::string shape_text(index_t rows, index_t cols) {
+PTPU_COMPILED std::string shape_text(index_t rows, index_t cols);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED std::string shape_text(index_t rows, index_t cols) {
     return text("(", rows, ", ", cols, ")");
 }
+#endif
 /// "(8, dyn)": a static shape.
 PTPU_COMPILED std::string static_shape_text(index_t rows, index_t cols);
 #if defined(PTPU_DEFINE_COMPILED)

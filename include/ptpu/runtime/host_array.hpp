@@ -36,6 +36,19 @@ struct host_view {
 };
 
 namespace detail {
+/// The elements of an array of this shape (host_array<dyn_array>), or ptpu[V3] naming the dim
+/// whose product overflows index_t.
+PTPU_COMPILED index_t element_count(const index_t* shape, std::size_t rank);
+#if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED index_t element_count(const index_t* shape, std::size_t rank) {
+    index_t n = 1;
+    for (std::size_t d = 0; d < rank; ++d)
+        n = checked_mul(n, shape[d],
+                        [d] { return "host_array, dim " + std::to_string(d) + ": the element count"; });
+    return n;
+}
+#endif
+
 /// What both kinds of host_array are: an owning, contiguous, row-major range of elements, indexed
 /// by a multi-index. `Derived::shape()` gives the extents (static or run-time).
 template <class T, std::size_t Rank, class Derived>
@@ -179,10 +192,7 @@ public:
 
 private:
     static index_t count(const std::array<index_t, Rank>& shape) {
-        index_t n = 1;
-        for (std::size_t d = 0; d < Rank; ++d)
-            n = checked_mul(n, shape[d], [d] { return "host_array, dim " + std::to_string(d) + ": the element count"; });
-        return n;
+        return detail::element_count(shape.data(), Rank);
     }
     std::array<index_t, Rank> shape_{};
 };

@@ -36,7 +36,25 @@ namespace detail {
                                                                 std::size_t d, std::size_t itemsize);
 /// R1: a run-time extent differs from the ref's static one.
 [[noreturn, gnu::cold]] PTPU_COMPILED void raise_extent_mismatch(index_t got, std::size_t d, index_t expected);
+/// R2: index i, or the slice ds(start, size), lies outside dim d (of extent `extent`).
+[[noreturn, gnu::cold]] PTPU_COMPILED void raise_index_outside(ref_label l, index_t i, std::size_t d,
+                                                               index_t extent);
+[[noreturn, gnu::cold]] PTPU_COMPILED void raise_slice_outside(ref_label l, index_t start, index_t size,
+                                                               std::size_t d, index_t extent);
 #if defined(PTPU_DEFINE_COMPILED)
+PTPU_COMPILED void raise_index_outside(ref_label l, index_t i, std::size_t d, index_t extent) {
+    throw error("R2", ref_where(l),
+                "index " + std::to_string(i) + " is outside dim " + std::to_string(d) + " of extent " +
+                    std::to_string(extent),
+                "keep indices within the ref");
+}
+PTPU_COMPILED void raise_slice_outside(ref_label l, index_t start, index_t size, std::size_t d,
+                                       index_t extent) {
+    throw error("R2", ref_where(l),
+                "slice ds(" + std::to_string(start) + ", " + std::to_string(size) + ") is outside dim " +
+                    std::to_string(d) + " of extent " + std::to_string(extent),
+                "keep ds(start, size) within the ref");
+}
 PTPU_COMPILED void raise_extent_overflow(ref_label l, const index_t* shape, std::size_t rank, std::size_t d,
                                          std::size_t itemsize) {
     std::string text = "(";
@@ -424,17 +442,11 @@ private:
     void check_window(const slice& s, std::size_t d) const {
         // start + size <= extent, without forming start + size (either may be near INT64_MAX).
         if (s.start >= 0 && s.size >= 0 && s.size <= shape_[d] && s.start <= shape_[d] - s.size) return;
-        throw error("R2", detail::ref_where(label_),
-                    "slice ds(" + std::to_string(s.start) + ", " + std::to_string(s.size) +
-                        ") is outside dim " + std::to_string(d) + " of extent " + std::to_string(shape_[d]),
-                    "keep ds(start, size) within the ref");
+        detail::raise_slice_outside(label_, s.start, s.size, d, shape_[d]);
     }
     void check_index(index_t i, std::size_t d) const {
         if (i >= 0 && i < shape_[d]) return;
-        throw error("R2", detail::ref_where(label_),
-                    "index " + std::to_string(i) + " is outside dim " + std::to_string(d) + " of extent " +
-                        std::to_string(shape_[d]),
-                    "keep indices within the ref");
+        detail::raise_index_outside(label_, i, d, shape_[d]);
     }
     // V3: the elements (or bytes) of a contiguous ref of this shape do not fit in index_t.
     [[noreturn, gnu::cold]] void extent_overflow(std::size_t d) const {

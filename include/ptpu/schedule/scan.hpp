@@ -15,6 +15,7 @@
 
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/index.hpp"
+#include "ptpu/core/linkage.hpp"
 #include "ptpu/schedule/geometry.hpp"
 #include "ptpu/schedule/info.hpp"
 #include "ptpu/spec/describe.hpp"
@@ -510,13 +511,20 @@ constexpr bool scan_steps(const pipeline_desc& c, operand_scan& scan, Eval&& eva
 namespace detail {
 // An error an index map raised while reading scalar-prefetch refs (R2 for an index out of
 // range), again with the operand and the grid iteration it was evaluated at.
-[[noreturn, gnu::cold, gnu::noinline]] inline void rethrow_from_map(const error& e, const pipeline_desc& c,
-                                                                    int op, const index_t* p) {
+#if defined(PTPU_DEFINE_COMPILED)
+[[noreturn, gnu::cold, gnu::noinline]] PTPU_COMPILED void rethrow_from_map(const error& e,
+                                                                           const pipeline_desc& c, int op,
+                                                                           const index_t* p) {
     std::string at = "(";
     for (int d = 0; d < c.grid_rank; ++d) at += (d ? ", " : "") + std::to_string(p[d]);
     throw error(std::string(e.what()) + " (in the index map of " + (op < c.n_in ? "input " : "output ") +
                 std::to_string(op < c.n_in ? op : op - c.n_in) + " at iteration " + at + "))");
 }
+#else
+[[noreturn, gnu::cold, gnu::noinline]] PTPU_COMPILED void rethrow_from_map(const error& e,
+                                                                           const pipeline_desc& c, int op,
+                                                                           const index_t* p);
+#endif
 }  // namespace detail
 
 /// Pass 1 of analyze for one operand with its index map inlined (several times faster at run

@@ -29,6 +29,12 @@ namespace ptpu::sweep {
 /// A chip's name as users say it: the TPU generations are v4 … v6e, then 7x (its preset is v7x).
 PTPU_COMPILED std::string chip_label(const chip& c);
 
+namespace detail {
+/// A point's label from its values' texts: joined by ", ", value i as `names[i]=value` when
+/// names[i] is given and not empty (default_label).
+PTPU_COMPILED std::string join_label(std::span<const std::string> values, std::span<const std::string> names);
+}  // namespace detail
+
 // ---- Options and results ----------------------------------------------------------------------
 
 /// When a sweep draws its progress bar (on stderr).

@@ -30,6 +30,17 @@ PTPU_COMPILED std::string chip_label(const chip& c) {
     return n == "v7x" ? std::string("7x") : std::string(n);
 }
 
+PTPU_COMPILED std::string detail::join_label(std::span<const std::string> values,
+                                             std::span<const std::string> names) {
+    std::string s;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (!s.empty()) s += ", ";
+        if (i < names.size() && !names[i].empty()) s += names[i] + "=";
+        s += values[i];
+    }
+    return s;
+}
+
 PTPU_COMPILED index_t entry::vmem_bytes() const {
     index_t v = 0;
     for (const report& r : shapes.empty() ? std::span<const report>(&rep, 1) : std::span<const report>(shapes))

@@ -12,6 +12,7 @@
 // pool, the ranking and the result's text and files are sweep/result.hpp's.
 #pragma once
 
+#include <array>
 #include <concepts>
 #include <cstddef>
 #include <functional>
@@ -84,19 +85,14 @@ decltype(auto) call_on_point(F& f, const P& p) {
 /// are given (options::axis_names), e.g. "bm=256, bc=2, chip=v5e".
 template <class P>
 std::string default_label(const P& p, std::span<const std::string> names = {}) {
-    std::string s;
-    std::size_t i = 0;
-    auto add = [&](const auto& v) {
-        if (!s.empty()) s += ", ";
-        if (i < names.size() && !names[i].empty()) s += names[i] + "=";
-        s += label_of(v);
-        ++i;
-    };
-    if constexpr (detail::tuple_like<P>)
-        std::apply([&](const auto&... v) { (add(v), ...); }, p);
-    else
-        add(p);
-    return s;
+    if constexpr (detail::tuple_like<P>) {
+        const auto values = std::apply(
+            [](const auto&... v) { return std::array<std::string, sizeof...(v)>{label_of(v)...}; }, p);
+        return detail::join_label(values, names);
+    } else {
+        const std::string value = label_of(p);
+        return detail::join_label(std::span<const std::string>(&value, 1), names);
+    }
 }
 
 
