@@ -198,7 +198,7 @@ private:
             using R =
                 std::remove_cvref_t<typename detail::map_call<M, std::make_index_sequence<G>, Ctx>::result>;
             eval[G] = &detail::eval_map<detail::map_holder<M>, G, Ctx>;
-            scan[G] = &scan_operand<detail::map_holder<M>, G, Ctx>;
+            scan[G] = &detail::scan_filled_operand<detail::map_holder<M>, G, Ctx>;
             if constexpr (detail::is_index_tuple<R>)
                 returned[G] = static_cast<int>(R::size());
             else

@@ -329,7 +329,11 @@ struct operand_scan {
     // entries (its loops then have a constant count).
     template <int Rank = 0, std::size_t R>
     [[gnu::always_inline]] constexpr bool visit(index_t s, const index_tuple<R>& t) {
-        const index_entry* b = t.v;
+        return visit_entries<Rank, R>(s, t.v);
+    }
+    // The same with the block index's R entries at b (R: Rank, or max_rank when Rank is 0).
+    template <int Rank, std::size_t R>
+    [[gnu::always_inline]] constexpr bool visit_entries(index_t s, const index_entry* b) {
         const bool differs = s == 0 || !same<Rank>(b, prev.v);
         if (differs && constant && s > 0) constant = same<Rank>(b, first.v);
         if (differs) {
@@ -555,5 +559,112 @@ constexpr bool scan_operand(const pipeline_desc& c, const void* ctx, detail::ope
                                   [ctx](const index_t* p) { return detail::eval_map<Spec, G, Ctx>(p, ctx); });
     }
 }
+
+namespace detail {
+// Pass 1 of a map given at run time (dynamic_map): the walk and its checks are compiled once,
+// and each map compiles only a loop that evaluates it over a batch of steps (fill_fn), whose
+// block indices the walk then visits. The batch is kept in memory between the two, so the walk
+// is not fused with the map as scan_operand's is.
+//
+// fill(c, ctx, op, point, s, n, out): operand op's block index at the n steps from step s, the
+// first at grid point `point` (then row-major, last axis fastest: S13), its `width` entries each
+// into out (width apart); `point` is left at the last step's.
+using fill_fn = void (*)(const pipeline_desc& c, const void* ctx, int op, index_t* point, index_t s,
+                         index_t n, index_entry* out);
+PTPU_COMPILED bool scan_filled(const pipeline_desc& c, const void* ctx, operand_scan& scan, int width,
+                               fill_fn fill);
+
+template <class Spec, std::size_t G, class Ctx>
+void fill_operand(const pipeline_desc& c, const void* ctx, int op, index_t* point, index_t s, index_t n,
+                  index_entry* out) {
+    using R = std::remove_cvref_t<typename map_call_t<Spec, G, Ctx>::result>;
+    constexpr std::size_t w = [] {
+        if constexpr (is_index_tuple<R>) return R::size();
+        return max_rank;
+    }();
+    index_t k = 0;
+    const auto each = [&] {
+        for (; k < n; ++k) {
+            if (s + k > 0)
+                for (std::size_t d = G; d-- > 0;) {
+                    if (++point[d] < c.grid[d]) break;
+                    point[d] = 0;
+                }
+            index_entry* o = out + static_cast<std::size_t>(k) * w;
+            if constexpr (is_index_tuple<R>) {
+                const R t = map_call_t<Spec, G, Ctx>::call(Spec::index_map, point, ctx);
+                // Field by field: a whole entry loaded from the map's stores stalls on store forwarding.
+                for (std::size_t d = 0; d < w; ++d) o[d].start = t.v[d].start;
+                for (std::size_t d = 0; d < w; ++d) o[d].size = t.v[d].size;
+            } else {  // a malformed map: analyze() stops before pass 1
+                const index_tuple<max_rank> t = eval_map<Spec, G, Ctx>(point, ctx);
+                for (std::size_t d = 0; d < w; ++d) o[d] = t.v[d];
+            }
+        }
+    };
+    if constexpr (std::is_void_v<Ctx>) {
+        each();
+    } else {  // the map reads prefetch refs: say where a bad read happened (R2)
+        try {
+            each();
+        } catch (const error& e) {
+            rethrow_from_map(e, c, op, point);
+        }
+    }
+}
+template <class Spec, std::size_t G, class Ctx>
+bool scan_filled_operand(const pipeline_desc& c, const void* ctx, operand_scan& scan) {
+    using R = std::remove_cvref_t<typename map_call_t<Spec, G, Ctx>::result>;
+    int width = static_cast<int>(max_rank);
+    if constexpr (is_index_tuple<R>) width = static_cast<int>(R::size());
+    return scan_filled(c, ctx, scan, width, &fill_operand<Spec, G, Ctx>);
+}
+
+#if defined(PTPU_DEFINE_COMPILED)
+template <int Rank>
+bool scan_filled_as(const pipeline_desc& c, const void* ctx, operand_scan& scan, fill_fn fill) {
+    constexpr std::size_t w = Rank > 0 ? static_cast<std::size_t>(Rank) : max_rank;
+    constexpr index_t batch = 128;
+    index_entry out[batch * w];
+    index_t point[max_rank]{};
+    const index_t n_steps = c.steps();
+    const index_t len = scan.table.chunk_steps();
+    for (index_t s0 = 0; s0 < n_steps; s0 += len) {
+        scan.begin_chunk(s0);
+        const index_t s1 = std::min(n_steps, s0 + len);
+        for (index_t s = s0; s < s1; s += batch) {
+            const index_t n = std::min(batch, s1 - s);
+            fill(c, ctx, scan.i, point, s, n, out);
+            for (index_t k = 0; k < n; ++k)
+                if (!scan.template visit_entries<Rank, w>(s + k, out + static_cast<std::size_t>(k) * w))
+                    return false;
+        }
+        if (!scan.end_chunk()) return false;
+    }
+    return true;
+}
+PTPU_COMPILED bool scan_filled(const pipeline_desc& c, const void* ctx, operand_scan& scan, int width,
+                               fill_fn fill) {
+    if (width < static_cast<int>(max_rank) && scan.o.rank != width) {  // as scan_steps: R2
+        scan.info.problem = fail(rule::r2, scan.i, -1, width, scan.o.rank);
+        return false;
+    }
+    switch (width) {
+        case 1:
+            return scan_filled_as<1>(c, ctx, scan, fill);
+        case 2:
+            return scan_filled_as<2>(c, ctx, scan, fill);
+        case 3:
+            return scan_filled_as<3>(c, ctx, scan, fill);
+        case 4:
+            return scan_filled_as<4>(c, ctx, scan, fill);
+        case 5:
+            return scan_filled_as<5>(c, ctx, scan, fill);
+        default:
+            return scan_filled_as<0>(c, ctx, scan, fill);
+    }
+}
+#endif
+}  // namespace detail
 
 }  // namespace ptpu
