@@ -190,6 +190,68 @@ TEST(SweepRun, BestInGenericCode) {
     EXPECT_LE(std::get<1>(point), std::get<0>(point));
 }
 
+// A configure function given as a plain function (kept as a pointer by the result).
+Matmul configure_small(index_t bm, unsigned bk, bool deep, const chip* c) {
+    return matmul(256, bm, static_cast<index_t>(bk), deep ? 1 : 2, c != nullptr ? *c : tpu::v5e);
+}
+
+// Default labels of every kind of value the compiled part writes (signed and unsigned integers,
+// bools, chips by pointer, a null one included), with some axes named; config(e) through a
+// function pointer and through a lambda holding state, on copies that outlive the sweep's result.
+TEST(SweepRun, DefaultLabelsAndConfigureOfEveryKind) {
+    const sweep::space<index_t, unsigned, bool, const chip*> s{
+        {128, 256}, {128u, 256u}, {false, true}, {&tpu::v5e, nullptr}};
+    const sweep::options opt{.bar = sweep::progress::off, .axis_names = {"bm", "", "deep"}};
+    auto r = sweep::run(s, configure_small, body, opt);
+    ASSERT_EQ(r.size(), 16u);
+    ASSERT_EQ(r.ranked.size(), 16u);
+    for (const sweep::entry& e : r.ranked)
+        EXPECT_EQ(e.label, sweep::default_label(r.point(e), opt.axis_names)) << e.index;
+    const sweep::entry* first = r.at_index(0);
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(first->label, "bm=128, 128, deep=false, v5e");
+    const sweep::entry* last = r.at_index(15);
+    ASSERT_NE(last, nullptr);
+    EXPECT_EQ(last->label, "bm=256, 256, deep=true, null");
+    // A chip by value, and an integer point that is not a tuple.
+    const sweep::space<chip> by_value{{tpu::v6e}};
+    const auto rv = sweep::run(by_value, [](const chip& c) { return matmul(256, 128, 128, 2, c); }, body,
+                               {.bar = sweep::progress::off});
+    EXPECT_EQ(rv.ranked.at(0).label, "v6e");
+    const auto ri =
+        sweep::run(std::vector<int>{128, 256}, [](int bm) { return matmul(256, bm, 128, 2, tpu::v5e); }, body,
+                   {.bar = sweep::progress::off, .axis_names = {"bm"}});
+    EXPECT_EQ(ri.at_index(1)->label, "bm=256");
+
+    // configure as a function pointer: the copy made before the original goes still makes configs.
+    std::optional<decltype(r)> kept(r);
+    r = {};
+    const auto b = kept->best();
+    const auto [bm, bk, deep, c] = b.point;
+    const Matmul want = configure_small(bm, bk, deep, c);
+    EXPECT_EQ(b.config.in[1].buffer_count, want.in[1].buffer_count);
+    EXPECT_EQ(b.config.grid[2], want.grid[2]);
+    Matmul again = kept->config(kept->ranked.back());
+    again.options.per_step = per_step_rows::never;
+    EXPECT_EQ(again.predict(body).device_time, kept->ranked.back().time);
+
+    // configure as a lambda with state: shared by the copies, alive after the sweep's result.
+    index_t size = 512;
+    std::optional<sweep::point_result<std::tuple<index_t, int>, Matmul>> copy;
+    {
+        const sweep::space<index_t, int> s2{{128, 256}, {1, 2}};
+        const auto r2 =
+            sweep::run(s2, [size](index_t b2, int bc) { return matmul(size, b2, 128, bc, tpu::v5e); }, body,
+                       {.bar = sweep::progress::off});
+        copy = r2;
+    }
+    size = 0;  // the lambda holds its own copy
+    const auto b2 = copy->best();
+    EXPECT_EQ(b2.config.in[0].shape[0], 512);
+    EXPECT_EQ(copy->config(copy->ranked.back()).in[0].shape[0], 512);
+    EXPECT_EQ(b2.label, sweep::default_label(b2.point));
+}
+
 TEST(SweepRun, EqualTimesKeepTheSpacesOrder) {
     // The same configuration three times (equal times, exactly), after a slower one.
     const space_t s{{128, 256, 256, 256}, {128}, {2}, {&tpu::v5e}};

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
@@ -33,6 +34,26 @@ namespace detail {
 /// A point's label from its values' texts: joined by ", ", value i as `names[i]=value` when
 /// names[i] is given and not empty (default_label).
 PTPU_COMPILED std::string join_label(std::span<const std::string> values, std::span<const std::string> names);
+
+/// One value of a point whose text the compiled part writes (label_of's rules): an integer, a
+/// truth value or a chip (null: no chip).
+struct label_value {
+    enum class kind : std::uint8_t {
+        signed_integer,
+        unsigned_integer,
+        boolean,
+        chip
+    } k = kind::signed_integer;
+    long long i = 0;
+    unsigned long long u = 0;
+    const ptpu::chip* c = nullptr;
+};
+/// The default labels of n points of `width` such values each, `values` holding them point by
+/// point, named by the n_names axis names at `names`. (Pointers, not spans: a span made from a
+/// container costs a sweeping file the range concepts' checks.)
+PTPU_COMPILED std::vector<std::string> default_labels(const label_value* values, std::size_t n,
+                                                      std::size_t width, const std::string* names,
+                                                      std::size_t n_names);
 }  // namespace detail
 
 // ---- Options and results ----------------------------------------------------------------------
@@ -71,6 +92,14 @@ struct entry {
     std::string rule{};     ///< rejected: the rule id, "24"
     std::string message{};  ///< rejected: the whole `ptpu[ID] where: what; fix`
 
+    // Compiled once (an entry holds a report: its copies and destructor are long).
+    PTPU_COMPILED entry();
+    PTPU_COMPILED entry(const entry&);
+    PTPU_COMPILED entry(entry&&) noexcept;
+    PTPU_COMPILED entry& operator=(const entry&);
+    PTPU_COMPILED entry& operator=(entry&&) noexcept;
+    PTPU_COMPILED ~entry();
+
     /// The VMEM one core allocates (the largest over cores; check 24's sum).
     [[nodiscard]] PTPU_COMPILED index_t vmem_bytes() const;
     /// Time the cores sat waiting for DMAs, as a share of their time (Σ over cores and shapes).
@@ -91,6 +120,14 @@ public:
     std::vector<std::string> shape_labels{};  ///< run_shapes: the shapes' names
     unsigned threads = 0;  ///< worker threads used
     double seconds = 0;    ///< wall time of the sweep
+
+    // Compiled once, as entry's.
+    PTPU_COMPILED result();
+    PTPU_COMPILED result(const result&);
+    PTPU_COMPILED result(result&&) noexcept;
+    PTPU_COMPILED result& operator=(const result&);
+    PTPU_COMPILED result& operator=(result&&) noexcept;
+    PTPU_COMPILED ~result();
 
     /// Points in the space (ranked + rejected).
     [[nodiscard]] std::size_t size() const { return ranked.size() + rejected.size(); }
@@ -205,10 +242,24 @@ struct outcome {
 /// counter; a ptpu::error rejects point i, any other exception stops the sweep and is rethrown.
 /// Each job builds its own configuration, so workers share nothing but the body (called
 /// concurrently: it must not write shared state) and the space (read only).
-// Not a template: one pool per translation unit however many sweeps it runs (a std::function
-// call per point costs nothing next to a prediction).
-PTPU_COMPILED std::vector<outcome> run_pool(std::size_t n, const std::function<void(std::size_t, std::vector<report>&)>& job,
-                                     const options& opt, unsigned& used, double& seconds);
+// Not a template: one pool however many sweeps a program runs. The job is passed by reference
+// (job_ref: a function pointer and the callable's address), which costs a sweeping file one
+// small function where a std::function costs its manager and its invoker.
+class job_ref {
+public:
+    template <class F>
+    job_ref(const F& f)  // NOLINT(google-explicit-constructor)
+        : self_(&f), call_([](const void* self, std::size_t i, std::vector<report>& reps) {
+              (*static_cast<const F*>(self))(i, reps);
+          }) {}
+    void operator()(std::size_t i, std::vector<report>& reps) const { call_(self_, i, reps); }
+
+private:
+    const void* self_;
+    void (*call_)(const void*, std::size_t, std::vector<report>&);
+};
+PTPU_COMPILED std::vector<outcome> run_pool(std::size_t n, job_ref job, const options& opt, unsigned& used,
+                                            double& seconds);
 
 /// Ranks the outcomes into a result (labels in the space's order).
 PTPU_COMPILED result make_result(std::vector<outcome>&& out, std::vector<std::string>&& labels, const options& opt,

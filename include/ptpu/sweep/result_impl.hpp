@@ -41,6 +41,49 @@ PTPU_COMPILED std::string detail::join_label(std::span<const std::string> values
     return s;
 }
 
+PTPU_COMPILED std::vector<std::string> detail::default_labels(const label_value* values, std::size_t n,
+                                                              std::size_t width, const std::string* names,
+                                                              std::size_t n_names) {
+    std::vector<std::string> labels;
+    labels.reserve(n);
+    std::vector<std::string> text(width);
+    for (std::size_t p = 0; p < n; ++p) {
+        for (std::size_t k = 0; k < width; ++k) {
+            const label_value& v = values[p * width + k];
+            switch (v.k) {
+                case label_value::kind::signed_integer:
+                    text[k] = std::to_string(v.i);
+                    break;
+                case label_value::kind::unsigned_integer:
+                    text[k] = std::to_string(v.u);
+                    break;
+                case label_value::kind::boolean:
+                    text[k] = v.i != 0 ? "true" : "false";
+                    break;
+                case label_value::kind::chip:
+                    text[k] = v.c != nullptr ? chip_label(*v.c) : std::string("null");
+                    break;
+            }
+        }
+        labels.push_back(join_label(text, {names, n_names}));
+    }
+    return labels;
+}
+
+PTPU_COMPILED entry::entry() = default;
+PTPU_COMPILED entry::entry(const entry&) = default;
+PTPU_COMPILED entry::entry(entry&&) noexcept = default;
+PTPU_COMPILED entry& entry::operator=(const entry&) = default;
+PTPU_COMPILED entry& entry::operator=(entry&&) noexcept = default;
+PTPU_COMPILED entry::~entry() = default;
+
+PTPU_COMPILED result::result() = default;
+PTPU_COMPILED result::result(const result&) = default;
+PTPU_COMPILED result::result(result&&) noexcept = default;
+PTPU_COMPILED result& result::operator=(const result&) = default;
+PTPU_COMPILED result& result::operator=(result&&) noexcept = default;
+PTPU_COMPILED result::~result() = default;
+
 PTPU_COMPILED index_t entry::vmem_bytes() const {
     index_t v = 0;
     for (const report& r : shapes.empty() ? std::span<const report>(&rep, 1) : std::span<const report>(shapes))
@@ -340,8 +383,8 @@ PTPU_COMPILED void draw_progress(std::size_t done, std::size_t n, double elapsed
     std::fflush(stderr);
 }
 
-PTPU_COMPILED std::vector<outcome> run_pool(std::size_t n, const std::function<void(std::size_t, std::vector<report>&)>& job,
-                                     const options& opt, unsigned& used, double& seconds) {
+PTPU_COMPILED std::vector<outcome> run_pool(std::size_t n, job_ref job, const options& opt, unsigned& used,
+                                            double& seconds) {
     std::vector<outcome> out(n);
     const auto t0 = std::chrono::steady_clock::now();
     unsigned threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());

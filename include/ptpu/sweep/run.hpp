@@ -120,8 +120,24 @@ public:
     std::vector<P> points;  ///< every point, in the space's order (entry::index indexes it)
 
     point_result() = default;
-    point_result(result r, std::vector<P> pts, std::function<Config(const P&)> configure = {})
-        : result(std::move(r)), points(std::move(pts)), configure_(std::move(configure)) {}
+    point_result(result r, std::vector<P> pts) : result(std::move(r)), points(std::move(pts)) {}
+    /// With the configure function that made the points' configurations (config(), best()).
+    template <class Configure>
+    requires(!std::is_void_v<Config>) point_result(result r, std::vector<P> pts, Configure configure)
+        : result(std::move(r)), points(std::move(pts)) {
+        if constexpr (std::is_pointer_v<Configure> && std::is_function_v<std::remove_pointer_t<Configure>>) {
+            fn_ = reinterpret_cast<void (*)()>(configure);
+            make_ = [](const point_result& self, const P& p) -> Config {
+                auto f = reinterpret_cast<Configure>(self.fn_);
+                return detail::call_on_point(f, p);
+            };
+        } else {
+            obj_ = std::make_shared<Configure>(std::move(configure));
+            make_ = [](const point_result& self, const P& p) -> Config {
+                return detail::call_on_point(*static_cast<Configure*>(self.obj_.get()), p);
+            };
+        }
+    }
 
     /// The point of an entry of this result.
     [[nodiscard]] const P& point(const entry& e) const { return points.at(e.index); }
@@ -130,7 +146,7 @@ public:
     [[nodiscard]] Config config(const entry& e) const
         requires(!std::is_void_v<Config>)
     {
-        return configure_(point(e));
+        return make_(*this, point(e));
     }
     /// The best entry, its point and (for run) its configuration: SW1 when none is feasible.
     [[nodiscard]] chosen<P, Config> best() const {
@@ -138,13 +154,18 @@ public:
         if constexpr (std::is_void_v<Config>)
             return {e, point(e)};
         else
-            return {e, point(e), configure_(point(e))};
+            return {e, point(e), make_(*this, point(e))};
     }
     /// The best entry itself (result::best): no copy, no configuration made.
     [[nodiscard]] const entry& best_entry() const { return result::best(); }
 
 private:
-    std::function<Config(const P&)> configure_{};
+    // The configure function, called through a plain function pointer (a std::function would cost
+    // every sweeping file its manager and invoker): a function pointer kept as one, any other
+    // callable shared by the copies of the result.
+    void (*fn_)() = nullptr;
+    std::shared_ptr<void> obj_{};
+    Config (*make_)(const point_result&, const P&) = nullptr;
 };
 
 // ---- The evaluation ---------------------------------------------------------------------------
@@ -185,18 +206,70 @@ auto materialize(Points&& points) {
 
 }  // namespace detail
 
+namespace detail {
+// Whether the compiled part writes a T's default label (integers, bools, chips): then a sweep's
+// labels are made once for all points there, not by per-type code in every sweeping file.
+template <class T>
+inline constexpr bool compiled_label = std::is_integral_v<T> || std::is_same_v<T, chip> ||
+                                       std::is_same_v<T, const chip*> || std::is_same_v<T, chip*>;
+template <class P>
+inline constexpr bool compiled_labels = compiled_label<P>;
+template <class... T>
+inline constexpr bool compiled_labels<std::tuple<T...>> = (compiled_label<T> && ...);
+
+template <class T>
+label_value label_value_of(const T& v) {
+    label_value l;
+    if constexpr (std::is_same_v<T, bool>) {
+        l.k = label_value::kind::boolean;
+        l.i = v ? 1 : 0;
+    } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+        l.i = v;
+    } else if constexpr (std::is_integral_v<T>) {
+        l.k = label_value::kind::unsigned_integer;
+        l.u = v;
+    } else {
+        l.k = label_value::kind::chip;
+        if constexpr (std::is_same_v<T, chip>)
+            l.c = &v;
+        else
+            l.c = v;
+    }
+    return l;
+}
+}  // namespace detail
+
 /// The labels of the points: label(point) (or label(values...)), or the default labels.
 template <class P, class Label>
 std::vector<std::string> labels_of(const std::vector<P>& pts, Label& label, const options& opt) {
-    std::vector<std::string> l;
-    l.reserve(pts.size());
-    for (const P& p : pts) {
-        if constexpr (std::is_same_v<Label, std::nullptr_t>)
-            l.push_back(default_label(p, opt.axis_names));
-        else
-            l.push_back(std::string(detail::call_on_point(label, p)));
+    if constexpr (std::is_same_v<Label, std::nullptr_t> && detail::compiled_labels<P>) {
+        constexpr std::size_t width = [] {
+            if constexpr (detail::tuple_like<P>)
+                return std::tuple_size_v<P>;
+            else
+                return std::size_t{1};
+        }();
+        const std::unique_ptr<detail::label_value[]> values(new detail::label_value[pts.size() * width]);
+        detail::label_value* at = values.get();
+        for (const P& p : pts) {
+            if constexpr (detail::tuple_like<P>)
+                std::apply([&](const auto&... v) { ((*at++ = detail::label_value_of(v)), ...); }, p);
+            else
+                *at++ = detail::label_value_of(p);
+        }
+        return detail::default_labels(values.get(), pts.size(), width, opt.axis_names.data(),
+                                      opt.axis_names.size());
+    } else {
+        std::vector<std::string> l;
+        l.reserve(pts.size());
+        for (const P& p : pts) {
+            if constexpr (std::is_same_v<Label, std::nullptr_t>)
+                l.push_back(default_label(p, opt.axis_names));
+            else
+                l.push_back(std::string(detail::call_on_point(label, p)));
+        }
+        return l;
     }
-    return l;
 }
 
 /// Predicts every point of `points` (a sweep::space, or any range of points) as the configuration
@@ -220,11 +293,10 @@ auto run(Points&& points, Configure configure, const Body& body, const options& 
         reps.push_back(config.predict(body));
     };
     auto out = detail::run_pool(pts.size(), job, opt, threads, seconds);
-    // The result keeps the points and configure (shared: a copy of the result shares it).
-    auto shared = std::make_shared<Configure>(std::move(configure));
-    return point_result<P, Config>(detail::make_result(std::move(out), std::move(labels), opt, threads, seconds),
-                                   std::move(pts),
-                                   [shared](const P& p) -> Config { return detail::call_on_point(*shared, p); });
+    // The result keeps the points and configure.
+    return point_result<P, Config>(
+        detail::make_result(std::move(out), std::move(labels), opt, threads, seconds), std::move(pts),
+        std::move(configure));
 }
 
 /// As run, over several problem shapes at once (the mixture a user cares about): configure(point,
