@@ -66,6 +66,21 @@ template <element_type T, integer Rows, integer Cols, scalar_value S>
     }
 }
 
+// full of run-time extents (zeros_like and full_like of a ref or vec of run-time shape, in every
+// body of a run-time configured call), compiled once for the common dtypes.
+#define PTPU_DYNAMIC_FULL(prefix, T) \
+    prefix template vec<T, dyn, dyn> full<T, index_t, index_t, T>(index_t, index_t, T);
+#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_DYNAMIC_FULL(extern, float)
+PTPU_DYNAMIC_FULL(extern, bf16)
+PTPU_DYNAMIC_FULL(extern, std::int32_t)
+#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_DYNAMIC_FULL(, float)
+PTPU_DYNAMIC_FULL(, bf16)
+PTPU_DYNAMIC_FULL(, std::int32_t)
+#endif
+#undef PTPU_DYNAMIC_FULL
+
 /// zeros<T>(rows, cols) (false for masks); static extents as for full.
 template <element_type T, integer Rows, integer Cols>
 [[nodiscard]] auto zeros(Rows rows, Cols cols) {

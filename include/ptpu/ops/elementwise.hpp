@@ -392,13 +392,19 @@ auto& op_storage(V& v) {
     return const_cast<block_values<typename std::remove_const_t<V>::compute_type>&>(vec_access::storage(v));
 }
 
+/// The vec op(a, b) returns for vec operands of types X and Y.
 template <class Op, class X, class Y>
-auto apply_binary_values(X&& a, Y&& b) {
+using binary_vec_t = vec<op_result_t<Op, typename std::remove_cvref_t<X>::value_type>,
+                         broadcast_rows<std::remove_cvref_t<X>, std::remove_cvref_t<Y>>,
+                         broadcast_cols<std::remove_cvref_t<X>, std::remove_cvref_t<Y>>>;
+
+template <class Op, class X, class Y>
+binary_vec_t<Op, X, Y> apply_binary_values(X&& a, Y&& b) {
     using VX = std::remove_cvref_t<X>;
     using VY = std::remove_cvref_t<Y>;
     using T = typename VX::value_type;
     using R = op_result_t<Op, T>;
-    using out_t = vec<R, broadcast_rows<VX, VY>, broadcast_cols<VX, VY>>;
+    using out_t = binary_vec_t<Op, X, Y>;
     const shape2 s = broadcast_of(Op::name, a, b);
     charge_vpu(Op::cost, vregs(s[0], s[1], dtype_of<T>));
     if (timing_only()) return out_t(shape_only, s[0], s[1]);
@@ -466,7 +472,7 @@ void settle_mxu(bool fold, int read, const VX& a, const VY& b, const R& r) {
 
 /// a ⊕ b, both vecs: the values, then the MXU result rule.
 template <class Op, class X, class Y>
-auto apply_binary(X&& a, Y&& b) {
+binary_vec_t<Op, X, Y> apply_binary(X&& a, Y&& b) {
     const bool fold = folds_into_mxu<Op>(a, b);
     const int read = fold ? 0 : mxu_results_read(a, b);
     const chain_in ca = chain_of(a), cb = chain_of(b);
@@ -477,6 +483,25 @@ auto apply_binary(X&& a, Y&& b) {
     chain_result(r, fold ? chain_work{} : vpu_chain(Op::cost, vregs(r.rows(), r.cols(), dtype_of<T>)), {ca, cb});
     return r;
 }
+
+// A body of a run-time configured call (dynamic_call, emit_pipeline of values) works on vecs of
+// run-time shape (vec<T>: both extents dyn) whatever its configuration, so its common ops on two
+// temporaries (load(x) + load(y)) are the same functions in every such file: compiled once.
+#define PTPU_DYNAMIC_BINARY(prefix, op, T)                                                           \
+    prefix template binary_vec_t<op, vec<T>, vec<T>> apply_binary_values<op, vec<T>, vec<T>>(vec<T>&&, \
+                                                                                          vec<T>&&); \
+    prefix template binary_vec_t<op, vec<T>, vec<T>> apply_binary<op, vec<T>, vec<T>>(vec<T>&&, vec<T>&&);
+#define PTPU_DYNAMIC_BINARIES(prefix)                                                                \
+    PTPU_DYNAMIC_BINARY(prefix, op_add, float)                                                       \
+    PTPU_DYNAMIC_BINARY(prefix, op_sub, float)                                                       \
+    PTPU_DYNAMIC_BINARY(prefix, op_mul, float)
+#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_DYNAMIC_BINARIES(extern)
+#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_DYNAMIC_BINARIES()
+#endif
+#undef PTPU_DYNAMIC_BINARIES
+#undef PTPU_DYNAMIC_BINARY
 
 /// The values of a ⊕ c (or c ⊕ a) for a scalar c: into `out`, or in place into an rvalue a's
 /// storage (result_in_a). a has values.

@@ -228,6 +228,22 @@ requires(R >= 1) [[nodiscard]] detail::load_result_t<T, S, E> load(const ref<T, 
     }
 }
 
+// load of a whole VMEM ref of run-time shape (every window in a body of a run-time configured
+// call), compiled once for the common dtypes.
+#define PTPU_DYNAMIC_LOAD(prefix, T)                                                            \
+    prefix template detail::load_result_t<T, vmem, extents<dyn, dyn>> load<T, vmem, 2, extents<dyn, dyn>>( \
+        const ref<T, vmem, 2, extents<dyn, dyn>>&);
+#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_DYNAMIC_LOAD(extern, float)
+PTPU_DYNAMIC_LOAD(extern, const float)
+PTPU_DYNAMIC_LOAD(extern, std::int32_t)
+#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+PTPU_DYNAMIC_LOAD(, float)
+PTPU_DYNAMIC_LOAD(, const float)
+PTPU_DYNAMIC_LOAD(, std::int32_t)
+#endif
+#undef PTPU_DYNAMIC_LOAD
+
 /// Loads the window ds(...) per dim of a VMEM ref: load(x, ds(r, n), ds(c, m)) is Pallas's
 /// x[pl.ds(r, n), pl.ds(c, m)]. The window must lie within the ref (R2); its shape is static
 /// where the sizes are (ds(r, c<8>)), dynamic otherwise.
