@@ -250,6 +250,14 @@ TEST(SweepRun, DefaultLabelsAndConfigureOfEveryKind) {
     EXPECT_EQ(b2.config.in[0].shape[0], 512);
     EXPECT_EQ(copy->config(copy->ranked.back()).in[0].shape[0], 512);
     EXPECT_EQ(b2.label, sweep::default_label(b2.point));
+
+    // A default-constructed result has no configure function: an exception, not a call through null.
+    sweep::point_result<std::tuple<index_t, int>, Matmul> none;
+    none.points.push_back({128, 2});
+    none.ranked.push_back(copy->ranked.front());
+    none.ranked.front().index = 0;
+    EXPECT_THROW((void)none.config(none.ranked.front()), std::logic_error);
+    EXPECT_THROW((void)none.best(), std::logic_error);
 }
 
 TEST(SweepRun, EqualTimesKeepTheSpacesOrder) {

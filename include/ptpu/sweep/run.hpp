@@ -19,6 +19,7 @@
 #include <iterator>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -120,7 +121,8 @@ public:
     std::vector<P> points;  ///< every point, in the space's order (entry::index indexes it)
 
     point_result() = default;
-    point_result(result r, std::vector<P> pts) : result(std::move(r)), points(std::move(pts)) {}
+    point_result(result r, std::vector<P> pts) requires(std::is_void_v<Config>)
+        : result(std::move(r)), points(std::move(pts)) {}
     /// With the configure function that made the points' configurations (config(), best()).
     template <class Configure>
     requires(!std::is_void_v<Config>) point_result(result r, std::vector<P> pts, Configure configure)
@@ -165,7 +167,12 @@ private:
     // callable shared by the copies of the result.
     void (*fn_)() = nullptr;
     std::shared_ptr<void> obj_{};
-    Config (*make_)(const point_result&, const P&) = nullptr;
+    Config (*make_)(const point_result&, const P&) = &no_configure;
+
+    // A default-constructed result has no configure function to call.
+    [[noreturn]] static Config no_configure(const point_result&, const P&) {
+        throw std::logic_error("sweep::point_result: no configure function (a default-constructed result)");
+    }
 };
 
 // ---- The evaluation ---------------------------------------------------------------------------
