@@ -22,3 +22,16 @@
 #define PTPU_COMPILED inline
 #define PTPU_DEFINE_COMPILED 1
 #endif
+
+// PTPU_INSTANTIATED(declaration): a common specialization of a template compiled once in
+// ptpu::runtime (the value work of ops per dtype, the ops on vecs of run-time shape): declared
+// `extern template` where ptpu::runtime is linked, explicitly instantiated in its translation
+// unit, and nothing in the header-only mode, where each translation unit instantiates what it
+// uses.
+#if defined(PTPU_RUNTIME_IMPLEMENTATION)
+#define PTPU_INSTANTIATED(...) template __VA_ARGS__;
+#elif defined(PTPU_SEPARATE_RUNTIME)
+#define PTPU_INSTANTIATED(...) extern template __VA_ARGS__;
+#else
+#define PTPU_INSTANTIATED(...)
+#endif

@@ -526,20 +526,11 @@ void block_values<C>::take_from(block_values& o) noexcept {
 }
 
 // The compute types of vecs (float, int32, bool): compiled once in ptpu::runtime.
-#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
-extern template class array_cache<float>;
-extern template class array_cache<std::int32_t>;
-extern template class array_cache<bool>;
-extern template class block_values<float>;
-extern template class block_values<std::int32_t>;
-extern template class block_values<bool>;
-#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
-template class array_cache<float>;
-template class array_cache<std::int32_t>;
-template class array_cache<bool>;
-template class block_values<float>;
-template class block_values<std::int32_t>;
-template class block_values<bool>;
-#endif
+PTPU_INSTANTIATED(class array_cache<float>)
+PTPU_INSTANTIATED(class array_cache<std::int32_t>)
+PTPU_INSTANTIATED(class array_cache<bool>)
+PTPU_INSTANTIATED(class block_values<float>)
+PTPU_INSTANTIATED(class block_values<std::int32_t>)
+PTPU_INSTANTIATED(class block_values<bool>)
 
 }  // namespace ptpu::detail

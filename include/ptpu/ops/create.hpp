@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "ptpu/core/dtype.hpp"
+#include "ptpu/core/linkage.hpp"
 #include "ptpu/core/work.hpp"
 #include "ptpu/ops/elementwise.hpp"
 #include "ptpu/ops/load_store.hpp"
@@ -35,14 +36,10 @@ bool full_values(block_values<compute_t<T>>& out, index_t r, index_t c, compute_
     return true;
 }
 #define PTPU_FULL_VALUES_OF(T) \
-    template bool full_values<T>(block_values<compute_t<T>>&, index_t, index_t, compute_t<T>);
-#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
-extern PTPU_FULL_VALUES_OF(float) extern PTPU_FULL_VALUES_OF(bf16) extern PTPU_FULL_VALUES_OF(std::int32_t)
-#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+    PTPU_INSTANTIATED(bool full_values<T>(block_values<compute_t<T>>&, index_t, index_t, compute_t<T>))
 PTPU_FULL_VALUES_OF(float)
 PTPU_FULL_VALUES_OF(bf16)
 PTPU_FULL_VALUES_OF(std::int32_t)
-#endif
 #undef PTPU_FULL_VALUES_OF
 }  // namespace detail
 
@@ -68,17 +65,10 @@ template <element_type T, integer Rows, integer Cols, scalar_value S>
 
 // full of run-time extents (zeros_like and full_like of a ref or vec of run-time shape, in every
 // body of a run-time configured call), compiled once for the common dtypes.
-#define PTPU_DYNAMIC_FULL(prefix, T) \
-    prefix template vec<T, dyn, dyn> full<T, index_t, index_t, T>(index_t, index_t, T);
-#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
-PTPU_DYNAMIC_FULL(extern, float)
-PTPU_DYNAMIC_FULL(extern, bf16)
-PTPU_DYNAMIC_FULL(extern, std::int32_t)
-#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
-PTPU_DYNAMIC_FULL(, float)
-PTPU_DYNAMIC_FULL(, bf16)
-PTPU_DYNAMIC_FULL(, std::int32_t)
-#endif
+#define PTPU_DYNAMIC_FULL(T) PTPU_INSTANTIATED(vec<T, dyn, dyn> full<T, index_t, index_t, T>(index_t, index_t, T))
+PTPU_DYNAMIC_FULL(float)
+PTPU_DYNAMIC_FULL(bf16)
+PTPU_DYNAMIC_FULL(std::int32_t)
 #undef PTPU_DYNAMIC_FULL
 
 /// zeros<T>(rows, cols) (false for masks); static extents as for full.

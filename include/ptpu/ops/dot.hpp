@@ -47,6 +47,7 @@
 #include <utility>
 
 #include "ptpu/core/dtype.hpp"
+#include "ptpu/core/linkage.hpp"
 #include "ptpu/core/error.hpp"
 #include "ptpu/core/work.hpp"
 #include "ptpu/hw/chip.hpp"
@@ -267,22 +268,14 @@ void check_preferred(const dot_options& o) {
 // with PTPU_SEPARATE_RUNTIME they (and Eigen's GEMMs under them) are compiled once, in
 // ptpu::runtime, for every dtype dot takes, and kernels' translation units only call them.
 #define PTPU_DOT_VALUES_OF(T)                                                                             \
-    template typename vec<dot_acc_t<T>>::array_type dot_values<T>(                                         \
+    PTPU_INSTANTIATED(typename vec<dot_acc_t<T>>::array_type dot_values<T>(                                \
         const block_view<compute_t<T>>&, index_t, index_t, const block_view<compute_t<T>>&, index_t, index_t, \
-        const dot_options&, index_t, index_t, index_t);
-#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
-extern PTPU_DOT_VALUES_OF(float)
-extern PTPU_DOT_VALUES_OF(bf16)
-extern PTPU_DOT_VALUES_OF(f16)
-extern PTPU_DOT_VALUES_OF(std::int8_t)
-extern template void bf16_pass_gemm<float>(float*, index_t, index_t, index_t, index_t, const float*, const float*, bool);
-#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+        const dot_options&, index_t, index_t, index_t))
 PTPU_DOT_VALUES_OF(float)
 PTPU_DOT_VALUES_OF(bf16)
 PTPU_DOT_VALUES_OF(f16)
 PTPU_DOT_VALUES_OF(std::int8_t)
-template void bf16_pass_gemm<float>(float*, index_t, index_t, index_t, index_t, const float*, const float*, bool);
-#endif
+PTPU_INSTANTIATED(void bf16_pass_gemm<float>(float*, index_t, index_t, index_t, index_t, const float*, const float*, bool))
 #undef PTPU_DOT_VALUES_OF
 
 // ---- Static shapes (OP1) ---------------------------------------------------------------------
@@ -463,18 +456,12 @@ vec<dot_acc_t<A>> dot_checked(const VA& a, const VB& b, const dot_options& o) {
     return r;
 }
 
-#define PTPU_DOT_RESULT_OF(T)                                                              \
-    template vec<dot_acc_t<T>> dot_result<T>(const dot_operand<T>&, const dot_operand<T>&, \
-                                             const dot_options&, bool);
-#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
-extern PTPU_DOT_RESULT_OF(float) extern PTPU_DOT_RESULT_OF(bf16) extern PTPU_DOT_RESULT_OF(
-    f16) extern PTPU_DOT_RESULT_OF(std::int8_t)
-#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
+#define PTPU_DOT_RESULT_OF(T) \
+    PTPU_INSTANTIATED(vec<dot_acc_t<T>> dot_result<T>(const dot_operand<T>&, const dot_operand<T>&, const dot_options&, bool))
 PTPU_DOT_RESULT_OF(float)
 PTPU_DOT_RESULT_OF(bf16)
 PTPU_DOT_RESULT_OF(f16)
 PTPU_DOT_RESULT_OF(std::int8_t)
-#endif
 #undef PTPU_DOT_RESULT_OF
 
 }  // namespace detail

@@ -487,20 +487,12 @@ binary_vec_t<Op, X, Y> apply_binary(X&& a, Y&& b) {
 // A body of a run-time configured call (dynamic_call, emit_pipeline of values) works on vecs of
 // run-time shape (vec<T>: both extents dyn) whatever its configuration, so its common ops on two
 // temporaries (load(x) + load(y)) are the same functions in every such file: compiled once.
-#define PTPU_DYNAMIC_BINARY(prefix, op, T)                                                           \
-    prefix template binary_vec_t<op, vec<T>, vec<T>> apply_binary_values<op, vec<T>, vec<T>>(vec<T>&&, \
-                                                                                          vec<T>&&); \
-    prefix template binary_vec_t<op, vec<T>, vec<T>> apply_binary<op, vec<T>, vec<T>>(vec<T>&&, vec<T>&&);
-#define PTPU_DYNAMIC_BINARIES(prefix)                                                                \
-    PTPU_DYNAMIC_BINARY(prefix, op_add, float)                                                       \
-    PTPU_DYNAMIC_BINARY(prefix, op_sub, float)                                                       \
-    PTPU_DYNAMIC_BINARY(prefix, op_mul, float)
-#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
-PTPU_DYNAMIC_BINARIES(extern)
-#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
-PTPU_DYNAMIC_BINARIES()
-#endif
-#undef PTPU_DYNAMIC_BINARIES
+#define PTPU_DYNAMIC_BINARY(op, T)                                                                     \
+    PTPU_INSTANTIATED(binary_vec_t<op, vec<T>, vec<T>> apply_binary_values<op, vec<T>, vec<T>>(vec<T>&&, vec<T>&&)) \
+    PTPU_INSTANTIATED(binary_vec_t<op, vec<T>, vec<T>> apply_binary<op, vec<T>, vec<T>>(vec<T>&&, vec<T>&&))
+PTPU_DYNAMIC_BINARY(op_add, float)
+PTPU_DYNAMIC_BINARY(op_sub, float)
+PTPU_DYNAMIC_BINARY(op_mul, float)
 #undef PTPU_DYNAMIC_BINARY
 
 /// The values of a ⊕ c (or c ⊕ a) for a scalar c: into `out`, or in place into an rvalue a's
@@ -732,47 +724,41 @@ std::remove_cvref_t<X> unary(X&& a) {
 
 // The common ops' value loops, compiled once in ptpu::runtime with PTPU_SEPARATE_RUNTIME (others
 // are compiled where they are used, as in the header-only mode).
-#define PTPU_BINARY_VALUES(op, C)                                                                        \
-    template unsigned binary_values<op, C>(block_values<op_compute_t<op, C>>&, block_values<C>&, shape2, \
-                                           block_values<C>&, shape2, shape2, unsigned);
-#define PTPU_SCALAR_VALUES(op, left, C)                                                                \
-    template unsigned scalar_values<op, left, C>(block_values<op_compute_t<op, C>>&, block_values<C>&, \
-                                                 shape2, C, unsigned);
+#define PTPU_BINARY_VALUES(op, C)                                                                     \
+    PTPU_INSTANTIATED(unsigned binary_values<op, C>(block_values<op_compute_t<op, C>>&, block_values<C>&, \
+                                                    shape2, block_values<C>&, shape2, shape2, unsigned))
+#define PTPU_SCALAR_VALUES(op, left, C)                                                                    \
+    PTPU_INSTANTIATED(unsigned scalar_values<op, left, C>(block_values<op_compute_t<op, C>>&, block_values<C>&, \
+                                                          shape2, C, unsigned))
 #define PTPU_UNARY_VALUES(op, C) \
-    template unsigned unary_storage<op, C>(block_values<C>&, block_values<C>&, shape2, unsigned);
-#define PTPU_ELEMENTWISE_VALUES(prefix)                                                      \
-    prefix PTPU_BINARY_VALUES(op_add, float) prefix PTPU_BINARY_VALUES(op_sub, float) prefix \
-    PTPU_BINARY_VALUES(op_mul, float) prefix                                                 \
-    PTPU_BINARY_VALUES(op_div, float) prefix                                                 \
-    PTPU_BINARY_VALUES(op_max, float) prefix                                                 \
-    PTPU_BINARY_VALUES(op_min, float) prefix                                                 \
-    PTPU_BINARY_VALUES(op_eq, float) prefix                                                  \
-    PTPU_BINARY_VALUES(op_ne, float) prefix                                                  \
-    PTPU_BINARY_VALUES(op_lt, float) prefix                                                  \
-    PTPU_BINARY_VALUES(op_le, float) prefix                                                  \
-    PTPU_BINARY_VALUES(op_gt, float) prefix                                                  \
-    PTPU_BINARY_VALUES(op_ge, float) prefix                                                  \
-    PTPU_BINARY_VALUES(op_add, std::int32_t) prefix                                          \
-    PTPU_BINARY_VALUES(op_sub, std::int32_t) prefix                                          \
-    PTPU_BINARY_VALUES(op_mul, std::int32_t) prefix                                          \
-    PTPU_BINARY_VALUES(op_lt, std::int32_t) prefix                                           \
-    PTPU_BINARY_VALUES(op_eq, std::int32_t) prefix                                           \
-    PTPU_SCALAR_VALUES(op_add, false, float) prefix                                          \
-    PTPU_SCALAR_VALUES(op_sub, false, float) prefix                                          \
-    PTPU_SCALAR_VALUES(op_mul, false, float) prefix                                          \
-    PTPU_SCALAR_VALUES(op_div, false, float) prefix                                          \
-    PTPU_SCALAR_VALUES(op_max, false, float) prefix                                          \
-    PTPU_SCALAR_VALUES(op_min, false, float) prefix                                          \
-    PTPU_SCALAR_VALUES(op_sub, true, float) prefix                                           \
-    PTPU_SCALAR_VALUES(op_mul, true, float) prefix                                           \
-    PTPU_UNARY_VALUES(op_neg, float) prefix                                                  \
-    PTPU_UNARY_VALUES(op_exp, float)
-#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
-PTPU_ELEMENTWISE_VALUES(extern)
-#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
-PTPU_ELEMENTWISE_VALUES()
-#endif
-#undef PTPU_ELEMENTWISE_VALUES
+    PTPU_INSTANTIATED(unsigned unary_storage<op, C>(block_values<C>&, block_values<C>&, shape2, unsigned))
+PTPU_BINARY_VALUES(op_add, float)
+PTPU_BINARY_VALUES(op_sub, float)
+PTPU_BINARY_VALUES(op_mul, float)
+PTPU_BINARY_VALUES(op_div, float)
+PTPU_BINARY_VALUES(op_max, float)
+PTPU_BINARY_VALUES(op_min, float)
+PTPU_BINARY_VALUES(op_eq, float)
+PTPU_BINARY_VALUES(op_ne, float)
+PTPU_BINARY_VALUES(op_lt, float)
+PTPU_BINARY_VALUES(op_le, float)
+PTPU_BINARY_VALUES(op_gt, float)
+PTPU_BINARY_VALUES(op_ge, float)
+PTPU_BINARY_VALUES(op_add, std::int32_t)
+PTPU_BINARY_VALUES(op_sub, std::int32_t)
+PTPU_BINARY_VALUES(op_mul, std::int32_t)
+PTPU_BINARY_VALUES(op_lt, std::int32_t)
+PTPU_BINARY_VALUES(op_eq, std::int32_t)
+PTPU_SCALAR_VALUES(op_add, false, float)
+PTPU_SCALAR_VALUES(op_sub, false, float)
+PTPU_SCALAR_VALUES(op_mul, false, float)
+PTPU_SCALAR_VALUES(op_div, false, float)
+PTPU_SCALAR_VALUES(op_max, false, float)
+PTPU_SCALAR_VALUES(op_min, false, float)
+PTPU_SCALAR_VALUES(op_sub, true, float)
+PTPU_SCALAR_VALUES(op_mul, true, float)
+PTPU_UNARY_VALUES(op_neg, float)
+PTPU_UNARY_VALUES(op_exp, float)
 #undef PTPU_UNARY_VALUES
 #undef PTPU_SCALAR_VALUES
 #undef PTPU_BINARY_VALUES

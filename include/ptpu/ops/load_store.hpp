@@ -173,19 +173,12 @@ void store_plane(T* data, index_t stride, index_t rows, index_t cols,
     }
 }
 
-#define PTPU_LOAD_STORE_OF(prefix, T)                                                                     \
-    prefix template bool load_plane<T>(block_values<compute_t<T>>&, const T*, index_t, index_t, index_t); \
-    prefix template void store_plane<T>(T*, index_t, index_t, index_t, const block_values<compute_t<T>>&, \
-                                        bool);
-#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
-PTPU_LOAD_STORE_OF(extern, float)
-PTPU_LOAD_STORE_OF(extern, bf16)
-PTPU_LOAD_STORE_OF(extern, std::int32_t)
-#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
-PTPU_LOAD_STORE_OF(, float)
-PTPU_LOAD_STORE_OF(, bf16)
-PTPU_LOAD_STORE_OF(, std::int32_t)
-#endif
+#define PTPU_LOAD_STORE_OF(T)                                                                        \
+    PTPU_INSTANTIATED(bool load_plane<T>(block_values<compute_t<T>>&, const T*, index_t, index_t, index_t)) \
+    PTPU_INSTANTIATED(void store_plane<T>(T*, index_t, index_t, index_t, const block_values<compute_t<T>>&, bool))
+PTPU_LOAD_STORE_OF(float)
+PTPU_LOAD_STORE_OF(bf16)
+PTPU_LOAD_STORE_OF(std::int32_t)
 #undef PTPU_LOAD_STORE_OF
 
 /// The address of element (i...) of `r` (already bounds-checked), for race detection.
@@ -230,18 +223,12 @@ requires(R >= 1) [[nodiscard]] detail::load_result_t<T, S, E> load(const ref<T, 
 
 // load of a whole VMEM ref of run-time shape (every window in a body of a run-time configured
 // call), compiled once for the common dtypes.
-#define PTPU_DYNAMIC_LOAD(prefix, T)                                                            \
-    prefix template detail::load_result_t<T, vmem, extents<dyn, dyn>> load<T, vmem, 2, extents<dyn, dyn>>( \
-        const ref<T, vmem, 2, extents<dyn, dyn>>&);
-#if defined(PTPU_SEPARATE_RUNTIME) && !defined(PTPU_RUNTIME_IMPLEMENTATION)
-PTPU_DYNAMIC_LOAD(extern, float)
-PTPU_DYNAMIC_LOAD(extern, const float)
-PTPU_DYNAMIC_LOAD(extern, std::int32_t)
-#elif defined(PTPU_RUNTIME_IMPLEMENTATION)
-PTPU_DYNAMIC_LOAD(, float)
-PTPU_DYNAMIC_LOAD(, const float)
-PTPU_DYNAMIC_LOAD(, std::int32_t)
-#endif
+#define PTPU_DYNAMIC_LOAD(T)                                                                  \
+    PTPU_INSTANTIATED(detail::load_result_t<T, vmem, extents<dyn, dyn>> load<T, vmem, 2, extents<dyn, dyn>>( \
+        const ref<T, vmem, 2, extents<dyn, dyn>>&))
+PTPU_DYNAMIC_LOAD(float)
+PTPU_DYNAMIC_LOAD(const float)
+PTPU_DYNAMIC_LOAD(std::int32_t)
 #undef PTPU_DYNAMIC_LOAD
 
 /// Loads the window ds(...) per dim of a VMEM ref: load(x, ds(r, n), ds(c, m)) is Pallas's
