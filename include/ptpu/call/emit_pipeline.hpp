@@ -428,9 +428,11 @@ struct inner_arena {
 // own and records its ops in the enclosing body's. Nothing in it depends on the body or the specs,
 // so it is compiled machinery (core/linkage.hpp: once per program in ptpu::runtime with
 // PTPU_SEPARATE_RUNTIME); call/emit_pipeline_impl.hpp holds the definition.
+// `stateless`: the body is an object of an empty class (a lambda capturing nothing), so that it
+// can read nothing the enclosing body computed (call/emit_pipeline_impl.hpp, the invocation memo).
 PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
                              const void* ctx, const std::array<void*, max_operands>& hbm, body_call body,
-                             std::vector<event>* trace, const allocations_base* alloc);
+                             std::vector<event>* trace, const allocations_base* alloc, bool stateless);
 
 // The grid part of an inner pipeline as the planner sees it for this core (the grid, its
 // options, the maps' offsets): false when the core's part of a split grid is empty (S21:
@@ -565,9 +567,10 @@ struct invocation {
     }
     /// Runs the invocation to completion: `invoke(core_memory&)` calls the body on its windows.
     template <class Invoke>
-    void run(const block_fn* maps, Invoke& invoke, std::vector<event>* trace, const allocations_base* alloc) {
+    void run(const block_fn* maps, Invoke& invoke, std::vector<event>* trace, const allocations_base* alloc,
+             bool stateless = false) {
         const body_call call{[](void* obj, core_memory& m) { (*static_cast<Invoke*>(obj))(m); }, &invoke};
-        run_inner(outer, p, maps, &mctx, hbm, call, trace, alloc);
+        run_inner(outer, p, maps, &mctx, hbm, call, trace, alloc, stateless);
     }
 };
 
@@ -730,7 +733,7 @@ private:
         auto invoke = [&](core_memory& m) {
             call_body(m, in.mctx, std::index_sequence_for<I..., O...>{}, refs...);
         };
-        in.run(maps.data(), invoke, opt_.trace, alloc);
+        in.run(maps.data(), invoke, opt_.trace, alloc, std::is_empty_v<Body>);
     }
 
     template <std::size_t... K, class... Refs>

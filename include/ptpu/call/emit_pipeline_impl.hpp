@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,9 +37,260 @@ PTPU_COMPILED operand_desc describe_source(operand_role role, dtype type, int ra
     return d;
 }
 
+// ---- The invocation memo (timing-only runs) -------------------------------------------------
+// Without data, what an invocation hands on (its ops) and adds up (steps, DMAs, work) depends
+// only on the pipeline (its description, its index maps and this core's part of its grid), on
+// the VMEM the enclosing body already uses, and on what its index maps and bodies asked (the
+// kernel's program ids and core; the maps, what the enclosing body may ask), as long as its
+// bodies read no scalar memory and did nothing but charge work: no copy, semaphore op or deeper
+// pipeline. Pallas traces a body once; the body memo (runtime/runner.hpp) runs one once per set
+// of answers. Such an invocation is kept, and a later one of the same pipeline with the same
+// answers hands on the kept ops again, without planning or running anything. As with the body
+// memo, the 1st, 2nd, 4th... reuse of a kept invocation runs it and checks what it did (K2).
+
+struct kept_invocation {
+    pipeline_desc p{};
+    void (*body)(void*, core_memory&) = nullptr;  // which body (body_call::fn, one per body type)
+    std::uint32_t ordinal = 0;                    // the how-manieth pipeline the enclosing body ran
+    // A body that captures state: what the enclosing body had asked before invoking it (what it
+    // captured is a function of that). Not compared for a stateless body.
+    bool keyed_by_outer = false;
+    body_reads outer_before{};
+    std::array<block_fn, max_operands> maps{};
+    std::array<index_t, max_rank> offset{}, whole{};
+    index_t vmem_used = 0;
+    body_reads asked_outer{};  // what the index maps asked the enclosing body's context
+    body_reads asked_inner{};  // what the bodies asked (only the kernel's program ids and core count)
+    // What the invocation handed on (not kept when too many: such an invocation runs each time).
+    std::vector<stream::op> ops;
+    bool has_ops = false;
+    std::uint32_t dma_ids = 0;
+    run_stats stats{};
+    body_tally tally{};
+    index_t vmem_peak = 0;
+    bool pure = false;  // the bodies did nothing but charge work, and nothing read scalar memory
+    index_t hits = 0, check_at = 1;
+};
+
+struct invocation_memo final : invocation_store {
+    static constexpr std::size_t max_kept = 64;  // more distinct invocations run every time
+    // The most ops kept for one invocation, and for all (40 bytes each): longer ones run.
+    static constexpr std::size_t max_ops = std::size_t{1} << 16, max_all_ops = std::size_t{1} << 20;
+    std::vector<std::unique_ptr<kept_invocation>> kept;
+    std::size_t all_ops = 0;
+};
+
+// The core's memo when this invocation may be kept or handed on again: a timing-only run that
+// memoizes bodies, without notes, races, semaphores or a trace; a pipeline the kernel's body
+// runs (a deeper one's enclosing body is not run as a function of answers the memo sees); maps
+// that read no extra values; no SMEM window (scalar code reads what those move); no allocations
+// passed in; a stateless body, or an enclosing body whose questions so far are known and read no
+// scalar memory.
+inline invocation_memo* memo_for(kernel_context& outer, const pipeline_desc& p, const inner_map_ctx& m,
+                                 const std::vector<event>* trace, const allocations_base* alloc,
+                                 bool stateless) {
+    if (!outer.timing_only || !outer.memoize_bodies || outer.notes != nullptr || outer.detect_races ||
+        !outer.semaphores.empty() || trace != nullptr || alloc != nullptr || m.user != nullptr ||
+        m.value_maps != nullptr || outer.pipeline_depth != 0 ||
+        (!stateless && (outer.reads == nullptr || outer.reads->opaque)))
+        return nullptr;
+    for (int i = 0; i < p.n_ops(); ++i)
+        if (p.ops[static_cast<std::size_t>(i)].space == space_kind::smem) return nullptr;
+    if (outer.invocations == nullptr) {
+        outer.own_invocations = std::make_unique<invocation_memo>();
+        outer.invocations = outer.own_invocations.get();
+    }
+    return static_cast<invocation_memo*>(outer.invocations);
+}
+
+inline bool same_pipeline(const pipeline_desc& a, const pipeline_desc& b) {
+    if (a.grid_rank != b.grid_rank || a.grid != b.grid || a.has_semantics != b.has_semantics ||
+        a.semantics_rank != b.semantics_rank || a.semantics != b.semantics || a.n_in != b.n_in ||
+        a.n_out != b.n_out || a.cores != b.cores || a.tiling != b.tiling ||
+        a.no_pipelining != b.no_pipelining)
+        return false;
+    for (int i = 0; i < a.n_ops(); ++i)
+        if (!(a.ops[static_cast<std::size_t>(i)] == b.ops[static_cast<std::size_t>(i)])) return false;
+    return true;
+}
+
+// What the enclosing body's context answers to question q (index maps ask it).
+inline index_t outer_answer(const kernel_context& c, const body_query& q) {
+    const auto a = static_cast<std::size_t>(q.a);
+    switch (q.kind) {
+        case query_kind::program_id:
+            return c.point[a];
+        case query_kind::core:
+            return c.core;
+        case query_kind::pipeline_index:
+            return c.inner_point[a] + c.inner_offset[a];
+        case query_kind::valid_extent:
+            return c.valid != nullptr ? (*c.valid)[a][static_cast<std::size_t>(q.b)] : -1;
+    }
+    return -1;
+}
+// The kernel's program ids and core answer the same in an inner body; the rest it asks is its
+// own pipeline's (a function of what the memo compares).
+inline bool kernel_question(const body_query& q) {
+    return q.kind == query_kind::program_id || q.kind == query_kind::core;
+}
+
+inline bool same_reads(const body_reads& a, const body_reads& b) {
+    if (a.n != b.n || a.opaque != b.opaque) return false;
+    for (int i = 0; i < a.n; ++i)
+        if (!a.q[static_cast<std::size_t>(i)].same_question(b.q[static_cast<std::size_t>(i)]) ||
+            a.q[static_cast<std::size_t>(i)].answer != b.q[static_cast<std::size_t>(i)].answer)
+            return false;
+    return true;
+}
+inline kept_invocation* find_kept(invocation_memo& memo, const kernel_context& outer, const pipeline_desc& p,
+                                  const block_fn* maps, const inner_map_ctx& m, const body_call& body,
+                                  std::uint32_t ordinal, bool stateless) {
+    for (const std::unique_ptr<kept_invocation>& k : memo.kept) {
+        const kept_invocation& e = *k;
+        if (e.body != body.fn || e.ordinal != ordinal || e.keyed_by_outer == stateless ||
+            e.vmem_used != outer.vmem_used || e.offset != m.offset || e.whole != m.whole ||
+            !same_pipeline(e.p, p) || (!stateless && !same_reads(e.outer_before, *outer.reads)))
+            continue;
+        bool same = true;
+        for (int i = 0; same && i < p.n_ops(); ++i) same = e.maps[static_cast<std::size_t>(i)] == maps[i];
+        for (int i = 0; same && i < e.asked_outer.n; ++i)
+            same = outer_answer(outer, e.asked_outer.q[static_cast<std::size_t>(i)]) ==
+                   e.asked_outer.q[static_cast<std::size_t>(i)].answer;
+        for (int i = 0; same && i < e.asked_inner.n; ++i) {
+            const body_query& q = e.asked_inner.q[static_cast<std::size_t>(i)];
+            same = !kernel_question(q) || outer_answer(outer, q) == q.answer;
+        }
+        if (same) return k.get();
+    }
+    return nullptr;
+}
+
+// Questions asked on the way, passed on to whoever records the enclosing body's.
+inline void pass_on(body_reads* to, const body_reads& from, bool kernel_only) {
+    if (to == nullptr) return;
+    to->opaque = to->opaque || from.opaque;
+    for (int i = 0; i < from.n; ++i) {
+        const body_query& q = from.q[static_cast<std::size_t>(i)];
+        if (!kernel_only || kernel_question(q)) to->note(q.kind, q.a, q.b, q.answer);
+    }
+}
+
+inline bool same_op(const stream::op& a, const stream::op& b) {
+    return a.kind == b.kind && a.core == b.core && a.dma_sem == b.dma_sem && a.waits_on == b.waits_on &&
+           a.dma == b.dma && a.work == b.work && a.bytes == b.bytes && a.far == b.far && a.sub == b.sub &&
+           a.run == b.run && a.sem == b.sem && a.label == b.label && a.step == b.step;
+}
+// What a run `b` did is what was kept in `a`.
+inline bool same_invocation(const kept_invocation& a, const kept_invocation& b) {
+    const run_stats &s = a.stats, &t = b.stats;
+    bool same = (!a.has_ops || a.ops.size() == b.ops.size()) && a.dma_ids == b.dma_ids &&
+                a.vmem_peak == b.vmem_peak && same_reads(a.asked_outer, b.asked_outer) &&
+                same_reads(a.asked_inner, b.asked_inner) && s.steps == t.steps && s.dma_in == t.dma_in &&
+                s.dma_out == t.dma_out && s.bytes_in == t.bytes_in && s.bytes_out == t.bytes_out &&
+                s.total_work == t.total_work && s.op_dmas == t.op_dmas && s.op_bytes == t.op_bytes &&
+                a.tally.inner_work == b.tally.inner_work;
+    for (std::size_t k = 0; same && a.has_ops && k < a.ops.size(); ++k) same = same_op(a.ops[k], b.ops[k]);
+    return same;
+}
+
+// Ops of an inner pipeline handed on to the enclosing body's runner (or its records).
+inline void hand_on(kernel_context& outer, const inner_handover& h) {
+    if (h.ops.empty()) return;
+    if (outer.inner_ops != nullptr)  // straight into the enclosing runner's batch
+        outer.inner_ops(outer.flush_self, h);
+    else
+        note_handover(outer, h);
+}
+
+// A kept invocation run again: its ops handed on as the pipeline's runner would, its account
+// taken over.
+inline void replay(kernel_context& outer, const kept_invocation& e) {
+    const std::uint32_t base = outer.body_seq;
+    const auto rows_base = static_cast<std::uint32_t>(outer.nested_rows.size());
+    hand_on(outer, {e.ops, base, true, rows_base, static_cast<std::uint8_t>(e.p.n_in), &e});
+    outer.body_seq = base + e.dma_ids;
+    outer.absorb(e.tally, e.vmem_peak, e.stats);
+    pass_on(outer.reads, e.asked_outer, false);
+    pass_on(outer.reads, e.asked_inner, true);
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] inline void raise_unlike_kept(const kernel_context& outer) {
+    throw error(
+        "K2",
+        step_where(outer) + ": emit_pipeline (pipeline " + std::to_string(outer.pipeline_depth + 1) + ")",
+        "in a timing-only run an invocation of an inner pipeline did other work (its bodies charged "
+        "other work, or asked other questions) than an earlier invocation of the same pipeline whose "
+        "index maps and bodies got the same answers: timing-only runs run such an invocation once per "
+        "distinct set of answers (as Pallas traces a body once)",
+        "make the inner body a function of its refs, pipeline_index, the kernel's program ids and scalar "
+        "memory (no host state that changes from step to step), or set run_options::memoize_body = false");
+}
+
+// One invocation, run: `rec`, when not null, learns what it did.
+inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
+                           const void* ctx, const std::array<void*, max_operands>& hbm, body_call body,
+                           std::vector<event>* trace, const allocations_base* alloc, kept_invocation* rec);
+
 PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
                              const void* ctx, const std::array<void*, max_operands>& hbm, body_call body,
-                             std::vector<event>* trace, const allocations_base* alloc) {
+                             std::vector<event>* trace, const allocations_base* alloc, bool stateless) {
+    const auto& mctx = *static_cast<const inner_map_ctx*>(ctx);
+    const std::uint32_t ordinal = outer.pipelines_run++;
+    invocation_memo* memo = memo_for(outer, p, mctx, trace, alloc, stateless);
+    if (memo == nullptr) return run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, nullptr);
+    kept_invocation* const kept = find_kept(*memo, outer, p, maps, mctx, body, ordinal, stateless);
+    if (kept != nullptr && kept->has_ops && ++kept->hits != kept->check_at) return replay(outer, *kept);
+    if ((kept == nullptr && memo->kept.size() >= invocation_memo::max_kept) ||
+        (kept != nullptr && !kept->has_ops))
+        return run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, nullptr);
+    auto rec = std::make_unique<kept_invocation>();
+    rec->p = p;
+    rec->body = body.fn;
+    rec->ordinal = ordinal;
+    rec->keyed_by_outer = !stateless;
+    if (!stateless) rec->outer_before = *outer.reads;
+    for (int i = 0; i < p.n_ops(); ++i) rec->maps[static_cast<std::size_t>(i)] = maps[i];
+    rec->offset = mctx.offset;
+    rec->whole = mctx.whole;
+    rec->vmem_used = outer.vmem_used;
+    // The run's ops are kept back and handed on once it has ended (as the kept invocation's
+    // when it is one, so that the enclosing runner sees the same invocation again).
+    rec->has_ops = kept != nullptr || memo->all_ops < invocation_memo::max_all_ops;
+    const std::uint32_t base = outer.body_seq;
+    const auto rows_base = static_cast<std::uint32_t>(outer.nested_rows.size());
+    run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, rec.get());
+    const kept_invocation* give = rec.get();
+    if (kept != nullptr) {  // a check: the run must do what the kept one did
+        if (!rec->pure || !same_invocation(*kept, *rec)) raise_unlike_kept(outer);
+        kept->check_at *= 2;
+        give = kept;
+    } else if (rec->pure) {
+        memo->all_ops += rec->ops.size();
+        memo->kept.push_back(std::move(rec));
+        give = memo->kept.back().get();
+    }
+    if (give->has_ops)
+        hand_on(outer, {give->ops, base, true, rows_base, static_cast<std::uint8_t>(p.n_in),
+                        give->pure ? give : nullptr});
+}
+
+inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
+                           const void* ctx, const std::array<void*, max_operands>& hbm, body_call body,
+                           std::vector<event>* trace, const allocations_base* alloc, kept_invocation* rec) {
+    // What the index maps ask the enclosing body's context is recorded (and passed on after).
+    struct recording {
+        kernel_context& outer;
+        body_reads* was;
+        kept_invocation* rec;
+        ~recording() {
+            if (rec == nullptr) return;
+            outer.reads = was;
+            pass_on(was, rec->asked_outer, false);
+            pass_on(was, rec->asked_inner, true);
+        }
+    } const recording{outer, outer.reads, rec};
+    if (rec != nullptr) outer.reads = &rec->asked_outer;
     const plan_tables t = inner_run::plan(outer, p, maps, ctx);
     if (alloc != nullptr)
         for (int i = 0; i < p.n_ops(); ++i) {
@@ -103,6 +355,7 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
     // An inner body may block in a semaphore wait (the kernel has semaphores): its steps are
     // never made from the last one's ops, and the wait yields as the enclosing body's would.
     ro.semaphores = !outer.semaphores.empty();
+    if (rec != nullptr) inner.reads = &rec->asked_inner;  // (its runner does not memoize bodies)
     const std::uint32_t base = outer.body_seq;
     {
         runner r(p, t, 0, maps, ctx, hbm, a.mem, inner, body, ro, outer.notes);
@@ -112,27 +365,23 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
         const auto rows_base = static_cast<std::uint32_t>(outer.nested_rows.size());
         // The inner runner's ops so far go to the enclosing body's log as its own ops.
         const auto inputs = static_cast<std::uint8_t>(p.n_in);
-        const auto hand_on = [&outer, &first, &r, base, rows_base, inputs](std::span<const stream::op> ops) {
+        const auto pass = [&outer, &first, &r, base, rows_base, inputs,
+                           rec](std::span<const stream::op> ops) {
             const std::vector<stream::inner_row>& rows = r.inner_rows();
             for (std::size_t k = outer.nested_rows.size() - rows_base; k < rows.size(); ++k)
                 outer.nested_rows.push_back(rows[k]);
             if (ops.empty()) return;
-            if (outer.inner_ops != nullptr) {  // straight into the enclosing runner's batch
-                outer.inner_ops(outer.flush_self, inner_handover{ops, base, first, rows_base, inputs});
+            if (rec != nullptr && rec->has_ops) {  // kept back (run_inner hands them on)
+                rec->ops.insert(rec->ops.end(), ops.begin(), ops.end());
+                if (rec->ops.size() <= invocation_memo::max_ops) return;
+                rec->has_ops = false;  // too many to keep: handed on now, and as they come
+                hand_on(outer, {rec->ops, base, first, rows_base, inputs});
                 first = false;
+                rec->ops = {};
                 return;
             }
-            for (const stream::op& o : ops) {
-                body_op_record rec;
-                rec.kind = body_op_kind::stream_op;
-                rec.op = o;
-                rec.seq = base + o.dma;
-                rec.begins = first;
-                rec.rows_base = rows_base;
-                rec.inputs = inputs;
-                first = false;
-                note_body_op(outer, rec);
-            }
+            hand_on(outer, {ops, base, first, rows_base, inputs});
+            first = false;
         };
         // A wait the inner body cannot meet yet: the ops up to it (the inner step's so far,
         // ending with the wait) become the enclosing body's, which then yields as its own wait
@@ -141,8 +390,8 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
         struct yield_to_outer {
             kernel_context* outer;
             runner* r;
-            const decltype(hand_on)* hand;
-        } y{&outer, &r, &hand_on};
+            const decltype(pass)* hand;
+        } y{&outer, &r, &pass};
         if (outer.yield != nullptr) {
             inner.yield = [](void* self) {
                 auto* q = static_cast<yield_to_outer*>(self);
@@ -155,10 +404,19 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
         for (;;) {
             const stream::batch b = r.next_batch(false);
             if (b.ops.empty()) break;
-            hand_on(b.ops);
+            pass(b.ops);
         }
         outer.body_seq = base + r.dma_ids_used();
         outer.absorb(inner, r.stats());
+        if (rec != nullptr) {
+            rec->dma_ids = r.dma_ids_used();
+            rec->stats = r.stats();
+            rec->tally = inner;
+            rec->vmem_peak = inner.vmem_peak;
+            rec->pure = !rec->asked_outer.opaque && !rec->asked_inner.opaque && inner.body_dma_count == 0 &&
+                        inner.sem_signals == 0 && inner.sem_waits == 0 && inner.inner_steps == 0 &&
+                        inner.pending.empty() && r.inner_rows().empty();
+        }
     }
     if (!inner.pending.empty())
         throw error("39", "emit_pipeline (pipeline " + std::to_string(inner.pipeline_depth) + ")",

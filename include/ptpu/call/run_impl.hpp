@@ -113,6 +113,7 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
         k.grid = desc.grid;
         k.hw = &desc.hw;
         k.timing_only = opt.timing_only;
+        k.memoize_bodies = opt.memoize_body;
         k.detect_races = opt.detect_races;
         if (opt.detect_races && pinfo.cores > 1) k.races = &races;
         k.core = core;

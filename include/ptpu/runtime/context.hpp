@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -60,9 +61,17 @@ struct inner_handover {
     bool begins = false;
     std::uint32_t rows_base = 0;
     std::uint8_t inputs = 0;
+    /// The kept invocation these ops are a replay of (emit_pipeline's invocation memo), or none:
+    /// two handovers with the same one hand on the same ops.
+    const void* replay = nullptr;
 };
 
 namespace detail {
+/// Where a call's core keeps the inner-pipeline invocations it may hand on again (the memo of
+/// call/emit_pipeline_impl.hpp); opaque here.
+struct invocation_store {
+    virtual ~invocation_store() = default;
+};
 /// Which operand of a call a ref stands for (pallas_call labels the refs it hands out), so an
 /// out-of-range access names it (R2). Views taken with at() keep the label.
 struct ref_label {
@@ -288,6 +297,11 @@ struct call_state {
     std::vector<stream::dma_note>* notes = nullptr;  ///< the call's DMA notes (timeline on), or none
     stream::work_table* works = nullptr;  ///< the call's work table (compute ops' work numbers)
     const chain_rates* chain = nullptr;   ///< what a dependence chain costs on the call's chip
+    /// run_options::memoize_body: timing-only runs may answer a body, or an inner pipeline's
+    /// whole invocation, from what an earlier one with the same answers did.
+    bool memoize_bodies = false;
+    /// The inner-pipeline invocations kept on this core (made by its first emit_pipeline).
+    detail::invocation_store* invocations = nullptr;
 };
 
 /// What a pipeline's bodies did that the call's account counts: their own DMAs and semaphore
@@ -328,7 +342,9 @@ struct kernel_context : call_state, body_tally {
 
     /// The pipeline `inner` run by this context's body ended, its runner's account `s`: its
     /// tally, and what it and the pipelines it ran did, become this one's.
-    void absorb(const kernel_context& inner, const run_stats& s);
+    void absorb(const kernel_context& inner, const run_stats& s) { absorb(inner, inner.vmem_peak, s); }
+    /// The same from the tally `t` and VMEM peak of a pipeline that ran (or a kept one's).
+    void absorb(const body_tally& t, index_t peak, const run_stats& s);
 
     index_t step = 0;
     work body_work{};                         ///< what the running body charged since its last op
@@ -360,6 +376,7 @@ struct kernel_context : call_state, body_tally {
     std::array<index_t, max_rank> inner_offset{};
     std::array<index_t, max_rank> inner_grid{};  ///< the whole inner grid (before a core split)
     std::uint32_t body_seq = 0;  ///< DMAs of inner pipelines recorded by the running body so far
+    std::uint32_t pipelines_run = 0;  ///< inner pipelines the running body invoked so far
     /// The inner rows (stream::inner_row) of the pipelines the running body ran, as each one's
     /// runner numbered them (parents relative to that runner), one after another: the ops those
     /// runners handed on name their rows by them (body_op_record::rows_base).
@@ -370,6 +387,8 @@ struct kernel_context : call_state, body_tally {
     const kernel_context* parent = nullptr;  ///< an inner pipeline's body: the enclosing body's context
     /// Set while a timing-only run records what the body asks (runner.hpp, "Body memo").
     detail::body_reads* reads = nullptr;
+    /// Owns `invocations` when this context made it.
+    std::unique_ptr<detail::invocation_store> own_invocations;
 };
 
 namespace detail {
@@ -427,6 +446,21 @@ inline void note_body_op(kernel_context& c, body_op_record r) {
     r.before = c.body_work;
     c.body_ops.push_back(r);
     c.body_work = work{};
+}
+/// Records an inner pipeline's ops `h` as the body's (kernel_context::inner_ops is not set).
+inline void note_handover(kernel_context& c, const inner_handover& h) {
+    bool first = h.begins;
+    for (const stream::op& o : h.ops) {
+        body_op_record r;
+        r.kind = body_op_kind::stream_op;
+        r.op = o;
+        r.seq = h.seq + o.dma;
+        r.begins = first;
+        r.rows_base = h.rows_base;
+        r.inputs = h.inputs;
+        first = false;
+        note_body_op(c, r);
+    }
 }
 
 [[gnu::cold]] PTPU_COMPILED void raise_dma_race(const kernel_context& c, const pending_dma& d, bool write, bool at_dst,
@@ -751,7 +785,7 @@ inline bool finite_work(const work& w) {
 }
 }  // namespace detail
 
-inline void kernel_context::absorb(const kernel_context& inner, const run_stats& s) {
+inline void kernel_context::absorb(const body_tally& inner, index_t peak, const run_stats& s) {
     inner_steps += s.steps + inner.inner_steps;
     inner_dmas += s.dma_in + s.dma_out + inner.inner_dmas;
     inner_bytes += s.bytes_in + s.bytes_out + inner.inner_bytes;
@@ -759,7 +793,7 @@ inline void kernel_context::absorb(const kernel_context& inner, const run_stats&
     inner_work += inner.inner_work;
     if (!detail::finite_work(inner_work))
         detail::work_overflow(*this, "the work inner pipelines charged up to this step");
-    vmem_peak = std::max(vmem_peak, inner.vmem_peak);
+    vmem_peak = std::max(vmem_peak, peak);
     body_dma_count += inner.body_dma_count;
     body_dma_bytes += inner.body_dma_bytes;
     sem_signals += inner.sem_signals;

@@ -151,13 +151,17 @@ private:
     // ops with DMA ids advanced by its number of starts (the DMAs it waits on are those of the
     // step before, which had the same shape), window slots advanced as the schedule's counters,
     // and the body's compute time. The body still runs; if it issues DMAs this time, they are
-    // spliced in and the next step is made in full again.
+    // spliced in and the next step is made in full again. A body whose only ops were an inner
+    // pipeline handed on from the invocation memo (call/emit_pipeline_impl.hpp) counts as one
+    // without DMAs when the next step's body hands on the same kept invocation: its ops are the
+    // last step's, their DMA ids advanced with the rest.
 
     struct op_meta {
         event_kind kind = event_kind::step;  // the event that made the op
         std::uint8_t op = 0;
         std::uint8_t slot = 0;
         bool start = false;  // a DMA start (else a wait, or no DMA)
+        bool inner = false;  // an inner pipeline's op (kind: body)
     };
     struct window_move {
         std::uint8_t op = 0;
@@ -173,6 +177,10 @@ private:
         // within the run (a deep window's first waits are the prologue's, numbered one by one).
         std::uint32_t run_first = 0;
         std::size_t body_at = 0;  // index of the body's compute op
+        // The body's first op: body_at, or the first op of the kept inner-pipeline invocation the
+        // body's ops were otherwise made of (replay), which a repeat hands on again unchanged.
+        std::size_t body_from = 0;
+        const void* replay = nullptr;
         run_stats dmas{};         // what its DMAs added to stats_
         index_t unsummed = 0;     // repeats whose DMAs are not yet in stats_ (flush())
         // The windows (S20) a step of this shape moves on: inputs' before the body (their wait),
@@ -212,10 +220,38 @@ private:
     // counters, and the DMA tables learn the latest DMAs.
     void patch(index_t m);
 
+    // repeat()'s kernel_context::inner_ops: the kept invocation the last step's body handed on,
+    // handed on again first thing, is noted and not written; anything else becomes records.
+    void note_replay(const inner_handover& h) {
+        if (h.replay != nullptr && h.replay == rep_.replay && !noted_ && kctx_.body_ops.empty() &&
+            kctx_.body_work == work{}) {
+            noted_ = true;
+            noted_h_ = h;
+            return;
+        }
+        records_of_noted();
+        detail::note_handover(kctx_, h);
+    }
+    static void note_replay_of(void* self, const inner_handover& h) {
+        static_cast<runner*>(self)->note_replay(h);
+    }
+    // The noted invocation, as the first records of the body (other ops followed it).
+    void records_of_noted() {
+        if (!noted_) return;
+        noted_ = false;
+        std::vector<body_op_record> after = std::move(kctx_.body_ops);
+        kctx_.body_ops.clear();
+        const work charged = kctx_.body_work;
+        kctx_.body_work = work{};
+        detail::note_handover(kctx_, noted_h_);
+        kctx_.body_ops.insert(kctx_.body_ops.end(), after.begin(), after.end());
+        kctx_.body_work = charged;
+    }
+
     // The body of a step made by repeat() charged another time or issued DMAs: its ops.
     void finish_body() {
         repeat_state& r = rep_;
-        if (kctx_.body_ops.empty()) {
+        if (kctx_.body_ops.empty() && (r.replay == nullptr || noted_)) {
             ops_[r.body_at].work = last_number_;  // work_number() ran in repeat()
             return;
         }
@@ -460,6 +496,11 @@ private:
     index_t body_ops_ = 0;         // ops the running body has recorded (none: it may repeat)
     index_t body_step_ = 0;        // the running body's grid step
     std::vector<std::uint32_t> body_ids_;  // the running body's inner-pipeline DMAs: their ids
+    // The kept invocation the running body's ops so far are exactly (else null), and how many.
+    const void* body_replay_ = nullptr;
+    index_t body_replay_ops_ = 0;
+    bool noted_ = false;  // repeat(): the body handed on rep_.replay again (note_replay)
+    inner_handover noted_h_{};
     std::vector<stream::inner_row> inner_rows_;  // what each inner row (op::sub - 1) is
     std::vector<std::vector<std::uint16_t>> inner_by_call_;  // [call][step] -> op::sub (0: none yet)
     std::uint32_t inner_call_ = 0;  // the running body's pipeline invocation, counted from 0

@@ -55,10 +55,13 @@ inline auto runner::invoke_body(const event& e) -> void {
     ++stats_.core_steps[e.core];
     kctx_.step = e.step;
     kctx_.body_seq = 0;
+    kctx_.pipelines_run = 0;
     kctx_.nested_rows.clear();
     nested_last_at_ = static_cast<std::size_t>(-1);
     kctx_.valid = &mem_.valid;
     body_ids_.clear();
+    body_replay_ = nullptr;
+    noted_ = false;
     if (!opt_.nested) kctx_.core = e.core;  // a nested pipeline's body keeps the kernel's core
     // The grid point: one step on from the core's last one (an odometer, S13), or divided out.
     if (e.step == last_step_ + 1) {
@@ -284,7 +287,8 @@ inline auto runner::emit_inner_op(const stream::op& o, std::uint32_t seq, bool b
 inline auto runner::take_inner_ops(const inner_handover& h) -> void {
     flush_body_ops();  // the body's records so far come first
     const auto step = static_cast<std::uint32_t>(body_step_);
-    cur_meta_ = op_meta{event_kind::body, 0, 0, false};
+    const bool alone = h.replay != nullptr && body_ops_ == 0 && kctx_.body_work == work{};
+    cur_meta_ = op_meta{event_kind::body, 0, 0, false, true};
     bool begins = h.begins;
     for (const stream::op& o : h.ops) {
         ++body_ops_;
@@ -295,6 +299,9 @@ inline auto runner::take_inner_ops(const inner_handover& h) -> void {
         emit_inner_op(o, h.seq + o.dma, begins, h.rows_base, h.inputs, step);
         begins = false;
     }
+    body_replay_ = alone ? h.replay : nullptr;
+    body_replay_ops_ = body_ops_;
+    cur_meta_.inner = false;
 }
 
 inline auto runner::inner_sub(std::uint32_t call, std::uint32_t step, std::uint8_t inputs) -> std::uint16_t {

@@ -101,14 +101,19 @@ inline auto runner::remember(const run_stats& before) -> void {
         for (std::size_t k = 0; k < n_out_; ++k)
             if (meta_[k].start) r.run_first = std::min(r.run_first, ops_[k].dma);
     }
-    if (!repeat_on_ || shape == 0 || body_ops_ > 0) return;
+    // (The body's ops: none, or nothing but one kept inner-pipeline invocation.)
+    r.replay =
+        body_ops_ > 0 && body_replay_ != nullptr && body_ops_ == body_replay_ops_ ? body_replay_ : nullptr;
+    if (!repeat_on_ || shape == 0 || (body_ops_ > 0 && r.replay == nullptr)) return;
     r.starts = 0;
     int computes = 0;
     bool waits_within_run = true;
+    r.body_from = n_out_;
     for (std::size_t k = 0; k < n_out_; ++k) {
         const op_meta& m = meta_[k];
         r.starts += m.start ? 1u : 0u;
-        if (m.kind == event_kind::body) {
+        if (m.kind == event_kind::body) r.body_from = std::min(r.body_from, k);
+        if (m.kind == event_kind::body && !m.inner) {
             r.body_at = k;
             ++computes;
         }
@@ -156,11 +161,16 @@ inline auto runner::repeat() -> int {
             kernel_context& k;
             ~records_only() { k.inner_ops = take_inner_ops_of; }
         } const guard{kctx_};
-        kctx_.inner_ops = nullptr;
+        kctx_.inner_ops = note_replay_of;
         invoke_body(body_event_);
     }
     for (int k = 0; k < r.n_move_out; ++k) move_window(r.move_out[k]);
-    if (!kctx_.body_ops.empty()) return 0;
+    // The body's ops must be the last step's: none, or the same kept invocation (noted).
+    if (!kctx_.body_ops.empty()) {
+        records_of_noted();
+        return 0;
+    }
+    if (r.replay != nullptr && !noted_) return 0;  // finish_body() takes the invocation's ops out
     return work_number(kctx_.body_work) == ops_[r.body_at].work ? 1 : 0;
 }
 
@@ -212,10 +222,12 @@ inline auto runner::splice(const event& body, std::size_t n) -> void {
                                  ops_.begin() + static_cast<std::ptrdiff_t>(n));
     std::vector<op_meta> tail_meta(meta_.begin() + static_cast<std::ptrdiff_t>(r.body_at + 1),
                                    meta_.begin() + static_cast<std::ptrdiff_t>(n));
-    // The ids advanced above assumed no body DMA: the tail's starts move up by the body's.
-    next_id_ -= static_cast<std::uint32_t>(
-        std::count_if(tail_meta.begin(), tail_meta.end(), [](const op_meta& m) { return m.start; }));
-    n_out_ = r.body_at;
+    // The ids advanced above counted the last step's body DMAs (a kept invocation's) and no
+    // new ones: the body's DMAs and the tail's starts take the ids from the body's first on.
+    next_id_ -= static_cast<std::uint32_t>(std::count_if(
+        meta_.begin() + static_cast<std::ptrdiff_t>(r.body_from),
+        meta_.begin() + static_cast<std::ptrdiff_t>(n), [](const op_meta& m) { return m.start; }));
+    n_out_ = r.body_from;
     emit_body(body);
     for (std::size_t j = 0; j < tail.size(); ++j) {
         stream::op o = tail[j];

@@ -68,6 +68,7 @@ struct operand_desc {
         for (int i = 0; i < block_rank; ++i) n *= block[static_cast<std::size_t>(i)].size;
         return n;
     }
+    friend constexpr bool operator==(const operand_desc&, const operand_desc&) = default;
 };
 
 /// One pipeline as data: what the rules check and the schedule generator runs.
