@@ -295,7 +295,7 @@ private:
         auto invoke = [&](core_memory& m) {
             call_body(m, in.p, in.mctx, std::index_sequence_for<Refs...>{}, refs...);
         };
-        in.run(detail::value_inner_maps(), invoke, cfg_.options.trace, alloc);
+        in.run(detail::value_inner_maps(), invoke, cfg_.options.trace, alloc, std::is_empty_v<Body>);
     }
 
     // The extents of operand d's window as the body sees it: the block without its squeezed

@@ -39,14 +39,16 @@ PTPU_COMPILED operand_desc describe_source(operand_role role, dtype type, int ra
 
 // ---- The invocation memo (timing-only runs) -------------------------------------------------
 // Without data, what an invocation hands on (its ops) and adds up (steps, DMAs, work) depends
-// only on the pipeline (its description, its index maps and this core's part of its grid), on
-// the VMEM the enclosing body already uses, and on what its index maps and bodies asked (the
+// only on the pipeline (its description, index maps, this core's part of its grid, the buffers
+// of allocations passed in), on which body it runs and how many pipelines the enclosing body ran
+// before it, on the VMEM that body already uses, and on what its index maps and bodies asked (the
 // kernel's program ids and core; the maps, what the enclosing body may ask), as long as its
 // bodies read no scalar memory and did nothing but charge work: no copy, semaphore op or deeper
-// pipeline. Pallas traces a body once; the body memo (runtime/runner.hpp) runs one once per set
-// of answers. Such an invocation is kept, and a later one of the same pipeline with the same
-// answers hands on the kept ops again, without planning or running anything. As with the body
-// memo, the 1st, 2nd, 4th... reuse of a kept invocation runs it and checks what it did (K2).
+// pipeline. A body that captures state may also depend on what the enclosing body computed: on
+// what that body had asked before. Pallas traces a body once; the body memo (runtime/runner.hpp)
+// runs one once per set of answers. Such an invocation is kept, and a later one with the same
+// key hands on the kept ops again, without planning or running anything. As with the body memo,
+// the 1st, 2nd, 4th... reuse of a kept invocation runs it and checks what it did (K2).
 
 struct kept_invocation {
     pipeline_desc p{};
@@ -57,6 +59,10 @@ struct kept_invocation {
     bool keyed_by_outer = false;
     body_reads outer_before{};
     std::array<block_fn, max_operands> maps{};
+    // A pipeline configured by values: its operands' maps; one given allocations: their buffers.
+    bool by_values = false, has_alloc = false;
+    std::array<block_fn, max_operands> value_maps{};
+    std::array<int, max_operands> alloc_buffers{};
     std::array<index_t, max_rank> offset{}, whole{};
     index_t vmem_used = 0;
     body_reads asked_outer{};  // what the index maps asked the enclosing body's context
@@ -83,15 +89,12 @@ struct invocation_memo final : invocation_store {
 // The core's memo when this invocation may be kept or handed on again: a timing-only run that
 // memoizes bodies, without notes, races, semaphores or a trace; a pipeline the kernel's body
 // runs (a deeper one's enclosing body is not run as a function of answers the memo sees); maps
-// that read no extra values; no SMEM window (scalar code reads what those move); no allocations
-// passed in; a stateless body, or an enclosing body whose questions so far are known and read no
-// scalar memory.
+// that read no extra values; no SMEM window (scalar code reads what those move); a stateless
+// body, or an enclosing body whose questions so far are known and read no scalar memory.
 inline invocation_memo* memo_for(kernel_context& outer, const pipeline_desc& p, const inner_map_ctx& m,
-                                 const std::vector<event>* trace, const allocations_base* alloc,
-                                 bool stateless) {
+                                 const std::vector<event>* trace, bool stateless) {
     if (!outer.timing_only || !outer.memoize_bodies || outer.notes != nullptr || outer.detect_races ||
-        !outer.semaphores.empty() || trace != nullptr || alloc != nullptr || m.user != nullptr ||
-        m.value_maps != nullptr || outer.pipeline_depth != 0 ||
+        !outer.semaphores.empty() || trace != nullptr || m.user != nullptr || outer.pipeline_depth != 0 ||
         (!stateless && (outer.reads == nullptr || outer.reads->opaque)))
         return nullptr;
     for (int i = 0; i < p.n_ops(); ++i)
@@ -144,16 +147,21 @@ inline bool same_reads(const body_reads& a, const body_reads& b) {
     return true;
 }
 inline kept_invocation* find_kept(invocation_memo& memo, const kernel_context& outer, const pipeline_desc& p,
-                                  const block_fn* maps, const inner_map_ctx& m, const body_call& body,
-                                  std::uint32_t ordinal, bool stateless) {
+                                  const block_fn* maps, const inner_map_ctx& m, const allocations_base* alloc,
+                                  const body_call& body, std::uint32_t ordinal, bool stateless) {
     for (const std::unique_ptr<kept_invocation>& k : memo.kept) {
         const kept_invocation& e = *k;
         if (e.body != body.fn || e.ordinal != ordinal || e.keyed_by_outer == stateless ||
             e.vmem_used != outer.vmem_used || e.offset != m.offset || e.whole != m.whole ||
+            e.by_values != (m.value_maps != nullptr) || e.has_alloc != (alloc != nullptr) ||
             !same_pipeline(e.p, p) || (!stateless && !same_reads(e.outer_before, *outer.reads)))
             continue;
         bool same = true;
-        for (int i = 0; same && i < p.n_ops(); ++i) same = e.maps[static_cast<std::size_t>(i)] == maps[i];
+        for (int i = 0; same && i < p.n_ops(); ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            same = e.maps[u] == maps[i] && (!e.by_values || e.value_maps[u] == m.value_maps[i]) &&
+                   (!e.has_alloc || e.alloc_buffers[u] == alloc->buffers[u]);
+        }
         for (int i = 0; same && i < e.asked_outer.n; ++i)
             same = outer_answer(outer, e.asked_outer.q[static_cast<std::size_t>(i)]) ==
                    e.asked_outer.q[static_cast<std::size_t>(i)].answer;
@@ -237,9 +245,9 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
                              std::vector<event>* trace, const allocations_base* alloc, bool stateless) {
     const auto& mctx = *static_cast<const inner_map_ctx*>(ctx);
     const std::uint32_t ordinal = outer.pipelines_run++;
-    invocation_memo* memo = memo_for(outer, p, mctx, trace, alloc, stateless);
+    invocation_memo* memo = memo_for(outer, p, mctx, trace, stateless);
     if (memo == nullptr) return run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, nullptr);
-    kept_invocation* const kept = find_kept(*memo, outer, p, maps, mctx, body, ordinal, stateless);
+    kept_invocation* const kept = find_kept(*memo, outer, p, maps, mctx, alloc, body, ordinal, stateless);
     if (kept != nullptr && kept->has_ops && ++kept->hits != kept->check_at) return replay(outer, *kept);
     if ((kept == nullptr && memo->kept.size() >= invocation_memo::max_kept) ||
         (kept != nullptr && !kept->has_ops))
@@ -250,7 +258,14 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
     rec->ordinal = ordinal;
     rec->keyed_by_outer = !stateless;
     if (!stateless) rec->outer_before = *outer.reads;
-    for (int i = 0; i < p.n_ops(); ++i) rec->maps[static_cast<std::size_t>(i)] = maps[i];
+    rec->by_values = mctx.value_maps != nullptr;
+    rec->has_alloc = alloc != nullptr;
+    for (int i = 0; i < p.n_ops(); ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        rec->maps[u] = maps[i];
+        if (rec->by_values) rec->value_maps[u] = mctx.value_maps[i];
+        if (rec->has_alloc) rec->alloc_buffers[u] = alloc->buffers[u];
+    }
     rec->offset = mctx.offset;
     rec->whole = mctx.whole;
     rec->vmem_used = outer.vmem_used;

@@ -91,7 +91,9 @@ struct run_options {
     /// semaphore ops or inner pipelines is never reused. A body whose charges depend on host
     /// state that changes from step to step is caught by spot checks (error K2); set this to
     /// false to run such a body at every step. No effect on runs with data, semaphores or
-    /// detect_races, nor on inner pipelines' bodies.
+    /// detect_races. It also hands on an inner pipeline's invocation from an earlier one with the
+    /// same pipeline, body and answers, without running it (docs/model.md §10, "The invocation
+    /// memo"; K2 the same way).
     bool memoize_body = true;
     /// Host bytes a run's tables may take (docs/model.md §11, "Memory"): the planner's, pass 1's
     /// change bits, stored once per distinct chunk of 4096 steps (a grid whose index maps repeat
