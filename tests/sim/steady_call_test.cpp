@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 using namespace ptpu;
 
@@ -210,6 +211,29 @@ TEST(SteadyCall, MegacoreElementwiseOnV4AndV5pAgree) {
     megacore_add_agrees<McAddV5p, McVec>();
     megacore_add_agrees<McAddV4, McVec>();
     megacore_add_agrees<McAddOdd, McOdd>();  // uneven: 1024 + 1023 steps
+}
+
+TEST(SteadyCall, HistoryKeptFromOnePredictionToTheNextChangesNothing) {
+    // The lanes' histories are reused from one prediction to the next on a thread: predictions
+    // made after others, of other kernels and core counts, equal the same prediction made first.
+    Mm64 mm{};
+    mm.options.per_step = per_step_rows::always;
+    const report first = mm.predict(mm64_body);
+    const auto add = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
+    const report add_first = McAddOdd{}.predict(add);
+    (void)Add{}.predict(add);
+    const report again = mm.predict(mm64_body);
+    const report add_again = McAddOdd{}.predict(add);
+    for (const auto& [a, b] : {std::pair{&first, &again}, std::pair{&add_first, &add_again}}) {
+        EXPECT_EQ(a->device_time, b->device_time);
+        EXPECT_EQ(a->exposed_dma, b->exposed_dma);
+        EXPECT_EQ(a->steady_ops, b->steady_ops);
+        expect_same_counts(*a, *b);
+        ASSERT_EQ(a->steps.size(), b->steps.size());
+        for (std::size_t i = 0; i < a->steps.size(); ++i) EXPECT_EQ(a->steps[i].end, b->steps[i].end) << i;
+    }
+    EXPECT_GT(first.steady_ops, first.ops / 2);
+    EXPECT_GT(add_first.steady_ops, add_first.ops / 2);
 }
 
 TEST(SteadyCall, MegacoreReductionMatmulAgrees) {

@@ -277,11 +277,22 @@ public:
         ff_on_ = opt.steady_state && !opt.semaphores;
         tl_lane_ = ff_on_ && opt.timeline;
         if (ff_on_) {
-            ring_.resize(ring_size);
-            spare_.resize(ring_size);
-            if (cores == static_cast<int>(joint_cores)) jring_.resize(ring_size);
+            ring_ = reused_history<boundary>();
+            spare_ = reused_history<boundary>();
+            if (cores == static_cast<int>(joint_cores)) {
+                jring_ = reused_history<joint_boundary>();
+                jspare_ = reused_history<joint_boundary>();
+            }
         }
     }
+    ~engine() {
+        keep_history(ring_);
+        keep_history(spare_);
+        keep_history(jring_);
+        keep_history(jspare_);
+    }
+    engine(const engine&) = delete;
+    engine& operator=(const engine&) = delete;
 
     result run();
 

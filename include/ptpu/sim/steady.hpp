@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "ptpu/sim/result.hpp"
@@ -187,6 +188,27 @@ inline bool same_snaps(const std::vector<dma_snap>& a, const std::vector<dma_sna
         if (std::abs(x.left - y.left) > tol) return false;
     }
     return true;
+}
+
+// The lanes' histories (ring_size boundaries, a few hundred kilobytes) made afresh for every
+// prediction were most of a short one's host time: zeroing them, and the page faults of memory
+// the allocator had just given back. Each thread keeps the last engine's for the next. Their
+// entries need no clearing: a boundary is recorded in full before it is compared or copied.
+template <class T>
+std::vector<T>& kept_history() {
+    thread_local std::vector<T> kept;
+    return kept;
+}
+template <class T>
+std::vector<T> reused_history() {
+    std::vector<T> v = std::move(kept_history<T>());
+    kept_history<T>().clear();
+    v.resize(ring_size);
+    return v;
+}
+template <class T>
+void keep_history(std::vector<T>& v) {
+    if (static_cast<std::int64_t>(v.size()) == ring_size) kept_history<T>() = std::move(v);
 }
 
 inline bool same_state(const boundary& a, const boundary& b) {
