@@ -8,7 +8,10 @@
 
 #include <ptpu/ptpu.hpp>
 
+#include "../sim/memo_support.hpp"
+
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace ptpu;
@@ -23,26 +26,14 @@ using Outer = pallas_call<Grid<64>, In<Arg<X, AnyX>, Arg<X, AnyX>>, Out<Arg<X, A
 using Outer2 = pallas_call<Grid<64>, Semantics<parallel>, In<Arg<X, AnyX>, Arg<X, AnyX>>, Out<Arg<X, AnyX>>,
                            Chip<tpu::v5p>>;
 
-template <class K, class Body>
-report predict(const Body& body, bool memo) {
-    K k{};
-    k.options.memoize_body = memo;
-    return k.predict(body);
-}
-
-// log2 checks: reuses 1, 2, 4, ... up to `reuses`.
-constexpr index_t checks(index_t reuses) {
-    index_t n = 0;
-    for (index_t at = 1; at <= reuses; at *= 2) ++n;
-    return n;
-}
+using memo_test::checks;
+using memo_test::predict_memo;
 
 void expect_same(const report& a, const report& b) {
     EXPECT_EQ(a.device_time, b.device_time);
     EXPECT_EQ(a.exposed_dma, b.exposed_dma);
     EXPECT_EQ(a.body_exposed_dma, b.body_exposed_dma);
-    EXPECT_EQ(a.ops, b.ops);
-    EXPECT_EQ(a.hbm_bytes, b.hbm_bytes);
+    memo_test::expect_same_counts(a, b);
     for (int c = 0; c < b.cores; ++c) {
         const auto u = static_cast<std::size_t>(c);
         EXPECT_EQ(a.core[u].time, b.core[u].time);
@@ -50,12 +41,9 @@ void expect_same(const report& a, const report& b) {
         EXPECT_EQ(a.core[u].exposed_dma, b.core[u].exposed_dma);
         EXPECT_EQ(a.stats.vmem_peak[u], b.stats.vmem_peak[u]);
     }
-    EXPECT_EQ(a.stats.steps, b.stats.steps);
     EXPECT_EQ(a.stats.inner_steps, b.stats.inner_steps);
     EXPECT_EQ(a.stats.inner_dmas, b.stats.inner_dmas);
     EXPECT_EQ(a.stats.inner_bytes, b.stats.inner_bytes);
-    EXPECT_EQ(a.stats.body_dmas, b.stats.body_dmas);
-    EXPECT_EQ(a.stats.total_work, b.stats.total_work);
     const auto same_rows = [](const std::vector<sim::step_times>& x, const std::vector<sim::step_times>& y,
                               const char* what) {
         ASSERT_EQ(x.size(), y.size()) << what;
@@ -75,9 +63,28 @@ void expect_same(const report& a, const report& b) {
     same_rows(a.inner_steps, b.inner_steps, "inner row");
 }
 
-// Inner bodies run (counted by captureless bodies: a capturing one is keyed by what the kernel's
-// body asked before running it).
+// K's predictions of `body` with the memo off and on, which must be the same, and how many
+// inner bodies the second ran (`runs`, counted by the bodies).
+struct off_on {
+    report every, memo;
+    int runs = 0, runs_off = 0;
+};
 int runs = 0;
+template <class K, class Body>
+off_on predict_off_on(const Body& body) {
+    off_on r;
+    runs = 0;
+    r.every = predict_memo<K>(body, false);
+    r.runs_off = runs;
+    runs = 0;
+    r.memo = predict_memo<K>(body, true);
+    r.runs = runs;
+    expect_same(r.memo, r.every);
+    return r;
+}
+
+// (Inner bodies count their runs in a global: a body capturing a counter would be keyed by what
+// the kernel's body asked before running it.)
 
 // The outer body: its program id's rows of the three arrays, through an inner pipeline.
 template <class Inner>
@@ -99,23 +106,14 @@ const auto add = [](auto x, auto y, auto z) {
 
 TEST(InvocationMemo, SameInvocationsRunOncePlusChecksAndPredictTheSame) {
     const auto body = nested(add);
-    runs = 0;
-    const report every = predict<Outer>(body, false);
-    EXPECT_EQ(runs, 64 * inner);
-    runs = 0;
-    const report memo = predict<Outer>(body, true);
-    EXPECT_EQ(runs, inner * (1 + checks(63)));  // the first invocation, then checks at reuses 1, 2, 4...
-    expect_same(memo, every);
-    EXPECT_EQ(memo.stats.inner_steps, 64 * inner);
-    EXPECT_FALSE(memo.steps.empty());
-    EXPECT_FALSE(memo.inner_steps.empty());
+    const off_on r = predict_off_on<Outer>(body);
+    EXPECT_EQ(r.runs_off, 64 * inner);
+    EXPECT_EQ(r.runs, inner * (1 + checks(63)));  // the first invocation, then checks at reuses 1, 2, 4...
+    EXPECT_EQ(r.memo.stats.inner_steps, 64 * inner);
+    EXPECT_FALSE(r.memo.steps.empty());
+    EXPECT_FALSE(r.memo.inner_steps.empty());
     // Two cores: one memo each.
-    runs = 0;
-    const report every2 = predict<Outer2>(body, false);
-    runs = 0;
-    const report memo2 = predict<Outer2>(body, true);
-    EXPECT_EQ(runs, 2 * inner * (1 + checks(31)));
-    expect_same(memo2, every2);
+    EXPECT_EQ(predict_off_on<Outer2>(body).runs, 2 * inner * (1 + checks(31)));
 }
 
 TEST(InvocationMemo, WhatTheInnerBodyAsksOfTheKernelIsPartOfTheKey) {
@@ -126,26 +124,17 @@ TEST(InvocationMemo, WhatTheInnerBodyAsksOfTheKernelIsPartOfTheKey) {
         store(z, load(x) + load(y));
         charge(work{.explicit_seconds = 1e-9 * static_cast<double>(outer_program_id(0) % 3)});
     });
-    runs = 0;
-    const report every = predict<Outer>(by_row, false);
-    runs = 0;
-    const report memo = predict<Outer>(by_row, true);
-    EXPECT_EQ(runs, 64 * inner);
-    expect_same(memo, every);
+    EXPECT_EQ(predict_off_on<Outer>(by_row).runs, 64 * inner);
     // On two cores, the core each runs on: one kept invocation per core.
     const auto by_core = nested([](auto x, auto y, auto z) {
         ++runs;
         store(z, load(x) + load(y));
         charge(work{.explicit_seconds = 1e-9 * (1.0 + core_index())});
     });
-    runs = 0;
-    const report every2 = predict<Outer2>(by_core, false);
-    EXPECT_EQ(runs, 64 * inner);
-    runs = 0;
-    const report memo2 = predict<Outer2>(by_core, true);
-    EXPECT_EQ(runs, 2 * inner * (1 + checks(31)));
-    expect_same(memo2, every2);
-    EXPECT_GT(memo2.core[1].compute, memo2.core[0].compute);
+    const off_on r = predict_off_on<Outer2>(by_core);
+    EXPECT_EQ(r.runs_off, 64 * inner);
+    EXPECT_EQ(r.runs, 2 * inner * (1 + checks(31)));
+    EXPECT_GT(r.memo.core[1].compute, r.memo.core[0].compute);
 }
 
 TEST(InvocationMemo, WhatTheIndexMapsAskIsPartOfTheKey) {
@@ -157,52 +146,35 @@ TEST(InvocationMemo, WhatTheIndexMapsAskIsPartOfTheKey) {
         const auto rows = [](auto r) { return r.at(ds(0, inner * 8), ds(0, 128)); };
         emit_pipeline(add, {inner}, in_specs<ByRow, Tile>, out_specs<Tile>)(rows(a), rows(b), rows(c));
     };
-    runs = 0;
-    const report every = predict<Two>(body, false);
-    runs = 0;
-    const report memo = predict<Two>(body, true);
-    EXPECT_EQ(runs, 2 * inner * (1 + checks(15)));
-    expect_same(memo, every);
-    EXPECT_EQ(every.stats.inner_dmas, 16 * (3 * inner) + 16 * (inner + inner / 2 + inner));
+    const off_on r = predict_off_on<Two>(body);
+    EXPECT_EQ(r.runs, 2 * inner * (1 + checks(15)));
+    EXPECT_EQ(r.every.stats.inner_dmas, 16 * (3 * inner) + 16 * (inner + inner / 2 + inner));
 }
 
 TEST(InvocationMemo, ABodyCapturingStateIsKeyedByWhatTheKernelsBodyAsked) {
     // The inner body captures a value of the kernel's body (its program_id(0)): invocations are
     // the same only where that body's answers were, here per value of program_id(0).
     using Two = pallas_call<Grid<2, 16>, In<Arg<X, AnyX>, Arg<X, AnyX>>, Out<Arg<X, AnyX>>, Chip<tpu::v5e>>;
-    const auto body = [](auto a, auto b, auto c) {
-        const index_t half = program_id(0);
-        const auto rows = [](auto r) { return r.at(ds(0, inner * 8), ds(0, 128)); };
-        emit_pipeline(
-            [half](auto x, auto y, auto z) {
-                ++runs;
-                store(z, load(x) + load(y));
-                charge(work{.explicit_seconds = 1e-8 * static_cast<double>(half)});
-            },
-            {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(rows(a), rows(b), rows(c));
+    // `ask_more`: the kernel's body asks program_id(1) too, before the pipeline.
+    const auto capturing = [](auto ask_more) {
+        return [](auto a, auto b, auto c) {
+            const index_t half = program_id(0) + (decltype(ask_more)::value ? 0 * program_id(1) : 0);
+            const auto rows = [](auto r) { return r.at(ds(0, inner * 8), ds(0, 128)); };
+            emit_pipeline(
+                [half](auto x, auto y, auto z) {
+                    ++runs;
+                    store(z, load(x) + load(y));
+                    charge(work{.explicit_seconds = 1e-8 * static_cast<double>(half)});
+                },
+                {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(rows(a), rows(b), rows(c));
+        };
     };
-    runs = 0;
-    const report every = predict<Two>(body, false);
-    runs = 0;
-    const report memo = predict<Two>(body, true);
-    EXPECT_EQ(runs, 2 * inner * (1 + checks(15)));
-    expect_same(memo, every);
-    // Asking program_id(1) too, before the pipeline: every invocation is its own.
-    const auto asks_more = [](auto a, auto b, auto c) {
-        const index_t half = program_id(0) + 0 * program_id(1);
-        const auto rows = [](auto r) { return r.at(ds(0, inner * 8), ds(0, 128)); };
-        emit_pipeline(
-            [half](auto x, auto y, auto z) {
-                ++runs;
-                store(z, load(x) + load(y));
-                charge(work{.explicit_seconds = 1e-8 * static_cast<double>(half)});
-            },
-            {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(rows(a), rows(b), rows(c));
-    };
-    runs = 0;
-    const report memo2 = predict<Two>(asks_more, true);
-    EXPECT_EQ(runs, 32 * inner);
-    expect_same(memo2, every);
+    const off_on r = predict_off_on<Two>(capturing(std::false_type{}));
+    EXPECT_EQ(r.runs, 2 * inner * (1 + checks(15)));
+    // Then every invocation is its own.
+    const off_on more = predict_off_on<Two>(capturing(std::true_type{}));
+    EXPECT_EQ(more.runs, 32 * inner);
+    expect_same(more.memo, r.every);
 }
 
 TEST(InvocationMemo, BodiesAroundAndBesidePipelinesPredictTheSame) {
@@ -236,14 +208,9 @@ TEST(InvocationMemo, BodiesAroundAndBesidePipelinesPredictTheSame) {
                 },
                 {inner / 2}, in_specs<Tile, Tile>, out_specs<Tile>)(rows(a, 0), rows(b, 0), rows(c, 0));
     };
-    runs = 0;
-    const report every = predict<Outer>(body, false);
-    const int all = runs;
-    runs = 0;
-    const report memo = predict<Outer>(body, true);
-    EXPECT_LT(runs, all / 2);
-    expect_same(memo, every);
-    EXPECT_EQ(memo.stats.body_dmas, 9 * (inner / 2));
+    const off_on r = predict_off_on<Outer>(body);
+    EXPECT_LT(r.runs, r.runs_off / 2);
+    EXPECT_EQ(r.memo.stats.body_dmas, 9 * (inner / 2));
 }
 
 TEST(InvocationMemo, AllocationsAndPipelinesConfiguredByValuesAreKeptToo) {
@@ -258,12 +225,8 @@ TEST(InvocationMemo, AllocationsAndPipelinesConfiguredByValuesAreKeptToo) {
         auto allocs = make_allocations(buf, rows(a), rows(b), rows(c));
         pipe(rows(a), rows(b), rows(c), allocs);
     };
-    runs = 0;
-    const report every = predict<WithScratch>(with_allocs, false);
-    runs = 0;
-    const report memo = predict<WithScratch>(with_allocs, true);
-    EXPECT_EQ(runs, inner * (1 + checks(63)));
-    expect_same(memo, every);
+    const off_on r = predict_off_on<WithScratch>(with_allocs);
+    EXPECT_EQ(r.runs, inner * (1 + checks(63)));
     // dynamic_pipeline: the same pipeline configured by values.
     using Rows = dynamic_pipeline<In<Operand<float, 2>, Operand<float, 2>>, Out<Operand<float, 2>>>;
     Rows cfg;
@@ -277,13 +240,9 @@ TEST(InvocationMemo, AllocationsAndPipelinesConfiguredByValuesAreKeptToo) {
         const auto rows = [i](auto r) { return r.at(ds(i * inner * 8, inner * 8), ds(0, 128)); };
         emit_pipeline(add, cfg)(rows(a), rows(b), rows(c));
     };
-    runs = 0;
-    const report every2 = predict<Outer>(by_values, false);
-    runs = 0;
-    const report memo2 = predict<Outer>(by_values, true);
-    EXPECT_EQ(runs, inner * (1 + checks(63)));
-    expect_same(memo2, every2);
-    expect_same(memo2, every);
+    const off_on r2 = predict_off_on<Outer>(by_values);
+    EXPECT_EQ(r2.runs, inner * (1 + checks(63)));
+    expect_same(r2.memo, r.every);
 }
 
 TEST(InvocationMemo, LongInvocationsAreNotKeptAndPredictTheSame) {
@@ -296,12 +255,7 @@ TEST(InvocationMemo, LongInvocationsAreNotKeptAndPredictTheSame) {
         const auto rows = [i](auto r) { return r.at(ds(i * long_inner * 8, long_inner * 8), ds(0, 128)); };
         emit_pipeline(add, {long_inner}, in_specs<Tile, Tile>, out_specs<Tile>)(rows(a), rows(b), rows(c));
     };
-    runs = 0;
-    const report every = predict<Three>(body, false);
-    runs = 0;
-    const report memo = predict<Three>(body, true);
-    EXPECT_EQ(runs, 3 * long_inner);
-    expect_same(memo, every);
+    EXPECT_EQ(predict_off_on<Three>(body).runs, 3 * long_inner);
 }
 
 TEST(InvocationMemo, InnerBodyDependingOnHostStateIsK2) {
@@ -313,7 +267,7 @@ TEST(InvocationMemo, InnerBodyDependingOnHostStateIsK2) {
         charge(work{.explicit_seconds = 1e-9 * (runs % 3)});
     });
     try {
-        (void)predict<Outer>(body, true);
+        (void)predict_memo<Outer>(body, true);
         ADD_FAILURE() << "no error";
     } catch (const ptpu::error& e) {
         EXPECT_EQ(e.rule(), "K2");
@@ -322,5 +276,5 @@ TEST(InvocationMemo, InnerBodyDependingOnHostStateIsK2) {
         EXPECT_NE(m.find("emit_pipeline (pipeline 1)"), std::string::npos) << m;
         EXPECT_NE(m.find("memoize_body = false"), std::string::npos) << m;
     }
-    EXPECT_GT(predict<Outer>(body, false).device_time, 0);  // off: every invocation runs
+    EXPECT_GT(predict_memo<Outer>(body, false).device_time, 0);  // off: every invocation runs
 }

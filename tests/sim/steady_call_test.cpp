@@ -10,11 +10,14 @@
 
 #include <ptpu/ptpu.hpp>
 
+#include "memo_support.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
 using namespace ptpu;
+using memo_test::expect_same_counts;
 
 namespace {
 
@@ -28,20 +31,6 @@ report run(const Body& body, bool timing_only_run, bool steady, const Args&... a
     return std::get<std::tuple_size_v<decltype(result)> - 1>(result);
 }
 
-void expect_same_counts(const report& a, const report& b) {
-    EXPECT_EQ(a.ops, b.ops);
-    EXPECT_EQ(a.hbm_bytes, b.hbm_bytes);
-    EXPECT_EQ(a.stats.steps, b.stats.steps);
-    EXPECT_EQ(a.stats.dma_in, b.stats.dma_in);
-    EXPECT_EQ(a.stats.dma_out, b.stats.dma_out);
-    EXPECT_EQ(a.stats.bytes_in, b.stats.bytes_in);
-    EXPECT_EQ(a.stats.bytes_out, b.stats.bytes_out);
-    EXPECT_EQ(a.stats.op_dmas, b.stats.op_dmas);
-    EXPECT_EQ(a.stats.op_bytes, b.stats.op_bytes);
-    EXPECT_EQ(a.stats.body_dmas, b.stats.body_dmas);
-    EXPECT_EQ(a.stats.total_work, b.stats.total_work);
-    EXPECT_EQ(a.dangling_dmas, b.dangling_dmas);
-}
 
 void expect_close_times(const report& a, const report& b) {
     const double tol = 1e-9 * b.device_time;
@@ -347,20 +336,8 @@ TEST(SteadyCall, PerStepRowsWithTheFastLaneAgree) {
 // core_index, valid_extent), plus a check at the 1st, 2nd, 4th... reuse, and must predict exactly
 // what running it at every step predicts.
 
-namespace {
-template <class K, class Body>
-report predict_memo(const Body& body, bool memo) {
-    K k{};
-    k.options.memoize_body = memo;
-    return k.predict(body);
-}
-// log2 checks: reuses 1, 2, 4, ... up to `reuses`.
-constexpr index_t checks(index_t reuses) {
-    index_t n = 0;
-    for (index_t at = 1; at <= reuses; at *= 2) ++n;
-    return n;
-}
-}  // namespace
+using memo_test::checks;
+using memo_test::predict_memo;
 
 TEST(BodyMemo, ReductionMatmulRunsOncePerReductionStepAndPredictsTheSame) {
     // The body asks program_id(2) only: one run per value of k (16), then reuses.
