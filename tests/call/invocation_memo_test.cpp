@@ -258,6 +258,25 @@ TEST(InvocationMemo, LongInvocationsAreNotKeptAndPredictTheSame) {
     EXPECT_EQ(predict_off_on<Three>(body).runs, 3 * long_inner);
 }
 
+TEST(InvocationMemo, ManyDistinctInvocationsPredictTheSame) {
+    // A body capturing the kernel's program id: every invocation its own, past the invocations a
+    // core keeps and past the misses after which it stops looking.
+    using Small = Array<float, 8, 128>;
+    using Many = pallas_call<Grid<1200>, In<Arg<Small, AnyX>, Arg<Small, AnyX>>, Out<Arg<Small, AnyX>>,
+                             Chip<tpu::v5e>>;
+    const auto body = [](auto a, auto b, auto c) {
+        const index_t i = program_id(0);
+        emit_pipeline(
+            [i](auto x, auto y, auto z) {
+                ++runs;
+                store(z, load(x) + load(y));
+                charge(work{.explicit_seconds = 1e-9 * static_cast<double>(i % 7)});
+            },
+            {1}, in_specs<Tile, Tile>, out_specs<Tile>)(a, b, c);
+    };
+    EXPECT_EQ(predict_off_on<Many>(body).runs, 1200);
+}
+
 TEST(InvocationMemo, InnerBodyDependingOnHostStateIsK2) {
     // The inner body charges by a host counter: the first reuse (the second outer step) runs the
     // invocation again and finds other work.

@@ -82,8 +82,13 @@ struct invocation_memo final : invocation_store {
     static constexpr std::size_t max_kept = 64;  // more distinct invocations run every time
     // The most ops kept for one invocation, and for all (40 bytes each): longer ones run.
     static constexpr std::size_t max_ops = std::size_t{1} << 16, max_all_ops = std::size_t{1} << 20;
+    // Once it is full, this many invocations in a row that none answers turn it off: each
+    // lookup compares every kept one.
+    static constexpr index_t max_misses = 1024;
     std::vector<std::unique_ptr<kept_invocation>> kept;
     std::size_t all_ops = 0;
+    index_t misses = 0;
+    bool off = false;
 };
 
 // The core's memo when this invocation may be kept or handed on again: a timing-only run that
@@ -151,10 +156,11 @@ inline kept_invocation* find_kept(invocation_memo& memo, const kernel_context& o
                                   const body_call& body, std::uint32_t ordinal, bool stateless) {
     for (const std::unique_ptr<kept_invocation>& k : memo.kept) {
         const kept_invocation& e = *k;
+        // (The cheap tests first, the pipeline's description last.)
         if (e.body != body.fn || e.ordinal != ordinal || e.keyed_by_outer == stateless ||
             e.vmem_used != outer.vmem_used || e.offset != m.offset || e.whole != m.whole ||
             e.by_values != (m.value_maps != nullptr) || e.has_alloc != (alloc != nullptr) ||
-            !same_pipeline(e.p, p) || (!stateless && !same_reads(e.outer_before, *outer.reads)))
+            (!stateless && !same_reads(e.outer_before, *outer.reads)))
             continue;
         bool same = true;
         for (int i = 0; same && i < p.n_ops(); ++i) {
@@ -169,7 +175,7 @@ inline kept_invocation* find_kept(invocation_memo& memo, const kernel_context& o
             const body_query& q = e.asked_inner.q[static_cast<std::size_t>(i)];
             same = !kernel_question(q) || outer_answer(outer, q) == q.answer;
         }
-        if (same) return k.get();
+        if (same && same_pipeline(e.p, p)) return k.get();
     }
     return nullptr;
 }
@@ -246,11 +252,13 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
     const auto& mctx = *static_cast<const inner_map_ctx*>(ctx);
     const std::uint32_t ordinal = outer.pipelines_run++;
     invocation_memo* memo = memo_for(outer, p, mctx, trace, stateless);
-    if (memo == nullptr) return run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, nullptr);
+    if (memo == nullptr || memo->off) return run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, nullptr);
     kept_invocation* const kept = find_kept(*memo, outer, p, maps, mctx, alloc, body, ordinal, stateless);
+    const bool full = memo->kept.size() >= invocation_memo::max_kept;
+    memo->misses = kept != nullptr ? 0 : memo->misses + (full ? 1 : 0);
+    memo->off = memo->misses >= invocation_memo::max_misses;
     if (kept != nullptr && kept->has_ops && ++kept->hits != kept->check_at) return replay(outer, *kept);
-    if ((kept == nullptr && memo->kept.size() >= invocation_memo::max_kept) ||
-        (kept != nullptr && !kept->has_ops))
+    if ((kept == nullptr && full) || (kept != nullptr && !kept->has_ops))
         return run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, nullptr);
     auto rec = std::make_unique<kept_invocation>();
     rec->p = p;
