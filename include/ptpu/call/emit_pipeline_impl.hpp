@@ -190,22 +190,14 @@ inline void pass_on(body_reads* to, const body_reads& from, bool kernel_only) {
     }
 }
 
-inline bool same_op(const stream::op& a, const stream::op& b) {
-    return a.kind == b.kind && a.core == b.core && a.dma_sem == b.dma_sem && a.waits_on == b.waits_on &&
-           a.dma == b.dma && a.work == b.work && a.bytes == b.bytes && a.far == b.far && a.sub == b.sub &&
-           a.run == b.run && a.sem == b.sem && a.label == b.label && a.step == b.step;
-}
 // What a run `b` did is what was kept in `a`.
 inline bool same_invocation(const kept_invocation& a, const kept_invocation& b) {
     const run_stats &s = a.stats, &t = b.stats;
-    bool same = (!a.has_ops || a.ops.size() == b.ops.size()) && a.dma_ids == b.dma_ids &&
-                a.vmem_peak == b.vmem_peak && same_reads(a.asked_outer, b.asked_outer) &&
-                same_reads(a.asked_inner, b.asked_inner) && s.steps == t.steps && s.dma_in == t.dma_in &&
-                s.dma_out == t.dma_out && s.bytes_in == t.bytes_in && s.bytes_out == t.bytes_out &&
-                s.total_work == t.total_work && s.op_dmas == t.op_dmas && s.op_bytes == t.op_bytes &&
-                a.tally.inner_work == b.tally.inner_work;
-    for (std::size_t k = 0; same && a.has_ops && k < a.ops.size(); ++k) same = same_op(a.ops[k], b.ops[k]);
-    return same;
+    return (!a.has_ops || a.ops == b.ops) && a.dma_ids == b.dma_ids && a.vmem_peak == b.vmem_peak &&
+           same_reads(a.asked_outer, b.asked_outer) && same_reads(a.asked_inner, b.asked_inner) &&
+           s.steps == t.steps && s.dma_in == t.dma_in && s.dma_out == t.dma_out && s.bytes_in == t.bytes_in &&
+           s.bytes_out == t.bytes_out && s.total_work == t.total_work && s.op_dmas == t.op_dmas &&
+           s.op_bytes == t.op_bytes && a.tally.inner_work == b.tally.inner_work;
 }
 
 // Ops of an inner pipeline handed on to the enclosing body's runner (or its records).

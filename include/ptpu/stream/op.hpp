@@ -66,6 +66,7 @@ struct op {
     std::uint32_t sem = 0;    ///< a semaphore number (>= 1); dma_start: 0, or the one it completes into
     std::uint32_t label = 0;  ///< opaque, passed back in the timeline (an index into the notes)
     std::uint32_t step = 0;   ///< opaque grid step number, passed back (per-step breakdown)
+    friend constexpr bool operator==(const op&, const op&) = default;
 };
 static_assert(sizeof(op) <= 40, "an op stays five words: batches are copied and compared");
 
