@@ -13,20 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "../sim/quad_chip.hpp"
+
 using namespace ptpu;
 
 namespace {
 
-// v5p with four TensorCores acting as one device.
-constexpr chip quad = [] {
-    chip c = tpu::v5p;
-    c.cores_per_chip = 4;
-    c.megacore = true;
-    const char name[] = "quad";
-    for (std::size_t k = 0; k < sizeof c.name; ++k) c.name[k] = k < sizeof name ? name[k] : '\0';
-    return c;
-}();
-static_assert(quad.pallas_cores() == 4 && static_cast<std::size_t>(quad.cores_per_chip) <= max_cores);
+using quad_test::quad;
 
 template <class F>
 std::string error_of(F&& f) {

@@ -10,11 +10,12 @@
 
 #include <ptpu/ptpu.hpp>
 
-#include "memo_support.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <utility>
+
+#include "memo_support.hpp"
+#include "quad_chip.hpp"
 
 using namespace ptpu;
 using memo_test::expect_same_counts;
@@ -529,4 +530,44 @@ TEST(SkippedPeriods, BothCoresOfAMegacoreChipSkipTogether) {
     const report m = rows_agree<McAddV5p>(add, host_array<McVec>{}, host_array<McVec>{});
     EXPECT_GT(m.stats.skipped_steps, m.stats.steps / 2);
     EXPECT_EQ(m.stats.core_steps[0] + m.stats.core_steps[1], m.stats.steps);
+}
+
+// ---- Four cores (a synthetic chip): the joint lane takes every core ------------------------------
+
+namespace {
+using quad_test::quad;
+using QuadAdd = pallas_call<Grid<2048>, Semantics<parallel>, In<Arg<McVec, McRow>, Arg<McVec, McRow>>,
+                            Out<Arg<McVec, McRow>>, Chip<quad>>;
+// 2047 steps: cores 0-2 take 512 each, core 3 takes 511 and ends first.
+using QuadOdd = pallas_call<Grid<2047>, Semantics<parallel>, In<Arg<McOdd, McRow>, Arg<McOdd, McRow>>,
+                            Out<Arg<McOdd, McRow>>, Chip<quad>>;
+static_assert(QuadAdd::info.cores == 4 && QuadOdd::info.core_end[3] - QuadOdd::info.core_begin[3] == 511);
+}  // namespace
+
+TEST(SteadyCall, FourCoresFastForwardTogether) {
+    const auto add = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
+    const report r = three_ways<QuadAdd>(add, host_array<McVec>{}, host_array<McVec>{});
+    EXPECT_EQ(r.cores, 4);
+    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);  // all four running: only the joint lane skips
+    const report odd = three_ways<QuadOdd>(add, host_array<McOdd>{}, host_array<McOdd>{});
+    EXPECT_GT(odd.steady_ops, odd.ops * 9 / 10);
+    EXPECT_EQ(odd.stats.core_steps, (per_core<index_t>{512, 512, 512, 511}));
+}
+
+TEST(SteadyCall, FourCoresOutOfPhaseAgree) {
+    // Each core's blocks charge differently (program ids of its quarter): the cores drift apart,
+    // and a core blocked in a wait when the period repeats goes on in its image.
+    const auto body = [](auto, auto, auto) {
+        charge(work{.explicit_seconds = 0.4e-6 + 0.1e-6 * static_cast<double>(program_id(0) / 512)});
+    };
+    const report r = three_ways<QuadAdd>(body, host_array<McVec>{}, host_array<McVec>{});
+    EXPECT_LT(r.core[0].time, r.core[3].time);
+}
+
+TEST(SkippedPeriods, AllFourCoresSkipTogether) {
+    const auto add = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
+    const report m = rows_agree<QuadAdd>(add, host_array<McVec>{}, host_array<McVec>{});
+    EXPECT_GT(m.stats.skipped_steps, m.stats.steps / 2);
+    EXPECT_EQ(m.stats.core_steps, (per_core<index_t>{512, 512, 512, 512}));
+    EXPECT_EQ(m.steps.size(), 2048u);
 }

@@ -1,7 +1,7 @@
 // Defines sim::detail::engine, the timing model's event simulator: its state and its small
 // members. Its larger members are defined in engine_events_impl.hpp (pulling ops, the cores' and
 // the DMA channels' events, semaphores), engine_steady_impl.hpp (the steady-state fast lane of one
-// core, its per-step rows and timeline) and engine_joint_impl.hpp (the joint lane of a two-core
+// core, its per-step rows and timeline) and engine_joint_impl.hpp (the joint lane of a megacore
 // call).
 #pragma once
 
@@ -279,7 +279,7 @@ public:
         if (ff_on_) {
             ring_ = reused_history<boundary>();
             spare_ = reused_history<boundary>();
-            if (cores == static_cast<int>(joint_cores)) {
+            if (cores > 1) {
                 jring_ = reused_history<joint_boundary>();
                 jspare_ = reused_history<joint_boundary>();
             }
@@ -298,6 +298,26 @@ public:
 
 private:
     live_dma& at(int s) { return dmas_[static_cast<std::size_t>(s)]; }
+    // Moves core c and its live DMAs on by whole periods of a fast lane: `dt` in time, `starts`
+    // of its DMA starts, `seqs` of every core's, `ops` of its ops, `steps` of its step values.
+    void shift_core(int c, double dt, std::uint32_t starts, std::uint64_t seqs, std::uint64_t ops,
+                    std::uint32_t steps) {
+        const auto u = static_cast<std::size_t>(c);
+        t_[u] += dt;
+        for (const int sl : live_[u].slots()) {
+            live_dma& d = at(sl);
+            d.ready += dt;
+            d.begin += dt;
+            d.id += starts;
+            d.seq += seqs;
+            d.ord += ops;
+            d.step += steps;
+            if (tl_lane_) d.label = labels_[u][d.ord];
+        }
+        live_[u].shift_ids(starts);
+        starts_[u] += starts;
+        ord_[u] += ops;
+    }
 
     // Core c's next batch for a lane comparing it with a recorded period: taken lazily (the
     // runner may hand back a repeat of its last step without writing its ops) when the lane
@@ -554,7 +574,8 @@ private:
     [[gnu::noinline]] void replicate_rows(const row_mark& ma, const row_mark& mb, std::int64_t m, double dt,
                                           const per_core<std::uint32_t>& dstep) {
         if (!opt_.per_step || m == 0) return;
-        // A core blocked in a wait of an inner row (the joint lane's core 1) goes on in its image.
+        // A core blocked in a wait of an inner row (a core other than the joint lane's core 0) goes on in its
+        // image.
         per_core<bool> tagged{};
         for (std::size_t c = 0; c < max_cores; ++c) tagged[c] = inner_at_[c] >= 0;
         for (std::size_t bk = 0; bk < 2; ++bk) {
@@ -674,19 +695,19 @@ private:
         }
     }
 
-    // ---- The joint lane (both cores running, docs/model.md §11) --------------------------------
+    // ---- The joint lane (every core running, docs/model.md §11) -------------------------------
     //
-    // Both cores share HBM, so neither core's state repeats on its own: the state that repeats is
-    // the chip's. It is recorded at every step boundary of core 0 (core 0 about to run the first
-    // op of a new step value): both cores' live DMAs relative to core 0's clock and to their
-    // core's count of starts, core 1's clock and blocked wait relative to it, and the ops each
-    // core ran until core 0's next boundary. When the chip's state equals the one p boundaries
-    // earlier and the ops of both cores over the last p boundaries repeat the p before them, the
-    // next p boundaries evolve the same way if both cores bring the same ops again: the engine's
-    // decisions depend only on that state and on the ops. The lane pulls both cores' ops of each
-    // period (core 0's up to its next step value, core 1's the cycle's number of ops) and
-    // compares them; at the first that differs, or a stream's end, it applies all whole periods
-    // at once and gives the ops pulled since back to be simulated.
+    // The cores share HBM, so no core's state repeats on its own: the state that repeats is the
+    // chip's. It is recorded at every step boundary of core 0, the lead core (about to run the
+    // first op of a new step value): every core's live DMAs relative to core 0's clock and to
+    // their core's count of starts, the other cores' clocks and blocked waits relative to it, and
+    // the ops each core ran until core 0's next boundary. When the chip's state equals the one p
+    // boundaries earlier and the ops of every core over the last p boundaries repeat the p before
+    // them, the next p boundaries evolve the same way if the cores bring the same ops again: the
+    // engine's decisions depend only on that state and on the ops. The lane pulls every core's ops
+    // of each period (core 0's up to its next step value, each other core's the cycle's number of
+    // ops) and compares them; at the first that differs, or a stream's end, it applies all whole
+    // periods at once and gives the ops pulled since back to be simulated.
 
     // Records joint boundary jn_ (core 0 about to run o, the first op of step o.step) and looks
     // for a period ending here; true when the joint lane takes over (holding o).
@@ -696,10 +717,10 @@ private:
     [[gnu::noinline]] void enter_joint(int p, const op& first);
 
     // The joint lane by whole batches (as fast_forward_batches for one core): when core 0's
-    // boundary is the first op of a whole-step batch, and core 1's ops of the cycle fall into
-    // its source's batches so that core 1's next q batches are known: the cycle's batches
-    // after its first cut, then the batch core 1 is in (its part before the boundary ends the
-    // cycle, its part after begins the next period, which must be the cycle's start).
+    // boundary is the first op of a whole-step batch, and each other core's ops of the cycle fall
+    // into its source's batches so that its next q batches are known: the cycle's batches after
+    // its first cut, then the batch the core is in (its part before the boundary ends the cycle,
+    // its part after begins the next period, which must be the cycle's start).
     [[gnu::noinline]] bool joint_batches_ready(int p);
 
     // Batch x is d one period k later: ids relative to `base`, steps to `step0`.
@@ -712,7 +733,7 @@ private:
     }
 
     // The joint lane a batch at a time; on a mismatch or a stream's end, the matched batches of
-    // the unfinished period are rebuilt from the cycle for both cores.
+    // the unfinished period are rebuilt from the cycle for every core.
     [[gnu::noinline]] void joint_fast_forward_batches();
 
     // x is the cycle's op y one period later (DMA ids relative to `base`, steps to `step0`).
@@ -728,7 +749,7 @@ private:
     // period); what the replays hold is then simulated as usual.
     [[gnu::noinline]] void finish_joint(const std::vector<op>& r0);
 
-    // Advances both cores and their DMAs by m joint periods (state: equal, times shifted).
+    // Advances every core and its DMAs by m joint periods (state: equal, times shifted).
     [[gnu::noinline]] void apply_joint(std::int64_t m);
 
     void start_transfer(int s, double t);
@@ -819,13 +840,13 @@ private:
     std::int64_t jn_ = 0;                // joint boundaries recorded since the history began
     std::int64_t jvalid_from_ = 0;       // the oldest one still comparable
     std::int64_t jcooldown_ = 0;
-    std::uint32_t jstep_ = 0;   // core 0's step value at the current joint boundary
-    std::uint32_t jlast1_ = 0;  // step value of core 1's last op
+    std::uint32_t jstep_ = 0;          // core 0's step value at the current joint boundary
+    per_core<std::uint32_t> jlast_{};  // step value of each core's last op
     bool jfast_ = false;
     int jperiod_ = 0;
     std::int64_t jskipped_ = 0;
-    std::array<std::vector<op>, joint_cores> jcycle_;
-    per_core<std::uint32_t> jcycle_starts_{};  // (the joint lane's two cores: [0] and [1])
+    per_core<std::vector<op>> jcycle_;
+    per_core<std::uint32_t> jcycle_starts_{};
     per_core<std::uint32_t> jcycle_steps_{};
     double jcycle_dt_ = 0;
     bool jcycle_done_ = false;
@@ -837,9 +858,9 @@ private:
         bool repeats = false;    // equals its predecessor one step on (a lazy batch matches)
     };
     bool jby_batch_ = false;
-    std::vector<joint_batch> jb1_;       // core 1's batches of a period
-    std::vector<std::uint8_t> jsame0_;   // core 0's boundary batch k repeats batch k - 1
-    std::size_t jk1_ = 0;                // core 1's position in its batch at the boundary
+    per_core<std::vector<joint_batch>> jb_;  // the other cores' batches of a period
+    std::vector<std::uint8_t> jsame0_;       // core 0's boundary batch k repeats batch k - 1
+    per_core<std::size_t> jk_{};             // the other cores' positions in their batch at the boundary
     per_core<std::vector<op>> replays_;  // per core: ops pulled by a fast lane, to simulate
     per_core<std::size_t> replay_at_{};
 };

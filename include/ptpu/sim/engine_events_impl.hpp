@@ -112,9 +112,11 @@ inline auto engine<Source>::run_core(int c) -> void {
     double limit = never;
     bool upto = false;
     bool others_done = true;  // every other core's stream has ended
+    bool none_done = true;    // no other core's has
     for (int k = 0; k < cores_; ++k) {
         if (k == c) continue;
         if (state_[k] != core_state::done) others_done = false;
+        if (state_[k] == core_state::done) none_done = false;
         if (state_[k] != core_state::ready) continue;
         const double h = t_[k] + slack;
         const bool eq = c < k && h == t_[k];
@@ -128,9 +130,9 @@ inline auto engine<Source>::run_core(int c) -> void {
     // The fast lane needs this core alone on the chip: the other streams ended and none of
     // their DMAs still moves.
     const bool steady = ff_on_ && (cores_ == 1 || (others_done && orphans_ == 0));
-    // The joint lane: both cores of a two-core call running (neither stream ended, so no orphan
-    // DMA either). With more cores, only a core left alone skips periods.
-    const bool joint = ff_on_ && cores_ == static_cast<int>(joint_cores) && !others_done;
+    // The joint lane: every core of a megacore call running (no stream ended, so no orphan DMA
+    // either).
+    const bool joint = ff_on_ && cores_ > 1 && none_done;
     const bool lanes = steady || joint;
     if (!joint) jn_ = jvalid_from_ = 0;
     if (!steady || ring_core_ != c) {
@@ -160,7 +162,7 @@ inline auto engine<Source>::run_core(int c) -> void {
         }
         if (lanes) [[unlikely]] {  // a fast lane records the op (or takes it over)
             if (joint) {
-                // o is the first op of a batch from the source (core 1's batches: the joint lane's).
+                // o is the first op of a batch from the source (the other cores' batches are cut there).
                 const bool fresh = pulled && src_.batched() && in_pos_[static_cast<std::size_t>(c)] == 1;
                 if (c == 0 && (jn_ == 0 || o.step != jstep_)) {
                     if (at_joint_boundary(o)) continue;  // the joint lane holds o
@@ -173,11 +175,11 @@ inline auto engine<Source>::run_core(int c) -> void {
                     n.step -= b.step[u];
                     if (tl_lane_) n.label = 0;  // labels do not time: the timeline's come from the ops
                     n.work = canon(o);          // nor does which of two works of equal time it is
-                    if (c == 1 && fresh) b.cuts1.push_back(static_cast<std::uint32_t>(b.batch[1].size()));
+                    if (c != 0 && fresh) b.cuts[u].push_back(static_cast<std::uint32_t>(b.batch[u].size()));
                     b.batch[u].push_back(n);
                     b.hash[u] = mix(b.hash[u], n);
                 }
-                if (c == 1) jlast1_ = o.step;
+                jlast_[static_cast<std::size_t>(c)] = o.step;
             }
             if (steady) {
                 if (nb_ == 0 || o.step != cur_step_) {

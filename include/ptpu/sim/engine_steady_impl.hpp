@@ -61,12 +61,7 @@ inline auto engine<Source>::at_boundary(int c, const op& o) -> bool {
     for (std::size_t k = 1; k < b.snap.size(); ++k)  // by id (a few entries: insertion sort)
         for (std::size_t i = k; i > 0 && b.snap[i].id < b.snap[i - 1].id; --i)
             std::swap(b.snap[i], b.snap[i - 1]);
-    std::uint64_t key = b.snap.size();
-    for (const dma_snap& x : b.snap)
-        key = (key * 0x9E3779B97F4A7C15ull) ^
-              (std::uint64_t{x.id} << 24 ^ x.seq << 8 ^ static_cast<std::uint64_t>(x.bytes) << 32 ^
-               static_cast<std::uint64_t>(x.phase) << 4 ^ x.channel);
-    b.key = key;
+    b.key = snaps_key(b.snap.size(), b.snap);
     ++nb_;
     cur_step_ = o.step;
     if (cooldown_ > 0) {
@@ -81,7 +76,7 @@ inline auto engine<Source>::at_boundary(int c, const op& o) -> bool {
     const std::uint64_t last = at_boundary_index(j - 1).hash;
     for (std::int64_t p = 1; p <= max_period && j - 2 * p >= valid_from_; ++p) {
         const boundary& a = at_boundary_index(j - p);
-        if (a.key != key || at_boundary_index(j - 1 - p).hash != last || !same_state(a, b)) continue;
+        if (a.key != b.key || at_boundary_index(j - 1 - p).hash != last || !same_state(a, b)) continue;
         const std::uint32_t ds = b.step - a.step;
         if (!rows_repeat(a.rows, b.rows, a.t, b.t, c, c, each_core(ds))) continue;
         bool repeats = true;
@@ -293,23 +288,11 @@ inline auto engine<Source>::apply(int c, std::int64_t m) -> void {
     const auto k = static_cast<std::uint32_t>(m * cycle_starts_);
     const tally& s = cycle_sum_;
     add_periods(s, m);
-    t_[c] += dt;
     if (cycle_done_) last_done_ += dt;
     const auto n_ops = static_cast<std::uint64_t>(s.ops);  // the core's ops per period
-    for (const int sl : live_[c].slots()) {
-        live_dma& d = at(sl);
-        d.ready += dt;
-        d.begin += dt;
-        d.id += k;
-        d.seq += k;
-        d.ord += static_cast<std::uint64_t>(m) * n_ops;
-        d.step += static_cast<std::uint32_t>(m) * cycle_steps_;
-        if (tl_lane_) d.label = labels_[static_cast<std::size_t>(c)][d.ord];
-    }
-    live_[c].shift_ids(k);
+    shift_core(c, dt, k, k, static_cast<std::uint64_t>(m) * n_ops,
+               static_cast<std::uint32_t>(m) * cycle_steps_);
     seq_ += k;
-    starts_[c] += k;
-    ord_[c] += static_cast<std::uint64_t>(m) * n_ops;
     for (std::size_t ch = 0; ch < channels_.size(); ++ch) channels_[ch].shift(dt, ch == 0 && s.idle > 0);
     // The history as if the skipped periods had been simulated: the boundary i back from the
     // current one is, for i = q·p + r within the skipped periods, the cycle's boundary j - r

@@ -42,6 +42,16 @@ struct dma_snap {
     std::uint8_t core = 0;  // whose (the joint lane holds both cores' DMAs)
     double cost = 0;        // bytes its channel is charged (bytes plus shape costs)
 };
+// A hash of the DMAs live at a boundary (in start order), mixed into `key`: unequal keys are
+// unequal states, equal ones are compared in full.
+inline std::uint64_t snaps_key(std::uint64_t key, const std::vector<dma_snap>& snap) {
+    for (const dma_snap& x : snap)
+        key = (key * 0x9E3779B97F4A7C15ull) ^
+              (std::uint64_t{x.id} << 24 ^ x.seq << 8 ^ static_cast<std::uint64_t>(x.bytes) << 32 ^
+               static_cast<std::uint64_t>(x.phase) << 4 ^ x.channel ^ std::uint64_t{x.core} << 62);
+    return key;
+}
+
 // The result's totals at a boundary, every core's (the idle count is the HBM channel's); what a
 // period adds is the difference of two, which the lanes add once per period skipped.
 struct tally {
@@ -218,37 +228,35 @@ inline bool same_state(const boundary& a, const boundary& b) {
     return same_snaps(a.snap, b.snap, tol_t, tol_v);
 }
 
-// ---- The joint lane: both cores of a megacore chip running (docs/model.md §11) ----------------
+// ---- The joint lane: every core of a megacore chip running (docs/model.md §11) ------------------
 
-// The joint lane runs exactly two cores (cores 0 and 1; with more, only the one-core lane skips).
-inline constexpr std::size_t joint_cores = 2;
-
-// The chip at a step boundary of core 0 (core 0 about to run the first op of a new step): both
-// cores' live DMAs (ids relative to their core's count of starts, start order relative to the
-// next start's, times relative to core 0's clock), core 1's clock and state relative to it, and
-// the ops each core ran until core 0's next boundary.
+// The chip at a step boundary of the lead core, core 0 (about to run the first op of a new step):
+// every core's live DMAs (ids relative to their core's count of starts, start order relative to
+// the next start's, times relative to core 0's clock), the other cores' clocks and states relative
+// to it, and the ops each core ran until core 0's next boundary. Entries past the call's core count
+// stay empty.
 struct joint_boundary {
     double t = 0;  // core 0's clock
     double last_done = 0;
-    double v = 0;   // the HBM channel's virtual byte count at t
-    double d1 = 0;  // core 1's clock - t
-    std::array<std::uint32_t, joint_cores> starts{};
-    std::array<std::uint32_t, joint_cores> step{};  // core 0: its new step; core 1: its last op's step
-    std::uint8_t state1 = 0;              // core 1 ready or blocked (on a DMA)
-    wait_target waits_on1{};              // the wait core 1 is blocked in: its op::waits_on
-    std::uint32_t wait1 = 0;              // and the DMA's id relative to core 1's starts
+    double v = 0;            // the HBM channel's virtual byte count at t
+    per_core<double> lag{};  // each core's clock - t
+    per_core<std::uint32_t> starts{};
+    per_core<std::uint32_t> step{};    // core 0: its new step; the others: their last op's step
+    per_core<std::uint8_t> state{};    // ready or blocked (on a DMA)
+    per_core<wait_target> waits_on{};  // the wait a blocked core is in: its op::waits_on
+    per_core<std::uint32_t> wait{};    // and the DMA's id relative to the core's starts
     std::uint64_t key = 0;
-    std::array<std::uint64_t, joint_cores> hash{};
+    per_core<std::uint64_t> hash{};
     tally sum;
     row_mark rows;
     std::size_t spans = 0;  // timeline spans recorded before it
     std::vector<dma_snap> snap;
-    std::array<shared_ops, joint_cores> batch;  // per core, normalized to this boundary
-    std::vector<std::uint32_t> cuts1;      // where in batch[1] a batch of core 1's source began
+    per_core<shared_ops> batch;                 // per core, normalized to this boundary
+    per_core<std::vector<std::uint32_t>> cuts;  // where in batch[c] a batch of core c's source began
 };
 
 inline bool same_joint_ops(const joint_boundary& x, const joint_boundary& y) {
-    for (std::size_t c = 0; c < joint_cores; ++c) {
+    for (std::size_t c = 0; c < max_cores; ++c) {
         const auto& a = x.batch[c];
         const auto& b = y.batch[c];
         if (x.hash[c] != y.hash[c] || a.size() != b.size()) return false;
@@ -259,12 +267,13 @@ inline bool same_joint_ops(const joint_boundary& x, const joint_boundary& y) {
 }
 
 inline bool same_joint_state(const joint_boundary& a, const joint_boundary& b) {
-    if (a.key != b.key || a.state1 != b.state1 || a.waits_on1 != b.waits_on1 || a.wait1 != b.wait1 ||
+    if (a.key != b.key || a.state != b.state || a.waits_on != b.waits_on || a.wait != b.wait ||
         a.snap.size() != b.snap.size())
         return false;
     const double tol_t = 1e-12 * std::max(std::abs(a.t), std::abs(b.t));
     const double tol_v = 1e-12 * std::max(std::abs(a.v), std::abs(b.v));
-    if (std::abs(a.d1 - b.d1) > tol_t) return false;
+    for (std::size_t c = 0; c < max_cores; ++c)
+        if (std::abs(a.lag[c] - b.lag[c]) > tol_t) return false;
     return same_snaps(a.snap, b.snap, tol_t, tol_v);
 }
 
