@@ -11,6 +11,7 @@
 #include "ptpu/core/extents.hpp"
 #include "ptpu/core/index.hpp"
 #include "ptpu/core/integers.hpp"
+#include "ptpu/core/reuse.hpp"
 #include "ptpu/core/work.hpp"
 #include "ptpu/hw/chip.hpp"
 #include "ptpu/hw/presets.hpp"

@@ -51,6 +51,13 @@ PTPU_COMPILED operand_desc describe_source(operand_role role, dtype type, int ra
 // the 1st, 2nd, 4th... reuse of a kept invocation runs it and checks what it did (K2).
 
 struct kept_invocation {
+    // Its ops' storage comes from, and goes back to, the thread's shelf (core/reuse.hpp): the
+    // spot checks record an invocation again and drop it.
+    kept_invocation() : ops(take_buffer<stream::op>()) { ops.clear(); }
+    ~kept_invocation() { put_buffer(ops); }
+    kept_invocation(const kept_invocation&) = delete;
+    kept_invocation& operator=(const kept_invocation&) = delete;
+
     pipeline_desc p{};
     void (*body)(void*, core_memory&) = nullptr;  // which body (body_call::fn, one per body type)
     std::uint32_t ordinal = 0;                    // the how-manieth pipeline the enclosing body ran
@@ -392,7 +399,7 @@ inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const 
                 rec->has_ops = false;  // too many to keep: handed on now, and as they come
                 hand_on(outer, {rec->ops, base, first, rows_base, inputs});
                 first = false;
-                rec->ops = {};
+                put_buffer(rec->ops);
                 return;
             }
             hand_on(outer, {ops, base, first, rows_base, inputs});

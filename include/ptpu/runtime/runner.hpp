@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "ptpu/core/reuse.hpp"
 #include "ptpu/runtime/arena.hpp"
 #include "ptpu/runtime/body.hpp"
 #include "ptpu/runtime/context.hpp"
@@ -83,6 +84,17 @@ public:
             repeat_on_ = repeat_on_ && !move_[static_cast<std::size_t>(i)] &&
                          uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
         skip_ok_ = repeat_on_ && memo_on_ && !opt.nested && opt.trace == nullptr && !sched_.has_prefetched();
+        // The batch's storage: the last runner's on this thread (emit() overwrites what it reads).
+        ops_ = detail::take_buffer<stream::op>();
+        meta_ = detail::take_buffer<op_meta>();
+        meta_.resize(ops_.size());
+        body_ids_ = detail::take_buffer<std::uint32_t>();
+        body_ids_.clear();
+    }
+    ~runner() {
+        detail::put_buffer(ops_);
+        detail::put_buffer(meta_);
+        detail::put_buffer(body_ids_);
     }
     runner(const runner&) = delete;
     runner& operator=(const runner&) = delete;

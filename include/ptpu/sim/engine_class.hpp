@@ -283,6 +283,16 @@ public:
                 jring_ = reused_history<joint_boundary>();
                 jspare_ = reused_history<joint_boundary>();
             }
+            // The lanes' cycles and replays: this thread's last ones, emptied (their memory is
+            // what is reused).
+            cycle_ = ptpu::detail::take_buffer<op>();
+            cycle_.clear();
+            for (std::size_t k = 0; k < static_cast<std::size_t>(cores); ++k) {
+                jcycle_[k] = ptpu::detail::take_buffer<op>();
+                jcycle_[k].clear();
+                replays_[k] = ptpu::detail::take_buffer<op>();
+                replays_[k].clear();
+            }
         }
     }
     ~engine() {
@@ -290,6 +300,11 @@ public:
         keep_history(spare_);
         keep_history(jring_);
         keep_history(jspare_);
+        ptpu::detail::put_buffer(cycle_);
+        for (std::size_t c = 0; c < max_cores; ++c) {
+            ptpu::detail::put_buffer(jcycle_[c]);
+            ptpu::detail::put_buffer(replays_[c]);
+        }
     }
     engine(const engine&) = delete;
     engine& operator=(const engine&) = delete;

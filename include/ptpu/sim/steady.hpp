@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "ptpu/core/reuse.hpp"
 #include "ptpu/sim/result.hpp"
 #include "ptpu/stream/op.hpp"
 
@@ -123,10 +124,15 @@ public:
     [[nodiscard]] const op* begin() const { return p_ != nullptr ? p_->data() : nullptr; }
     [[nodiscard]] const op* end() const { return p_ != nullptr ? p_->data() + p_->size() : nullptr; }
     void restart() {
-        if (p_ == nullptr || p_.use_count() > 1)
-            p_ = std::make_shared<std::vector<op>>();
-        else
-            p_->clear();
+        if (p_ == nullptr || p_.use_count() > 1) {
+            // A vector of the thread's shelf, put back there when its last boundary lets go.
+            p_ = std::shared_ptr<std::vector<op>>(new std::vector<op>(ptpu::detail::take_buffer<op>()),
+                                                  [](std::vector<op>* v) {
+                                                      ptpu::detail::put_buffer(*v);
+                                                      delete v;
+                                                  });
+        }
+        p_->clear();
     }
     void push_back(const op& o) { p_->push_back(o); }  // (after restart: the ops are this one's)
     op& back() { return p_->back(); }
@@ -202,23 +208,17 @@ inline bool same_snaps(const std::vector<dma_snap>& a, const std::vector<dma_sna
 
 // The lanes' histories (ring_size boundaries, a few hundred kilobytes) made afresh for every
 // prediction were most of a short one's host time: zeroing them, and the page faults of memory
-// the allocator had just given back. Each thread keeps the last engine's for the next. Their
-// entries need no clearing: a boundary is recorded in full before it is compared or copied.
-template <class T>
-std::vector<T>& kept_history() {
-    thread_local std::vector<T> kept;
-    return kept;
-}
+// the allocator had just given back. Each engine takes its thread's last ones (core/reuse.hpp).
+// Their entries need no clearing: a boundary is recorded in full before it is compared or copied.
 template <class T>
 std::vector<T> reused_history() {
-    std::vector<T> v = std::move(kept_history<T>());
-    kept_history<T>().clear();
+    std::vector<T> v = ptpu::detail::take_buffer<T>();
     v.resize(ring_size);
     return v;
 }
 template <class T>
 void keep_history(std::vector<T>& v) {
-    if (static_cast<std::int64_t>(v.size()) == ring_size) kept_history<T>() = std::move(v);
+    if (static_cast<std::int64_t>(v.size()) == ring_size) ptpu::detail::put_buffer(v);
 }
 
 inline bool same_state(const boundary& a, const boundary& b) {
