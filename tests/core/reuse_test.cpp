@@ -30,12 +30,15 @@ TEST(KeptBuffers, AVectorPutBackIsTheNextOneTakenContentsAndAll) {
     ASSERT_EQ(w.size(), 1000u);
     EXPECT_EQ(w[999].b, 8);
     EXPECT_TRUE(detail::take_buffer<item>().empty());  // nothing more kept
-    // Last in, first out.
-    std::vector<item> x(10), y(20);
+    // The largest first, whatever the order they came back in.
+    std::vector<item> x(10), y(30), z(20);
     detail::put_buffer(x);
     detail::put_buffer(y);
+    detail::put_buffer(z);
+    EXPECT_EQ(detail::take_buffer<item>().size(), 30u);
     EXPECT_EQ(detail::take_buffer<item>().size(), 20u);
     EXPECT_EQ(detail::take_buffer<item>().size(), 10u);
+    EXPECT_TRUE(detail::take_buffer<item>().empty());
 }
 
 TEST(KeptBuffers, WhatIsKeptIsBounded) {
@@ -58,6 +61,13 @@ TEST(KeptBuffers, WhatIsKeptIsBounded) {
     EXPECT_TRUE(detail::shelf<item>().kept.empty());
     EXPECT_EQ(detail::shelf<item>().bytes, 0u);
     EXPECT_TRUE(detail::take_buffer<item>().empty());
+    // At most shelf_count vectors.
+    for (std::size_t k = 0; k <= detail::shelf_count; ++k) {
+        std::vector<item> small(4);
+        detail::put_buffer(small);
+    }
+    EXPECT_EQ(detail::shelf<item>().kept.size(), detail::shelf_count);
+    release_kept_buffers();
 }
 
 TEST(KeptBuffers, EachThreadKeepsItsOwn) {

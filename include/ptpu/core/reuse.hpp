@@ -7,8 +7,8 @@
 // in them. Instead, the owner of such a vector takes it from its thread's shelf when it is made
 // and puts it back when it is destroyed, contents and all (the owner overwrites what it reads).
 //
-// What a thread keeps is bounded: at most `shelf_bytes` of vectors per element type (by capacity);
-// the rest is freed as usual. release_kept_buffers() frees what the calling thread keeps.
+// What a thread keeps is bounded: at most `shelf_count` vectors and `shelf_bytes` per element type
+// (by capacity); the rest is freed as usual. release_kept_buffers() frees what the calling thread keeps.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +20,7 @@ namespace ptpu {
 namespace detail {
 
 inline constexpr std::size_t shelf_bytes = std::size_t{64} << 20;
+inline constexpr std::size_t shelf_count = 64;
 
 // Whether the calling thread's shelf of T is gone (the thread is exiting): a buffer given back
 // then (a kept vector's elements may own buffers) is freed. A plain bool: valid to the end.
@@ -58,14 +59,18 @@ inline std::vector<release_fn>& shelf_releases() {
     return fns;
 }
 
-/// A vector of T for a new owner: the last one put back on this thread (its size and contents as
-/// they were left), or an empty one.
+/// A vector of T for a new owner: the largest this thread kept (its size and contents as they were
+/// left), or an empty one. (The owners made first in a run, its runners, fill the most.)
 template <class T>
 std::vector<T> take_buffer() {
     if (shelf_closed<T>()) return {};
     shelf_of<T>& s = shelf<T>();
     if (s.kept.empty()) return {};
-    std::vector<T> v = std::move(s.kept.back());
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < s.kept.size(); ++k)
+        if (s.kept[k].capacity() > s.kept[best].capacity()) best = k;
+    std::vector<T> v = std::move(s.kept[best]);
+    s.kept[best] = std::move(s.kept.back());
     s.kept.pop_back();
     s.bytes -= v.capacity() * sizeof(T);
     return v;
@@ -76,7 +81,8 @@ std::vector<T> take_buffer() {
 template <class T>
 void put_buffer(std::vector<T>& v) {
     const std::size_t bytes = v.capacity() * sizeof(T);
-    if (bytes == 0 || shelf_closed<T>() || bytes > shelf_bytes - shelf<T>().bytes) {
+    if (bytes == 0 || shelf_closed<T>() || bytes > shelf_bytes - shelf<T>().bytes ||
+        shelf<T>().kept.size() >= shelf_count) {
         std::vector<T>().swap(v);
         return;
     }
