@@ -589,8 +589,8 @@ private:
     [[gnu::noinline]] void replicate_rows(const row_mark& ma, const row_mark& mb, std::int64_t m, double dt,
                                           const per_core<std::uint32_t>& dstep) {
         if (!opt_.per_step || m == 0) return;
-        // A core blocked in a wait of an inner row (a core other than the joint lane's core 0) goes on in its
-        // image.
+        // A core blocked in a wait of an inner row (in the joint lane, any but core 0) goes on in
+        // its image.
         per_core<bool> tagged{};
         for (std::size_t c = 0; c < max_cores; ++c) tagged[c] = inner_at_[c] >= 0;
         for (std::size_t bk = 0; bk < 2; ++bk) {
