@@ -29,7 +29,7 @@ bool& shelf_closed() {
     thread_local bool closed = false;
     return closed;
 }
-// The calling thread's kept vectors of T (used last on top) and their bytes.
+// The calling thread's kept vectors of T and their bytes (by capacity).
 template <class T>
 struct shelf_of {
     std::vector<std::vector<T>> kept;
