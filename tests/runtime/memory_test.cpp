@@ -7,13 +7,13 @@
 
 #include <ptpu/ptpu.hpp>
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace ptpu;
 
@@ -127,4 +127,16 @@ TEST(TimingOnlyMemory, PerStepRowsAndTimelineOverTheBudgetAreMEM1) {
             EXPECT_NE(m.find("budget of 1048576"), std::string::npos) << m;
         }
     }
+}
+
+TEST(PredictWithoutData, AddressesOfNoMemoryMoveAsIntegers) {
+    // A call predicted without data has refs of no memory (null addresses); their sub-refs'
+    // addresses still move as on data, by integer arithmetic, not arithmetic on a null pointer.
+    float* none = nullptr;
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(detail::advanced(none, 3)), 3 * sizeof(float));
+    EXPECT_EQ(detail::advanced(none, 0), nullptr);
+    float x[8]{};
+    EXPECT_EQ(detail::advanced(x, 5), x + 5);
+    EXPECT_EQ(detail::advanced(detail::advanced(x, 5), -2), x + 3);
+    static_assert(detail::advanced(static_cast<const int*>(nullptr), 0) == nullptr);
 }

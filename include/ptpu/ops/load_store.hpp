@@ -187,7 +187,7 @@ const T* element_at(const ref<T, S, R, E>& r, I... i) {
     const std::array<index_t, R> at{static_cast<index_t>(i)...};
     index_t off = 0;
     for (std::size_t d = 0; d < R; ++d) off += at[d] * r.strides()[d];
-    return r.data() + off;
+    return detail::advanced(r.data(), off);
 }
 
 /// The first and one-past-the-last element of a plane (for the borrow registry).

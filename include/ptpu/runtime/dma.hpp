@@ -372,8 +372,8 @@ void sync_copy_checked(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& ds
             ls += (src.shape()[d] - 1) * src.strides()[d];
             ld += (dst.shape()[d] - 1) * dst.strides()[d];
         }
-        detail::check_dma_access(src.data(), src.data() + ls + 1, false, "sync_copy");
-        detail::check_dma_access(dst.data(), dst.data() + ld + 1, true, "sync_copy");
+        detail::check_dma_access(src.data(), detail::advanced(src.data(), ls + 1), false, "sync_copy");
+        detail::check_dma_access(dst.data(), detail::advanced(dst.data(), ld + 1), true, "sync_copy");
         kernel_context* c = detail::current_context();
         if (c != nullptr && c->races != nullptr) {  // MC2 (A13): reads and writes of HBM, against the other core's
             if (access(S1::kind).far && src.data() != nullptr) {
@@ -405,7 +405,7 @@ void sync_copy_checked(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& ds
     // Vecs loaded from the destination read it in place (copy-on-write): they copy it first.
     index_t last = 0;
     for (std::size_t d = 0; d < R; ++d) last += (dst.shape()[d] - 1) * dst.strides()[d];
-    detail::before_write(dst.data(), dst.data() + last + 1);
+    detail::before_write(dst.data(), detail::advanced(dst.data(), last + 1));
     index_t shape[R == 0 ? 1 : R]{}, ss[R == 0 ? 1 : R]{}, ds_[R == 0 ? 1 : R]{};
     for (std::size_t d = 0; d < R; ++d) {
         shape[d] = src.shape()[d];
@@ -415,9 +415,9 @@ void sync_copy_checked(const ref<T, S1, R, E1>& src, const ref<U, S2, R, E2>& ds
     index_t ls = 0;
     for (std::size_t d = 0; d < R; ++d) ls += (src.shape()[d] - 1) * src.strides()[d];
     const auto* s_lo = reinterpret_cast<const std::byte*>(src.data());
-    const auto* s_hi = reinterpret_cast<const std::byte*>(src.data() + ls + 1);
+    const auto* s_hi = reinterpret_cast<const std::byte*>(detail::advanced(src.data(), ls + 1));
     auto* d_lo = reinterpret_cast<std::byte*>(dst.data());
-    const auto* d_hi = reinterpret_cast<const std::byte*>(dst.data() + last + 1);
+    const auto* d_hi = reinterpret_cast<const std::byte*>(detail::advanced(dst.data(), last + 1));
     const bool overlap = s_lo < d_hi && d_lo < s_hi;
     if (overlap) {  // DMA4 (detect_races): hardware does not promise memmove semantics
         const kernel_context* c = detail::current_context();

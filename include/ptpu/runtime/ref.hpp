@@ -30,6 +30,17 @@ namespace ptpu {
 namespace detail {
 // ref_label and ref_where are in runtime/context.hpp (a pending async copy keeps its refs' labels).
 
+// `p` moved on by `n` elements. A ref of a call predicted without data points at no memory (its
+// array's address is null): its sub-refs' addresses are still numbers moved as on data, so that
+// refs keep telling apart where they point, but moved as integers: arithmetic on a null pointer
+// is undefined behaviour.
+template <class T>
+constexpr T* advanced(T* p, index_t n) {
+    if (std::is_constant_evaluated()) return p + n;
+    return reinterpret_cast<T*>(reinterpret_cast<std::uintptr_t>(p) +
+                                static_cast<std::uintptr_t>(n) * sizeof(T));
+}
+
 // A ref's construction errors, built out of line: no copy per ref type.
 /// V3: the elements of a ref of this shape, times `itemsize` bytes, overflow index_t.
 [[noreturn, gnu::cold]] PTPU_COMPILED void raise_extent_overflow(ref_label l, const index_t* shape, std::size_t rank,
@@ -358,7 +369,8 @@ public:
             s[d - 1] = shape_[d];
             st[d - 1] = strides_[d];
         }
-        ref<T, Space, Rank - 1, typename detail::drop_first<Extents>::type> r{data_ + i * strides_[0], s, st};
+        ref<T, Space, Rank - 1, typename detail::drop_first<Extents>::type> r{
+            detail::advanced(data_, i * strides_[0]), s, st};
         // (Rank - 1 here: the function exists only for Rank >= 1.)
         r.label_ = label_;
         return r;
@@ -381,14 +393,14 @@ public:
             if constexpr (any_slice<decltype(a)>) {
                 const slice sl = a;
                 check_window(sl, d);
-                p += sl.start * strides_[d];
+                p = detail::advanced(p, sl.start * strides_[d]);
                 shape[k] = sl.size;
                 st[k] = strides_[d];
                 ++k;
             } else {
                 const index_t i = value_of(a);
                 check_index(i, d);
-                p += i * strides_[d];
+                p = detail::advanced(p, i * strides_[d]);
             }
             ++d;
         };

@@ -229,9 +229,9 @@ public:
         d.sem = detail::cell_of(sem_.data());
         if (n > 0) {
             d.src_lo = d.src;
-            d.src_hi = reinterpret_cast<const std::byte*>(src_.data() + ls + 1);
+            d.src_hi = reinterpret_cast<const std::byte*>(detail::advanced(src_.data(), ls + 1));
             d.dst_lo = d.dst;
-            d.dst_hi = reinterpret_cast<const std::byte*>(dst_.data() + ld + 1);
+            d.dst_hi = reinterpret_cast<const std::byte*>(detail::advanced(dst_.data(), ld + 1));
             detail::check_dma_access(d.src_lo, d.src_hi, false, "async_copy");  // DMA2
             detail::check_dma_access(d.dst_lo, d.dst_hi, true, "async_copy");
             if (c.detect_races && d.src_lo < d.dst_hi && d.dst_lo < d.src_hi &&
