@@ -137,3 +137,24 @@ TEST(KeptBuffers, PredictionsWithKeptBuffersEqualFreshOnes) {
     release_kept_buffers();
     expect_same(mc.predict(grid_body), mc_fresh);
 }
+
+namespace {
+// The API from generic code: a prediction of any call, then its thread's buffers freed.
+template <class Call, class Body>
+report predict_then_release(const Call& call, const Body& body) {
+    report r = call.predict(body);
+    release_kept_buffers();
+    return r;
+}
+}  // namespace
+
+TEST(KeptBuffers, ReleasedFromGenericCode) {
+    Once once{};
+    once.options.per_step = per_step_rows::always;
+    const report kept = once.predict(once_body);  // with whatever this thread kept
+    const report a = predict_then_release(once, once_body);
+    EXPECT_TRUE(detail::shelf<stream::op>().kept.empty());
+    const report b = predict_then_release(once, once_body);  // nothing kept: made afresh
+    expect_same(a, kept);
+    expect_same(b, kept);
+}
