@@ -2,9 +2,9 @@
 // state"): every stream is simulated twice, op by op and with the fast lane, and the two results
 // must agree (times to 1e-9 relative, counts exactly), while the fast lane skips what it should:
 // period-1 and longer periods (a reduction axis), a pattern that changes midway, a stream that
-// never repeats, a stream ending mid-period, megacore (two running cores: joint periods, in and
-// out of phase, uneven splits; one core left: skipped alone), and malformed ops after the steady
-// state (still SIM1/SIM2).
+// never repeats, a stream ending mid-period, steps too long to record, megacore (two running cores: joint
+// periods, in and out of phase, uneven splits; one core left: skipped alone), and malformed ops after the
+// steady state (still SIM1/SIM2).
 #include <gtest/gtest.h>
 
 #include <ptpu/hw/presets.hpp>
@@ -57,13 +57,20 @@ struct pipeline {
     int short_core1 = 0;  // core 1 runs only this many steps (0: n)
     std::function<double(int)> compute1;  // core 1's body time (empty: compute)
     std::int64_t in_bytes1 = 0;           // core 1's input bytes (0: in_bytes)
+    // The first `merged` steps' ops are those of one step (an inner pipeline's steps in one step
+    // of the kernel): step s is numbered max(0, s - merged + 1).
+    int merged = 0;
+    int group = 1;  // then every `group` steps' ops are those of one step
 
     std::vector<op> stream(int steps, int core = 0) const {
         const auto& compute = core == 1 && compute1 ? compute1 : this->compute;
         const std::int64_t in_bytes = core == 1 && in_bytes1 > 0 ? in_bytes1 : this->in_bytes;
         std::vector<op> v;
         std::uint32_t id = 0;
-        const auto u = [](int s) { return static_cast<std::uint32_t>(s); };
+        const int m = merged, g = group;
+        const auto u = [m, g](int s) {
+            return static_cast<std::uint32_t>((m > 0 ? std::max(0, s - m + 1) : s) / g);
+        };
         std::uint32_t in_flight[2] = {};
         auto start = [&](std::int64_t bytes, int s) {
             v.push_back({.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .step = u(s)});
@@ -215,6 +222,33 @@ TEST(SimSteady, ShortStreamsAreExact) {
     }
 }
 
+TEST(SimSteady, StepsTooLongToRecordAreSimulatedThenTheLaneResumes) {
+    // 20,000 steps of ~7 ops in one step: past sim::detail::max_recorded_ops, so no period goes through
+    // it; the 4,000 steps after it are skipped as usual. Exact either way.
+    pipeline p;
+    p.n = 24000;
+    p.merged = 20000;
+    const result r = expect_same(p);
+    static_assert(ptpu::sim::detail::max_recorded_ops < 20000 * 6);
+    const result tail = [&] {
+        pipeline q;
+        q.n = 4000;
+        return simulate(q, false);
+    }();
+    EXPECT_GT(r.steady_ops, tail.op_count * 9 / 10);  // the steps after the long one
+    EXPECT_LT(r.steady_ops, tail.op_count);           // none of the long one's
+    p.n = 20000;                                      // the long step alone: nothing to skip
+    EXPECT_EQ(expect_same(p).steady_ops, 0);
+    // Long steps that repeat: skipped while recorded (1,000 steps of the pipeline in each),
+    // simulated op by op past the bound (12,000 in each).
+    p.merged = 0;
+    p.n = 60000;
+    p.group = 1000;
+    EXPECT_GT(expect_same(p).steady_ops, 0);
+    p.group = 12000;
+    EXPECT_EQ(expect_same(p).steady_ops, 0);
+}
+
 // ---- Megacore: the joint lane (both cores running on one HBM) ----------------------------------
 
 TEST(SimSteady, TwoRunningCoresAreSkippedJointlyAndExact) {
@@ -258,6 +292,27 @@ TEST(SimSteady, UnevenSplitIsSkippedJointlyThenAlone) {
         const result r = expect_same(p, tpu::v5p);
         EXPECT_GT(r.steady_ops, r.op_count * 9 / 10) << n1;
     }
+}
+
+TEST(SimSteady, JointStepsTooLongToRecordAreSimulatedThenTheLaneResumes) {
+    // As on one core: both cores run the long step, then 2,000 steps in lockstep.
+    pipeline p;
+    p.n = 22000;
+    p.merged = 20000;
+    p.cores = 2;
+    const result r = expect_same(p, tpu::v5p);
+    pipeline q;
+    q.n = 2000;
+    q.cores = 2;
+    const result tail = simulate(q, false, tpu::v5p);
+    EXPECT_GT(r.steady_ops, tail.op_count * 8 / 10);
+    EXPECT_LT(r.steady_ops, tail.op_count);
+    p.merged = 0;  // long steps that repeat: skipped jointly while recorded, not past the bound
+    p.n = 60000;
+    p.group = 1000;
+    EXPECT_GT(expect_same(p, tpu::v5p).steady_ops, 0);
+    p.group = 12000;
+    EXPECT_EQ(expect_same(p, tpu::v5p).steady_ops, 0);
 }
 
 TEST(SimSteady, CoresOutOfPhaseAreExact) {

@@ -167,29 +167,37 @@ inline auto engine<Source>::run_core(int c) -> void {
                 if (c == 0 && (jn_ == 0 || o.step != jstep_)) {
                     if (at_joint_boundary(o)) continue;  // the joint lane holds o
                 }
-                if (jn_ > 0) {
-                    joint_boundary& b = jring_[ring_pos(jn_ - 1)];
-                    const auto u = static_cast<std::size_t>(c);
+                joint_boundary* b = jn_ > 0 && jvalid_from_ < jn_ ? &jring_[ring_pos(jn_ - 1)] : nullptr;
+                const auto u = static_cast<std::size_t>(c);
+                if (b != nullptr && b->batch[u].size() == max_recorded_ops) {
+                    jvalid_from_ = jn_;  // a step too long to record: no period through it
+                    b = nullptr;
+                }
+                if (b != nullptr) {
                     op n = o;
-                    if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b.starts[u];
-                    n.step -= b.step[u];
+                    if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b->starts[u];
+                    n.step -= b->step[u];
                     if (tl_lane_) n.label = 0;  // labels do not time: the timeline's come from the ops
                     n.work = canon(o);          // nor does which of two works of equal time it is
-                    if (c != 0 && fresh) b.cuts[u].push_back(static_cast<std::uint32_t>(b.batch[u].size()));
-                    b.batch[u].push_back(n);
-                    b.hash[u] = mix(b.hash[u], n);
+                    if (c != 0 && fresh) b->cuts[u].push_back(static_cast<std::uint32_t>(b->batch[u].size()));
+                    b->batch[u].push_back(n);
+                    b->hash[u] = mix(b->hash[u], n);
                 }
-                jlast_[static_cast<std::size_t>(c)] = o.step;
+                jlast_[u] = o.step;
             }
             if (steady) {
                 if (nb_ == 0 || o.step != cur_step_) {
                     if (at_boundary(c, o)) continue;  // the fast lane holds o
                 }
                 boundary& b = ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)];
-                b.batch.push_back(normalized(o, b));
-                if (tl_lane_) b.batch.back().label = 0;
-                b.batch.back().work = canon(o);
-                b.hash = mix(b.hash, b.batch.back());
+                if (valid_from_ < nb_ && b.batch.size() == max_recorded_ops)
+                    valid_from_ = nb_;  // a step too long to record: no period through it
+                if (valid_from_ < nb_) {
+                    b.batch.push_back(normalized(o, b));
+                    if (tl_lane_) b.batch.back().label = 0;
+                    b.batch.back().work = canon(o);
+                    b.hash = mix(b.hash, b.batch.back());
+                }
             }
         }
         ++res_.op_count;

@@ -32,6 +32,11 @@ enum class dma_phase : std::uint8_t { latency, transfer, done };
 
 inline constexpr int max_period = 64;
 inline constexpr std::int64_t ring_size = 2 * max_period + 1;  // two periods: verified cycles
+// A step of more ops than this (an inner pipeline of thousands of steps in one outer step) is
+// simulated op by op and not recorded: no period it belongs to is sought. Recording it would
+// cost as much as simulating it, and a ring of such steps would hold gigabytes (at most
+// ring_size x 2.6 MB of recorded ops per lane and core with this bound).
+inline constexpr std::size_t max_recorded_ops = std::size_t{1} << 16;
 
 struct dma_snap {
     std::uint32_t id = 0;   // relative to the core's count of starts (mod 2^32)
