@@ -30,6 +30,11 @@ TEST(KeptBuffers, AVectorPutBackIsTheNextOneTakenContentsAndAll) {
     ASSERT_EQ(w.size(), 1000u);
     EXPECT_EQ(w[999].b, 8);
     EXPECT_TRUE(detail::take_buffer<item>().empty());  // nothing more kept
+    detail::put_buffer(w);                             // taken emptied: the memory without the contents
+    const std::vector<item> e = detail::take_empty_buffer<item>();
+    EXPECT_EQ(e.data(), storage);
+    EXPECT_TRUE(e.empty());
+    EXPECT_GE(e.capacity(), 1000u);
     // The largest first, whatever the order they came back in.
     std::vector<item> x(10), y(30), z(20);
     detail::put_buffer(x);

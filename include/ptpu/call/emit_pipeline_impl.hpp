@@ -53,7 +53,7 @@ PTPU_COMPILED operand_desc describe_source(operand_role role, dtype type, int ra
 struct kept_invocation {
     // Its ops' storage comes from, and goes back to, the thread's shelf (core/reuse.hpp): the
     // spot checks record an invocation again and drop it.
-    kept_invocation() : ops(take_buffer<stream::op>()) { ops.clear(); }
+    kept_invocation() : ops(take_empty_buffer<stream::op>()) {}
     ~kept_invocation() { put_buffer(ops); }
     kept_invocation(const kept_invocation&) = delete;
     kept_invocation& operator=(const kept_invocation&) = delete;

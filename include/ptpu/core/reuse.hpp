@@ -76,6 +76,14 @@ std::vector<T> take_buffer() {
     return v;
 }
 
+/// take_buffer() emptied: for an owner that appends (its capacity is what is reused).
+template <class T>
+std::vector<T> take_empty_buffer() {
+    std::vector<T> v = take_buffer<T>();
+    v.clear();
+    return v;
+}
+
 /// Puts `v` back on this thread's shelf (leaving it empty), unless it is empty or the shelf has
 /// no room for it (then it is freed).
 template <class T>

@@ -88,8 +88,7 @@ public:
         ops_ = detail::take_buffer<stream::op>();
         meta_ = detail::take_buffer<op_meta>();
         meta_.resize(ops_.size());
-        body_ids_ = detail::take_buffer<std::uint32_t>();
-        body_ids_.clear();
+        body_ids_ = detail::take_empty_buffer<std::uint32_t>();
     }
     ~runner() {
         detail::put_buffer(ops_);

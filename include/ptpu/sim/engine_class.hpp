@@ -285,13 +285,10 @@ public:
             }
             // The lanes' cycles and replays: this thread's last ones, emptied (their memory is
             // what is reused).
-            cycle_ = ptpu::detail::take_buffer<op>();
-            cycle_.clear();
+            cycle_ = ptpu::detail::take_empty_buffer<op>();
             for (std::size_t k = 0; k < static_cast<std::size_t>(cores); ++k) {
-                jcycle_[k] = ptpu::detail::take_buffer<op>();
-                jcycle_[k].clear();
-                replays_[k] = ptpu::detail::take_buffer<op>();
-                replays_[k].clear();
+                jcycle_[k] = ptpu::detail::take_empty_buffer<op>();
+                replays_[k] = ptpu::detail::take_empty_buffer<op>();
             }
         }
     }
