@@ -9,6 +9,7 @@
 
 #include <ptpu/hw/presets.hpp>
 #include <ptpu/sim/engine.hpp>
+#include <ptpu/sim/steady.hpp>  // (the lane's bounds)
 
 #include <algorithm>
 #include <cmath>
@@ -61,6 +62,10 @@ struct pipeline {
     // of the kernel): step s is numbered max(0, s - merged + 1).
     int merged = 0;
     int group = 1;  // then every `group` steps' ops are those of one step
+    // The DMAs complete into DMA semaphores, as a body's async copies do (S58): the inputs of
+    // step s into semaphore 1 + s % 2, waited for together; the output into semaphore 3.
+    bool semaphores = false;
+    bool signal_core1 = false;  // core 0 signals core 1's semaphore 4 every step
 
     std::vector<op> stream(int steps, int core = 0) const {
         const auto& compute = core == 1 && compute1 ? compute1 : this->compute;
@@ -71,38 +76,57 @@ struct pipeline {
         const auto u = [m, g](int s) {
             return static_cast<std::uint32_t>((m > 0 ? std::max(0, s - m + 1) : s) / g);
         };
-        std::uint32_t in_flight[2] = {};
-        auto start = [&](std::int64_t bytes, int s) {
-            v.push_back({.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .step = u(s)});
+        const bool sems = semaphores;
+        const auto in_sem = [](int s) { return static_cast<std::uint32_t>(1 + s % 2); };
+        auto start = [&](std::int64_t bytes, int s, std::uint32_t sem) {
+            v.push_back(
+                {.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .sem = sems ? sem : 0, .step = u(s)});
             return id++;
         };
         auto wait = [&](std::uint32_t d, int s) {
             v.push_back({.kind = op_kind::dma_wait, .dma = d, .step = u(s)});
         };
-        in_flight[0] = start(in_bytes, 0);
-        in_flight[1] = start(in_bytes, 0);
+        auto wait_sem = [&](std::uint32_t sem, std::int64_t bytes, int s) {
+            v.push_back(
+                {.kind = op_kind::sem_wait, .dma_sem = true, .bytes = bytes, .sem = sem, .step = u(s)});
+        };
+        std::uint32_t in_flight[2] = {};
+        in_flight[0] = start(in_bytes, 0, in_sem(0));
+        in_flight[1] = start(in_bytes, 0, in_sem(0));
         std::uint32_t write = 0;
         bool write_pending = false;
+        auto wait_write = [&](int s) {
+            if (sems)  // (counted as a semaphore wait, not a DMA's: wait_sem)
+                v.push_back({.kind = op_kind::sem_wait, .bytes = out_bytes, .sem = 3, .step = u(s)});
+            else
+                wait(write, s);
+        };
         for (int s = 0; s < steps; ++s) {
             v.push_back({.kind = op_kind::overhead, .step = u(s)});  // (the chip's, `overhead`)
             std::uint32_t next[2] = {};
             if (s + 1 < steps)
-                for (auto& d : next) d = start(in_bytes, s);
-            wait(in_flight[0], s);
-            wait(in_flight[1], s);
+                for (auto& d : next) d = start(in_bytes, s, in_sem(s + 1));
+            if (sems) {
+                wait_sem(in_sem(s), 2 * in_bytes, s);
+            } else {
+                wait(in_flight[0], s);
+                wait(in_flight[1], s);
+            }
             in_flight[0] = next[0];
             in_flight[1] = next[1];
             v.push_back({.kind = op_kind::compute, .work = work_of(compute(s)), .step = u(s)});
+            if (signal_core1 && core == 0)
+                v.push_back({.kind = op_kind::sem_signal, .core = 1, .bytes = 1, .sem = 4, .step = u(s)});
             if (s % k == 0 && write_pending) {  // the previous run's write (S23.5)
-                wait(write, s);
+                wait_write(s);
                 write_pending = false;
             }
             if (s % k == k - 1 || s + 1 == steps) {
-                write = start(out_bytes, s);
+                write = start(out_bytes, s, 3);
                 write_pending = true;
             }
         }
-        if (write_pending) wait(write, steps - 1);
+        if (write_pending) wait_write(steps - 1);
         return v;
     }
 };
@@ -124,6 +148,7 @@ result simulate(const pipeline& p, bool steady, const ptpu::chip& c = tpu::v5e, 
     if (p.cores > 1) src.ops[1] = p.stream(p.short_core1 > 0 ? p.short_core1 : p.n, 1);
     options o;
     o.steady_state = steady;
+    o.semaphores = p.semaphores;
     o.per_step = rows;
     o.works = &works();
     return ptpu::sim::simulate(with_overhead(c, p.overhead), p.cores, src, o);
@@ -152,6 +177,7 @@ result expect_same(const pipeline& p, const ptpu::chip& c = tpu::v5e) {
         expect_near_rel(fast.busy_issue[k], exact.busy_issue[k], T);
         expect_near_rel(fast.busy_compute[k], exact.busy_compute[k], T);
         expect_near_rel(fast.wait_dma[k], exact.wait_dma[k], T);
+        expect_near_rel(fast.wait_sem[k], exact.wait_sem[k], T);
     }
     for (std::size_t w = 0; w < exact.wait_by_operand.size(); ++w)
         expect_near_rel(fast.wait_by_operand[w], exact.wait_by_operand[w], T);
@@ -247,6 +273,44 @@ TEST(SimSteady, StepsTooLongToRecordAreSimulatedThenTheLaneResumes) {
     EXPECT_GT(expect_same(p).steady_ops, 0);
     p.group = 12000;
     EXPECT_EQ(expect_same(p).steady_ops, 0);
+}
+
+TEST(SimSteady, DmasIntoSemaphoresAreSkippedAndExact) {
+    // A body's async copies: the semaphores' values and the copies in flight into them are part
+    // of the state a period must repeat.
+    pipeline p;
+    p.n = 20000;
+    p.semaphores = true;
+    for (const std::int64_t in : {std::int64_t{4096}, std::int64_t{1} << 20}) {
+        p.in_bytes = in;
+        for (const int k : {1, 4}) {
+            p.k = k;
+            p.out_bytes = 1 << 20;  // the write's wait is a semaphore wait of its own (wait_sem)
+            const result r = expect_same(p);
+            EXPECT_GT(r.steady_ops, r.op_count * 9 / 10) << in << " " << k;
+            if (k == 4) {  // (skipped periods add it too)
+                EXPECT_GT(r.wait_sem[0], 0.005 * r.device_time);
+            }
+        }
+    }
+}
+
+TEST(SimSteady, SemaphoreStreamsOnTwoCoresAreSkippedAloneOnly) {
+    // Megacore with semaphores: no joint lane (a signal may cross cores); the one-core lane once
+    // the other core's stream and its copies into semaphores have ended.
+    pipeline p;
+    p.n = 8000;
+    p.cores = 2;
+    p.semaphores = true;
+    p.short_core1 = 8000;
+    EXPECT_EQ(expect_same(p, tpu::v5p).steady_ops, 0);
+    p.short_core1 = 1000;
+    const result r = expect_same(p, tpu::v5p);
+    EXPECT_GT(r.steady_ops, r.op_count * 7 / 10);
+    // Core 0 signalling core 1 every step: core 1's semaphore is not the lane's to follow, so
+    // no period goes through such a step.
+    p.signal_core1 = true;
+    EXPECT_EQ(expect_same(p, tpu::v5p).steady_ops, 0);
 }
 
 // ---- Megacore: the joint lane (both cores running on one HBM) ----------------------------------

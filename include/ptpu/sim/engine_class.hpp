@@ -274,7 +274,7 @@ public:
         res_.cores = cores;
         for (int k = 0; k < static_cast<int>(max_cores); ++k)
             state_[static_cast<std::size_t>(k)] = k < cores ? core_state::ready : core_state::done;
-        ff_on_ = opt.steady_state && !opt.semaphores;
+        ff_on_ = opt.steady_state;
         tl_lane_ = ff_on_ && opt.timeline;
         if (ff_on_) {
             ring_ = reused_history<boundary>();
@@ -316,7 +316,7 @@ private:
                     std::uint32_t steps) {
         const auto u = static_cast<std::size_t>(c);
         t_[u] += dt;
-        for (const int sl : live_[u].slots()) {
+        const auto shift = [&](int sl) {
             live_dma& d = at(sl);
             d.ready += dt;
             d.begin += dt;
@@ -325,7 +325,9 @@ private:
             d.ord += ops;
             d.step += steps;
             if (tl_lane_) d.label = labels_[u][d.ord];
-        }
+        };
+        for (const int sl : live_[u].slots()) shift(sl);
+        for (const int sl : sem_dmas_[u]) shift(sl);
         live_[u].shift_ids(starts);
         starts_[u] += starts;
         ord_[u] += ops;
@@ -454,6 +456,7 @@ private:
             res_.busy_issue[u] += md * per.issue[u];
             res_.busy_compute[u] += md * per.compute[u];
             res_.wait_dma[u] += md * per.wait[u];
+            res_.wait_sem[u] += md * per.wait_sem[u];
         }
         for (std::size_t w = 0; w < per.wait_by_operand.size(); ++w)
             res_.wait_by_operand[w] += md * per.wait_by_operand[w];
@@ -787,6 +790,7 @@ private:
     std::vector<live_dma> dmas_;         // slots
     std::vector<int> free_;              // free slots
     per_core<live_list> live_;           // per core: started, not yet waited
+    per_core<std::vector<int>> sem_dmas_;  // per core: DMAs into a semaphore in flight, in start order
     per_core<slot_queue> pending_;       // per core: in their latency, in start order
     std::array<channel, 1 + max_cores> channels_;  // HBM, then each core's on-chip path
     per_core<double> t_{};                         // when each core's next op starts (or it ended)

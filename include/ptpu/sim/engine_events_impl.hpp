@@ -113,8 +113,10 @@ inline auto engine<Source>::run_core(int c) -> void {
     bool upto = false;
     bool others_done = true;  // every other core's stream has ended
     bool none_done = true;    // no other core's has
+    bool others_quiet = true;  // no other core's DMA into a semaphore is in flight
     for (int k = 0; k < cores_; ++k) {
         if (k == c) continue;
+        if (!sem_dmas_[static_cast<std::size_t>(k)].empty()) others_quiet = false;
         if (state_[k] != core_state::done) others_done = false;
         if (state_[k] == core_state::done) none_done = false;
         if (state_[k] != core_state::ready) continue;
@@ -129,10 +131,10 @@ inline auto engine<Source>::run_core(int c) -> void {
     }
     // The fast lane needs this core alone on the chip: the other streams ended and none of
     // their DMAs still moves.
-    const bool steady = ff_on_ && (cores_ == 1 || (others_done && orphans_ == 0));
+    const bool steady = ff_on_ && (cores_ == 1 || (others_done && orphans_ == 0 && others_quiet));
     // The joint lane: every core of a megacore call running (no stream ended, so no orphan DMA
-    // either).
-    const bool joint = ff_on_ && cores_ > 1 && none_done;
+    // either), and no semaphores (a signal crosses cores at a time the lane does not follow).
+    const bool joint = ff_on_ && !opt_.semaphores && cores_ > 1 && none_done;
     const bool lanes = steady || joint;
     if (!joint) jn_ = jvalid_from_ = 0;
     if (!steady || ring_core_ != c) {
@@ -190,8 +192,11 @@ inline auto engine<Source>::run_core(int c) -> void {
                     if (at_boundary(c, o)) continue;  // the fast lane holds o
                 }
                 boundary& b = ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)];
-                if (valid_from_ < nb_ && b.batch.size() == max_recorded_ops)
-                    valid_from_ = nb_;  // a step too long to record: no period through it
+                // No period through a step too long to record, or one signalling another core
+                // (whose semaphores the lane does not follow).
+                if (valid_from_ < nb_ &&
+                    (b.batch.size() == max_recorded_ops || (o.kind == op_kind::sem_signal && o.core != c)))
+                    valid_from_ = nb_;
                 if (valid_from_ < nb_) {
                     b.batch.push_back(normalized(o, b));
                     if (tl_lane_) b.batch.back().label = 0;
@@ -384,7 +389,10 @@ inline auto engine<Source>::start_dma(int c, const op& o) -> void {
     d.channel = static_cast<std::uint8_t>(o.far ? 0 : 1 + c);
     d.phase = dma_phase::latency;
     d.orphan = false;
-    if (o.sem == 0) live_[c].push(o.dma, s);
+    if (o.sem == 0)
+        live_[c].push(o.dma, s);
+    else
+        sem_dmas_[c].push_back(s);
     pending_[c].push(s);
     if (ev_slot_ < 0 || before(d.ready, d, ev_t_, at(ev_slot_))) {
         ev_t_ = d.ready;
@@ -455,6 +463,8 @@ inline auto engine<Source>::complete(int s, double t) -> void {
     if (d.sem != 0) {  // waited through its semaphore, which it raises by its bytes
         const std::uint32_t sem = d.sem;
         const std::int64_t bytes = d.bytes;
+        std::vector<int>& v = sem_dmas_[static_cast<std::size_t>(c)];
+        v.erase(std::find(v.begin(), v.end(), s));  // (usually the first)
         free_.push_back(s);
         raise(c, sem, bytes, t);
     } else if (d.orphan) {

@@ -19,6 +19,7 @@ inline auto engine<Source>::totals() const -> tally {
     s.issue = res_.busy_issue;
     s.compute = res_.busy_compute;
     s.wait = res_.wait_dma;
+    s.wait_sem = res_.wait_sem;
     s.wait_by_operand = res_.wait_by_operand;
     s.hbm_busy = res_.hbm_busy_time;
     return s;
@@ -34,6 +35,7 @@ template <class Source>
     x.channel = d.channel;
     x.core = d.core;
     x.cost = d.cost;
+    x.sem = d.sem;
     x.left = d.phase == dma_phase::latency    ? d.ready - t
              : d.phase == dma_phase::transfer ? d.tag - channels_[d.channel].v_at(t)
                                               : 0.0;
@@ -58,6 +60,9 @@ inline auto engine<Source>::at_boundary(int c, const op& o) -> bool {
     b.hash = 0;
     b.snap.clear();
     for (const int s : live_[c].slots()) b.snap.push_back(snap_of(at(s), starts_[c], t));
+    for (const int s : sem_dmas_[static_cast<std::size_t>(c)])
+        b.snap.push_back(snap_of(at(s), starts_[c], t));
+    b.sems.assign(sem_val_[static_cast<std::size_t>(c)].begin(), sem_val_[static_cast<std::size_t>(c)].end());
     for (std::size_t k = 1; k < b.snap.size(); ++k)  // by id (a few entries: insertion sort)
         for (std::size_t i = k; i > 0 && b.snap[i].id < b.snap[i - 1].id; --i)
             std::swap(b.snap[i], b.snap[i - 1]);
@@ -176,16 +181,7 @@ inline auto engine<Source>::fast_forward_batches(int c) -> void {
         const boundary& e = at_boundary_index(j - p + b);
         const std::uint32_t base = base_of(b);
         const std::uint32_t s0 = step_of(b);
-        bool same = cur.size() == e.batch.size();
-        for (std::size_t k = 0; same && k < cur.size(); ++k) {
-            const op& x = cur[k];
-            const op& y = e.batch[k];
-            const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
-            same = x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && same_work(x, y) &&
-                   x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.waits_on == y.waits_on &&
-                   (tl_lane_ || x.label == y.label) && x.step - s0 == y.step && x.sub == y.sub;
-        }
-        if (!same) {
+        if (!same_batch_ops(cur, e.batch, base, s0)) {
             mismatch = true;
             break;
         }
@@ -249,11 +245,7 @@ inline auto engine<Source>::fast_forward(int c) -> void {
                 }
                 ++have;
             }
-            const op& y = cycle_[k];
-            const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
-            if (x.kind != y.kind || (dma ? x.dma - base : x.dma) != y.dma || !same_work(x, y) ||
-                x.bytes != y.bytes || x.far != y.far || x.run != y.run || x.waits_on != y.waits_on ||
-                (!tl_lane_ && x.label != y.label) || x.step - step0 != y.step || x.sub != y.sub) {
+            if (!matches(x, cycle_[k], base, step0)) {
                 whole = false;
                 break;
             }

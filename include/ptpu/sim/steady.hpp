@@ -47,6 +47,7 @@ struct dma_snap {
     std::uint8_t channel = 0;
     std::uint8_t core = 0;  // whose (the joint lane holds both cores' DMAs)
     double cost = 0;        // bytes its channel is charged (bytes plus shape costs)
+    std::uint32_t sem = 0;  // the semaphore it completes into (0: waited by id)
 };
 // A hash of the DMAs live at a boundary (in start order), mixed into `key`: unequal keys are
 // unequal states, equal ones are compared in full.
@@ -54,7 +55,8 @@ inline std::uint64_t snaps_key(std::uint64_t key, const std::vector<dma_snap>& s
     for (const dma_snap& x : snap)
         key = (key * 0x9E3779B97F4A7C15ull) ^
               (std::uint64_t{x.id} << 24 ^ x.seq << 8 ^ static_cast<std::uint64_t>(x.bytes) << 32 ^
-               static_cast<std::uint64_t>(x.phase) << 4 ^ x.channel ^ std::uint64_t{x.core} << 62);
+               static_cast<std::uint64_t>(x.phase) << 4 ^ x.channel ^ std::uint64_t{x.core} << 62 ^
+               std::uint64_t{x.sem} << 44);
     return key;
 }
 
@@ -62,7 +64,7 @@ inline std::uint64_t snaps_key(std::uint64_t key, const std::vector<dma_snap>& s
 // period adds is the difference of two, which the lanes add once per period skipped.
 struct tally {
     std::int64_t ops = 0, dmas = 0, hbm_bytes = 0, onchip_bytes = 0, idle = 0;
-    per_core<double> overhead{}, issue{}, compute{}, wait{};
+    per_core<double> overhead{}, issue{}, compute{}, wait{}, wait_sem{};
     double hbm_busy = 0;
     std::array<double, max_operands + 1> wait_by_operand{};  // result::wait_by_operand
 
@@ -79,6 +81,7 @@ struct tally {
             d.issue[c] = issue[c] - earlier.issue[c];
             d.compute[c] = compute[c] - earlier.compute[c];
             d.wait[c] = wait[c] - earlier.wait[c];
+            d.wait_sem[c] = wait_sem[c] - earlier.wait_sem[c];
         }
         d.hbm_busy = hbm_busy - earlier.hbm_busy;
         for (std::size_t w = 0; w < wait_by_operand.size(); ++w)
@@ -98,6 +101,7 @@ struct tally {
             issue[c] += nd * per.issue[c];
             compute[c] += nd * per.compute[c];
             wait[c] += nd * per.wait[c];
+            wait_sem[c] += nd * per.wait_sem[c];
         }
         hbm_busy += nd * per.hbm_busy;
         for (std::size_t w = 0; w < wait_by_operand.size(); ++w)
@@ -159,7 +163,8 @@ struct boundary {
     row_mark rows;
     std::size_t spans = 0;  // timeline spans recorded before it (options::timeline)
     std::vector<dma_snap> snap;
-    shared_ops batch;  // the ops from this boundary to the next, normalized
+    std::vector<std::int64_t> sems;  // the core's semaphore values (options::semaphores)
+    shared_ops batch;                // the ops from this boundary to the next, normalized
 };
 
 // An op with its DMA id relative to the core's count of starts at boundary b and its step
@@ -174,13 +179,14 @@ inline std::uint64_t mix(std::uint64_t h, const op& o) {
                       std::uint64_t{o.dma} << 16 | static_cast<std::uint64_t>(o.bytes) << 40;
     x ^= std::uint64_t{o.work} * 0xFF51AFD7ED558CCDull ^ (std::uint64_t{o.step} << 32 | o.label);
     x ^= (static_cast<std::uint64_t>(o.waits_on.pipeline) << 9) ^ (std::uint64_t{o.waits_on.operand} << 11) ^
-         (std::uint64_t{o.run} << 24) ^ (std::uint64_t{o.sub} << 48);
+         (std::uint64_t{o.run} << 24) ^ (std::uint64_t{o.sub} << 48) ^
+         (std::uint64_t{o.sem} << 13 ^ std::uint64_t{o.core} << 5 ^ std::uint64_t{o.dma_sem} << 7);
     return (h ^ x) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
 }
 inline bool same_op(const op& a, const op& b) {
     return a.kind == b.kind && a.dma == b.dma && a.work == b.work && a.bytes == b.bytes && a.far == b.far &&
            a.run == b.run && a.waits_on == b.waits_on && a.label == b.label && a.step == b.step &&
-           a.sub == b.sub;
+           a.sub == b.sub && a.sem == b.sem && a.core == b.core && a.dma_sem == b.dma_sem;
 }
 
 // Boundary n of the history (numbers before the first recorded one exist after a skip).
@@ -202,7 +208,7 @@ inline bool same_snaps(const std::vector<dma_snap>& a, const std::vector<dma_sna
         const dma_snap& x = a[k];
         const dma_snap& y = b[k];
         if (x.id != y.id || x.seq != y.seq || x.bytes != y.bytes || x.phase != y.phase ||
-            x.channel != y.channel || x.core != y.core || x.cost != y.cost)
+            x.channel != y.channel || x.core != y.core || x.cost != y.cost || x.sem != y.sem)
             return false;
         const double tol =
             x.phase == dma_phase::latency ? tol_t : tol_v + 1e-12 * static_cast<double>(x.bytes);
@@ -228,6 +234,10 @@ void keep_history(std::vector<T>& v) {
 
 inline bool same_state(const boundary& a, const boundary& b) {
     if (a.snap.size() != b.snap.size()) return false;
+    // (Semaphores a period has not touched yet are absent: 0.)
+    const std::size_t n = std::max(a.sems.size(), b.sems.size());
+    for (std::size_t k = 0; k < n; ++k)
+        if ((k < a.sems.size() ? a.sems[k] : 0) != (k < b.sems.size() ? b.sems[k] : 0)) return false;
     const double tol_t = 1e-12 * std::max(std::abs(a.t), std::abs(b.t));
     const double tol_v = 1e-12 * std::max(std::abs(a.v), std::abs(b.v));
     return same_snaps(a.snap, b.snap, tol_t, tol_v);
