@@ -423,17 +423,24 @@ constexpr std::uint16_t run_of_region(const std::array<index_t, R>& shape, const
     }
     return 0;
 }
+/// Records a body op (sync or async DMA, signal, wait) of kind `k` after the work charged before
+/// it: the new record, for the caller to fill in (valid until the body's next record). Written in
+/// place: a record built aside and copied in stalls on store forwarding at every copy and wait.
+inline body_op_record& note_body_op(kernel_context& c, body_op_kind k) {
+    body_op_record& r = c.body_ops.emplace_back();
+    r.kind = k;
+    r.before = c.body_work;
+    c.body_work = work{};
+    return r;
+}
 inline void note_body_dma(space_kind src, space_kind dst, index_t bytes, std::uint16_t run = 0) {
     if (kernel_context* c = current_context()) {
         ++c->body_dma_count;
         c->body_dma_bytes += bytes;
-        body_op_record r;
+        body_op_record& r = note_body_op(*c, body_op_kind::sync_dma);
         r.far = access(src).far || access(dst).far;
-        r.before = c->body_work;
         r.amount = bytes;
         r.run = run;
-        c->body_ops.push_back(r);
-        c->body_work = work{};
     }
 }
 /// A body reads or writes scalar memory (SMEM, a VMEM scalar): a timing-only run's body memo
@@ -441,25 +448,17 @@ inline void note_body_dma(space_kind src, space_kind dst, index_t bytes, std::ui
 inline void note_scalar_access() noexcept {
     if (kernel_context* c = current_context(); c != nullptr && c->reads != nullptr) c->reads->opaque = true;
 }
-/// Records a body op (async DMA start, signal, wait) after the work charged before it.
-inline void note_body_op(kernel_context& c, body_op_record r) {
-    r.before = c.body_work;
-    c.body_ops.push_back(r);
-    c.body_work = work{};
-}
 /// Records an inner pipeline's ops `h` as the body's (kernel_context::inner_ops is not set).
 inline void note_handover(kernel_context& c, const inner_handover& h) {
     bool first = h.begins;
     for (const stream::op& o : h.ops) {
-        body_op_record r;
-        r.kind = body_op_kind::stream_op;
+        body_op_record& r = note_body_op(c, body_op_kind::stream_op);
         r.op = o;
         r.seq = h.seq + o.dma;
         r.begins = first;
         r.rows_base = h.rows_base;
         r.inputs = h.inputs;
         first = false;
-        note_body_op(c, r);
     }
 }
 

@@ -431,6 +431,10 @@ private:
     // (last work, times charged in a row) and added up when the work changes (stats()), not
     // step by step.
     std::uint32_t work_number(const work& w);
+    // work_number() of what a body charged between its copies and waits, often nothing: no work is
+    // number 0 and adds nothing to the total, so the run of equal works goes on past it (a body
+    // alternating some work with none would otherwise end a run and look its work up each time).
+    std::uint32_t charged_number(const work& w) { return w == work{} ? 0 : work_number(w); }
     // How many times w can be added to `total` before a field overflows a double.
     static index_t work_room(const work& total, const work& w) {
         const auto t = detail::work_fields(total), f = detail::work_fields(w);
@@ -472,7 +476,7 @@ private:
     void emit_body(const event& e) {
         flush_body_ops();
         cur_meta_ = op_meta{event_kind::body, 0, 0, false};
-        emit(stream::op_kind::compute, 0, work_number(kctx_.body_work), 0, true, 0, e.step);
+        emit(stream::op_kind::compute, 0, charged_number(kctx_.body_work), 0, true, 0, e.step);
     }
 
     const pipeline_desc& desc_;

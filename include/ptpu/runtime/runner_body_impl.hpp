@@ -208,7 +208,7 @@ inline auto runner::flush_body_ops() -> void {
     for (const body_op_record& r : kctx_.body_ops) {
         ++body_ops_;
         if (r.kind != body_op_kind::stream_op || !(r.before == work{}))
-            emit(stream::op_kind::compute, 0, work_number(r.before), 0, true, 0, step);
+            emit(stream::op_kind::compute, 0, charged_number(r.before), 0, true, 0, step);
         switch (r.kind) {
             case body_op_kind::stream_op:
                 emit_inner_op(r.op, r.seq, r.begins, r.rows_base, r.inputs, step);

@@ -127,12 +127,13 @@ inline void take(kernel_context& c, std::int32_t* cell, index_t want, bool dma, 
         throw error("S60", "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": " + what,
                     "waits for " + std::to_string(want) + " on " + semaphore_name(c, cell),
                     "wait for an amount in [0, 2^31 - 1]");
-    body_op_record r;
-    r.kind = body_op_kind::wait;
-    r.dma_sem = dma;
-    r.sem = semaphore_number(c, cell);
-    r.amount = want;
-    note_body_op(c, r);
+    const std::uint32_t number = semaphore_number(c, cell);
+    {
+        body_op_record& r = note_body_op(c, body_op_kind::wait);
+        r.dma_sem = dma;
+        r.sem = number;
+        r.amount = want;
+    }
     ++c.sem_waits;
     // A wait for 0 bytes is the wait of one empty copy (a zero-row slice): it lands that copy,
     // which raised nothing, so that it is not left pending (39 at exit).
@@ -155,7 +156,7 @@ inline void take(kernel_context& c, std::int32_t* cell, index_t want, bool dma, 
         }
         if (*cell >= want) {
             *cell -= static_cast<std::int32_t>(want);
-            if (c.races != nullptr) race_wait(c, r.sem);  // A13: the signals it took order what follows
+            if (c.races != nullptr) race_wait(c, number);  // A13: the signals it took order what follows
             return;
         }
         if (c.yield == nullptr) raise_deadlock(c, cell, want, *cell, what);
@@ -256,14 +257,15 @@ public:
                         "run with run_options{.timing_only = true} and real inputs");
         ++c.body_dma_count;
         c.body_dma_bytes += d.bytes;
-        body_op_record r;
-        r.kind = body_op_kind::async_dma;
-        r.far = access(S1::kind).far || access(S2::kind).far;
-        r.sem = detail::semaphore_number(c, sem_.data());
-        r.amount = d.bytes;
-        // The shape cost is the HBM end's (docs/model.md, "DMA shape costs").
-        r.run = detail::run_of_region(src_.shape(), access(S1::kind).far ? src_.strides() : dst_.strides(), d.item);
-        detail::note_body_op(c, r);
+        {
+            body_op_record& r = detail::note_body_op(c, body_op_kind::async_dma);
+            r.far = access(S1::kind).far || access(S2::kind).far;
+            r.sem = detail::semaphore_number(c, sem_.data());
+            r.amount = d.bytes;
+            // The shape cost is the HBM end's (docs/model.md, "DMA shape costs").
+            r.run = detail::run_of_region(src_.shape(),
+                                          access(S1::kind).far ? src_.strides() : dst_.strides(), d.item);
+        }
         // MC2 (A13): the copy reads its source and writes its destination from its start (taken
         // there: a race with an access after the start but before the wait may be missed).
         if (c.races != nullptr && access(S1::kind).far && n > 0 && src_.data() != nullptr) {
@@ -382,12 +384,10 @@ void semaphore_signal(const ref<T, S, R, E>& sem, I inc = 1, int core_index = -1
                     "wait on the semaphore before signalling it further");
     *cell += static_cast<std::int32_t>(inc);
     if (c.races != nullptr) detail::race_signal(c, target, detail::semaphore_number(c, sem.data()));
-    body_op_record r;
-    r.kind = body_op_kind::signal;
+    body_op_record& r = detail::note_body_op(c, body_op_kind::signal);
     r.core = static_cast<std::uint8_t>(target);
     r.sem = detail::semaphore_number(c, sem.data());
     r.amount = static_cast<index_t>(inc);
-    detail::note_body_op(c, r);
     ++c.sem_signals;
 }
 
