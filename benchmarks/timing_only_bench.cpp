@@ -13,6 +13,8 @@
 
 #include <ptpu/ptpu.hpp>
 
+#include "sim/hand_pipeline.hpp"
+
 using namespace ptpu;
 
 namespace {
@@ -224,35 +226,13 @@ void BM_PredictNestedOnce(benchmark::State& st) {
     st.SetItemsProcessed(st.iterations() * inner_steps);
 }
 
-// The add as a pipeline written by hand: both inputs stay in HBM, each step starts the next
-// step's two copies before waiting for its own, and writes its result back asynchronously,
-// waiting for it one step later (examples/async_pipeline.cpp's pattern).
-using Slots = Scratch<vmem, float, 2, 8, 128>;
-using Sems = Scratch<semaphore, dma_semaphore, 2>;
-using Hand = pallas_call<Grid<inner_steps>, In<Arg<XI, AnyXI>, Arg<XI, AnyXI>>, Out<Arg<XI, AnyXI>>, Slots, Slots,
-                         Slots, Sems, Sems, Chip<tpu::v5e>>;
-
+// The add as a pipeline written by hand (tests/sim/hand_pipeline.hpp): both inputs stay in HBM,
+// each step starts the next step's two copies before waiting for its own, and writes its result
+// back asynchronously, waiting for it one step later (examples/async_pipeline.cpp's pattern).
 void BM_PredictAsyncCopies(benchmark::State& st) {
-    const Hand call{{.per_step = per_step_rows::never}};
+    const hand_test::hand_add<inner_steps>::call call{{.per_step = per_step_rows::never}};
     for (auto _ : st) {
-        auto rep = call.predict([](auto a, auto b, auto o, auto abuf, auto bbuf, auto obuf, auto in_sem,
-                                   auto out_sem) {
-            const index_t i = program_id(0), n = num_programs(0);
-            auto rows = [](auto r, index_t j) { return r.at(ds(j * 8, 8), ds(0, 128)); };
-            auto fetch = [&](index_t j) {
-                make_async_copy(rows(a, j), abuf.at(j % 2), in_sem.at(j % 2)).start();
-                make_async_copy(rows(b, j), bbuf.at(j % 2), in_sem.at(j % 2)).start();
-            };
-            auto write = [&](index_t j) { return make_async_copy(obuf.at(j % 2), rows(o, j), out_sem.at(j % 2)); };
-            if (i == 0) fetch(0);
-            if (i + 1 < n) fetch(i + 1);
-            make_async_copy(rows(a, i), abuf.at(i % 2), in_sem.at(i % 2)).wait();
-            make_async_copy(rows(b, i), bbuf.at(i % 2), in_sem.at(i % 2)).wait();
-            store(obuf.at(i % 2), load(abuf.at(i % 2)) + load(bbuf.at(i % 2)));
-            write(i).start();
-            if (i > 0) write(i - 1).wait();
-            if (i == n - 1) write(i).wait();
-        });
+        auto rep = call.predict(hand_test::hand_add_body);
         benchmark::DoNotOptimize(rep.device_time);
     }
     st.SetItemsProcessed(st.iterations() * inner_steps);

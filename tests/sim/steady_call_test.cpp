@@ -14,6 +14,7 @@
 #include <cmath>
 #include <utility>
 
+#include "hand_pipeline.hpp"
 #include "memo_support.hpp"
 #include "quad_chip.hpp"
 
@@ -69,18 +70,26 @@ using RowBlk = BlockSpec<Block<8, 128>, [](auto i) { return idx(i, 0); }>;
 using Add = pallas_call<Grid<add_steps>, In<Arg<Vec, RowBlk>, Arg<Vec, RowBlk>>, Out<Arg<Vec, RowBlk>>,
                         Chip<tpu::v5e>>;
 
+// Kernel K adding b (all `plus`) to a, three ways: mostly fast-forwarded; and its real run still
+// computed every block (every `stride`-th element checked), at the same predicted time.
+template <class K, class X, class Body>
+report fast_and_computed(const Body& body, const host_array<X>& a, const host_array<X>& b, float plus,
+                         std::size_t stride) {
+    const report r = three_ways<K>(body, a, b);
+    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
+    K k{};
+    k.options.per_step = per_step_rows::never;
+    auto [z, rep] = k(body, a, b);
+    for (std::size_t i = 0; i < z.size(); i += stride) EXPECT_EQ(z.vector()[i], a.vector()[i] + plus);
+    EXPECT_EQ(rep.device_time, r.device_time);
+    return r;
+}
+
 TEST(SteadyCall, ElementwiseKernelIsFastForwardedAndExact) {
     host_array<Vec> a, b;
     for (std::size_t i = 0; i < a.size(); ++i) a.vector()[i] = static_cast<float>(i % 97), b.vector()[i] = 1;
     const auto body = [](auto x, auto y, auto z) { store(z, load(x) + load(y)); };
-    const report r = three_ways<Add>(body, a, b);
-    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
-    // The real run still computed every block.
-    Add k{};
-    k.options.per_step = per_step_rows::never;
-    auto [z, rep] = k(body, a, b);
-    for (std::size_t i = 0; i < z.size(); i += 4093) EXPECT_EQ(z.vector()[i], a.vector()[i] + 1.0f);
-    EXPECT_EQ(rep.device_time, r.device_time);
+    fast_and_computed<Add>(body, a, b, 1.0f, 4093);
 }
 
 TEST(SteadyCall, PredictWithoutDataAgrees) {
@@ -332,48 +341,21 @@ TEST(SteadyCall, PerStepRowsWithTheFastLaneAgree) {
     EXPECT_GT(r.steady_ops, 0);
 }
 
-// ---- A pipeline written by hand with async copies and DMA semaphores ----------------------------
-// Both inputs stay in HBM; each step starts the next step's two copies before waiting for its
-// own, and writes its result back asynchronously, waiting for it a step later. The semaphores'
-// values and the copies in flight into them are part of the state a skipped period repeats.
+// ---- A pipeline written by hand with async copies and DMA semaphores (hand_pipeline.hpp) --------
+// The semaphores' values and the copies in flight into them are part of the state a skipped
+// period repeats.
 
 constexpr index_t hand_steps = 512;
-using HandX = Array<float, hand_steps * 8, 128>;
-using AnyHandX = BlockSpec<Full, zero_map, any>;
-using HandSlots = Scratch<vmem, float, 2, 8, 128>;
-using HandSems = Scratch<semaphore, dma_semaphore, 2>;
-using Hand =
-    pallas_call<Grid<hand_steps>, In<Arg<HandX, AnyHandX>, Arg<HandX, AnyHandX>>, Out<Arg<HandX, AnyHandX>>,
-                HandSlots, HandSlots, HandSlots, HandSems, HandSems, Chip<tpu::v5e>>;
-
-const auto hand_add = [](auto a, auto b, auto o, auto abuf, auto bbuf, auto obuf, auto in_sem, auto out_sem) {
-    const index_t i = program_id(0), n = num_programs(0);
-    auto rows = [](auto r, index_t j) { return r.at(ds(j * 8, 8), ds(0, 128)); };
-    auto fetch = [&](index_t j) {
-        make_async_copy(rows(a, j), abuf.at(j % 2), in_sem.at(j % 2)).start();
-        make_async_copy(rows(b, j), bbuf.at(j % 2), in_sem.at(j % 2)).start();
-    };
-    auto write = [&](index_t j) { return make_async_copy(obuf.at(j % 2), rows(o, j), out_sem.at(j % 2)); };
-    if (i == 0) fetch(0);
-    if (i + 1 < n) fetch(i + 1);
-    make_async_copy(rows(a, i), abuf.at(i % 2), in_sem.at(i % 2)).wait();
-    make_async_copy(rows(b, i), bbuf.at(i % 2), in_sem.at(i % 2)).wait();
-    store(obuf.at(i % 2), load(abuf.at(i % 2)) + load(bbuf.at(i % 2)));
-    write(i).start();
-    if (i > 0) write(i - 1).wait();
-    if (i == n - 1) write(i).wait();
-};
+using Hand = hand_test::hand_add<hand_steps>::call;
+using HandX = hand_test::hand_add<hand_steps>::X;
+constexpr auto hand_add = hand_test::hand_add_body;
 
 TEST(SteadyCall, AsyncCopiesIntoSemaphoresAreFastForwardedAndExact) {
     host_array<HandX> a, b;
     for (std::size_t i = 0; i < a.size(); ++i) a.vector()[i] = static_cast<float>(i % 89), b.vector()[i] = 2;
-    const report r = three_ways<Hand>(hand_add, a, b);
-    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
+    const report r = fast_and_computed<Hand>(hand_add, a, b, 2.0f, 1021);
     Hand k{};
     k.options.per_step = per_step_rows::never;
-    auto [o, rep] = k(hand_add, a, b);
-    for (std::size_t i = 0; i < o.size(); i += 1021) EXPECT_EQ(o.vector()[i], a.vector()[i] + 2.0f);
-    EXPECT_EQ(rep.device_time, r.device_time);
     const report p = k.predict(hand_add);  // without data: the same
     EXPECT_EQ(p.device_time, r.device_time);
     // Per-step rows, their semaphore waits among them, as every-op simulation makes them.

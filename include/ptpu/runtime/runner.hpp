@@ -430,11 +430,11 @@ private:
     // usually charge the same work every step: the last number is reused. The total is kept as
     // (last work, times charged in a row) and added up when the work changes (stats()), not
     // step by step.
-    std::uint32_t work_number(const work& w);
-    // work_number() of what a body charged between its copies and waits, often nothing: no work is
-    // number 0 and adds nothing to the total, so the run of equal works goes on past it (a body
-    // alternating some work with none would otherwise end a run and look its work up each time).
-    std::uint32_t charged_number(const work& w) { return w == work{} ? 0 : work_number(w); }
+    // With `pass_none`, no work other than the last one is number 0 and adds nothing: the run of
+    // equal works goes on past it (a body alternating some work with none between its copies
+    // would otherwise end a run and look its work up each time).
+    std::uint32_t work_number(const work& w, bool pass_none = false);
+    std::uint32_t charged_number(const work& w) { return work_number(w, true); }
     // How many times w can be added to `total` before a field overflows a double.
     static index_t work_room(const work& total, const work& w) {
         const auto t = detail::work_fields(total), f = detail::work_fields(w);

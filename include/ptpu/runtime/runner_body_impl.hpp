@@ -189,8 +189,9 @@ inline auto runner::run_memoized() -> void {
                     "changes from step to step), or set run_options::memoize_body = false");
 }
 
-inline auto runner::work_number(const work& w) -> std::uint32_t {
+inline auto runner::work_number(const work& w, bool pass_none) -> std::uint32_t {
     if (!(w == last_work_)) {
+        if (pass_none && w == work{}) return 0;
         stats_.total_work += times(last_work_, last_work_n_);
         last_work_ = w;
         last_work_n_ = 0;

@@ -27,19 +27,18 @@ inline auto engine<Source>::totals() const -> tally {
 
 template <class Source>
 [[nodiscard]] inline auto engine<Source>::snap_of(const live_dma& d, std::uint32_t starts, double t) const -> dma_snap {
-    dma_snap x;
-    x.id = d.id - starts;
-    x.seq = seq_ - d.seq;
-    x.bytes = d.bytes;
-    x.phase = d.phase;
-    x.channel = d.channel;
-    x.core = d.core;
-    x.cost = d.cost;
-    x.sem = d.sem;
-    x.left = d.phase == dma_phase::latency    ? d.ready - t
-             : d.phase == dma_phase::transfer ? d.tag - channels_[d.channel].v_at(t)
-                                              : 0.0;
-    return x;
+    const double left = d.phase == dma_phase::latency    ? d.ready - t
+                        : d.phase == dma_phase::transfer ? d.tag - channels_[d.channel].v_at(t)
+                                                         : 0.0;
+    return {.id = d.id - starts,
+            .seq = seq_ - d.seq,
+            .bytes = d.bytes,
+            .left = left,
+            .phase = d.phase,
+            .channel = d.channel,
+            .core = d.core,
+            .cost = d.cost,
+            .sem = d.sem};
 }
 
 template <class Source>
