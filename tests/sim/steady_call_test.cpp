@@ -358,6 +358,11 @@ TEST(SteadyCall, AsyncCopiesIntoSemaphoresAreFastForwardedAndExact) {
     k.options.per_step = per_step_rows::never;
     const report p = k.predict(hand_add);  // without data: the same
     EXPECT_EQ(p.device_time, r.device_time);
+    // What the bodies charged: one step's add at every step (the runs of equal works the runner
+    // sums go on past the copies and waits between them, which charge nothing).
+    const report one = hand_test::hand_add<1>::call{{.per_step = per_step_rows::never}}.predict(hand_add);
+    EXPECT_GT(one.stats.total_work.vreg_cheap, 0);
+    EXPECT_EQ(r.stats.total_work, one.stats.total_work.scaled(static_cast<double>(hand_steps)));
     // Per-step rows, their semaphore waits among them, as every-op simulation makes them.
     const report rows = rows_agree<Hand>(hand_add, a, b);
     EXPECT_EQ(rows.steps.size(), static_cast<std::size_t>(hand_steps));

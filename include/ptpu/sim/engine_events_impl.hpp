@@ -464,7 +464,8 @@ inline auto engine<Source>::complete(int s, double t) -> void {
         const std::uint32_t sem = d.sem;
         const std::int64_t bytes = d.bytes;
         std::vector<int>& v = sem_dmas_[static_cast<std::size_t>(c)];
-        v.erase(std::find(v.begin(), v.end(), s));  // (usually the first)
+        if (const auto it = std::find(v.begin(), v.end(), s); it != v.end())
+            v.erase(it);  // (usually the first)
         free_.push_back(s);
         raise(c, sem, bytes, t);
     } else if (d.orphan) {
