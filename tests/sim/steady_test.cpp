@@ -2,9 +2,9 @@
 // state"): every stream is simulated twice, op by op and with the fast lane, and the two results
 // must agree (times to 1e-9 relative, counts exactly), while the fast lane skips what it should:
 // period-1 and longer periods (a reduction axis), a pattern that changes midway, a stream that
-// never repeats, a stream ending mid-period, steps too long to record, megacore (two running cores: joint
-// periods, in and out of phase, uneven splits; one core left: skipped alone), and malformed ops after the
-// steady state (still SIM1/SIM2).
+// never repeats, a stream ending mid-period, steps too long to record, copies into semaphores, megacore (two
+// running cores: joint periods, in and out of phase, uneven splits; one core left: skipped alone; with
+// semaphores only that), and malformed ops after the steady state (still SIM1/SIM2).
 #include <gtest/gtest.h>
 
 #include <ptpu/hw/presets.hpp>
