@@ -184,6 +184,35 @@ index_tuple<max_rank> inner_map(const index_t* g, const void* ctx) {
     }
 }
 
+// Pass 1 of the planner for operand Op of an inner pipeline, its index map inlined at every
+// step (inner_map's work without a call per step): a pipeline of many steps is planned in a
+// fraction of the time (scan_operand does the same for a pallas_call's maps).
+template <class Spec, std::size_t G, class Ctx, int Op, int NIn>
+bool scan_inner_operand(const pipeline_desc& c, const void* ctx, operand_scan& scan) {
+    using Map = std::remove_cvref_t<decltype(Spec::index_map)>;
+    const index_map_scope scope;
+    const auto& m = *static_cast<const inner_map_ctx*>(ctx);
+    if constexpr (std::is_same_v<Map, zero_map_t>) {
+        return scan_steps(c, scan, [](const index_t*) { return index_tuple<max_rank>{}; });
+    } else if constexpr (is_index_tuple<std::remove_cvref_t<typename map_call_t<Spec, G, Ctx>::result>>) {
+        return scan_steps(c, scan, [&](const index_t* g) {
+            index_t at[G > 0 ? G : 1]{};
+            for (std::size_t d = 0; d < G; ++d) at[d] = g[d] + m.offset[d];
+            if constexpr (std::is_void_v<Ctx>) {
+                return map_call_t<Spec, G, Ctx>::call(Spec::index_map, at, m.user);
+            } else {  // the map reads the values it was given: say where a bad read happened (R2)
+                try {
+                    return map_call_t<Spec, G, Ctx>::call(Spec::index_map, at, m.user);
+                } catch (const error& e) {
+                    rethrow_from_inner_map(e, Op, NIn, at, G);
+                }
+            }
+        });
+    } else {  // a malformed map: the planner stops before pass 1
+        return scan_steps(c, scan, [ctx](const index_t* g) { return inner_map<Spec, G, Ctx, Op, NIn>(g, ctx); });
+    }
+}
+
 // The ref type an inner body gets for a window of Spec over an array of T (rank R): the block
 // without its squeezed dims, static where the block is (a BoundedSlice dim keeps its bound N:
 // the ref has the static shape, as in Pallas); the whole array for Full.
@@ -430,9 +459,11 @@ struct inner_arena {
 // PTPU_SEPARATE_RUNTIME); call/emit_pipeline_impl.hpp holds the definition.
 // `stateless`: the body is an object of an empty class (a lambda capturing nothing), so that it
 // can read nothing the enclosing body computed (call/emit_pipeline_impl.hpp, the invocation memo).
+// `scans`, when not null: the maps' pass 1 with each map inlined (scan_inner_operand).
 PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
                              const void* ctx, const std::array<void*, max_operands>& hbm, body_call body,
-                             std::vector<event>* trace, const allocations_base* alloc, bool stateless);
+                             std::vector<event>* trace, const allocations_base* alloc, bool stateless,
+                             const scan_fn* scans);
 
 // The grid part of an inner pipeline as the planner sees it for this core (the grid, its
 // options, the maps' offsets): false when the core's part of a split grid is empty (S21:
@@ -503,9 +534,9 @@ struct inner_run {
     // Checks the VMEM the inner windows take against what the core has left (24), lays the
     // slots out, runs the pipeline to completion and records its ops in the enclosing body's.
     static plan_tables plan(const kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
-                            const void* ctx) {
+                            const void* ctx, const scan_fn* scans = nullptr) {
         const int gen = outer.hw != nullptr ? outer.hw->generation : 5;
-        plan_tables t = analyze_pipeline(p, emit_pipeline_caps, gen, maps, ctx);
+        plan_tables t = analyze_pipeline(p, emit_pipeline_caps, gen, maps, ctx, scans);
         raise(t.info.problem, p);
         return t;
     }
@@ -562,15 +593,15 @@ struct invocation {
         return true;
     }
     /// The plan of the windows (24 and the pipeline's rules as ptpu::error), with `maps`.
-    [[nodiscard]] plan_tables plan(const block_fn* maps) const {
-        return inner_run::plan(outer, p, maps, &mctx);
+    [[nodiscard]] plan_tables plan(const block_fn* maps, const scan_fn* scans = nullptr) const {
+        return inner_run::plan(outer, p, maps, &mctx, scans);
     }
     /// Runs the invocation to completion: `invoke(core_memory&)` calls the body on its windows.
     template <class Invoke>
     void run(const block_fn* maps, Invoke& invoke, std::vector<event>* trace, const allocations_base* alloc,
-             bool stateless = false) {
+             bool stateless = false, const scan_fn* scans = nullptr) {
         const body_call call{[](void* obj, core_memory& m) { (*static_cast<Invoke*>(obj))(m); }, &invoke};
-        run_inner(outer, p, maps, &mctx, hbm, call, trace, alloc, stateless);
+        run_inner(outer, p, maps, &mctx, hbm, call, trace, alloc, stateless, scans);
     }
 };
 
@@ -659,7 +690,7 @@ public:
         detail::invocation in("make_allocations");
         allocations<Refs...> a;
         if (!prepare(in, refs...)) return a;  // this core runs none of the grid
-        detail::lay_out_in(a, in.p, in.plan(maps.data()), scratch);
+        detail::lay_out_in(a, in.p, in.plan(maps.data(), scans.data()), scratch);
         return a;
     }
 
@@ -693,6 +724,11 @@ private:
         constexpr int n_in = static_cast<int>(sizeof...(I));
         return std::array<block_fn, n_refs>{
             &detail::inner_map<std::tuple_element_t<K, std::tuple<I..., O...>>, G, ctx_t, static_cast<int>(K), n_in>...};
+    }(std::make_index_sequence<n_refs>{});
+    static constexpr std::array<scan_fn, n_refs> scans = []<std::size_t... K>(std::index_sequence<K...>) {
+        constexpr int n_in = static_cast<int>(sizeof...(I));
+        return std::array<scan_fn, n_refs>{&detail::scan_inner_operand<std::tuple_element_t<K, std::tuple<I..., O...>>,
+                                                                       G, ctx_t, static_cast<int>(K), n_in>...};
     }(std::make_index_sequence<n_refs>{});
 
     // The pipeline as the planner sees it for this core: false when the core's part of a split
@@ -733,7 +769,7 @@ private:
         auto invoke = [&](core_memory& m) {
             call_body(m, in.mctx, std::index_sequence_for<I..., O...>{}, refs...);
         };
-        in.run(maps.data(), invoke, opt_.trace, alloc, std::is_empty_v<Body>);
+        in.run(maps.data(), invoke, opt_.trace, alloc, std::is_empty_v<Body>, scans.data());
     }
 
     template <std::size_t... K, class... Refs>

@@ -243,22 +243,24 @@ inline void replay(kernel_context& outer, const kept_invocation& e) {
 // One invocation, run: `rec`, when not null, learns what it did.
 inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
                            const void* ctx, const std::array<void*, max_operands>& hbm, body_call body,
-                           std::vector<event>* trace, const allocations_base* alloc, kept_invocation* rec);
+                           std::vector<event>* trace, const allocations_base* alloc, kept_invocation* rec,
+                           const scan_fn* scans);
 
 PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
                              const void* ctx, const std::array<void*, max_operands>& hbm, body_call body,
-                             std::vector<event>* trace, const allocations_base* alloc, bool stateless) {
+                             std::vector<event>* trace, const allocations_base* alloc, bool stateless,
+                             const scan_fn* scans) {
     const auto& mctx = *static_cast<const inner_map_ctx*>(ctx);
     const std::uint32_t ordinal = outer.pipelines_run++;
     invocation_memo* memo = memo_for(outer, p, mctx, trace, stateless);
-    if (memo == nullptr || memo->off) return run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, nullptr);
+    if (memo == nullptr || memo->off) return run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, nullptr, scans);
     kept_invocation* const kept = find_kept(*memo, outer, p, maps, mctx, alloc, body, ordinal, stateless);
     const bool full = memo->kept.size() >= invocation_memo::max_kept;
     memo->misses = kept != nullptr ? 0 : memo->misses + (full ? 1 : 0);
     memo->off = memo->misses >= invocation_memo::max_misses;
     if (kept != nullptr && kept->has_ops && ++kept->hits != kept->check_at) return replay(outer, *kept);
     if ((kept == nullptr && full) || (kept != nullptr && !kept->has_ops))
-        return run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, nullptr);
+        return run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, nullptr, scans);
     auto rec = std::make_unique<kept_invocation>();
     rec->p = p;
     rec->body = body.fn;
@@ -281,7 +283,7 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
     rec->has_ops = kept != nullptr || memo->all_ops < invocation_memo::max_all_ops;
     const std::uint32_t base = outer.body_seq;
     const auto rows_base = static_cast<std::uint32_t>(outer.nested_rows.size());
-    run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, rec.get());
+    run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, rec.get(), scans);
     const kept_invocation* give = rec.get();
     if (kept != nullptr) {  // a check: the run must do what the kept one did
         if (!rec->pure || !same_invocation(*kept, *rec)) raise_unlike_kept(outer);
@@ -299,7 +301,8 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
 
 inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
                            const void* ctx, const std::array<void*, max_operands>& hbm, body_call body,
-                           std::vector<event>* trace, const allocations_base* alloc, kept_invocation* rec) {
+                           std::vector<event>* trace, const allocations_base* alloc, kept_invocation* rec,
+                           const scan_fn* scans) {
     // What the index maps ask the enclosing body's context is recorded (and passed on after).
     struct recording {
         kernel_context& outer;
@@ -313,7 +316,7 @@ inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const 
         }
     } const recording{outer, outer.reads, rec};
     if (rec != nullptr) outer.reads = &rec->asked_outer;
-    const plan_tables t = inner_run::plan(outer, p, maps, ctx);
+    const plan_tables t = inner_run::plan(outer, p, maps, ctx, scans);
     if (alloc != nullptr)
         for (int i = 0; i < p.n_ops(); ++i) {
             const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
@@ -377,7 +380,16 @@ inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const 
     // An inner body may block in a semaphore wait (the kernel has semaphores): its steps are
     // never made from the last one's ops, and the wait yields as the enclosing body's would.
     ro.semaphores = !outer.semaphores.empty();
-    if (rec != nullptr) inner.reads = &rec->asked_inner;  // (its runner does not memoize bodies)
+    // Without per-step rows on a one-core call, the runner memoizes its bodies as the call's
+    // does, and the steps it makes in bulk (whole periods that repeat the last step) are handed
+    // on folded: one repeat op and the step's ops (stream::op_kind::repeat), which the model
+    // makes again or skips. (The model's lane for two cores running together does not follow
+    // folds: a megacore call's inner steps are handed on one by one.)
+    const bool fold = !outer.inner_rows && outer.cores == 1;
+    ro.inner_rows = outer.inner_rows;
+    ro.memoize_body = outer.memoize_bodies && fold;
+    ro.fold_repeats = fold;
+    if (rec != nullptr) inner.reads = &rec->asked_inner;  // (its body memo adds to them)
     const std::uint32_t base = outer.body_seq;
     {
         runner r(p, t, 0, maps, ctx, hbm, a.mem, inner, body, ro, outer.notes);
@@ -423,10 +435,29 @@ inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const 
             };
             inner.yield_self = &y;
         }
+        std::vector<stream::op> folded;  // a repeat op, then the step it repeats
+        r.skip_periods(0);               // (only remembers where a period starts)
         for (;;) {
+            const std::uint32_t ids = r.dma_ids_used();
             const stream::batch b = r.next_batch(false);
             if (b.ops.empty()) break;
-            pass(b.ops);
+            const std::uint32_t starts = r.dma_ids_used() - ids;
+            const index_t m = b.repeat ? r.skippable_periods(1, starts) : 0;
+            if (m <= 0) {
+                pass(b.ops);
+                r.skip_periods(0);
+                continue;
+            }
+            stream::op rep;
+            rep.kind = stream::op_kind::repeat;
+            rep.dma = starts;
+            rep.sem = static_cast<std::uint32_t>(b.ops.size());
+            rep.bytes = m;
+            rep.step = b.ops.front().step;
+            folded.assign(1, rep);
+            folded.insert(folded.end(), b.ops.begin(), b.ops.end());
+            pass(folded);
+            r.skip_periods(m);
         }
         outer.body_seq = base + r.dma_ids_used();
         outer.absorb(inner, r.stats());

@@ -103,6 +103,9 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
     stream::work_table works;
     // What a dependence chain costs on this chip, for the ops that keep the longer of two.
     const chain_rates chain = sim::chain_rates_of(desc.hw, opt.costs);
+    // Per-step rows: always, or automatically for grids small enough to list.
+    const bool rows = opt.per_step == per_step_rows::always ||
+                      (opt.per_step == per_step_rows::automatic && desc.steps() <= 65536);
     // One context per core: each core's body sees its own program ids, work and copies in flight.
     per_core<kernel_context> kctx;
     // detect_races on two or more cores: one happens-before log for all (MC2, A13).
@@ -114,6 +117,7 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
         k.hw = &desc.hw;
         k.timing_only = opt.timing_only;
         k.memoize_bodies = opt.memoize_body;
+        k.inner_rows = rows;
         k.detect_races = opt.detect_races;
         if (opt.detect_races && pinfo.cores > 1) k.races = &races;
         k.core = core;
@@ -139,6 +143,7 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
     ro.memoize_body = opt.memoize_body;
     ro.notes = opt.timeline;
     ro.works = &works;
+    ro.inner_rows = rows;
     std::vector<dma_note> notes;
     per_core<std::unique_ptr<runner>> runners;
     core_streams streams;
@@ -158,8 +163,7 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
     }
     sim::options so;
     so.timeline = opt.timeline;
-    so.per_step = opt.per_step == per_step_rows::always ||
-                  (opt.per_step == per_step_rows::automatic && desc.steps() <= 65536);
+    so.per_step = rows;
     so.costs = opt.costs;
     so.works = &works;
     so.steady_state = opt.steady_state;

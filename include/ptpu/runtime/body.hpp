@@ -31,6 +31,12 @@ struct runner_options {
     /// Timing-only: run the body once per distinct set of answers to what it asks ("Body memo"
     /// below; run_options::memoize_body).
     bool memoize_body = false;
+    /// The model records per-step rows: the steps of pipelines the body runs get inner rows
+    /// (op::sub). Without them no op carries a row.
+    bool inner_rows = true;
+    /// A nested runner whose driver folds the periods it skips into repeat ops
+    /// (call/emit_pipeline_impl.hpp): skip_periods may skip, as for the call's own runner.
+    bool fold_repeats = false;
 };
 
 /// How a runner runs the body on its core's current windows: a plain function and the object it

@@ -300,6 +300,10 @@ struct call_state {
     /// run_options::memoize_body: timing-only runs may answer a body, or an inner pipeline's
     /// whole invocation, from what an earlier one with the same answers did.
     bool memoize_bodies = false;
+    /// The model records per-step rows, inner pipelines' steps included (runner_options::inner_rows).
+    /// Without them a timing-only inner pipeline also memoizes its bodies and folds the steps
+    /// that repeat into repeat ops (call/emit_pipeline_impl.hpp).
+    bool inner_rows = true;
     /// The inner-pipeline invocations kept on this core (made by its first emit_pipeline).
     detail::invocation_store* invocations = nullptr;
 };

@@ -83,7 +83,8 @@ public:
         for (int i = 0; i < desc.n_ops(); ++i)
             repeat_on_ = repeat_on_ && !move_[static_cast<std::size_t>(i)] &&
                          uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
-        skip_ok_ = repeat_on_ && memo_on_ && !opt.nested && opt.trace == nullptr && !sched_.has_prefetched();
+        skip_ok_ = repeat_on_ && memo_on_ && (!opt.nested || opt.fold_repeats) && opt.trace == nullptr &&
+                   !sched_.has_prefetched();
         // The batch's storage: the last runner's on this thread (emit() overwrites what it reads).
         ops_ = detail::take_buffer<stream::op>();
         meta_ = detail::take_buffer<op_meta>();
@@ -455,6 +456,10 @@ private:
                        std::uint8_t inputs, std::uint32_t step);
     // kernel_context::inner_ops: the body's records so far, what it charged before, then the ops.
     void take_inner_ops(const inner_handover& h);
+    // The repeat op h.ops[k] and the repetition after it (op_kind::repeat): handed on as they
+    // are, the DMAs of the repetitions it stands for numbered as those of the repetition. Returns
+    // the index of the repetition's last op.
+    std::size_t take_folded(const inner_handover& h, std::size_t k, std::uint32_t step, bool& begins);
     static void take_inner_ops_of(void* self, const inner_handover& h) {
         static_cast<runner*>(self)->take_inner_ops(h);
     }

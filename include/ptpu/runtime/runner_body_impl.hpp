@@ -134,7 +134,10 @@ inline auto runner::memo_learn(const detail::body_reads& r, const work& w) -> bo
             x.leaf = i == r.n;
             if (x.leaf) x.w = w;
             else x.q = r.q[static_cast<std::size_t>(i)];
-            if (!x.leaf && x.q.kind == detail::query_kind::program_id) memo_axes_ |= 1u << x.q.a;
+            // The runner's grid axes the body asks: a nested pipeline's body asks its own step
+            // with pipeline_index (its program ids are the kernel's, fixed while it runs).
+            const detail::query_kind own = opt_.nested ? detail::query_kind::pipeline_index : detail::query_kind::program_id;
+            if (!x.leaf && x.q.kind == own) memo_axes_ |= 1u << x.q.a;
         }
         if (x.leaf) {
             kept_ = true;
@@ -169,13 +172,23 @@ inline auto runner::run_memoized() -> void {
     const index_t dmas = kctx_.body_dma_count, sigs = kctx_.sem_signals, waits = kctx_.sem_waits,
                   inner = kctx_.inner_steps;
     const std::size_t pending = kctx_.pending.size();
+    // Whoever recorded the body's questions before (an inner invocation kept by the enclosing
+    // body's memo, call/emit_pipeline_impl.hpp) records them again afterwards, these included.
     struct unset {
         kernel_context& k;
-        ~unset() { k.reads = nullptr; }
-    } const reset{kctx_};
+        detail::body_reads* was;
+        ~unset() { k.reads = was; }
+    } const reset{kctx_, kctx_.reads};
     kctx_.reads = &r;
     body_(mem_);
-    kctx_.reads = nullptr;
+    kctx_.reads = reset.was;
+    if (reset.was != nullptr) {
+        reset.was->opaque = reset.was->opaque || r.opaque;
+        for (int i = 0; i < r.n; ++i) {
+            const detail::body_query& x = r.q[static_cast<std::size_t>(i)];
+            reset.was->note(x.kind, x.a, x.b, x.answer);
+        }
+    }
     const bool pure = !r.opaque && kctx_.body_ops.empty() && dmas == kctx_.body_dma_count &&
                       sigs == kctx_.sem_signals && waits == kctx_.sem_waits && inner == kctx_.inner_steps &&
                       pending == kctx_.pending.size();
@@ -268,7 +281,7 @@ inline auto runner::emit_inner_op(const stream::op& o, std::uint32_t seq, bool b
         inner_call_ = inner_body_ == body_step_ ? inner_call_ + 1 : 0;
         inner_body_ = body_step_;
     }
-    out.sub = inner_sub(inner_call_, o.step, inputs);
+    out.sub = opt_.inner_rows ? inner_sub(inner_call_, o.step, inputs) : std::uint16_t{0};
     // An inner pipeline's operands are not the call's (body DMA time for it), but those of the
     // op's inner row (wait_pipeline::inner): the inner runner's own operand, or a deeper one's as
     // that runner marked it.
@@ -291,11 +304,16 @@ inline auto runner::take_inner_ops(const inner_handover& h) -> void {
     const bool alone = h.replay != nullptr && body_ops_ == 0 && kctx_.body_work == work{};
     cur_meta_ = op_meta{event_kind::body, 0, 0, false, true};
     bool begins = h.begins;
-    for (const stream::op& o : h.ops) {
+    for (std::size_t k = 0; k < h.ops.size(); ++k) {
+        const stream::op& o = h.ops[k];
         ++body_ops_;
         if (!(kctx_.body_work == work{})) {  // what the body charged before the pipeline
             emit(stream::op_kind::compute, 0, work_number(kctx_.body_work), 0, true, 0, step);
             kctx_.body_work = work{};
+        }
+        if (o.kind == stream::op_kind::repeat) {
+            k = take_folded(h, k, step, begins);
+            continue;
         }
         emit_inner_op(o, h.seq + o.dma, begins, h.rows_base, h.inputs, step);
         begins = false;
@@ -303,6 +321,37 @@ inline auto runner::take_inner_ops(const inner_handover& h) -> void {
     body_replay_ = alone ? h.replay : nullptr;
     body_replay_ops_ = body_ops_;
     cur_meta_.inner = false;
+}
+
+inline auto runner::take_folded(const inner_handover& h, std::size_t k, std::uint32_t step, bool& begins)
+    -> std::size_t {
+    const stream::op& r = h.ops[k];
+    const std::size_t end = k + 1 + r.sem;
+    if (end > h.ops.size())
+        throw error("SIM2", "emit_pipeline", "a repeat op was handed on without the ops it repeats",
+                    "hand on a repeat op together with its repetition");
+    emit(stream::op_kind::repeat, r.dma, 0, r.bytes, true, 0, step);
+    ops_[n_out_ - 1].sem = r.sem;
+    // The repetition's DMAs take this runner's next ids, in the inner runner's order: ids of the
+    // repetitions folded after it follow from them, as the inner runner's follow from its own.
+    const std::uint32_t first_id = next_id_;
+    std::uint32_t first_seq = 0;
+    bool any = false;
+    for (std::size_t j = k + 1; j < end; ++j) {
+        const stream::op& o = h.ops[j];
+        if (!any && o.kind == stream::op_kind::dma_start && o.sem == 0) first_seq = h.seq + o.dma, any = true;
+        emit_inner_op(o, h.seq + o.dma, begins, h.rows_base, h.inputs, step);
+        begins = false;
+    }
+    body_ops_ += r.sem;
+    const auto times = static_cast<std::uint32_t>(r.bytes);
+    if (any) {
+        const std::size_t last = std::size_t{first_seq} + std::size_t{r.dma} * (std::size_t{times} + 1);
+        if (body_ids_.size() < last) body_ids_.resize(last, 0);
+        for (std::uint32_t j = r.dma; j < r.dma * (times + 1); ++j) body_ids_[first_seq + j] = first_id + j;
+    }
+    next_id_ += r.dma * times;
+    return end - 1;
 }
 
 inline auto runner::inner_sub(std::uint32_t call, std::uint32_t step, std::uint8_t inputs) -> std::uint16_t {

@@ -112,6 +112,8 @@ inline auto runner::remember(const run_stats& before) -> void {
     for (std::size_t k = 0; k < n_out_; ++k) {
         const op_meta& m = meta_[k];
         r.starts += m.start ? 1u : 0u;
+        if (ops_[k].kind == stream::op_kind::repeat)  // the starts of the repetitions it stands for
+            r.starts += ops_[k].dma * static_cast<std::uint32_t>(ops_[k].bytes);
         if (m.kind == event_kind::body) r.body_from = std::min(r.body_from, k);
         if (m.kind == event_kind::body && !m.inner) {
             r.body_at = k;

@@ -506,6 +506,46 @@ private:
     // Advances core c and its DMAs by m periods of the cycle (state: equal, times shifted).
     void apply(int c, std::int64_t m);
 
+    // Moves core c, its DMAs and the channels on by m periods that each took dt, started
+    // `starts` DMAs, made `steps` step values, added `per` to the totals and, when `done`,
+    // completed a DMA (both lanes' and the folds' skips; the core runs alone).
+    void skip_time(int c, std::int64_t m, double dt, std::uint32_t starts, std::uint32_t steps, const tally& per,
+                   bool done);
+
+    // Records core c's state in b: clock, DMAs in flight, semaphores and totals (what
+    // same_state compares, and what a skip adds up).
+    void record_state(boundary& b, int c);
+
+    // ---- Folded repeats (op_kind::repeat) ------------------------------------------------------
+    //
+    // A repeat op stands for `bytes` more repetitions of the `sem` ops after it. The first
+    // repetition comes from the stream and is recorded as it is simulated; the others are made
+    // from the record, their DMA ids `dma` higher each time, and simulated as the stream's ops
+    // would be. On a core running alone (as the one-core lane: without per-step rows or a
+    // timeline), the state at the start of each repetition is recorded: once it equals the state
+    // p repetitions earlier, the next p repetitions repeat those p exactly (the same ops relative
+    // to the core's starts, from the same state), so every whole period of p left is skipped at
+    // once (skip_time) and the rest simulated.
+    struct fold {
+        bool active = false;  // a repeat op's repetitions are not all made yet
+        bool making = false;  // the first is recorded: the others are made from it
+        std::uint32_t len = 0;   // ops per repetition
+        std::uint32_t ids = 0;   // DMA ids per repetition
+        std::uint32_t step = 0;  // the repeat op's step value, every op's
+        std::int64_t left = 0;   // repetitions still to make, the current one included
+        std::uint32_t made = 0;  // the current repetition's number (its ids: + made * ids)
+        std::uint32_t pos = 0;   // its next op
+        std::int64_t marks = 0;  // states recorded since the fold began or last skipped
+        std::vector<op> ops;     // the first repetition
+        std::vector<boundary> seen;  // the last fold_ring states, at repetition starts
+    };
+    static constexpr std::int64_t fold_period = 16, fold_ring = fold_period + 1;
+    void begin_fold(int c, const op& o);
+    void record_folded(int c, const op& o);
+    // The next op of core c's fold; false when the fold skipped periods instead (the times and
+    // DMAs changed: back to run() for the next event).
+    bool next_folded(int c, op& o, bool alone);
+
     // ---- Per-step rows in the fast lanes (options::per_step) -----------------------------------
     //
     // A period's rows repeat as its ops do: each core's current row at the boundary (it may go on
@@ -520,69 +560,14 @@ private:
     // The rows of the period from a (at time ta) to b (at tb) repeat, for the cores in [c0, c1],
     // whose steps advance by dstep per period: in both books (a step's inner rows are
     // replicated with it).
-    [[gnu::noinline]] bool rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0,
-                                       int c1, const per_core<std::uint32_t>& dstep) const {
-        if (!opt_.per_step) return true;
-        const double tol = 1e-12 * std::max(std::abs(ta), std::abs(tb));
-        const auto near = [tol](double x, double y) { return std::abs(x - y) <= tol; };
-        for (std::size_t bk = 0; bk < 2; ++bk) {
-            const book_mark& a = ma.book[bk];
-            const book_mark& b = mb.book[bk];
-            const std::vector<step_times>& v = book_rows(static_cast<int>(bk));
-            if (a.recurred != b.recurred) return false;
-            for (int ci = c0; ci <= c1; ++ci) {
-                const auto c = static_cast<std::size_t>(ci);
-                if (!row_rising_[bk][c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
-                std::uint32_t lo = 0, hi = 0;
-                bool any = false;
-                for (std::size_t r = a.rows; r < b.rows; ++r) {
-                    const step_times& x = v[r];
-                    if (x.core != ci) continue;
-                    if (!any) lo = x.step;
-                    hi = x.step;
-                    any = true;
-                }
-                if (any && dstep[c] <= hi - lo) return false;  // a replicated row would meet an older one
-                if (a.open[c] < 0) continue;
-                const step_times& x = a.open_row[c];
-                const step_times& y = b.open_row[c];
-                if (y.step != x.step + dstep[c] || x.sub != y.sub || x.waited_on != y.waited_on ||
-                    !near(x.begin - ta, y.begin - tb) || !near(x.end - ta, y.end - tb) ||
-                    !near(x.overhead, y.overhead) || !near(x.issue, y.issue) || !near(x.compute, y.compute) ||
-                    !near(x.wait, y.wait) || !near(x.sem_wait, y.sem_wait))
-                    return false;
-            }
-        }
-        return true;
-    }
+    [[gnu::noinline]] bool rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0, int c1,
+                                       const per_core<std::uint32_t>& dstep) const;
 
     // Mark x, recorded within the period from a to b, n periods later (the history rebuilt after
     // a skip): rows made in the period moved by n periods' rows; the current row at a, which
     // the period went on adding to, is then b's current row n - 1 periods later.
-    [[gnu::noinline]] row_mark shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb,
-                                            std::int64_t n, double dt,
-                                            const per_core<std::uint32_t>& dstep) const {
-        if (!opt_.per_step) return m;
-        for (std::size_t bk = 0; bk < 2; ++bk) {
-            book_mark& x = m.book[bk];
-            const book_mark& a = ma.book[bk];
-            const book_mark& b = mb.book[bk];
-            const auto made = static_cast<std::int64_t>(b.rows - a.rows);
-            const auto first = static_cast<std::int64_t>(a.rows);
-            x.rows += static_cast<std::size_t>(n * made);
-            for (std::size_t c = 0; c < max_cores; ++c) {
-                if (x.open[c] < 0) continue;
-                if (x.open[c] >= first)
-                    x.open[c] += static_cast<int>(n * made);
-                else if (b.open[c] >= first)
-                    x.open[c] = b.open[c] + static_cast<int>((n - 1) * made);
-                x.open_row[c].step += static_cast<std::uint32_t>(n) * dstep[c];
-                x.open_row[c].begin += static_cast<double>(n) * dt;
-                x.open_row[c].end += static_cast<double>(n) * dt;
-            }
-        }
-        return m;
-    }
+    [[gnu::noinline]] row_mark shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb, std::int64_t n,
+                                            double dt, const per_core<std::uint32_t>& dstep) const;
 
     // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep),
     // in both books.
@@ -877,6 +862,7 @@ private:
     per_core<std::vector<joint_batch>> jb_;  // the other cores' batches of a period
     std::vector<std::uint8_t> jsame0_;       // core 0's boundary batch k repeats batch k - 1
     per_core<std::size_t> jk_{};             // the other cores' positions in their batch at the boundary
+    per_core<fold> folds_;               // per core: the repeat op being made
     per_core<std::vector<op>> replays_;  // per core: ops pulled by a fast lane, to simulate
     per_core<std::size_t> replay_at_{};
 };

@@ -114,7 +114,9 @@ inline auto engine<Source>::run_core(int c) -> void {
     bool others_done = true;  // every other core's stream has ended
     bool none_done = true;    // no other core's has
     bool others_quiet = true;  // no other core's DMA into a semaphore is in flight
+    bool folding = false;      // a core is within a repeat op (the joint lane does not follow folds)
     for (int k = 0; k < cores_; ++k) {
+        folding = folding || folds_[static_cast<std::size_t>(k)].active;
         if (k == c) continue;
         if (!sem_dmas_[static_cast<std::size_t>(k)].empty()) others_quiet = false;
         if (state_[k] != core_state::done) others_done = false;
@@ -134,7 +136,7 @@ inline auto engine<Source>::run_core(int c) -> void {
     const bool steady = ff_on_ && (cores_ == 1 || (others_done && orphans_ == 0 && others_quiet));
     // The joint lane: every core of a megacore call running (no stream ended, so no orphan DMA
     // either), and no semaphores (a signal crosses cores at a time the lane does not follow).
-    const bool joint = ff_on_ && !opt_.semaphores && cores_ > 1 && none_done;
+    const bool joint = ff_on_ && !opt_.semaphores && cores_ > 1 && none_done && !folding;
     const bool lanes = steady || joint;
     if (!joint) jn_ = jvalid_from_ = 0;
     if (!steady || ring_core_ != c) {
@@ -153,7 +155,11 @@ inline auto engine<Source>::run_core(int c) -> void {
         }
         op o;
         bool pulled = false;
-        if (replay_pos_ < replay_.size()) {
+        fold& f = folds_[static_cast<std::size_t>(c)];
+        const bool made = f.making;  // made from a repeat op: no lane records it (the repeat op stands for it)
+        if (made) [[unlikely]] {
+            if (!next_folded(c, o, steady && !opt_.per_step && !opt_.timeline)) return;
+        } else if (replay_pos_ < replay_.size()) {
             o = replay_[replay_pos_++];
             if (replay_pos_ == replay_.size()) replay_.clear(), replay_pos_ = 0;
         } else if (ended_ || !pull(c, o)) {
@@ -162,7 +168,7 @@ inline auto engine<Source>::run_core(int c) -> void {
         } else {
             pulled = true;
         }
-        if (lanes) [[unlikely]] {  // a fast lane records the op (or takes it over)
+        if (lanes && !made) [[unlikely]] {  // a fast lane records the op (or takes it over)
             if (joint) {
                 // o is the first op of a batch from the source (the other cores' batches are cut there).
                 const bool fresh = pulled && src_.batched() && in_pos_[static_cast<std::size_t>(c)] == 1;
@@ -171,8 +177,10 @@ inline auto engine<Source>::run_core(int c) -> void {
                 }
                 joint_boundary* b = jn_ > 0 && jvalid_from_ < jn_ ? &jring_[ring_pos(jn_ - 1)] : nullptr;
                 const auto u = static_cast<std::size_t>(c);
-                if (b != nullptr && b->batch[u].size() == max_recorded_ops) {
-                    jvalid_from_ = jn_;  // a step too long to record: no period through it
+                if (b != nullptr && (b->batch[u].size() == max_recorded_ops || o.kind == op_kind::repeat)) {
+                    // No period through a step too long to record, or a folded repeat (the lane
+                    // counts a period's DMA starts from its ops).
+                    jvalid_from_ = jn_;
                     b = nullptr;
                 }
                 if (b != nullptr) {
@@ -205,6 +213,12 @@ inline auto engine<Source>::run_core(int c) -> void {
                 }
             }
         }
+        if (o.kind == op_kind::repeat) [[unlikely]] {
+            begin_fold(c, o);
+            continue;
+        }
+        if (f.active && !made) [[unlikely]]
+            record_folded(c, o);
         ++res_.op_count;
         const std::uint64_t ord = ord_[c]++;  // the op's place in the core's stream
         step_times* row = nullptr;
@@ -426,6 +440,12 @@ inline auto engine<Source>::wait_dma(int c, const op& o) -> void {
 
 template <class Source>
 inline auto engine<Source>::end_stream(int c) -> void {
+    const fold& f = folds_[static_cast<std::size_t>(c)];
+    if (f.active)
+        throw error("SIM2", "simulate, step " + std::to_string(f.step),
+                    "the stream ended within the ops of a repeat op (" + std::to_string(f.ops.size()) + " of " +
+                        std::to_string(f.len) + ")",
+                    "end a stream after the ops its last repeat op repeats");
     state_[c] = core_state::done;
     for (const int s : live_[c].slots()) {
         ++res_.dangling_dmas;

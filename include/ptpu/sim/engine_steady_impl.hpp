@@ -42,30 +42,35 @@ template <class Source>
 }
 
 template <class Source>
-inline auto engine<Source>::at_boundary(int c, const op& o) -> bool {
-    auto& replay_ = replays_[static_cast<std::size_t>(c)];
-    auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
-    boundary& b = ring_[static_cast<std::size_t>(nb_ % ring_size)];
-    const double t = t_[c];
+inline auto engine<Source>::record_state(boundary& b, int c) -> void {
+    const auto u = static_cast<std::size_t>(c);
+    const double t = t_[u];
     b.t = t;
     b.last_done = last_done_;
     b.v = channels_[0].v_at(t);
-    b.starts = starts_[c];
-    b.step = o.step;
+    b.starts = starts_[u];
     b.sum = totals();
-    b.rows = mark_rows();
-    b.spans = res_.timeline.size();
-    b.batch.restart();
-    b.hash = 0;
     b.snap.clear();
-    for (const int s : live_[c].slots()) b.snap.push_back(snap_of(at(s), starts_[c], t));
-    for (const int s : sem_dmas_[static_cast<std::size_t>(c)])
-        b.snap.push_back(snap_of(at(s), starts_[c], t));
-    b.sems.assign(sem_val_[static_cast<std::size_t>(c)].begin(), sem_val_[static_cast<std::size_t>(c)].end());
+    for (const int s : live_[u].slots()) b.snap.push_back(snap_of(at(s), starts_[u], t));
+    for (const int s : sem_dmas_[u]) b.snap.push_back(snap_of(at(s), starts_[u], t));
+    b.sems.assign(sem_val_[u].begin(), sem_val_[u].end());
     for (std::size_t k = 1; k < b.snap.size(); ++k)  // by id (a few entries: insertion sort)
         for (std::size_t i = k; i > 0 && b.snap[i].id < b.snap[i - 1].id; --i)
             std::swap(b.snap[i], b.snap[i - 1]);
     b.key = snaps_key(b.snap.size(), b.snap);
+}
+
+template <class Source>
+inline auto engine<Source>::at_boundary(int c, const op& o) -> bool {
+    auto& replay_ = replays_[static_cast<std::size_t>(c)];
+    auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
+    boundary& b = ring_[static_cast<std::size_t>(nb_ % ring_size)];
+    record_state(b, c);
+    b.step = o.step;
+    b.rows = mark_rows();
+    b.spans = res_.timeline.size();
+    b.batch.restart();
+    b.hash = 0;
     ++nb_;
     cur_step_ = o.step;
     if (cooldown_ > 0) {
@@ -275,16 +280,9 @@ inline auto engine<Source>::fast_forward(int c) -> void {
 
 template <class Source>
 inline auto engine<Source>::apply(int c, std::int64_t m) -> void {
-    const double dt = static_cast<double>(m) * cycle_dt_;
-    const auto k = static_cast<std::uint32_t>(m * cycle_starts_);
     const tally& s = cycle_sum_;
-    add_periods(s, m);
-    if (cycle_done_) last_done_ += dt;
+    skip_time(c, m, cycle_dt_, cycle_starts_, cycle_steps_, s, cycle_done_);
     const auto n_ops = static_cast<std::uint64_t>(s.ops);  // the core's ops per period
-    shift_core(c, dt, k, k, static_cast<std::uint64_t>(m) * n_ops,
-               static_cast<std::uint32_t>(m) * cycle_steps_);
-    seq_ += k;
-    for (std::size_t ch = 0; ch < channels_.size(); ++ch) channels_[ch].shift(dt, ch == 0 && s.idle > 0);
     // The history as if the skipped periods had been simulated: the boundary i back from the
     // current one is, for i = q·p + r within the skipped periods, the cycle's boundary j - r
     // moved by m - q periods; further back, the boundaries recorded before the skip.
@@ -326,6 +324,19 @@ inline auto engine<Source>::apply(int c, std::int64_t m) -> void {
 }
 
 template <class Source>
+inline auto engine<Source>::skip_time(int c, std::int64_t m, double dt, std::uint32_t starts, std::uint32_t steps,
+                                      const tally& per, bool done) -> void {
+    const double d = static_cast<double>(m) * dt;
+    const auto k = static_cast<std::uint32_t>(m * starts);
+    add_periods(per, m);
+    if (done) last_done_ += d;
+    shift_core(c, d, k, k, static_cast<std::uint64_t>(m) * static_cast<std::uint64_t>(per.ops),
+               static_cast<std::uint32_t>(m) * steps);
+    seq_ += k;
+    for (std::size_t ch = 0; ch < channels_.size(); ++ch) channels_[ch].shift(d, ch == 0 && per.idle > 0);
+}
+
+template <class Source>
 inline auto engine<Source>::mark_rows() const -> row_mark {
     row_mark m;
     if (!opt_.per_step) return m;
@@ -358,5 +369,142 @@ inline auto engine<Source>::within_budget(std::size_t rows, std::size_t spans, s
                 "raise run_options::memory_budget, or record no per-step rows (per_step = "
                 "per_step_rows::never) or timeline");
 }
+
+template <class Source>
+inline auto engine<Source>::begin_fold(int c, const op& o) -> void {
+    fold& f = folds_[static_cast<std::size_t>(c)];
+    if (f.active || o.sem == 0 || o.bytes < 1)
+        throw error("SIM2", "simulate, step " + std::to_string(o.step),
+                    f.active ? "a repeat op within the repetition of another"
+                             : "a repeat op of " + std::to_string(o.sem) + " ops made " + std::to_string(o.bytes) +
+                                   " more times",
+                    "repeat one or more ops, one or more more times, and not within another repeat");
+    f.active = true;
+    f.making = false;
+    f.len = o.sem;
+    f.ids = o.dma;
+    f.step = o.step;
+    f.left = o.bytes;
+    f.made = 0;
+    f.pos = 0;
+    f.marks = 0;
+    f.ops.clear();
+}
+
+template <class Source>
+inline auto engine<Source>::record_folded(int c, const op& o) -> void {
+    fold& f = folds_[static_cast<std::size_t>(c)];
+    if (o.kind == op_kind::repeat || o.step != f.step)
+        throw error("SIM2", "simulate, step " + std::to_string(f.step),
+                    "the ops a repeat op repeats include " +
+                        std::string(o.kind == op_kind::repeat ? "another repeat op" : "an op of another step"),
+                    "repeat ops of the repeat op's step only");
+    f.ops.push_back(o);
+    if (f.ops.size() < f.len) return;
+    std::uint32_t starts = 0;
+    for (const op& x : f.ops) starts += x.kind == op_kind::dma_start ? 1u : 0u;
+    if (starts != f.ids)
+        throw error("SIM2", "simulate, step " + std::to_string(f.step),
+                    "a repeat op's ops start " + std::to_string(starts) + " DMAs and advance their ids by " +
+                        std::to_string(f.ids) + " each repetition",
+                    "advance the ids by the DMAs one repetition starts");
+    f.making = true;
+    f.made = 1;
+}
+
+template <class Source>
+inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
+    fold& f = folds_[static_cast<std::size_t>(c)];
+    if (f.pos == 0 && alone) {
+        if (f.seen.empty()) f.seen.resize(static_cast<std::size_t>(fold_ring));
+        boundary& b = f.seen[static_cast<std::size_t>(f.marks % fold_ring)];
+        record_state(b, c);
+        ++f.marks;
+        for (std::int64_t p = 1; p <= fold_period && p < f.marks; ++p) {
+            const boundary& a = f.seen[static_cast<std::size_t>((f.marks - 1 - p) % fold_ring)];
+            if (a.key != b.key || !same_state(a, b)) continue;
+            // The p repetitions from here repeat the p before, as often as whole ones are left.
+            const std::int64_t q = f.left / p;
+            if (q == 0) break;
+            skip_time(c, q, b.t - a.t, b.starts - a.starts, 0, b.sum.since(a.sum), b.last_done != a.last_done);
+            f.made += static_cast<std::uint32_t>(q * p);
+            f.left -= q * p;
+            f.marks = 0;
+            f.active = f.making = f.left > 0;
+            dirty_ = true;
+            return false;
+        }
+    }
+    o = f.ops[f.pos];
+    if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += f.made * f.ids;  // (mod 2^32, as ids)
+    if (++f.pos == f.len) {
+        f.pos = 0;
+        ++f.made;
+        f.active = f.making = --f.left > 0;
+    }
+    return true;
+}
+
+template <class Source>
+auto engine<Source>::rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0, int c1,
+                                        const per_core<std::uint32_t>& dstep) const -> bool {
+        if (!opt_.per_step) return true;
+        const double tol = 1e-12 * std::max(std::abs(ta), std::abs(tb));
+        const auto near = [tol](double x, double y) { return std::abs(x - y) <= tol; };
+        for (std::size_t bk = 0; bk < 2; ++bk) {
+            const book_mark& a = ma.book[bk];
+            const book_mark& b = mb.book[bk];
+            const std::vector<step_times>& v = book_rows(static_cast<int>(bk));
+            if (a.recurred != b.recurred) return false;
+            for (int ci = c0; ci <= c1; ++ci) {
+                const auto c = static_cast<std::size_t>(ci);
+                if (!row_rising_[bk][c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
+                std::uint32_t lo = 0, hi = 0;
+                bool any = false;
+                for (std::size_t r = a.rows; r < b.rows; ++r) {
+                    const step_times& x = v[r];
+                    if (x.core != ci) continue;
+                    if (!any) lo = x.step;
+                    hi = x.step;
+                    any = true;
+                }
+                if (any && dstep[c] <= hi - lo) return false;  // a replicated row would meet an older one
+                if (a.open[c] < 0) continue;
+                const step_times& x = a.open_row[c];
+                const step_times& y = b.open_row[c];
+                if (y.step != x.step + dstep[c] || x.sub != y.sub || x.waited_on != y.waited_on ||
+                    !near(x.begin - ta, y.begin - tb) || !near(x.end - ta, y.end - tb) ||
+                    !near(x.overhead, y.overhead) || !near(x.issue, y.issue) || !near(x.compute, y.compute) ||
+                    !near(x.wait, y.wait) || !near(x.sem_wait, y.sem_wait))
+                    return false;
+            }
+        }
+        return true;
+    }
+
+template <class Source>
+auto engine<Source>::shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb, std::int64_t n,
+                                         double dt, const per_core<std::uint32_t>& dstep) const -> row_mark {
+        if (!opt_.per_step) return m;
+        for (std::size_t bk = 0; bk < 2; ++bk) {
+            book_mark& x = m.book[bk];
+            const book_mark& a = ma.book[bk];
+            const book_mark& b = mb.book[bk];
+            const auto made = static_cast<std::int64_t>(b.rows - a.rows);
+            const auto first = static_cast<std::int64_t>(a.rows);
+            x.rows += static_cast<std::size_t>(n * made);
+            for (std::size_t c = 0; c < max_cores; ++c) {
+                if (x.open[c] < 0) continue;
+                if (x.open[c] >= first)
+                    x.open[c] += static_cast<int>(n * made);
+                else if (b.open[c] >= first)
+                    x.open[c] = b.open[c] + static_cast<int>((n - 1) * made);
+                x.open_row[c].step += static_cast<std::uint32_t>(n) * dstep[c];
+                x.open_row[c].begin += static_cast<double>(n) * dt;
+                x.open_row[c].end += static_cast<double>(n) * dt;
+            }
+        }
+        return m;
+    }
 
 }  // namespace ptpu::sim::detail
