@@ -442,7 +442,12 @@ inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const 
             const stream::batch b = r.next_batch(false);
             if (b.ops.empty()) break;
             const std::uint32_t starts = r.dma_ids_used() - ids;
-            const index_t m = b.repeat ? r.skippable_periods(1, starts) : 0;
+            // (A step holding a deeper pipeline's repeat op is not folded again: the model
+            // makes one repeat op's repetitions at a time.)
+            const index_t m =
+                b.repeat && std::ranges::none_of(b.ops, [](const stream::op& o) { return o.kind == stream::op_kind::repeat; })
+                    ? r.skippable_periods(1, starts)
+                    : 0;
             if (m <= 0) {
                 pass(b.ops);
                 r.skip_periods(0);

@@ -456,10 +456,19 @@ private:
                        std::uint8_t inputs, std::uint32_t step);
     // kernel_context::inner_ops: the body's records so far, what it charged before, then the ops.
     void take_inner_ops(const inner_handover& h);
-    // The repeat op h.ops[k] and the repetition after it (op_kind::repeat): handed on as they
-    // are, the DMAs of the repetitions it stands for numbered as those of the repetition. Returns
-    // the index of the repetition's last op.
-    std::size_t take_folded(const inner_handover& h, std::size_t k, std::uint32_t step, bool& begins);
+    // A repeat op of an inner pipeline (op_kind::repeat) is handed on as it is, and so is the
+    // repetition after it; once that has been, the DMAs of the repetitions it stands for are
+    // numbered as the repetition's (end_folded).
+    struct folding {
+        std::uint32_t left = 0;   // ops of the repetition still to come
+        std::uint32_t times = 0;  // repetitions folded after it
+        std::uint32_t ids = 0;    // DMA ids per repetition
+        std::uint32_t first_id = 0, first_seq = 0;  // its first DMA: this runner's id, the body's number
+        bool any = false;
+    };
+    void begin_folded(const stream::op& r, std::uint32_t step);
+    void end_folded();
+    folding fold_{};
     static void take_inner_ops_of(void* self, const inner_handover& h) {
         static_cast<runner*>(self)->take_inner_ops(h);
     }

@@ -225,7 +225,10 @@ inline auto runner::flush_body_ops() -> void {
             emit(stream::op_kind::compute, 0, charged_number(r.before), 0, true, 0, step);
         switch (r.kind) {
             case body_op_kind::stream_op:
-                emit_inner_op(r.op, r.seq, r.begins, r.rows_base, r.inputs, step);
+                if (r.op.kind == stream::op_kind::repeat)
+                    begin_folded(r.op, step);
+                else
+                    emit_inner_op(r.op, r.seq, r.begins, r.rows_base, r.inputs, step);
                 break;
             case body_op_kind::sync_dma:
             case body_op_kind::async_dma: {
@@ -296,6 +299,10 @@ inline auto runner::emit_inner_op(const stream::op& o, std::uint32_t seq, bool b
         on.pipeline = stream::wait_pipeline::inner;
     }
     out.waits_on = out.sub != 0 ? on : stream::wait_target{};
+    if (fold_.left > 0) [[unlikely]] {  // an op of a folded repetition
+        if (!fold_.any && o.kind == stream::op_kind::dma_start && o.sem == 0) fold_.first_seq = seq, fold_.any = true;
+        if (--fold_.left == 0) end_folded();
+    }
 }
 
 inline auto runner::take_inner_ops(const inner_handover& h) -> void {
@@ -312,7 +319,7 @@ inline auto runner::take_inner_ops(const inner_handover& h) -> void {
             kctx_.body_work = work{};
         }
         if (o.kind == stream::op_kind::repeat) {
-            k = take_folded(h, k, step, begins);
+            begin_folded(o, step);
             continue;
         }
         emit_inner_op(o, h.seq + o.dma, begins, h.rows_base, h.inputs, step);
@@ -323,35 +330,22 @@ inline auto runner::take_inner_ops(const inner_handover& h) -> void {
     cur_meta_.inner = false;
 }
 
-inline auto runner::take_folded(const inner_handover& h, std::size_t k, std::uint32_t step, bool& begins)
-    -> std::size_t {
-    const stream::op& r = h.ops[k];
-    const std::size_t end = k + 1 + r.sem;
-    if (end > h.ops.size())
-        throw error("SIM2", "emit_pipeline", "a repeat op was handed on without the ops it repeats",
-                    "hand on a repeat op together with its repetition");
+inline auto runner::begin_folded(const stream::op& r, std::uint32_t step) -> void {
     emit(stream::op_kind::repeat, r.dma, 0, r.bytes, true, 0, step);
     ops_[n_out_ - 1].sem = r.sem;
-    // The repetition's DMAs take this runner's next ids, in the inner runner's order: ids of the
+    fold_ = {r.sem, static_cast<std::uint32_t>(r.bytes), r.dma, next_id_, 0, false};
+}
+
+inline auto runner::end_folded() -> void {
+    // The repetition's DMAs took this runner's ids in the inner runner's order: the ids of the
     // repetitions folded after it follow from them, as the inner runner's follow from its own.
-    const std::uint32_t first_id = next_id_;
-    std::uint32_t first_seq = 0;
-    bool any = false;
-    for (std::size_t j = k + 1; j < end; ++j) {
-        const stream::op& o = h.ops[j];
-        if (!any && o.kind == stream::op_kind::dma_start && o.sem == 0) first_seq = h.seq + o.dma, any = true;
-        emit_inner_op(o, h.seq + o.dma, begins, h.rows_base, h.inputs, step);
-        begins = false;
-    }
-    body_ops_ += r.sem;
-    const auto times = static_cast<std::uint32_t>(r.bytes);
-    if (any) {
-        const std::size_t last = std::size_t{first_seq} + std::size_t{r.dma} * (std::size_t{times} + 1);
+    const folding& f = fold_;
+    if (f.any) {
+        const std::size_t last = std::size_t{f.first_seq} + std::size_t{f.ids} * (std::size_t{f.times} + 1);
         if (body_ids_.size() < last) body_ids_.resize(last, 0);
-        for (std::uint32_t j = r.dma; j < r.dma * (times + 1); ++j) body_ids_[first_seq + j] = first_id + j;
+        for (std::uint32_t j = f.ids; j < f.ids * (f.times + 1); ++j) body_ids_[f.first_seq + j] = f.first_id + j;
     }
-    next_id_ += r.dma * times;
-    return end - 1;
+    next_id_ += f.ids * f.times;
 }
 
 inline auto runner::inner_sub(std::uint32_t call, std::uint32_t step, std::uint8_t inputs) -> std::uint16_t {
