@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <span>
 #include <string>
 #include <vector>
@@ -299,6 +300,124 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
                         give->pure ? give : nullptr});
 }
 
+// ---- Folded steps (timing-only runs without per-step rows) ------------------------------------
+// An inner runner that may make whole periods of steps in bulk (runner::skip_periods) hands its
+// steps on through a step_folder, which holds the last few back. Once the last p steps repeat
+// the p before them (the same ops, DMA ids advanced), it marks the runner there; when the next
+// p steps repeat them again and the runner can show that m more periods would (the schedule's
+// change bits and the body memo, runner::skippable_periods), the last p steps are handed on
+// after one repeat op standing for the m periods (stream::op_kind::repeat), which the runner
+// then makes without their ops. The model makes those periods again from the repeat op, or
+// skips them (docs/model.md §11).
+class step_folder {
+public:
+    static constexpr int max_period = 8;  // steps
+    static constexpr int max_window = 12;  // periods
+
+    // `window`: the periods that must repeat before a mark, at least the least common multiple
+    // of the window rings' buffer counts: the DMAs then in flight in every slot, which the runner
+    // carries over the periods it skips, were started by periods that repeat (runner::skip).
+    // Folds nothing with a larger one.
+    explicit step_folder(index_t window) : window_(static_cast<int>(std::min<index_t>(window, max_window + 1))) {}
+
+    template <class Pass>
+    void step(runner& r, std::span<const stream::op> ops, std::uint32_t starts, Pass& pass) {
+        held_.insert(held_.end(), ops.begin(), ops.end());
+        ends_.push_back(held_.size());
+        starts_.push_back(starts);
+        if (want_ > 0 && ++since_ == want_) {
+            const int p = want_;
+            want_ = 0;
+            const index_t m = repeats(p, 0) ? r.skippable_periods(p, starts_of(p)) : 0;
+            if (m > 0) return fold(r, p, m, pass);
+        }
+        if (want_ == 0 && window_ <= max_window)
+            for (int p = 1; p <= max_period; ++p) {
+                bool all = true;  // the last window_ periods of p steps repeat
+                for (int j = 0; all && j + 1 < window_; ++j) all = repeats(p, j);
+                if (all) {  // look again p steps on, from a mark here
+                    r.skip_periods(0);
+                    want_ = p;
+                    since_ = 0;
+                    break;
+                }
+            }
+        // Steps older than any period the folder may still fold are handed on.
+        const auto keep = static_cast<std::size_t>(window_ * max_period);
+        if (ends_.size() > keep) pass_oldest(ends_.size() - keep, pass);
+    }
+    // Hands on every step held.
+    template <class Pass>
+    void flush(Pass& pass) {
+        pass_oldest(ends_.size(), pass);
+    }
+
+private:
+    [[nodiscard]] std::size_t begin_of(std::size_t k) const { return k == 0 ? 0 : ends_[k - 1]; }
+    [[nodiscard]] std::uint32_t starts_of(int p) const {
+        std::uint32_t n = 0;
+        for (std::size_t k = ends_.size() - static_cast<std::size_t>(p); k < ends_.size(); ++k) n += starts_[k];
+        return n;
+    }
+    // The `back`-th last p steps held are the p before them, DMA ids advanced by those steps'
+    // starts. A step with a deeper pipeline's repeat op is not folded again (the model makes one
+    // repeat op's repetitions at a time).
+    [[nodiscard]] bool repeats(int p, int back) const {
+        const std::size_t q = static_cast<std::size_t>(p), n = ends_.size();
+        const std::size_t skip = static_cast<std::size_t>(back) * q;
+        if (n < 2 * q + skip) return false;
+        const std::size_t end = begin_of(n - skip), a = begin_of(n - skip - 2 * q), b = begin_of(n - skip - q);
+        if (end - b != b - a) return false;
+        std::uint32_t d = 0;
+        for (std::size_t k = n - skip - 2 * q; k < n - skip - q; ++k) d += starts_[k];
+        for (std::size_t i = 0; i < b - a; ++i) {
+            stream::op x = held_[a + i];
+            const stream::op& y = held_[b + i];
+            if (x.kind == stream::op_kind::repeat) return false;
+            if (x.kind == stream::op_kind::dma_start || x.kind == stream::op_kind::dma_wait) x.dma += d;
+            x.step = y.step;
+            if (!(x == y)) return false;
+        }
+        return true;
+    }
+    template <class Pass>
+    void pass_oldest(std::size_t k, Pass& pass) {
+        if (k == 0) return;
+        const std::size_t end = ends_[k - 1];
+        pass(std::span<const stream::op>(held_.data(), end));
+        held_.erase(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(end));
+        ends_.erase(ends_.begin(), ends_.begin() + static_cast<std::ptrdiff_t>(k));
+        for (std::size_t& e : ends_) e -= end;
+        starts_.erase(starts_.begin(), starts_.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+    // The last p steps, after a repeat op standing for m more periods of them; the runner makes
+    // those without their ops.
+    template <class Pass>
+    void fold(runner& r, int p, index_t m, Pass& pass) {
+        const std::size_t n = ends_.size();
+        pass_oldest(n - static_cast<std::size_t>(p), pass);
+        stream::op rep;
+        rep.kind = stream::op_kind::repeat;
+        rep.dma = starts_of(p);
+        rep.sem = static_cast<std::uint32_t>(held_.size());
+        rep.bytes = m;
+        rep.step = held_.front().step;
+        held_.insert(held_.begin(), rep);
+        pass(std::span<const stream::op>(held_));
+        held_.clear();
+        ends_.clear();
+        starts_.clear();
+        r.skip_periods(m);
+    }
+
+    int window_ = 2;
+    std::vector<stream::op> held_;      // the ops of the steps held back, in order
+    std::vector<std::size_t> ends_;     // where each held step's ops end in held_
+    std::vector<std::uint32_t> starts_;  // and the DMAs each started
+    int want_ = 0;   // a period seen: the runner was marked `since_` steps ago
+    int since_ = 0;
+};
+
 inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const block_fn* maps,
                            const void* ctx, const std::array<void*, max_operands>& hbm, body_call body,
                            std::vector<event>* trace, const allocations_base* alloc, kept_invocation* rec,
@@ -435,34 +554,26 @@ inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const 
             };
             inner.yield_self = &y;
         }
-        std::vector<stream::op> folded;  // a repeat op, then the step it repeats
-        r.skip_periods(0);               // (only remembers where a period starts)
-        for (;;) {
-            const std::uint32_t ids = r.dma_ids_used();
-            const stream::batch b = r.next_batch(false);
-            if (b.ops.empty()) break;
-            const std::uint32_t starts = r.dma_ids_used() - ids;
-            // (A step holding a deeper pipeline's repeat op is not folded again: the model
-            // makes one repeat op's repetitions at a time.)
-            const index_t m =
-                b.repeat && std::ranges::none_of(b.ops, [](const stream::op& o) { return o.kind == stream::op_kind::repeat; })
-                    ? r.skippable_periods(1, starts)
-                    : 0;
-            if (m <= 0) {
+        if (!r.may_skip()) {
+            for (;;) {
+                const stream::batch b = r.next_batch(false);
+                if (b.ops.empty()) break;
                 pass(b.ops);
-                r.skip_periods(0);
-                continue;
             }
-            stream::op rep;
-            rep.kind = stream::op_kind::repeat;
-            rep.dma = starts;
-            rep.sem = static_cast<std::uint32_t>(b.ops.size());
-            rep.bytes = m;
-            rep.step = b.ops.front().step;
-            folded.assign(1, rep);
-            folded.insert(folded.end(), b.ops.begin(), b.ops.end());
-            pass(folded);
-            r.skip_periods(m);
+        } else {
+            index_t window = 2;
+            for (int i = 0; i < p.n_ops(); ++i) {
+                const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
+                if (op.windowed && op.buffers > 1) window = std::lcm(window, op.buffers);
+            }
+            step_folder f(window);
+            for (;;) {
+                const std::uint32_t ids = r.dma_ids_used();
+                const stream::batch b = r.next_batch(false);
+                if (b.ops.empty()) break;
+                f.step(r, b.ops, r.dma_ids_used() - ids, pass);
+            }
+            f.flush(pass);
         }
         outer.body_seq = base + r.dma_ids_used();
         outer.absorb(inner, r.stats());

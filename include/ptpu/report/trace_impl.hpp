@@ -82,6 +82,8 @@ PTPU_COMPILED std::string span_name(const report& r, const sim::span& s) {
         case sim::op_kind::sem_wait:
             return (s.far ? "DMA semaphore wait " : "semaphore wait ") + std::to_string(s.dma) + " (step " +
                    std::to_string(s.step) + ")";
+        case sim::op_kind::repeat:  // (no span: it stands for the ops after it)
+            break;
     }
     return "op";
 }
@@ -308,6 +310,7 @@ PTPU_COMPILED std::string to_svg(const report& r, const svg_options& opt) {
             case sim::op_kind::sem_wait:
                 return s.far ? "#d03030" : "#8e44ad";  // a DMA semaphore's wait is exposed DMA
             case sim::op_kind::sem_signal:
+            case sim::op_kind::repeat:  // (no span: it stands for the ops after it)
                 return "#000";
         }
         return "#000";

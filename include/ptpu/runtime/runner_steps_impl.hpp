@@ -410,6 +410,7 @@ inline auto runner::skip(index_t m) -> void {
     }
     flush();
     const core_schedule::counters before = sched_.counters_now();
+    const core_schedule::counters& now_after_mark = before;  // the period's counters: mark to now
     const index_t n = m * (before.steps - k.at.steps);
     const auto dk = static_cast<std::uint32_t>(m * (next_id_ - k.id));
     sched_.skip_periods(k.at, m);
@@ -426,12 +427,18 @@ inline auto runner::skip(index_t m) -> void {
     if (!detail::finite_work(total_work_now()))
         detail::work_overflow(kctx_, "the work charged over the repeating periods up to this step");
     work_room_ = work_room(s.total_work, last_work_);
-    // The DMAs in flight in a slot the period refilled are the latest period's, m on.
-    for (int i = 0; i < desc_.n_ops(); ++i)
+    // The DMA last started into each slot of a ring the periods refill is the one a whole number
+    // of turns later, m periods on (periods_to_skip: the ring turns whole times in them, so each
+    // slot's last DMA is the one of its place in the last turn, started as many periods later). A
+    // slot of a ring the period does not refill keeps its DMA.
+    for (int i = 0; i < desc_.n_ops(); ++i) {
+        const bool in = now_after_mark.op[i].copy_in != k.at.op[i].copy_in;
+        const bool out = now_after_mark.op[i].copy_out != k.at.op[i].copy_out;
         for (std::size_t b = 0; b < max_buffers; ++b) {
-            if (in_flight_in_[i][b] != k.in[i][b]) in_flight_in_[i][b] += dk;
-            if (in_flight_out_[i][b] != k.out[i][b]) in_flight_out_[i][b] += dk;
+            if (in || in_flight_in_[i][b] != k.in[i][b]) in_flight_in_[i][b] += dk;
+            if (out || in_flight_out_[i][b] != k.out[i][b]) in_flight_out_[i][b] += dk;
         }
+    }
     // The batch holds the last step's ops: now those of the step n on.
     const auto g = static_cast<std::uint32_t>(sched_.next_global_step() - 1);
     for (std::size_t j = 0; j < n_batch_; ++j) {

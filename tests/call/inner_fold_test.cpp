@@ -1,0 +1,219 @@
+// Inner pipelines folded in timing-only runs (docs/model.md §11, "Folded inner steps"): without
+// per-step rows on a one-core chip, an inner pipeline memoizes its bodies as the call's runner
+// does, and the steps it makes in bulk are handed on as one repeat op and one step, which the
+// model makes again or skips. A prediction must be the one made by running every inner step
+// (run_options::memoize_body = false): counts exactly, times to 1e-9, and op by op
+// (steady_state = false) to the last digit; a real run is unchanged.
+#include <gtest/gtest.h>
+
+#include <ptpu/ptpu.hpp>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace ptpu;
+
+namespace {
+
+constexpr index_t inner = 2048;  // inner steps per invocation
+using X = Array<float, 4 * inner * 8, 128>;
+using AnyX = BlockSpec<Full, zero_map, any>;
+using Tile = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }>;
+using Tile3 = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<3>>;
+// (2-D inner grid: rows i of the input, summed over j into output row block i / 4.)
+using Row = BlockSpec<Block<8, 128>, [](index_t i, index_t j) { return idx(i * 4 + j, 0); }>;
+using Sum = BlockSpec<Block<8, 128>, [](index_t i, index_t) { return idx(i, 0); }>;
+
+using Once = pallas_call<Grid<>, In<Arg<X, AnyX>, Arg<X, AnyX>>, Out<Arg<X, AnyX>>, Chip<tpu::v5e>>;
+using Four = pallas_call<Grid<4>, In<Arg<X, AnyX>, Arg<X, AnyX>>, Out<Arg<X, AnyX>>, Chip<tpu::v5e>>;
+using FourMegacore = pallas_call<Grid<4>, Semantics<parallel>, In<Arg<X, AnyX>, Arg<X, AnyX>>,
+                                 Out<Arg<X, AnyX>>, Chip<tpu::v5p>>;
+
+int runs = 0;  // inner body runs (a global: a capturing body would be keyed by its state)
+
+// K's prediction of `body` with per-step rows off, the body memo (and so the folding) on or off,
+// the steady state on or off.
+template <class K, class Body>
+report predict(const Body& body, bool memo, bool steady = true) {
+    K k{};
+    k.options.per_step = per_step_rows::never;
+    k.options.memoize_body = memo;
+    k.options.steady_state = steady;
+    runs = 0;
+    return k.predict(body);
+}
+
+void expect_same_counts(const report& a, const report& b) {
+    EXPECT_EQ(a.ops, b.ops);
+    EXPECT_EQ(a.hbm_bytes, b.hbm_bytes);
+    EXPECT_EQ(a.dangling_dmas, b.dangling_dmas);
+    EXPECT_EQ(a.stats.steps, b.stats.steps);
+    EXPECT_EQ(a.stats.inner_steps, b.stats.inner_steps);
+    EXPECT_EQ(a.stats.inner_dmas, b.stats.inner_dmas);
+    EXPECT_EQ(a.stats.inner_bytes, b.stats.inner_bytes);
+    EXPECT_EQ(a.stats.total_work, b.stats.total_work);
+    EXPECT_EQ(a.stats.vmem_peak, b.stats.vmem_peak);
+}
+
+// Folded and skipped, folded and made op by op, every step: the same prediction. Returns the
+// folded, skipping one and the inner body runs it took.
+template <class K, class Body>
+std::pair<report, int> expect_folds_like_every_step(const Body& body) {
+    const report every = predict<K>(body, false, false);
+    const int every_runs = runs;
+    const report made = predict<K>(body, true, false);
+    expect_same_counts(made, every);
+    EXPECT_EQ(made.device_time, every.device_time);  // the same ops, made again
+    for (int c = 0; c < every.cores; ++c) {
+        const auto u = static_cast<std::size_t>(c);
+        EXPECT_EQ(made.core[u].time, every.core[u].time);
+        EXPECT_EQ(made.core[u].compute, every.core[u].compute);
+        EXPECT_EQ(made.core[u].exposed_dma, every.core[u].exposed_dma);
+    }
+    const report fast = predict<K>(body, true, true);
+    const int fast_runs = runs;
+    expect_same_counts(fast, every);
+    const double T = every.device_time;
+    EXPECT_LE(std::abs(fast.device_time - T), 1e-9 * T);
+    EXPECT_LE(std::abs(fast.exposed_dma - every.exposed_dma), 1e-9 * T);
+    EXPECT_LE(std::abs(fast.body_exposed_dma - every.body_exposed_dma), 1e-9 * T);
+    for (int c = 0; c < every.cores; ++c) {
+        const auto u = static_cast<std::size_t>(c);
+        EXPECT_LE(std::abs(fast.core[u].time - every.core[u].time), 1e-9 * T);
+        EXPECT_LE(std::abs(fast.core[u].compute - every.core[u].compute), 1e-9 * T);
+    }
+    if (every_runs > 0) EXPECT_EQ(every_runs, every.stats.inner_steps);  // memo off: every inner body runs
+    return {fast, fast_runs};
+}
+
+const auto add = [](auto a, auto b, auto c) {
+    emit_pipeline([](auto x, auto y, auto z) {
+        ++runs;
+        store(z, load(x) + load(y));
+    }, {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)),
+                                                          b.at(ds(0, inner * 8), ds(0, 128)),
+                                                          c.at(ds(0, inner * 8), ds(0, 128)));
+};
+
+TEST(InnerFold, AnInnerPipelineIsFoldedSkippedAndPredictsAsEveryStep) {
+    const auto [r, body_runs] = expect_folds_like_every_step<Once>(add);
+    EXPECT_EQ(r.stats.inner_steps, inner);
+    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);  // the model skipped most inner steps
+    EXPECT_LE(body_runs, 32);                 // the body memo's runs and checks (1, 2, 4, ...)
+}
+
+TEST(InnerFold, DeepWindowsAndReductionsAreFoldedAndPredictAsEveryStep) {
+    const auto deep = [](auto a, auto b, auto c) {
+        emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) * load(y)); }, {inner},
+                      in_specs<Tile3, Tile3>, out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)),
+                                                              b.at(ds(0, inner * 8), ds(0, 128)),
+                                                              c.at(ds(0, inner * 8), ds(0, 128)));
+    };
+    const auto [r1, runs1] = expect_folds_like_every_step<Once>(deep);
+    EXPECT_GT(r1.steady_ops, r1.ops * 9 / 10);
+    // The output's block changes every 4 steps (written then, accumulated in between): the
+    // steps repeat with a period of 4, which the model finds among the folded repetitions.
+    const auto reduce = [](auto a, auto, auto c) {
+        emit_pipeline(
+            [](auto x, auto z) {
+                if (pipeline_index(1) == 0) store(z, load(x));
+                else store(z, load(z) + load(x));
+            },
+            {inner / 4, 4}, in_specs<Row>, out_specs<Sum>)(a.at(ds(0, inner * 8), ds(0, 128)),
+                                                            c.at(ds(0, inner * 2), ds(0, 128)));
+    };
+    const auto [r2, runs2] = expect_folds_like_every_step<Once>(reduce);
+    EXPECT_EQ(r2.stats.inner_steps, inner);
+    EXPECT_GT(r2.steady_ops, r2.ops / 2);
+}
+
+TEST(InnerFold, InvocationsInEveryStepOfTheKernelAreFoldedAndKept) {
+    // The kernel's 4 steps each run the pipeline over their own rows: the invocation memo keeps
+    // the folded ops and hands them on again.
+    const auto rows = [](auto a, auto b, auto c) {
+        const index_t i = program_id(0);
+        emit_pipeline([](auto x, auto y, auto z) {
+            ++runs;
+            store(z, load(x) + load(y));
+        }, {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
+                                                              b.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
+                                                              c.at(ds(i * inner * 8, inner * 8), ds(0, 128)));
+    };
+    const auto [r, body_runs] = expect_folds_like_every_step<Four>(rows);
+    EXPECT_EQ(r.stats.inner_steps, 4 * inner);
+    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
+    EXPECT_LE(body_runs, 64);
+}
+
+TEST(InnerFold, AMegacoreCallHandsItsInnerStepsOnOneByOne) {
+    // Two cores running together: no folding (the model's joint lane does not follow folds), so
+    // every inner body runs, and the prediction is the one with the memo off.
+    const auto rows = [](auto a, auto b, auto c) {
+        const index_t i = program_id(0);
+        emit_pipeline([](auto x, auto y, auto z) {
+            ++runs;
+            store(z, load(x) + load(y));
+        }, {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
+                                                              b.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
+                                                              c.at(ds(i * inner * 8, inner * 8), ds(0, 128)));
+    };
+    const report every = predict<FourMegacore>(rows, false);
+    const report memo = predict<FourMegacore>(rows, true);
+    expect_same_counts(memo, every);
+    EXPECT_EQ(memo.device_time, every.device_time);
+}
+
+TEST(InnerFold, PerStepRowsListEveryInnerStep) {
+    // With rows, inner steps are not folded: each gets its row, and the body runs at each.
+    Once k{};
+    k.options.per_step = per_step_rows::always;
+    runs = 0;
+    const report r = k.predict(add);
+    EXPECT_EQ(runs, inner);
+    EXPECT_EQ(static_cast<index_t>(r.inner_steps.size()), inner);
+    const report folded = predict<Once>(add, true);
+    EXPECT_LE(std::abs(folded.device_time - r.device_time), 1e-9 * r.device_time);
+}
+
+TEST(InnerFold, AFoldedInnerBodyDependingOnHostStateIsK2) {
+    int calls = 0;
+    const auto body = [&calls](auto a, auto b, auto c) {
+        emit_pipeline([&calls](auto x, auto y, auto z) {
+            ++calls;
+            store(z, load(x) + load(y));
+            charge(work{.explicit_seconds = 1e-9 * (calls % 3)});
+        }, {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)),
+                                                              b.at(ds(0, inner * 8), ds(0, 128)),
+                                                              c.at(ds(0, inner * 8), ds(0, 128)));
+    };
+    try {
+        (void)predict<Once>(body, true);
+        ADD_FAILURE() << "no error";
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), "K2");
+        const std::string m = e.what();
+        EXPECT_NE(m.find("memoize_body = false"), std::string::npos) << m;
+    }
+    calls = 0;
+    EXPECT_GT(predict<Once>(body, false).device_time, 0);  // off: every inner body runs
+}
+
+TEST(InnerFold, ARealRunComputesEveryInnerStep) {
+    host_array<X> a, b;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        a.vector()[i] = static_cast<float>(i % 97);
+        b.vector()[i] = static_cast<float>(i % 13);
+    }
+    Once k{};
+    k.options.per_step = per_step_rows::never;
+    runs = 0;
+    auto [c, rep] = k(add, a, b);
+    EXPECT_EQ(runs, inner);
+    EXPECT_EQ(rep.stats.inner_steps, inner);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(inner * 8 * 128); ++i)
+        ASSERT_EQ(c.vector()[i], a.vector()[i] + b.vector()[i]) << i;
+}
+
+}  // namespace

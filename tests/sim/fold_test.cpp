@@ -1,0 +1,316 @@
+// Tests the model's folded repeats (stream::op_kind::repeat, docs/model.md §11): a repeat op
+// stands for more repetitions of the ops after it, their DMA ids advanced each time. Each
+// stream here is an inner pipeline's steps inside one step of the kernel, written out in full
+// and folded (its steady middle as one repeat op and one repetition). The folded stream must
+// time exactly as the full one: op by op (the repetitions made again) to the last digit, and with
+// the steady state on (whole periods of repetitions skipped) to 1e-9, while skipping most ops.
+// Malformed repeat ops are SIM2.
+#include <gtest/gtest.h>
+
+#include <ptpu/core/error.hpp>
+#include <ptpu/hw/presets.hpp>
+#include <ptpu/sim/engine.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+using ptpu::sim::op;
+using ptpu::sim::op_kind;
+using ptpu::sim::options;
+using ptpu::sim::result;
+namespace tpu = ptpu::tpu;
+
+constexpr double us = 1e-6;
+
+ptpu::stream::work_table& works() {
+    static ptpu::stream::work_table t;
+    return t;
+}
+std::uint32_t work_of(double seconds) { return works().number(ptpu::work{.explicit_seconds = seconds}); }
+
+// An inner pipeline of `n` steps as a runner writes it, every op in the kernel's step `outer`:
+// `buffers` input windows (fetched `buffers - 1` steps ahead), one output written at the end of
+// each run of `k` steps and waited one run later. steps[s] holds inner step s's ops.
+struct inner_pipeline {
+    int n = 4000;
+    int k = 1;
+    int buffers = 2;
+    std::int64_t in_bytes = 64 << 10;
+    std::int64_t out_bytes = 64 << 10;
+    double compute = 0.3 * us;
+    std::uint32_t outer = 0;
+
+    [[nodiscard]] std::vector<std::vector<op>> steps() const {
+        std::vector<std::vector<op>> v(static_cast<std::size_t>(n));
+        std::uint32_t id = 0;
+        std::vector<std::uint32_t> fetch(static_cast<std::size_t>(n));
+        const auto start = [&](std::vector<op>& to, std::int64_t bytes) {
+            to.push_back({.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .step = outer});
+            return id++;
+        };
+        for (int s = 0; s < buffers - 1 && s < n; ++s) fetch[static_cast<std::size_t>(s)] = start(v[0], in_bytes);
+        std::uint32_t write = 0;
+        bool pending = false;
+        const std::uint32_t w = work_of(compute);
+        for (int s = 0; s < n; ++s) {
+            std::vector<op>& o = v[static_cast<std::size_t>(s)];
+            o.push_back({.kind = op_kind::overhead, .step = outer});
+            const int ahead = s + buffers - 1;
+            if (ahead < n) fetch[static_cast<std::size_t>(ahead)] = start(o, in_bytes);
+            o.push_back({.kind = op_kind::dma_wait, .dma = fetch[static_cast<std::size_t>(s)], .step = outer});
+            o.push_back({.kind = op_kind::compute, .work = w, .step = outer});
+            if (s % k == 0 && pending) {
+                o.push_back({.kind = op_kind::dma_wait, .dma = write, .step = outer});
+                pending = false;
+            }
+            if (s % k == k - 1 || s + 1 == n) {
+                write = start(o, out_bytes);
+                pending = true;
+            }
+        }
+        if (pending) v.back().push_back({.kind = op_kind::dma_wait, .dma = write, .step = outer});
+        return v;
+    }
+};
+
+std::uint32_t starts_in(const std::vector<op>& v) {
+    std::uint32_t n = 0;
+    for (const op& o : v) n += o.kind == op_kind::dma_start ? 1u : 0u;
+    return n;
+}
+
+// Steps [from, from + len) as one repetition, folded with as many more as fit before the last
+// `tail` steps: the steps folded must be that repetition again, ids advanced (checked, so that
+// the folding is the full stream's). None fit: nothing folded.
+std::vector<op> folded(const std::vector<std::vector<op>>& steps, int from, int len, int tail) {
+    const int times = std::max(0, (static_cast<int>(steps.size()) - tail - from) / len - 1);
+    std::vector<op> v, rep;
+    for (int s = 0; s < from; ++s) v.insert(v.end(), steps[static_cast<std::size_t>(s)].begin(), steps[static_cast<std::size_t>(s)].end());
+    for (int s = from; s < from + len; ++s)
+        rep.insert(rep.end(), steps[static_cast<std::size_t>(s)].begin(), steps[static_cast<std::size_t>(s)].end());
+    const std::uint32_t ids = starts_in(rep);
+    if (times > 0)
+        v.push_back({.kind = op_kind::repeat, .dma = ids, .bytes = times, .sem = static_cast<std::uint32_t>(rep.size()),
+                     .step = rep.front().step});
+    v.insert(v.end(), rep.begin(), rep.end());
+    int s = from + len;
+    for (int r = 1; r <= times; ++r) {
+        std::size_t at = 0;
+        for (int j = 0; j < len; ++j, ++s)
+            for (op o : steps[static_cast<std::size_t>(s)]) {
+                op want = rep[at++];
+                if (want.kind == op_kind::dma_start || want.kind == op_kind::dma_wait)
+                    want.dma += static_cast<std::uint32_t>(r) * ids;
+                EXPECT_EQ(o, want) << "the folded steps are not the repetition again (step " << s << ")";
+            }
+    }
+    for (; s < static_cast<int>(steps.size()); ++s)
+        v.insert(v.end(), steps[static_cast<std::size_t>(s)].begin(), steps[static_cast<std::size_t>(s)].end());
+    return v;
+}
+std::vector<op> whole(const std::vector<std::vector<op>>& steps) {
+    return folded(steps, 0, 1, static_cast<int>(steps.size()));
+}
+
+struct vec_source {
+    std::vector<op> ops[2];
+    std::size_t pos[2] = {};
+    bool next(int core, op& out) {
+        const auto c = static_cast<std::size_t>(core);
+        if (pos[c] == ops[c].size()) return false;
+        out = ops[c][pos[c]++];
+        return true;
+    }
+};
+
+result simulate(std::vector<op> core0, bool steady, std::vector<op> core1 = {}, int cores = 1,
+                const ptpu::chip& c = tpu::v5e) {
+    vec_source src;
+    src.ops[0] = std::move(core0);
+    src.ops[1] = std::move(core1);
+    options o;
+    o.steady_state = steady;
+    o.works = &works();
+    return ptpu::sim::simulate(c, cores, src, o);
+}
+
+void expect_identical(const result& a, const result& b) {
+    EXPECT_EQ(a.device_time, b.device_time);
+    EXPECT_EQ(a.op_count, b.op_count);
+    EXPECT_EQ(a.dma_count, b.dma_count);
+    EXPECT_EQ(a.hbm_bytes, b.hbm_bytes);
+    EXPECT_EQ(a.hbm_busy_time, b.hbm_busy_time);
+    for (int k = 0; k < a.cores; ++k) {
+        EXPECT_EQ(a.core_time[k], b.core_time[k]);
+        EXPECT_EQ(a.busy_compute[k], b.busy_compute[k]);
+        EXPECT_EQ(a.busy_issue[k], b.busy_issue[k]);
+        EXPECT_EQ(a.wait_dma[k], b.wait_dma[k]);
+    }
+    EXPECT_EQ(a.wait_by_operand, b.wait_by_operand);
+}
+
+void expect_near(const result& a, const result& b) {
+    const double T = b.device_time;
+    const auto near = [T](double x, double y) { EXPECT_LE(std::abs(x - y), 1e-9 * T) << x << " vs " << y; };
+    EXPECT_EQ(a.op_count, b.op_count);
+    EXPECT_EQ(a.dma_count, b.dma_count);
+    EXPECT_EQ(a.hbm_bytes, b.hbm_bytes);
+    EXPECT_EQ(a.dangling_dmas, b.dangling_dmas);
+    near(a.device_time, b.device_time);
+    near(a.hbm_busy_time, b.hbm_busy_time);
+    for (int k = 0; k < a.cores; ++k) {
+        near(a.core_time[k], b.core_time[k]);
+        near(a.busy_overhead[k], b.busy_overhead[k]);
+        near(a.busy_compute[k], b.busy_compute[k]);
+        near(a.busy_issue[k], b.busy_issue[k]);
+        near(a.wait_dma[k], b.wait_dma[k]);
+    }
+    for (std::size_t w = 0; w < a.wait_by_operand.size(); ++w) near(a.wait_by_operand[w], b.wait_by_operand[w]);
+}
+
+// The pipeline's steps [from, n - tail) folded into repetitions of `len` steps: timed as the
+// full stream (exactly op by op; to 1e-9 with repetitions skipped). Returns the skipping result.
+result expect_folds_like_whole(const inner_pipeline& p, int from, int len, int tail) {
+    const auto steps = p.steps();
+    const std::vector<op> f = folded(steps, from, len, tail);
+    EXPECT_LT(f.size() * 20, whole(steps).size()) << "the fold stands for most of the stream";
+    const result every = simulate(whole(steps), false);
+    expect_identical(simulate(f, false), every);  // the same ops, made again
+    const result fast = simulate(f, true);
+    expect_near(fast, every);
+    return fast;
+}
+
+TEST(SimFold, DmaBoundRepetitionsAreSkippedAndExact) {
+    inner_pipeline p;
+    p.in_bytes = 1 << 20;  // the core waits for its input every step
+    const result r = expect_folds_like_whole(p, 3, 1, 2);
+    EXPECT_GT(r.steady_ops, r.op_count * 9 / 10);
+    EXPECT_GT(r.wait_dma[0], 0.5 * r.device_time);
+}
+
+TEST(SimFold, ComputeBoundRepetitionsAreSkippedAndExact) {
+    inner_pipeline p;
+    p.compute = 8 * us;
+    const result r = expect_folds_like_whole(p, 3, 1, 2);
+    EXPECT_GT(r.steady_ops, r.op_count * 9 / 10);
+    EXPECT_GT(r.busy_compute[0], 0.9 * r.device_time);
+}
+
+TEST(SimFold, RepetitionsOfSeveralStepsAndDeepWindowsAreSkippedAndExact) {
+    inner_pipeline p;
+    p.k = 4;  // the output is written every 4 steps: a repetition is 4 steps
+    p.buffers = 3;
+    p.n = 4000;
+    const result r = expect_folds_like_whole(p, 4, 4, 4);
+    EXPECT_GT(r.steady_ops, r.op_count * 9 / 10);
+}
+
+TEST(SimFold, AFoldShorterThanItsPeriodIsMadeOpByOp) {
+    inner_pipeline p;
+    p.n = 12;
+    const auto steps = p.steps();
+    const std::vector<op> f = folded(steps, 3, 1, 7);  // one repetition more: no period to see
+    ASSERT_EQ(f.size(), whole(steps).size() - steps[4].size() + 1);
+    const result every = simulate(whole(steps), false);
+    const result fast = simulate(f, true);
+    expect_identical(fast, every);
+    EXPECT_EQ(fast.steady_ops, 0);
+}
+
+TEST(SimFold, FoldsAfterOtherStepsOfTheKernelAreSkippedAndExact) {
+    // Kernel steps 0..9, each an inner pipeline of 600 steps: a fold in each.
+    std::vector<op> all, full;
+    for (std::uint32_t g = 0; g < 10; ++g) {
+        inner_pipeline p;
+        p.n = 600;
+        p.outer = g;
+        auto steps = p.steps();
+        // (Each kernel step's ids follow the last one's.)
+        const std::uint32_t base = starts_in(full);
+        for (auto& s : steps)
+            for (op& o : s)
+                if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += base;
+        const auto f = folded(steps, 3, 1, 2);
+        const auto w = whole(steps);
+        all.insert(all.end(), f.begin(), f.end());
+        full.insert(full.end(), w.begin(), w.end());
+    }
+    const result every = simulate(full, false);
+    expect_identical(simulate(all, false), every);
+    const result fast = simulate(all, true);
+    expect_near(fast, every);
+    EXPECT_GT(fast.steady_ops, fast.op_count * 9 / 10);
+}
+
+TEST(SimFold, TwoRunningCoresMakeTheirFoldsOpByOp) {
+    // On two cores running together a fold is made op by op (the joint lane stays off), and
+    // skipped once the other core's stream has ended.
+    inner_pipeline a, b;
+    b.n = 800;
+    b.compute = 0.5 * us;
+    const auto sa = a.steps(), sb = b.steps();
+    const result every = simulate(whole(sa), false, whole(sb), 2, tpu::v5p);
+    const result folds = simulate(folded(sa, 3, 1, 2), true, folded(sb, 3, 1, 2), 2, tpu::v5p);
+    expect_near(folds, every);
+    EXPECT_GT(folds.steady_ops, 0);  // core 0's fold once core 1 has ended
+    EXPECT_LT(folds.steady_ops, folds.op_count * 9 / 10);
+    expect_identical(simulate(folded(sa, 3, 1, 2), false, folded(sb, 3, 1, 2), 2, tpu::v5p), every);
+}
+
+TEST(SimFold, MalformedRepeatOpsAreSim2) {
+    inner_pipeline p;
+    p.n = 50;
+    const auto steps = p.steps();
+    const auto sim2 = [](std::vector<op> v, const char* what) {
+        for (const bool steady : {false, true}) {
+            try {
+                (void)simulate(v, steady);
+                ADD_FAILURE() << what << ": no error";
+            } catch (const ptpu::error& e) {
+                EXPECT_EQ(e.rule(), "SIM2") << what << ": " << e.what();
+            }
+        }
+    };
+    std::vector<op> f = folded(steps, 3, 1, 6);
+    const auto rep = std::find_if(f.begin(), f.end(), [](const op& o) { return o.kind == op_kind::repeat; });
+    ASSERT_NE(rep, f.end());
+    const auto at = static_cast<std::size_t>(rep - f.begin());
+    {
+        auto v = f;
+        v[at].sem = 0;
+        sim2(v, "no ops to repeat");
+    }
+    {
+        auto v = f;
+        v[at].bytes = 0;
+        sim2(v, "no more repetitions");
+    }
+    {
+        auto v = f;
+        v[at].dma += 1;
+        sim2(v, "ids advanced by more than the repetition starts");
+    }
+    {
+        auto v = f;
+        v[at + 1].step = 7;
+        sim2(v, "a repetition crossing steps");
+    }
+    {
+        auto v = f;
+        v.insert(v.begin() + static_cast<std::ptrdiff_t>(at + 1), v[at]);
+        v[at].sem += 1;
+        sim2(v, "a repeat op within a repetition");
+    }
+    {
+        auto v = f;
+        v.resize(at + 2);
+        sim2(v, "a stream ending within a repetition");
+    }
+}
+
+}  // namespace
