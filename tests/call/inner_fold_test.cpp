@@ -84,7 +84,9 @@ std::pair<report, int> expect_folds_like_every_step(const Body& body) {
         EXPECT_LE(std::abs(fast.core[u].time - every.core[u].time), 1e-9 * T);
         EXPECT_LE(std::abs(fast.core[u].compute - every.core[u].compute), 1e-9 * T);
     }
-    if (every_runs > 0) EXPECT_EQ(every_runs, every.stats.inner_steps);  // memo off: every inner body runs
+    if (every_runs > 0) {  // memo off: every inner body runs
+        EXPECT_EQ(every_runs, every.stats.inner_steps);
+    }
     return {fast, fast_runs};
 }
 
@@ -95,6 +97,17 @@ const auto add = [](auto a, auto b, auto c) {
     }, {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)),
                                                           b.at(ds(0, inner * 8), ds(0, 128)),
                                                           c.at(ds(0, inner * 8), ds(0, 128)));
+};
+
+// Each step of the kernel runs the pipeline over its own rows.
+const auto rows = [](auto a, auto b, auto c) {
+    const index_t i = program_id(0);
+    emit_pipeline([](auto x, auto y, auto z) {
+        ++runs;
+        store(z, load(x) + load(y));
+    }, {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
+                                                          b.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
+                                                          c.at(ds(i * inner * 8, inner * 8), ds(0, 128)));
 };
 
 TEST(InnerFold, AnInnerPipelineIsFoldedSkippedAndPredictsAsEveryStep) {
@@ -132,15 +145,6 @@ TEST(InnerFold, DeepWindowsAndReductionsAreFoldedAndPredictAsEveryStep) {
 TEST(InnerFold, InvocationsInEveryStepOfTheKernelAreFoldedAndKept) {
     // The kernel's 4 steps each run the pipeline over their own rows: the invocation memo keeps
     // the folded ops and hands them on again.
-    const auto rows = [](auto a, auto b, auto c) {
-        const index_t i = program_id(0);
-        emit_pipeline([](auto x, auto y, auto z) {
-            ++runs;
-            store(z, load(x) + load(y));
-        }, {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
-                                                              b.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
-                                                              c.at(ds(i * inner * 8, inner * 8), ds(0, 128)));
-    };
     const auto [r, body_runs] = expect_folds_like_every_step<Four>(rows);
     EXPECT_EQ(r.stats.inner_steps, 4 * inner);
     EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
@@ -150,15 +154,6 @@ TEST(InnerFold, InvocationsInEveryStepOfTheKernelAreFoldedAndKept) {
 TEST(InnerFold, AMegacoreCallHandsItsInnerStepsOnOneByOne) {
     // Two cores running together: no folding (the model's joint lane does not follow folds), so
     // every inner body runs, and the prediction is the one with the memo off.
-    const auto rows = [](auto a, auto b, auto c) {
-        const index_t i = program_id(0);
-        emit_pipeline([](auto x, auto y, auto z) {
-            ++runs;
-            store(z, load(x) + load(y));
-        }, {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
-                                                              b.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
-                                                              c.at(ds(i * inner * 8, inner * 8), ds(0, 128)));
-    };
     const report every = predict<FourMegacore>(rows, false);
     const report memo = predict<FourMegacore>(rows, true);
     expect_same_counts(memo, every);
