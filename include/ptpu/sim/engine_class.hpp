@@ -863,6 +863,7 @@ private:
     std::vector<std::uint8_t> jsame0_;       // core 0's boundary batch k repeats batch k - 1
     per_core<std::size_t> jk_{};             // the other cores' positions in their batch at the boundary
     per_core<fold> folds_;               // per core: the repeat op being made
+    per_core<std::uint8_t> fold_at_{};   // per core: 0 none, 1 recording its repetition, 2 making the others
     per_core<std::vector<op>> replays_;  // per core: ops pulled by a fast lane, to simulate
     per_core<std::size_t> replay_at_{};
 };

@@ -116,7 +116,7 @@ inline auto engine<Source>::run_core(int c) -> void {
     bool others_quiet = true;  // no other core's DMA into a semaphore is in flight
     bool folding = false;      // a core is within a repeat op (the joint lane does not follow folds)
     for (int k = 0; k < cores_; ++k) {
-        folding = folding || folds_[static_cast<std::size_t>(k)].active;
+        folding = folding || fold_at_[static_cast<std::size_t>(k)] != 0;
         if (k == c) continue;
         if (!sem_dmas_[static_cast<std::size_t>(k)].empty()) others_quiet = false;
         if (state_[k] != core_state::done) others_done = false;
@@ -155,8 +155,10 @@ inline auto engine<Source>::run_core(int c) -> void {
         }
         op o;
         bool pulled = false;
-        fold& f = folds_[static_cast<std::size_t>(c)];
-        const bool made = f.making;  // made from a repeat op: no lane records it (the repeat op stands for it)
+        // Within a repeat op: recording its first repetition (1), or making the others (2), which
+        // no lane records (the repeat op stands for them).
+        const std::uint8_t in_fold = fold_at_[static_cast<std::size_t>(c)];
+        const bool made = in_fold == 2;
         if (made) [[unlikely]] {
             if (!next_folded(c, o, steady && !opt_.per_step && !opt_.timeline)) return;
         } else if (replay_pos_ < replay_.size()) {
@@ -213,12 +215,13 @@ inline auto engine<Source>::run_core(int c) -> void {
                 }
             }
         }
-        if (o.kind == op_kind::repeat) [[unlikely]] {
-            begin_fold(c, o);
-            continue;
-        }
-        if (f.active && !made) [[unlikely]]
+        if ((o.kind == op_kind::repeat) | (in_fold == 1)) [[unlikely]] {
+            if (o.kind == op_kind::repeat) {
+                begin_fold(c, o);
+                continue;
+            }
             record_folded(c, o);
+        }
         ++res_.op_count;
         const std::uint64_t ord = ord_[c]++;  // the op's place in the core's stream
         step_times* row = nullptr;

@@ -389,6 +389,7 @@ inline auto engine<Source>::begin_fold(int c, const op& o) -> void {
     f.pos = 0;
     f.marks = 0;
     f.ops.clear();
+    fold_at_[static_cast<std::size_t>(c)] = 1;
 }
 
 template <class Source>
@@ -410,6 +411,7 @@ inline auto engine<Source>::record_folded(int c, const op& o) -> void {
                     "advance the ids by the DMAs one repetition starts");
     f.making = true;
     f.made = 1;
+    fold_at_[static_cast<std::size_t>(c)] = 2;
 }
 
 template <class Source>
@@ -431,6 +433,7 @@ inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
             f.left -= q * p;
             f.marks = 0;
             f.active = f.making = f.left > 0;
+            fold_at_[static_cast<std::size_t>(c)] = f.active ? 2 : 0;
             dirty_ = true;
             return false;
         }
@@ -441,6 +444,7 @@ inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
         f.pos = 0;
         ++f.made;
         f.active = f.making = --f.left > 0;
+        if (!f.active) fold_at_[static_cast<std::size_t>(c)] = 0;
     }
     return true;
 }
