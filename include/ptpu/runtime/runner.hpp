@@ -89,7 +89,7 @@ public:
         ops_ = detail::take_buffer<stream::op>();
         meta_ = detail::take_buffer<op_meta>();
         meta_.resize(ops_.size());
-        body_ids_ = detail::take_empty_buffer<std::uint32_t>();
+        body_ids_ = detail::take_empty_buffer<id_run>();
     }
     ~runner() {
         detail::put_buffer(ops_);
@@ -526,7 +526,30 @@ private:
     std::size_t first_ = 0;        // the batch's first op not yet handed out (take_partial)
     index_t body_ops_ = 0;         // ops the running body has recorded (none: it may repeat)
     index_t body_step_ = 0;        // the running body's grid step
-    std::vector<std::uint32_t> body_ids_;  // the running body's inner-pipeline DMAs: their ids
+    // The running body's inner-pipeline DMAs (by their number among the body's, `seq`): their
+    // ids, as runs of consecutive numbers with consecutive ids (an invocation's DMAs, or a
+    // folded repeat's, are one run: the memory stays that of the runs, not of the DMAs).
+    struct id_run {
+        std::uint32_t seq = 0, id = 0, n = 0;
+    };
+    std::vector<id_run> body_ids_;
+    void note_body_ids(std::uint32_t seq, std::uint32_t id, std::uint32_t n) {
+        if (!body_ids_.empty()) {
+            id_run& r = body_ids_.back();
+            if (r.seq + r.n == seq && r.id + r.n == id) {
+                r.n += n;
+                return;
+            }
+        }
+        body_ids_.push_back({seq, id, n});
+    }
+    [[nodiscard]] std::uint32_t body_id(std::uint32_t seq) const {
+        for (std::size_t k = body_ids_.size(); k-- > 0;) {  // (a wait's DMA is mostly recent)
+            const id_run& r = body_ids_[k];
+            if (seq - r.seq < r.n) return r.id + (seq - r.seq);
+        }
+        return 0;
+    }
     // The kept invocation the running body's ops so far are exactly (else null), and how many.
     const void* body_replay_ = nullptr;
     index_t body_replay_ops_ = 0;

@@ -266,12 +266,11 @@ inline auto runner::emit_inner_op(const stream::op& o, std::uint32_t seq, bool b
     std::uint32_t id = 0;  // its DMA gets an id of this runner's here
     if (o.kind == stream::op_kind::dma_start && o.sem == 0) {
         id = next_id_++;
-        if (body_ids_.size() <= seq) body_ids_.resize(std::size_t{seq} + 1, 0);
-        body_ids_[seq] = id;
+        note_body_ids(seq, id, 1);
         if (opt_.notes) labels_.push_back(o.label);
         cur_meta_.start = true;
     } else if (o.kind == stream::op_kind::dma_wait) {
-        id = seq < body_ids_.size() ? body_ids_[seq] : 0;
+        id = body_id(seq);
     }
     emit(o.kind, id, o.work, o.bytes, o.far, o.label, step);
     cur_meta_.start = false;
@@ -340,11 +339,7 @@ inline auto runner::end_folded() -> void {
     // The repetition's DMAs took this runner's ids in the inner runner's order: the ids of the
     // repetitions folded after it follow from them, as the inner runner's follow from its own.
     const folding& f = fold_;
-    if (f.any) {
-        const std::size_t last = std::size_t{f.first_seq} + std::size_t{f.ids} * (std::size_t{f.times} + 1);
-        if (body_ids_.size() < last) body_ids_.resize(last, 0);
-        for (std::uint32_t j = f.ids; j < f.ids * (f.times + 1); ++j) body_ids_[f.first_seq + j] = f.first_id + j;
-    }
+    if (f.any) note_body_ids(f.first_seq + f.ids, f.first_id + f.ids, f.ids * f.times);
     next_id_ += f.ids * f.times;
 }
 
