@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <string>
-#include <utility>
 #include <vector>
 
 using namespace ptpu;
@@ -58,9 +57,13 @@ void expect_same_counts(const report& a, const report& b) {
 }
 
 // Folded and skipped, folded and made op by op, every step: the same prediction. Returns the
-// folded, skipping one and the inner body runs it took.
+// folded, skipping one and the inner body runs it took, and those with the memo off.
+struct folded_run {
+    report r;
+    int runs = 0, every_runs = 0;
+};
 template <class K, class Body>
-std::pair<report, int> expect_folds_like_every_step(const Body& body) {
+folded_run expect_folds_like_every_step(const Body& body) {
     const report every = predict<K>(body, false, false);
     const int every_runs = runs;
     const report made = predict<K>(body, true, false);
@@ -84,10 +87,7 @@ std::pair<report, int> expect_folds_like_every_step(const Body& body) {
         EXPECT_LE(std::abs(fast.core[u].time - every.core[u].time), 1e-9 * T);
         EXPECT_LE(std::abs(fast.core[u].compute - every.core[u].compute), 1e-9 * T);
     }
-    if (every_runs > 0) {  // memo off: every inner body runs
-        EXPECT_EQ(every_runs, every.stats.inner_steps);
-    }
-    return {fast, fast_runs};
+    return {fast, fast_runs, every_runs};
 }
 
 const auto add = [](auto a, auto b, auto c) {
@@ -111,8 +111,9 @@ const auto rows = [](auto a, auto b, auto c) {
 };
 
 TEST(InnerFold, AnInnerPipelineIsFoldedSkippedAndPredictsAsEveryStep) {
-    const auto [r, body_runs] = expect_folds_like_every_step<Once>(add);
+    const auto [r, body_runs, every_runs] = expect_folds_like_every_step<Once>(add);
     EXPECT_EQ(r.stats.inner_steps, inner);
+    EXPECT_EQ(every_runs, inner);  // memo off: every inner body runs
     EXPECT_GT(r.steady_ops, r.ops * 9 / 10);  // the model skipped most inner steps
     EXPECT_LE(body_runs, 32);                 // the body memo's runs and checks (1, 2, 4, ...)
 }
@@ -124,7 +125,7 @@ TEST(InnerFold, DeepWindowsAndReductionsAreFoldedAndPredictAsEveryStep) {
                                                               b.at(ds(0, inner * 8), ds(0, 128)),
                                                               c.at(ds(0, inner * 8), ds(0, 128)));
     };
-    const auto [r1, runs1] = expect_folds_like_every_step<Once>(deep);
+    const report r1 = expect_folds_like_every_step<Once>(deep).r;
     EXPECT_GT(r1.steady_ops, r1.ops * 9 / 10);
     // The output's block changes every 4 steps (written then, accumulated in between): the
     // steps repeat with a period of 4, which the model finds among the folded repetitions.
@@ -137,7 +138,7 @@ TEST(InnerFold, DeepWindowsAndReductionsAreFoldedAndPredictAsEveryStep) {
             {inner / 4, 4}, in_specs<Row>, out_specs<Sum>)(a.at(ds(0, inner * 8), ds(0, 128)),
                                                             c.at(ds(0, inner * 2), ds(0, 128)));
     };
-    const auto [r2, runs2] = expect_folds_like_every_step<Once>(reduce);
+    const report r2 = expect_folds_like_every_step<Once>(reduce).r;
     EXPECT_EQ(r2.stats.inner_steps, inner);
     EXPECT_GT(r2.steady_ops, r2.ops / 2);
 }
@@ -145,10 +146,55 @@ TEST(InnerFold, DeepWindowsAndReductionsAreFoldedAndPredictAsEveryStep) {
 TEST(InnerFold, InvocationsInEveryStepOfTheKernelAreFoldedAndKept) {
     // The kernel's 4 steps each run the pipeline over their own rows: the invocation memo keeps
     // the folded ops and hands them on again.
-    const auto [r, body_runs] = expect_folds_like_every_step<Four>(rows);
+    const auto [r, body_runs, every_runs] = expect_folds_like_every_step<Four>(rows);
     EXPECT_EQ(r.stats.inner_steps, 4 * inner);
+    EXPECT_EQ(every_runs, 4 * inner);
     EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
     EXPECT_LE(body_runs, 64);
+}
+
+TEST(InnerFold, KernelStepsMadeFromTheLastOnesCarryTheirFoldedDmas) {
+    // 64 kernel steps, each running the same 256-step pipeline over its own rows: the kernel's
+    // runner makes most steps from the last one's ops (a kept invocation handed on again), whose
+    // DMA ids advance by the DMAs its repeat ops stand for too.
+    constexpr index_t short_inner = 256;
+    using X64 = Array<float, 64 * short_inner * 8, 128>;
+    using Many = pallas_call<Grid<64>, In<Arg<X64, AnyX>, Arg<X64, AnyX>>, Out<Arg<X64, AnyX>>, Chip<tpu::v5e>>;
+    const auto rows64 = [](auto a, auto b, auto c) {
+        const index_t i = program_id(0);
+        emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) + load(y)); }, {short_inner},
+                      in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(i * short_inner * 8, short_inner * 8), ds(0, 128)),
+                                                            b.at(ds(i * short_inner * 8, short_inner * 8), ds(0, 128)),
+                                                            c.at(ds(i * short_inner * 8, short_inner * 8), ds(0, 128)));
+    };
+    const report r = expect_folds_like_every_step<Many>(rows64).r;
+    EXPECT_EQ(r.stats.inner_steps, 64 * short_inner);
+    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
+}
+
+TEST(InnerFold, PipelinesTwoLevelsInAreFoldedAndPredictAsEveryStep) {
+    // A pipeline of 4 steps over whole arrays in HBM, whose body runs a pipeline of inner / 4
+    // steps over its step's rows: the innermost one is folded, and its repeat ops go through the
+    // middle pipeline's runner (whose body, running a pipeline, is not memoized).
+    using HbmFull = BlockSpec<Full, zero_map, hbm>;
+    const auto twice = [](auto a, auto b, auto c) {
+        emit_pipeline(
+            [](auto x, auto y, auto z) {
+                const index_t j = pipeline_index(0);
+                emit_pipeline([](auto u, auto v, auto w) {
+                    ++runs;
+                    store(w, load(u) + load(v));
+                }, {inner / 4}, in_specs<Tile, Tile>, out_specs<Tile>)(x.at(ds(j * inner * 2, inner * 2), ds(0, 128)),
+                                                                          y.at(ds(j * inner * 2, inner * 2), ds(0, 128)),
+                                                                          z.at(ds(j * inner * 2, inner * 2), ds(0, 128)));
+            },
+            {4}, in_specs<HbmFull, HbmFull>, out_specs<HbmFull>)(a, b, c);
+    };
+    const auto [r, body_runs, every_runs] = expect_folds_like_every_step<Once>(twice);
+    EXPECT_EQ(r.stats.inner_steps, 4 + inner);
+    EXPECT_EQ(every_runs, inner);
+    EXPECT_GT(r.steady_ops, r.ops * 3 / 4);
+    EXPECT_LE(body_runs, 4 * 16);
 }
 
 TEST(InnerFold, AMegacoreCallHandsItsInnerStepsOnOneByOne) {
