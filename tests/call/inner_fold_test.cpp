@@ -91,29 +91,33 @@ folded_run expect_folds_like_every_step(const Body& body) {
 }
 
 const auto add = [](auto a, auto b, auto c) {
-    emit_pipeline([](auto x, auto y, auto z) {
-        ++runs;
-        store(z, load(x) + load(y));
-    }, {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)),
-                                                          b.at(ds(0, inner * 8), ds(0, 128)),
-                                                          c.at(ds(0, inner * 8), ds(0, 128)));
+    emit_pipeline(
+        [](auto x, auto y, auto z) {
+            ++runs;
+            store(z, load(x) + load(y));
+        },
+        {inner}, in_specs<Tile, Tile>,
+        out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)), b.at(ds(0, inner * 8), ds(0, 128)),
+                         c.at(ds(0, inner * 8), ds(0, 128)));
 };
 
 // Each step of the kernel runs the pipeline over its own rows.
 const auto rows = [](auto a, auto b, auto c) {
     const index_t i = program_id(0);
-    emit_pipeline([](auto x, auto y, auto z) {
-        ++runs;
-        store(z, load(x) + load(y));
-    }, {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
-                                                          b.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
-                                                          c.at(ds(i * inner * 8, inner * 8), ds(0, 128)));
+    emit_pipeline(
+        [](auto x, auto y, auto z) {
+            ++runs;
+            store(z, load(x) + load(y));
+        },
+        {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
+                                                        b.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
+                                                        c.at(ds(i * inner * 8, inner * 8), ds(0, 128)));
 };
 
 TEST(InnerFold, AnInnerPipelineIsFoldedSkippedAndPredictsAsEveryStep) {
     const auto [r, body_runs, every_runs] = expect_folds_like_every_step<Once>(add);
     EXPECT_EQ(r.stats.inner_steps, inner);
-    EXPECT_EQ(every_runs, inner);  // memo off: every inner body runs
+    EXPECT_EQ(every_runs, inner);             // memo off: every inner body runs
     EXPECT_GT(r.steady_ops, r.ops * 9 / 10);  // the model skipped most inner steps
     EXPECT_LE(body_runs, 32);                 // the body memo's runs and checks (1, 2, 4, ...)
 }
@@ -121,9 +125,9 @@ TEST(InnerFold, AnInnerPipelineIsFoldedSkippedAndPredictsAsEveryStep) {
 TEST(InnerFold, DeepWindowsAndReductionsAreFoldedAndPredictAsEveryStep) {
     const auto deep = [](auto a, auto b, auto c) {
         emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) * load(y)); }, {inner},
-                      in_specs<Tile3, Tile3>, out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)),
-                                                              b.at(ds(0, inner * 8), ds(0, 128)),
-                                                              c.at(ds(0, inner * 8), ds(0, 128)));
+                      in_specs<Tile3, Tile3>,
+                      out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)), b.at(ds(0, inner * 8), ds(0, 128)),
+                                       c.at(ds(0, inner * 8), ds(0, 128)));
     };
     const report r1 = expect_folds_like_every_step<Once>(deep).r;
     EXPECT_GT(r1.steady_ops, r1.ops * 9 / 10);
@@ -132,11 +136,13 @@ TEST(InnerFold, DeepWindowsAndReductionsAreFoldedAndPredictAsEveryStep) {
     const auto reduce = [](auto a, auto, auto c) {
         emit_pipeline(
             [](auto x, auto z) {
-                if (pipeline_index(1) == 0) store(z, load(x));
-                else store(z, load(z) + load(x));
+                if (pipeline_index(1) == 0)
+                    store(z, load(x));
+                else
+                    store(z, load(z) + load(x));
             },
-            {inner / 4, 4}, in_specs<Row>, out_specs<Sum>)(a.at(ds(0, inner * 8), ds(0, 128)),
-                                                            c.at(ds(0, inner * 2), ds(0, 128)));
+            {inner / 4, 4}, in_specs<Row>,
+            out_specs<Sum>)(a.at(ds(0, inner * 8), ds(0, 128)), c.at(ds(0, inner * 2), ds(0, 128)));
     };
     const report r2 = expect_folds_like_every_step<Once>(reduce).r;
     EXPECT_EQ(r2.stats.inner_steps, inner);
@@ -159,13 +165,15 @@ TEST(InnerFold, KernelStepsMadeFromTheLastOnesCarryTheirFoldedDmas) {
     // DMA ids advance by the DMAs its repeat ops stand for too.
     constexpr index_t short_inner = 256;
     using X64 = Array<float, 64 * short_inner * 8, 128>;
-    using Many = pallas_call<Grid<64>, In<Arg<X64, AnyX>, Arg<X64, AnyX>>, Out<Arg<X64, AnyX>>, Chip<tpu::v5e>>;
+    using Many =
+        pallas_call<Grid<64>, In<Arg<X64, AnyX>, Arg<X64, AnyX>>, Out<Arg<X64, AnyX>>, Chip<tpu::v5e>>;
     const auto rows64 = [](auto a, auto b, auto c) {
         const index_t i = program_id(0);
         emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) + load(y)); }, {short_inner},
-                      in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(i * short_inner * 8, short_inner * 8), ds(0, 128)),
-                                                            b.at(ds(i * short_inner * 8, short_inner * 8), ds(0, 128)),
-                                                            c.at(ds(i * short_inner * 8, short_inner * 8), ds(0, 128)));
+                      in_specs<Tile, Tile>,
+                      out_specs<Tile>)(a.at(ds(i * short_inner * 8, short_inner * 8), ds(0, 128)),
+                                       b.at(ds(i * short_inner * 8, short_inner * 8), ds(0, 128)),
+                                       c.at(ds(i * short_inner * 8, short_inner * 8), ds(0, 128)));
     };
     const report r = expect_folds_like_every_step<Many>(rows64).r;
     EXPECT_EQ(r.stats.inner_steps, 64 * short_inner);
@@ -181,12 +189,15 @@ TEST(InnerFold, PipelinesTwoLevelsInAreFoldedAndPredictAsEveryStep) {
         emit_pipeline(
             [](auto x, auto y, auto z) {
                 const index_t j = pipeline_index(0);
-                emit_pipeline([](auto u, auto v, auto w) {
-                    ++runs;
-                    store(w, load(u) + load(v));
-                }, {inner / 4}, in_specs<Tile, Tile>, out_specs<Tile>)(x.at(ds(j * inner * 2, inner * 2), ds(0, 128)),
-                                                                          y.at(ds(j * inner * 2, inner * 2), ds(0, 128)),
-                                                                          z.at(ds(j * inner * 2, inner * 2), ds(0, 128)));
+                emit_pipeline(
+                    [](auto u, auto v, auto w) {
+                        ++runs;
+                        store(w, load(u) + load(v));
+                    },
+                    {inner / 4}, in_specs<Tile, Tile>,
+                    out_specs<Tile>)(x.at(ds(j * inner * 2, inner * 2), ds(0, 128)),
+                                     y.at(ds(j * inner * 2, inner * 2), ds(0, 128)),
+                                     z.at(ds(j * inner * 2, inner * 2), ds(0, 128)));
             },
             {4}, in_specs<HbmFull, HbmFull>, out_specs<HbmFull>)(a, b, c);
     };
@@ -221,13 +232,15 @@ TEST(InnerFold, PerStepRowsListEveryInnerStep) {
 TEST(InnerFold, AFoldedInnerBodyDependingOnHostStateIsK2) {
     int calls = 0;
     const auto body = [&calls](auto a, auto b, auto c) {
-        emit_pipeline([&calls](auto x, auto y, auto z) {
-            ++calls;
-            store(z, load(x) + load(y));
-            charge(work{.explicit_seconds = 1e-9 * (calls % 3)});
-        }, {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)),
-                                                              b.at(ds(0, inner * 8), ds(0, 128)),
-                                                              c.at(ds(0, inner * 8), ds(0, 128)));
+        emit_pipeline(
+            [&calls](auto x, auto y, auto z) {
+                ++calls;
+                store(z, load(x) + load(y));
+                charge(work{.explicit_seconds = 1e-9 * (calls % 3)});
+            },
+            {inner}, in_specs<Tile, Tile>,
+            out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)), b.at(ds(0, inner * 8), ds(0, 128)),
+                             c.at(ds(0, inner * 8), ds(0, 128)));
     };
     try {
         (void)predict<Once>(body, true);

@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "explicit_streams.hpp"
+
 namespace {
 
 using ptpu::sim::op;
@@ -23,14 +25,11 @@ using ptpu::sim::op_kind;
 using ptpu::sim::options;
 using ptpu::sim::result;
 namespace tpu = ptpu::tpu;
+using stream_test::vec_source;
+using stream_test::work_of;
+using stream_test::works;
 
 constexpr double us = 1e-6;
-
-ptpu::stream::work_table& works() {
-    static ptpu::stream::work_table t;
-    return t;
-}
-std::uint32_t work_of(double seconds) { return works().number(ptpu::work{.explicit_seconds = seconds}); }
 
 // An inner pipeline of `n` steps as a runner writes it, every op in the kernel's step `outer`:
 // `buffers` input windows (fetched `buffers - 1` steps ahead), one output written at the end of
@@ -52,7 +51,8 @@ struct inner_pipeline {
             to.push_back({.kind = op_kind::dma_start, .dma = id, .bytes = bytes, .step = outer});
             return id++;
         };
-        for (int s = 0; s < buffers - 1 && s < n; ++s) fetch[static_cast<std::size_t>(s)] = start(v[0], in_bytes);
+        for (int s = 0; s < buffers - 1 && s < n; ++s)
+            fetch[static_cast<std::size_t>(s)] = start(v[0], in_bytes);
         std::uint32_t write = 0;
         bool pending = false;
         const std::uint32_t w = work_of(compute);
@@ -61,7 +61,8 @@ struct inner_pipeline {
             o.push_back({.kind = op_kind::overhead, .step = outer});
             const int ahead = s + buffers - 1;
             if (ahead < n) fetch[static_cast<std::size_t>(ahead)] = start(o, in_bytes);
-            o.push_back({.kind = op_kind::dma_wait, .dma = fetch[static_cast<std::size_t>(s)], .step = outer});
+            o.push_back(
+                {.kind = op_kind::dma_wait, .dma = fetch[static_cast<std::size_t>(s)], .step = outer});
             o.push_back({.kind = op_kind::compute, .work = w, .step = outer});
             if (s % k == 0 && pending) {
                 o.push_back({.kind = op_kind::dma_wait, .dma = write, .step = outer});
@@ -89,12 +90,18 @@ std::uint32_t starts_in(const std::vector<op>& v) {
 std::vector<op> folded(const std::vector<std::vector<op>>& steps, int from, int len, int tail) {
     const int times = std::max(0, (static_cast<int>(steps.size()) - tail - from) / len - 1);
     std::vector<op> v, rep;
-    for (int s = 0; s < from; ++s) v.insert(v.end(), steps[static_cast<std::size_t>(s)].begin(), steps[static_cast<std::size_t>(s)].end());
+    for (int s = 0; s < from; ++s)
+        v.insert(v.end(), steps[static_cast<std::size_t>(s)].begin(),
+                 steps[static_cast<std::size_t>(s)].end());
     for (int s = from; s < from + len; ++s)
-        rep.insert(rep.end(), steps[static_cast<std::size_t>(s)].begin(), steps[static_cast<std::size_t>(s)].end());
+        rep.insert(rep.end(), steps[static_cast<std::size_t>(s)].begin(),
+                   steps[static_cast<std::size_t>(s)].end());
     const std::uint32_t ids = starts_in(rep);
     if (times > 0)
-        v.push_back({.kind = op_kind::repeat, .dma = ids, .bytes = times, .sem = static_cast<std::uint32_t>(rep.size()),
+        v.push_back({.kind = op_kind::repeat,
+                     .dma = ids,
+                     .bytes = times,
+                     .sem = static_cast<std::uint32_t>(rep.size()),
                      .step = rep.front().step});
     v.insert(v.end(), rep.begin(), rep.end());
     int s = from + len;
@@ -109,23 +116,13 @@ std::vector<op> folded(const std::vector<std::vector<op>>& steps, int from, int 
             }
     }
     for (; s < static_cast<int>(steps.size()); ++s)
-        v.insert(v.end(), steps[static_cast<std::size_t>(s)].begin(), steps[static_cast<std::size_t>(s)].end());
+        v.insert(v.end(), steps[static_cast<std::size_t>(s)].begin(),
+                 steps[static_cast<std::size_t>(s)].end());
     return v;
 }
 std::vector<op> whole(const std::vector<std::vector<op>>& steps) {
     return folded(steps, 0, 1, static_cast<int>(steps.size()));
 }
-
-struct vec_source {
-    std::vector<op> ops[2];
-    std::size_t pos[2] = {};
-    bool next(int core, op& out) {
-        const auto c = static_cast<std::size_t>(core);
-        if (pos[c] == ops[c].size()) return false;
-        out = ops[c][pos[c]++];
-        return true;
-    }
-};
 
 result simulate(std::vector<op> core0, bool steady, std::vector<op> core1 = {}, int cores = 1,
                 const ptpu::chip& c = tpu::v5e) {
@@ -169,7 +166,8 @@ void expect_near(const result& a, const result& b) {
         near(a.busy_issue[k], b.busy_issue[k]);
         near(a.wait_dma[k], b.wait_dma[k]);
     }
-    for (std::size_t w = 0; w < a.wait_by_operand.size(); ++w) near(a.wait_by_operand[w], b.wait_by_operand[w]);
+    for (std::size_t w = 0; w < a.wait_by_operand.size(); ++w)
+        near(a.wait_by_operand[w], b.wait_by_operand[w]);
 }
 
 // The pipeline's steps [from, n - tail) folded into repetitions of `len` steps: timed as the

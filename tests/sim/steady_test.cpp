@@ -17,6 +17,8 @@
 #include <functional>
 #include <vector>
 
+#include "explicit_streams.hpp"
+
 namespace {
 
 using ptpu::sim::op;
@@ -24,18 +26,12 @@ using ptpu::sim::op_kind;
 using ptpu::sim::options;
 using ptpu::sim::result;
 namespace tpu = ptpu::tpu;
+using stream_test::vec_source;
+using stream_test::work_of;
+using stream_test::works;
 
 constexpr double us = 1e-6;
 
-// The works the streams' compute ops name: explicit seconds, which the model turns back into
-// exactly those seconds (options::works).
-ptpu::stream::work_table& works() {
-    static ptpu::stream::work_table t;
-    return t;
-}
-std::uint32_t work_of(double seconds) {
-    return works().number(ptpu::work{.explicit_seconds = seconds});
-}
 // Chip `c` with a step overhead of `o` (an overhead op's time is the chip's).
 ptpu::chip with_overhead(const ptpu::chip& c, double o) {
     ptpu::chip k = c;
@@ -128,17 +124,6 @@ struct pipeline {
         }
         if (write_pending) wait_write(steps - 1);
         return v;
-    }
-};
-
-struct vec_source {
-    std::vector<op> ops[2];
-    std::size_t pos[2] = {};
-    bool next(int core, op& out) {
-        const auto c = static_cast<std::size_t>(core);
-        if (pos[c] == ops[c].size()) return false;
-        out = ops[c][pos[c]++];
-        return true;
     }
 };
 

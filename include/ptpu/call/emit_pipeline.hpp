@@ -209,7 +209,8 @@ bool scan_inner_operand(const pipeline_desc& c, const void* ctx, operand_scan& s
             }
         });
     } else {  // a malformed map: the planner stops before pass 1
-        return scan_steps(c, scan, [ctx](const index_t* g) { return inner_map<Spec, G, Ctx, Op, NIn>(g, ctx); });
+        return scan_steps(c, scan,
+                          [ctx](const index_t* g) { return inner_map<Spec, G, Ctx, Op, NIn>(g, ctx); });
     }
 }
 
@@ -727,9 +728,11 @@ private:
     }(std::make_index_sequence<n_refs>{});
     static constexpr std::array<scan_fn, n_refs> scans = []<std::size_t... K>(std::index_sequence<K...>) {
         constexpr int n_in = static_cast<int>(sizeof...(I));
-        return std::array<scan_fn, n_refs>{&detail::scan_inner_operand<std::tuple_element_t<K, std::tuple<I..., O...>>,
-                                                                       G, ctx_t, static_cast<int>(K), n_in>...};
-    }(std::make_index_sequence<n_refs>{});
+        return std::array<scan_fn, n_refs>{
+            &detail::scan_inner_operand<std::tuple_element_t<K, std::tuple<I..., O...>>, G, ctx_t,
+                                        static_cast<int>(K), n_in>...};
+    }
+    (std::make_index_sequence<n_refs>{});
 
     // The pipeline as the planner sees it for this core: false when the core's part of a split
     // grid is empty (S21: nothing runs).

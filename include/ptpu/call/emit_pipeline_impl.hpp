@@ -254,7 +254,8 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
     const auto& mctx = *static_cast<const inner_map_ctx*>(ctx);
     const std::uint32_t ordinal = outer.pipelines_run++;
     invocation_memo* memo = memo_for(outer, p, mctx, trace, stateless);
-    if (memo == nullptr || memo->off) return run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, nullptr, scans);
+    if (memo == nullptr || memo->off)
+        return run_invocation(outer, p, maps, ctx, hbm, body, trace, alloc, nullptr, scans);
     kept_invocation* const kept = find_kept(*memo, outer, p, maps, mctx, alloc, body, ordinal, stateless);
     const bool full = memo->kept.size() >= invocation_memo::max_kept;
     memo->misses = kept != nullptr ? 0 : memo->misses + (full ? 1 : 0);
@@ -311,14 +312,15 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
 // skips them (docs/model.md §11).
 class step_folder {
 public:
-    static constexpr int max_period = 8;  // steps
+    static constexpr int max_period = 8;   // steps
     static constexpr int max_window = 12;  // periods
 
     // `window`: the periods that must repeat before a mark, at least the least common multiple
     // of the window rings' buffer counts: the DMAs then in flight in every slot, which the runner
     // carries over the periods it skips, were started by periods that repeat (runner::skip).
     // Folds nothing with a larger one.
-    explicit step_folder(index_t window) : window_(static_cast<int>(std::min<index_t>(window, max_window + 1))) {}
+    explicit step_folder(index_t window)
+        : window_(static_cast<int>(std::min<index_t>(window, max_window + 1))) {}
 
     template <class Pass>
     void step(runner& r, std::span<const stream::op> ops, std::uint32_t starts, Pass& pass) {
@@ -356,7 +358,8 @@ private:
     [[nodiscard]] std::size_t begin_of(std::size_t k) const { return k == 0 ? 0 : ends_[k - 1]; }
     [[nodiscard]] std::uint32_t starts_of(int p) const {
         std::uint32_t n = 0;
-        for (std::size_t k = ends_.size() - static_cast<std::size_t>(p); k < ends_.size(); ++k) n += starts_[k];
+        for (std::size_t k = ends_.size() - static_cast<std::size_t>(p); k < ends_.size(); ++k)
+            n += starts_[k];
         return n;
     }
     // The `back`-th last p steps held are the p before them, DMA ids advanced by those steps'
@@ -366,7 +369,8 @@ private:
         const std::size_t q = static_cast<std::size_t>(p), n = ends_.size();
         const std::size_t skip = static_cast<std::size_t>(back) * q;
         if (n < 2 * q + skip) return false;
-        const std::size_t end = begin_of(n - skip), a = begin_of(n - skip - 2 * q), b = begin_of(n - skip - q);
+        const std::size_t end = begin_of(n - skip), a = begin_of(n - skip - 2 * q),
+                          b = begin_of(n - skip - q);
         if (end - b != b - a) return false;
         std::uint32_t d = 0;
         for (std::size_t k = n - skip - 2 * q; k < n - skip - q; ++k) d += starts_[k];
@@ -411,10 +415,10 @@ private:
     }
 
     int window_ = 2;
-    std::vector<stream::op> held_;      // the ops of the steps held back, in order
-    std::vector<std::size_t> ends_;     // where each held step's ops end in held_
+    std::vector<stream::op> held_;       // the ops of the steps held back, in order
+    std::vector<std::size_t> ends_;      // where each held step's ops end in held_
     std::vector<std::uint32_t> starts_;  // and the DMAs each started
-    int want_ = 0;   // a period seen: the runner was marked `since_` steps ago
+    int want_ = 0;                       // a period seen: the runner was marked `since_` steps ago
     int since_ = 0;
 };
 

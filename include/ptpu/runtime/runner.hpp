@@ -462,9 +462,9 @@ private:
     // repetition after it; once that has been, the DMAs of the repetitions it stands for are
     // numbered as the repetition's (end_folded).
     struct folding {
-        std::uint32_t left = 0;   // ops of the repetition still to come
-        std::uint32_t times = 0;  // repetitions folded after it
-        std::uint32_t ids = 0;    // DMA ids per repetition
+        std::uint32_t left = 0;                     // ops of the repetition still to come
+        std::uint32_t times = 0;                    // repetitions folded after it
+        std::uint32_t ids = 0;                      // DMA ids per repetition
         std::uint32_t first_id = 0, first_seq = 0;  // its first DMA: this runner's id, the body's number
         bool any = false;
     };

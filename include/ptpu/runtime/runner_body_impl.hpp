@@ -136,7 +136,8 @@ inline auto runner::memo_learn(const detail::body_reads& r, const work& w) -> bo
             else x.q = r.q[static_cast<std::size_t>(i)];
             // The runner's grid axes the body asks: a nested pipeline's body asks its own step
             // with pipeline_index (its program ids are the kernel's, fixed while it runs).
-            const detail::query_kind own = opt_.nested ? detail::query_kind::pipeline_index : detail::query_kind::program_id;
+            const detail::query_kind own =
+                opt_.nested ? detail::query_kind::pipeline_index : detail::query_kind::program_id;
             if (!x.leaf && x.q.kind == own) memo_axes_ |= 1u << x.q.a;
         }
         if (x.leaf) {
@@ -299,7 +300,8 @@ inline auto runner::emit_inner_op(const stream::op& o, std::uint32_t seq, bool b
     }
     out.waits_on = out.sub != 0 ? on : stream::wait_target{};
     if (fold_.left > 0) [[unlikely]] {  // an op of a folded repetition
-        if (!fold_.any && o.kind == stream::op_kind::dma_start && o.sem == 0) fold_.first_seq = seq, fold_.any = true;
+        if (!fold_.any && o.kind == stream::op_kind::dma_start && o.sem == 0)
+            fold_.first_seq = seq, fold_.any = true;
         if (--fold_.left == 0) end_folded();
     }
 }

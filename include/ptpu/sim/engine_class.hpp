@@ -509,8 +509,8 @@ private:
     // Moves core c, its DMAs and the channels on by m periods that each took dt, started
     // `starts` DMAs, made `steps` step values, added `per` to the totals and, when `done`,
     // completed a DMA (both lanes' and the folds' skips; the core runs alone).
-    void skip_time(int c, std::int64_t m, double dt, std::uint32_t starts, std::uint32_t steps, const tally& per,
-                   bool done);
+    void skip_time(int c, std::int64_t m, double dt, std::uint32_t starts, std::uint32_t steps,
+                   const tally& per, bool done);
 
     // Records core c's state in b: clock, DMAs in flight, semaphores and totals (what
     // same_state compares, and what a skip adds up).
@@ -527,16 +527,16 @@ private:
     // to the core's starts, from the same state), so every whole period of p left is skipped at
     // once (skip_time) and the rest simulated.
     struct fold {
-        bool active = false;  // a repeat op's repetitions are not all made yet
-        bool making = false;  // the first is recorded: the others are made from it
-        std::uint32_t len = 0;   // ops per repetition
-        std::uint32_t ids = 0;   // DMA ids per repetition
-        std::uint32_t step = 0;  // the repeat op's step value, every op's
-        std::int64_t left = 0;   // repetitions still to make, the current one included
-        std::uint32_t made = 0;  // the current repetition's number (its ids: + made * ids)
-        std::uint32_t pos = 0;   // its next op
-        std::int64_t marks = 0;  // states recorded since the fold began or last skipped
-        std::vector<op> ops;     // the first repetition
+        bool active = false;         // a repeat op's repetitions are not all made yet
+        bool making = false;         // the first is recorded: the others are made from it
+        std::uint32_t len = 0;       // ops per repetition
+        std::uint32_t ids = 0;       // DMA ids per repetition
+        std::uint32_t step = 0;      // the repeat op's step value, every op's
+        std::int64_t left = 0;       // repetitions still to make, the current one included
+        std::uint32_t made = 0;      // the current repetition's number (its ids: + made * ids)
+        std::uint32_t pos = 0;       // its next op
+        std::int64_t marks = 0;      // states recorded since the fold began or last skipped
+        std::vector<op> ops;         // the first repetition
         std::vector<boundary> seen;  // the last fold_ring states, at repetition starts
     };
     static constexpr std::int64_t fold_period = 16, fold_ring = fold_period + 1;
@@ -560,14 +560,15 @@ private:
     // The rows of the period from a (at time ta) to b (at tb) repeat, for the cores in [c0, c1],
     // whose steps advance by dstep per period: in both books (a step's inner rows are
     // replicated with it).
-    [[gnu::noinline]] bool rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0, int c1,
-                                       const per_core<std::uint32_t>& dstep) const;
+    [[gnu::noinline]] bool rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0,
+                                       int c1, const per_core<std::uint32_t>& dstep) const;
 
     // Mark x, recorded within the period from a to b, n periods later (the history rebuilt after
     // a skip): rows made in the period moved by n periods' rows; the current row at a, which
     // the period went on adding to, is then b's current row n - 1 periods later.
-    [[gnu::noinline]] row_mark shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb, std::int64_t n,
-                                            double dt, const per_core<std::uint32_t>& dstep) const;
+    [[gnu::noinline]] row_mark shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb,
+                                            std::int64_t n, double dt,
+                                            const per_core<std::uint32_t>& dstep) const;
 
     // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep),
     // in both books.
@@ -862,7 +863,7 @@ private:
     per_core<std::vector<joint_batch>> jb_;  // the other cores' batches of a period
     std::vector<std::uint8_t> jsame0_;       // core 0's boundary batch k repeats batch k - 1
     per_core<std::size_t> jk_{};             // the other cores' positions in their batch at the boundary
-    per_core<fold> folds_;               // per core: the repeat op being made
+    per_core<fold> folds_;                   // per core: the repeat op being made
     per_core<std::uint8_t> fold_at_{};   // per core: 0 none, 1 recording its repetition, 2 making the others
     per_core<std::vector<op>> replays_;  // per core: ops pulled by a fast lane, to simulate
     per_core<std::size_t> replay_at_{};

@@ -446,8 +446,8 @@ inline auto engine<Source>::end_stream(int c) -> void {
     const fold& f = folds_[static_cast<std::size_t>(c)];
     if (f.active)
         throw error("SIM2", "simulate, step " + std::to_string(f.step),
-                    "the stream ended within the ops of a repeat op (" + std::to_string(f.ops.size()) + " of " +
-                        std::to_string(f.len) + ")",
+                    "the stream ended within the ops of a repeat op (" + std::to_string(f.ops.size()) +
+                        " of " + std::to_string(f.len) + ")",
                     "end a stream after the ops its last repeat op repeats");
     state_[c] = core_state::done;
     for (const int s : live_[c].slots()) {

@@ -324,8 +324,8 @@ inline auto engine<Source>::apply(int c, std::int64_t m) -> void {
 }
 
 template <class Source>
-inline auto engine<Source>::skip_time(int c, std::int64_t m, double dt, std::uint32_t starts, std::uint32_t steps,
-                                      const tally& per, bool done) -> void {
+inline auto engine<Source>::skip_time(int c, std::int64_t m, double dt, std::uint32_t starts,
+                                      std::uint32_t steps, const tally& per, bool done) -> void {
     const double d = static_cast<double>(m) * dt;
     const auto k = static_cast<std::uint32_t>(m * starts);
     add_periods(per, m);
@@ -376,8 +376,8 @@ inline auto engine<Source>::begin_fold(int c, const op& o) -> void {
     if (f.active || o.sem == 0 || o.bytes < 1)
         throw error("SIM2", "simulate, step " + std::to_string(o.step),
                     f.active ? "a repeat op within the repetition of another"
-                             : "a repeat op of " + std::to_string(o.sem) + " ops made " + std::to_string(o.bytes) +
-                                   " more times",
+                             : "a repeat op of " + std::to_string(o.sem) + " ops made " +
+                                   std::to_string(o.bytes) + " more times",
                     "repeat one or more ops, one or more more times, and not within another repeat");
     f.active = true;
     f.making = false;
@@ -396,10 +396,11 @@ template <class Source>
 inline auto engine<Source>::record_folded(int c, const op& o) -> void {
     fold& f = folds_[static_cast<std::size_t>(c)];
     if (o.kind == op_kind::repeat || o.step != f.step)
-        throw error("SIM2", "simulate, step " + std::to_string(f.step),
-                    "the ops a repeat op repeats include " +
-                        std::string(o.kind == op_kind::repeat ? "another repeat op" : "an op of another step"),
-                    "repeat ops of the repeat op's step only");
+        throw error(
+            "SIM2", "simulate, step " + std::to_string(f.step),
+            "the ops a repeat op repeats include " +
+                std::string(o.kind == op_kind::repeat ? "another repeat op" : "an op of another step"),
+            "repeat ops of the repeat op's step only");
     f.ops.push_back(o);
     if (f.ops.size() < f.len) return;
     std::uint32_t starts = 0;
@@ -428,7 +429,8 @@ inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
             // The p repetitions from here repeat the p before, as often as whole ones are left.
             const std::int64_t q = f.left / p;
             if (q == 0) break;
-            skip_time(c, q, b.t - a.t, b.starts - a.starts, 0, b.sum.since(a.sum), b.last_done != a.last_done);
+            skip_time(c, q, b.t - a.t, b.starts - a.starts, 0, b.sum.since(a.sum),
+                      b.last_done != a.last_done);
             f.made += static_cast<std::uint32_t>(q * p);
             f.left -= q * p;
             f.marks = 0;
@@ -439,7 +441,8 @@ inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
         }
     }
     o = f.ops[f.pos];
-    if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += f.made * f.ids;  // (mod 2^32, as ids)
+    if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait)
+        o.dma += f.made * f.ids;  // (mod 2^32, as ids)
     if (++f.pos == f.len) {
         f.pos = 0;
         ++f.made;
@@ -451,64 +454,64 @@ inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
 
 template <class Source>
 auto engine<Source>::rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0, int c1,
-                                        const per_core<std::uint32_t>& dstep) const -> bool {
-        if (!opt_.per_step) return true;
-        const double tol = 1e-12 * std::max(std::abs(ta), std::abs(tb));
-        const auto near = [tol](double x, double y) { return std::abs(x - y) <= tol; };
-        for (std::size_t bk = 0; bk < 2; ++bk) {
-            const book_mark& a = ma.book[bk];
-            const book_mark& b = mb.book[bk];
-            const std::vector<step_times>& v = book_rows(static_cast<int>(bk));
-            if (a.recurred != b.recurred) return false;
-            for (int ci = c0; ci <= c1; ++ci) {
-                const auto c = static_cast<std::size_t>(ci);
-                if (!row_rising_[bk][c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
-                std::uint32_t lo = 0, hi = 0;
-                bool any = false;
-                for (std::size_t r = a.rows; r < b.rows; ++r) {
-                    const step_times& x = v[r];
-                    if (x.core != ci) continue;
-                    if (!any) lo = x.step;
-                    hi = x.step;
-                    any = true;
-                }
-                if (any && dstep[c] <= hi - lo) return false;  // a replicated row would meet an older one
-                if (a.open[c] < 0) continue;
-                const step_times& x = a.open_row[c];
-                const step_times& y = b.open_row[c];
-                if (y.step != x.step + dstep[c] || x.sub != y.sub || x.waited_on != y.waited_on ||
-                    !near(x.begin - ta, y.begin - tb) || !near(x.end - ta, y.end - tb) ||
-                    !near(x.overhead, y.overhead) || !near(x.issue, y.issue) || !near(x.compute, y.compute) ||
-                    !near(x.wait, y.wait) || !near(x.sem_wait, y.sem_wait))
-                    return false;
+                                 const per_core<std::uint32_t>& dstep) const -> bool {
+    if (!opt_.per_step) return true;
+    const double tol = 1e-12 * std::max(std::abs(ta), std::abs(tb));
+    const auto near = [tol](double x, double y) { return std::abs(x - y) <= tol; };
+    for (std::size_t bk = 0; bk < 2; ++bk) {
+        const book_mark& a = ma.book[bk];
+        const book_mark& b = mb.book[bk];
+        const std::vector<step_times>& v = book_rows(static_cast<int>(bk));
+        if (a.recurred != b.recurred) return false;
+        for (int ci = c0; ci <= c1; ++ci) {
+            const auto c = static_cast<std::size_t>(ci);
+            if (!row_rising_[bk][c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
+            std::uint32_t lo = 0, hi = 0;
+            bool any = false;
+            for (std::size_t r = a.rows; r < b.rows; ++r) {
+                const step_times& x = v[r];
+                if (x.core != ci) continue;
+                if (!any) lo = x.step;
+                hi = x.step;
+                any = true;
             }
+            if (any && dstep[c] <= hi - lo) return false;  // a replicated row would meet an older one
+            if (a.open[c] < 0) continue;
+            const step_times& x = a.open_row[c];
+            const step_times& y = b.open_row[c];
+            if (y.step != x.step + dstep[c] || x.sub != y.sub || x.waited_on != y.waited_on ||
+                !near(x.begin - ta, y.begin - tb) || !near(x.end - ta, y.end - tb) ||
+                !near(x.overhead, y.overhead) || !near(x.issue, y.issue) || !near(x.compute, y.compute) ||
+                !near(x.wait, y.wait) || !near(x.sem_wait, y.sem_wait))
+                return false;
         }
-        return true;
     }
+    return true;
+}
 
 template <class Source>
 auto engine<Source>::shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb, std::int64_t n,
-                                         double dt, const per_core<std::uint32_t>& dstep) const -> row_mark {
-        if (!opt_.per_step) return m;
-        for (std::size_t bk = 0; bk < 2; ++bk) {
-            book_mark& x = m.book[bk];
-            const book_mark& a = ma.book[bk];
-            const book_mark& b = mb.book[bk];
-            const auto made = static_cast<std::int64_t>(b.rows - a.rows);
-            const auto first = static_cast<std::int64_t>(a.rows);
-            x.rows += static_cast<std::size_t>(n * made);
-            for (std::size_t c = 0; c < max_cores; ++c) {
-                if (x.open[c] < 0) continue;
-                if (x.open[c] >= first)
-                    x.open[c] += static_cast<int>(n * made);
-                else if (b.open[c] >= first)
-                    x.open[c] = b.open[c] + static_cast<int>((n - 1) * made);
-                x.open_row[c].step += static_cast<std::uint32_t>(n) * dstep[c];
-                x.open_row[c].begin += static_cast<double>(n) * dt;
-                x.open_row[c].end += static_cast<double>(n) * dt;
-            }
+                                  double dt, const per_core<std::uint32_t>& dstep) const -> row_mark {
+    if (!opt_.per_step) return m;
+    for (std::size_t bk = 0; bk < 2; ++bk) {
+        book_mark& x = m.book[bk];
+        const book_mark& a = ma.book[bk];
+        const book_mark& b = mb.book[bk];
+        const auto made = static_cast<std::int64_t>(b.rows - a.rows);
+        const auto first = static_cast<std::int64_t>(a.rows);
+        x.rows += static_cast<std::size_t>(n * made);
+        for (std::size_t c = 0; c < max_cores; ++c) {
+            if (x.open[c] < 0) continue;
+            if (x.open[c] >= first)
+                x.open[c] += static_cast<int>(n * made);
+            else if (b.open[c] >= first)
+                x.open[c] = b.open[c] + static_cast<int>((n - 1) * made);
+            x.open_row[c].step += static_cast<std::uint32_t>(n) * dstep[c];
+            x.open_row[c].begin += static_cast<double>(n) * dt;
+            x.open_row[c].end += static_cast<double>(n) * dt;
         }
-        return m;
     }
+    return m;
+}
 
 }  // namespace ptpu::sim::detail
