@@ -180,6 +180,37 @@ TEST(InnerFold, KernelStepsMadeFromTheLastOnesCarryTheirFoldedDmas) {
     EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
 }
 
+TEST(InnerFold, AllocationsAndPipelinesConfiguredByValuesAreFoldedToo) {
+    // emit_pipeline_with_allocations: the windows laid out in the kernel's scratch.
+    using Sched = emit_pipeline_schedule<Grid<inner>, In<Arg<X, Tile>, Arg<X, Tile>>, Out<Arg<X, Tile>>>;
+    using WithScratch = pallas_call<Grid<>, In<Arg<X, AnyX>, Arg<X, AnyX>>, Out<Arg<X, AnyX>>,
+                                    Scratch<vmem, std::uint8_t, Sched::allocation_bytes()>, Chip<tpu::v5e>>;
+    const auto first = [](auto r) { return r.at(ds(0, inner * 8), ds(0, 128)); };
+    const auto with_allocs = [first](auto a, auto b, auto c, auto buf) {
+        auto [pipe, make_allocations] = emit_pipeline_with_allocations(
+            [](auto x, auto y, auto z) { store(z, load(x) + load(y)); }, {inner}, in_specs<Tile, Tile>, out_specs<Tile>);
+        auto allocs = make_allocations(buf, first(a), first(b), first(c));
+        pipe(first(a), first(b), first(c), allocs);
+    };
+    const report r1 = expect_folds_like_every_step<WithScratch>(with_allocs).r;
+    EXPECT_GT(r1.steady_ops, r1.ops * 9 / 10);
+    // dynamic_pipeline: the same pipeline configured by values (its maps called through the
+    // planner's function pointers).
+    using Values = dynamic_pipeline<In<Operand<float, 2>, Operand<float, 2>>, Out<Operand<float, 2>>>;
+    Values cfg;
+    cfg.grid = {inner};
+    constexpr auto row_map = [](index_t j) { return idx(j, 0); };
+    cfg.in[0] = {.block = {8, 128}, .index_map = row_map};
+    cfg.in[1] = {.block = {8, 128}, .index_map = row_map};
+    cfg.out[0] = {.block = {8, 128}, .index_map = row_map};
+    const auto by_values = [&cfg, first](auto a, auto b, auto c) {
+        emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) + load(y)); }, cfg)(first(a), first(b), first(c));
+    };
+    const report r2 = expect_folds_like_every_step<Once>(by_values).r;
+    EXPECT_GT(r2.steady_ops, r2.ops * 9 / 10);
+    EXPECT_LE(std::abs(r2.device_time - r1.device_time), 1e-9 * r1.device_time);
+}
+
 TEST(InnerFold, PipelinesTwoLevelsInAreFoldedAndPredictAsEveryStep) {
     // A pipeline of 4 steps over whole arrays in HBM, whose body runs a pipeline of inner / 4
     // steps over its step's rows: the innermost one is folded, and its repeat ops go through the
