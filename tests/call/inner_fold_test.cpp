@@ -21,6 +21,9 @@ using X = Array<float, 4 * inner * 8, 128>;
 using AnyX = BlockSpec<Full, zero_map, any>;
 using Tile = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }>;
 using Tile3 = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<3>>;
+using Tile4 = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<4>>;
+using Tile5 = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<5>>;
+using Tile7 = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }, Buffered<7>>;
 // (2-D inner grid: rows i of the input, summed over j into output row block i / 4.)
 using Row = BlockSpec<Block<8, 128>, [](index_t i, index_t j) { return idx(i * 4 + j, 0); }>;
 using Sum = BlockSpec<Block<8, 128>, [](index_t i, index_t) { return idx(i, 0); }>;
@@ -131,6 +134,24 @@ TEST(InnerFold, DeepWindowsAndReductionsAreFoldedAndPredictAsEveryStep) {
     };
     const report r1 = expect_folds_like_every_step<Once>(deep).r;
     EXPECT_GT(r1.steady_ops, r1.ops * 9 / 10);
+    // Rings of 3 and 4 buffers turn together every 12 steps: folded once 12 steps repeat. Of 5
+    // and 7, every 70: more than the folder holds, so the steps are handed on one by one.
+    const auto mixed = [](auto a, auto b, auto c) {
+        emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) - load(y)); }, {inner},
+                      in_specs<Tile3, Tile4>,
+                      out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)), b.at(ds(0, inner * 8), ds(0, 128)),
+                                       c.at(ds(0, inner * 8), ds(0, 128)));
+    };
+    const report r3 = expect_folds_like_every_step<Once>(mixed).r;
+    EXPECT_GT(r3.steady_ops, r3.ops * 9 / 10);
+    const auto wide = [](auto a, auto b, auto c) {
+        emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) - load(y)); }, {inner},
+                      in_specs<Tile5, Tile7>,
+                      out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)), b.at(ds(0, inner * 8), ds(0, 128)),
+                                       c.at(ds(0, inner * 8), ds(0, 128)));
+    };
+    const report r4 = expect_folds_like_every_step<Once>(wide).r;
+    EXPECT_EQ(r4.steady_ops, 0);
     // The output's block changes every 4 steps (written then, accumulated in between): the
     // steps repeat with a period of 4, which the model finds among the folded repetitions.
     const auto reduce = [](auto a, auto, auto c) {

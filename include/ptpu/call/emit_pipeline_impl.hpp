@@ -315,12 +315,11 @@ public:
     static constexpr int max_period = 8;   // steps
     static constexpr int max_window = 12;  // periods
 
-    // `window`: the periods that must repeat before a mark, at least the least common multiple
-    // of the window rings' buffer counts: the DMAs then in flight in every slot, which the runner
-    // carries over the periods it skips, were started by periods that repeat (runner::skip).
-    // Folds nothing with a larger one.
-    explicit step_folder(index_t window)
-        : window_(static_cast<int>(std::min<index_t>(window, max_window + 1))) {}
+    // `window` (at most max_window): the periods that must repeat before a mark, at least the
+    // least common multiple of the window rings' buffer counts: the DMAs then in flight in every
+    // slot, which the runner carries over the periods it skips, were started by periods that
+    // repeat (runner::skip).
+    explicit step_folder(index_t window) : window_(static_cast<int>(window)) {}
 
     template <class Pass>
     void step(runner& r, std::span<const stream::op> ops, std::uint32_t starts, Pass& pass) {
@@ -333,7 +332,7 @@ public:
             const index_t m = repeats(p, 0) ? r.skippable_periods(p, starts_of(p)) : 0;
             if (m > 0) return fold(r, p, m, pass);
         }
-        if (want_ == 0 && window_ <= max_window)
+        if (want_ == 0)
             for (int p = 1; p <= max_period; ++p) {
                 bool all = true;  // the last window_ periods of p steps repeat
                 for (int j = 0; all && j + 1 < window_; ++j) all = repeats(p, j);
@@ -558,18 +557,18 @@ inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const 
             };
             inner.yield_self = &y;
         }
-        if (!r.may_skip()) {
+        index_t window = 2;  // (step_folder)
+        for (int i = 0; i < p.n_ops(); ++i) {
+            const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
+            if (op.windowed && op.buffers > 1) window = std::lcm(window, op.buffers);
+        }
+        if (!r.may_skip() || window > step_folder::max_window) {
             for (;;) {
                 const stream::batch b = r.next_batch(false);
                 if (b.ops.empty()) break;
                 pass(b.ops);
             }
         } else {
-            index_t window = 2;
-            for (int i = 0; i < p.n_ops(); ++i) {
-                const operand_plan& op = t.info.ops[static_cast<std::size_t>(i)];
-                if (op.windowed && op.buffers > 1) window = std::lcm(window, op.buffers);
-            }
             step_folder f(window);
             for (;;) {
                 const std::uint32_t ids = r.dma_ids_used();

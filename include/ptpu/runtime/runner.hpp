@@ -118,8 +118,8 @@ public:
     /// core's last `p` steps, which started `starts` DMAs, repeat the p before them:
     /// skippable_periods() says how many more such periods the runner can show would repeat them
     /// too, and skip_periods(m) makes m of them (at most that many) without making their ops, then
-    /// remembers where it is, to be asked again a period on (m = 0 only remembers).
-    /// Whether skip_periods may skip at all (a timing-only run with the body memo, and so on).
+    /// remembers where it is, to be asked again a period on (m = 0 only remembers). may_skip():
+    /// whether it may skip at all (a timing-only run with the body memo, and so on).
     [[nodiscard]] bool may_skip() const { return skip_ok_; }
     [[nodiscard]] index_t skippable_periods(index_t p, std::uint32_t starts) const {
         return skip_ok_ ? periods_to_skip(p, starts) : 0;

@@ -312,8 +312,7 @@ inline auto runner::take_inner_ops(const inner_handover& h) -> void {
     const bool alone = h.replay != nullptr && body_ops_ == 0 && kctx_.body_work == work{};
     cur_meta_ = op_meta{event_kind::body, 0, 0, false, true};
     bool begins = h.begins;
-    for (std::size_t k = 0; k < h.ops.size(); ++k) {
-        const stream::op& o = h.ops[k];
+    for (const stream::op& o : h.ops) {
         ++body_ops_;
         if (!(kctx_.body_work == work{})) {  // what the body charged before the pipeline
             emit(stream::op_kind::compute, 0, work_number(kctx_.body_work), 0, true, 0, step);
