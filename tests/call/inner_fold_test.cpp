@@ -140,9 +140,9 @@ TEST(InnerFold, DeepWindowsAndReductionsAreFoldedAndPredictAsEveryStep) {
     for (index_t n = inner - 8; n < inner; ++n) {
         const auto deep_n = [n](auto a, auto b, auto c) {
             emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) * load(y)); }, {n},
-                          in_specs<Tile3, Tile3>, out_specs<Tile>)(a.at(ds(0, n * 8), ds(0, 128)),
-                                                                  b.at(ds(0, n * 8), ds(0, 128)),
-                                                                  c.at(ds(0, n * 8), ds(0, 128)));
+                          in_specs<Tile3, Tile3>,
+                          out_specs<Tile>)(a.at(ds(0, n * 8), ds(0, 128)), b.at(ds(0, n * 8), ds(0, 128)),
+                                           c.at(ds(0, n * 8), ds(0, 128)));
         };
         const report r = expect_folds_like_every_step<Once>(deep_n).r;
         EXPECT_GT(r.steady_ops, r.ops * 9 / 10) << n;
