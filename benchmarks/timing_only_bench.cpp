@@ -7,7 +7,7 @@
 // lane on and off), the timing model alone on the same op stream, and the kernels whose steps the
 // body drives: inner pipelines (emit_pipeline: 256 outer steps of 256 inner ones, on one core and
 // on v5p's two, and one gridless
-// outer step running 65,536, the custom-buffered pattern) and a pipeline written by hand with
+// outer step running 65,536, without and with folded per-step rows) and a pipeline written by hand with
 // async copies and DMA semaphores, reported per inner (or grid) step.
 #include <benchmark/benchmark.h>
 
@@ -214,8 +214,9 @@ void BM_PredictNestedMegacore(benchmark::State& st) {
     predict_nested<OuterMegacore>(st);
 }
 
-void BM_PredictNestedOnce(benchmark::State& st) {
-    const OuterOnce call{{.per_step = per_step_rows::never}};
+// One gridless step running a 65,536-step inner pipeline, predicted with `opt`.
+void predict_once(benchmark::State& st, const run_options& opt) {
+    const OuterOnce call{opt};
     for (auto _ : st) {
         auto rep = call.predict([](auto a, auto b, auto c) {
             emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) + load(y)); }, {inner_steps},
@@ -224,6 +225,16 @@ void BM_PredictNestedOnce(benchmark::State& st) {
         benchmark::DoNotOptimize(rep.device_time);
     }
     st.SetItemsProcessed(st.iterations() * inner_steps);
+}
+
+void BM_PredictNestedOnce(benchmark::State& st) {
+    predict_once(st, {.per_step = per_step_rows::never});
+}
+
+// The same with per-step rows (the default for this grid) for the one grid step and each of its
+// inner steps (the first 32,767; the rest count in the grid step's row), folded all the same.
+void BM_PredictNestedOnceRows(benchmark::State& st) {
+    predict_once(st, {.fold_inner_rows = true});
 }
 
 // The add as a pipeline written by hand (tests/sim/hand_pipeline.hpp): both inputs stay in HBM,
@@ -250,5 +261,6 @@ BENCHMARK(BM_ModelOnly)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictNested)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictNestedMegacore)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictNestedOnce)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_PredictNestedOnceRows)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictAsyncCopies)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK_MAIN();

@@ -1,9 +1,9 @@
 // Inner pipelines folded in timing-only runs (docs/model.md §11, "Folded inner steps"): without
-// per-step rows on a one-core chip, an inner pipeline memoizes its bodies as the call's runner
-// does, and the steps it makes in bulk are handed on as one repeat op and one step, which the
-// model makes again or skips. A prediction must be the one made by running every inner step
-// (run_options::memoize_body = false): counts exactly, times to 1e-9, and op by op
-// (steady_state = false) to the last digit; a real run is unchanged.
+// per-step rows (or with them and run_options::fold_inner_rows) on a one-core chip, an inner
+// pipeline memoizes its bodies as the call's runner does, and the steps it makes in bulk are
+// handed on as one repeat op and one step, which the model makes again or skips. A prediction must be the one
+// made by running every inner step (run_options::memoize_body = false): counts exactly, times to 1e-9, and op
+// by op (steady_state = false) to the last digit; a real run is unchanged.
 #include <gtest/gtest.h>
 
 #include <ptpu/ptpu.hpp>
@@ -11,6 +11,8 @@
 #include <cmath>
 #include <string>
 #include <vector>
+
+#include "../sim/memo_support.hpp"
 
 using namespace ptpu;
 
@@ -47,17 +49,7 @@ report predict(const Body& body, bool memo, bool steady = true) {
     return k.predict(body);
 }
 
-void expect_same_counts(const report& a, const report& b) {
-    EXPECT_EQ(a.ops, b.ops);
-    EXPECT_EQ(a.hbm_bytes, b.hbm_bytes);
-    EXPECT_EQ(a.dangling_dmas, b.dangling_dmas);
-    EXPECT_EQ(a.stats.steps, b.stats.steps);
-    EXPECT_EQ(a.stats.inner_steps, b.stats.inner_steps);
-    EXPECT_EQ(a.stats.inner_dmas, b.stats.inner_dmas);
-    EXPECT_EQ(a.stats.inner_bytes, b.stats.inner_bytes);
-    EXPECT_EQ(a.stats.total_work, b.stats.total_work);
-    EXPECT_EQ(a.stats.vmem_peak, b.stats.vmem_peak);
-}
+using memo_test::expect_same_counts;
 
 // Folded and skipped, folded and made op by op, every step: the same prediction. Returns the
 // folded, skipping one and the inner body runs it took, and those with the memo off.
@@ -93,15 +85,40 @@ folded_run expect_folds_like_every_step(const Body& body) {
     return {fast, fast_runs, every_runs};
 }
 
-const auto add = [](auto a, auto b, auto c) {
+// A difference of two inputs windowed by specs A and B (their rings of buffers).
+template <class A, class B>
+const auto rings = [](auto a, auto b, auto c) {
+    emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) - load(y)); }, {inner}, in_specs<A, B>,
+                  out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)), b.at(ds(0, inner * 8), ds(0, 128)),
+                                   c.at(ds(0, inner * 8), ds(0, 128)));
+};
+
+// The sum of the first n row blocks of a and b into c, by a pipeline of n steps (its bodies
+// counted in `runs`).
+const auto add_over = [](auto a, auto b, auto c, index_t n) {
     emit_pipeline(
         [](auto x, auto y, auto z) {
             ++runs;
             store(z, load(x) + load(y));
         },
-        {inner}, in_specs<Tile, Tile>,
-        out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)), b.at(ds(0, inner * 8), ds(0, 128)),
-                         c.at(ds(0, inner * 8), ds(0, 128)));
+        {n}, in_specs<Tile, Tile>, out_specs<Tile>)(
+        a.at(ds(0, n * 8), ds(0, 128)), b.at(ds(0, n * 8), ds(0, 128)), c.at(ds(0, n * 8), ds(0, 128)));
+};
+const auto add = [](auto a, auto b, auto c) { add_over(a, b, c, inner); };
+
+// Row blocks of a summed 4 at a time into c: a 2-D inner grid whose output block changes every
+// 4 steps (written at the first, accumulated at the others).
+const auto reduce = [](auto a, auto, auto c) {
+    emit_pipeline(
+        [](auto x, auto z) {
+            ++runs;
+            if (pipeline_index(1) == 0)
+                store(z, load(x));
+            else
+                store(z, load(z) + load(x));
+        },
+        {inner / 4, 4}, in_specs<Row>,
+        out_specs<Sum>)(a.at(ds(0, inner * 8), ds(0, 128)), c.at(ds(0, inner * 2), ds(0, 128)));
 };
 
 // Each step of the kernel runs the pipeline over its own rows.
@@ -115,6 +132,27 @@ const auto rows = [](auto a, auto b, auto c) {
         {inner}, in_specs<Tile, Tile>, out_specs<Tile>)(a.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
                                                         b.at(ds(i * inner * 8, inner * 8), ds(0, 128)),
                                                         c.at(ds(i * inner * 8, inner * 8), ds(0, 128)));
+};
+
+using HbmFull = BlockSpec<Full, zero_map, hbm>;
+// A pipeline of 4 steps over whole arrays in HBM, whose body runs a pipeline of inner / 4
+// steps over its step's rows.
+using HbmFull = BlockSpec<Full, zero_map, hbm>;
+const auto twice = [](auto a, auto b, auto c) {
+    emit_pipeline(
+        [](auto x, auto y, auto z) {
+            const index_t j = pipeline_index(0);
+            emit_pipeline(
+                [](auto u, auto v, auto w) {
+                    ++runs;
+                    store(w, load(u) + load(v));
+                },
+                {inner / 4}, in_specs<Tile, Tile>,
+                out_specs<Tile>)(x.at(ds(j * inner * 2, inner * 2), ds(0, 128)),
+                                 y.at(ds(j * inner * 2, inner * 2), ds(0, 128)),
+                                 z.at(ds(j * inner * 2, inner * 2), ds(0, 128)));
+        },
+        {4}, in_specs<HbmFull, HbmFull>, out_specs<HbmFull>)(a, b, c);
 };
 
 TEST(InnerFold, AnInnerPipelineIsFoldedSkippedAndPredictsAsEveryStep) {
@@ -149,35 +187,14 @@ TEST(InnerFold, DeepWindowsAndReductionsAreFoldedAndPredictAsEveryStep) {
     }
     // Rings of 3 and 4 buffers turn together every 12 steps: folded once 12 steps repeat. Of 5
     // and 7, every 70: more than the folder holds, so the steps are handed on one by one.
-    const auto mixed = [](auto a, auto b, auto c) {
-        emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) - load(y)); }, {inner},
-                      in_specs<Tile3, Tile4>,
-                      out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)), b.at(ds(0, inner * 8), ds(0, 128)),
-                                       c.at(ds(0, inner * 8), ds(0, 128)));
-    };
+    const auto mixed = rings<Tile3, Tile4>;
     const report r3 = expect_folds_like_every_step<Once>(mixed).r;
     EXPECT_GT(r3.steady_ops, r3.ops * 9 / 10);
-    const auto wide = [](auto a, auto b, auto c) {
-        emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) - load(y)); }, {inner},
-                      in_specs<Tile5, Tile7>,
-                      out_specs<Tile>)(a.at(ds(0, inner * 8), ds(0, 128)), b.at(ds(0, inner * 8), ds(0, 128)),
-                                       c.at(ds(0, inner * 8), ds(0, 128)));
-    };
+    const auto wide = rings<Tile5, Tile7>;
     const report r4 = expect_folds_like_every_step<Once>(wide).r;
     EXPECT_EQ(r4.steady_ops, 0);
     // The output's block changes every 4 steps (written then, accumulated in between): the
     // steps repeat with a period of 4, which the model finds among the folded repetitions.
-    const auto reduce = [](auto a, auto, auto c) {
-        emit_pipeline(
-            [](auto x, auto z) {
-                if (pipeline_index(1) == 0)
-                    store(z, load(x));
-                else
-                    store(z, load(z) + load(x));
-            },
-            {inner / 4, 4}, in_specs<Row>,
-            out_specs<Sum>)(a.at(ds(0, inner * 8), ds(0, 128)), c.at(ds(0, inner * 2), ds(0, 128)));
-    };
     const report r2 = expect_folds_like_every_step<Once>(reduce).r;
     EXPECT_EQ(r2.stats.inner_steps, inner);
     EXPECT_GT(r2.steady_ops, r2.ops / 2);
@@ -247,26 +264,8 @@ TEST(InnerFold, AllocationsAndPipelinesConfiguredByValuesAreFoldedToo) {
 }
 
 TEST(InnerFold, PipelinesTwoLevelsInAreFoldedAndPredictAsEveryStep) {
-    // A pipeline of 4 steps over whole arrays in HBM, whose body runs a pipeline of inner / 4
-    // steps over its step's rows: the innermost one is folded, and its repeat ops go through the
-    // middle pipeline's runner (whose body, running a pipeline, is not memoized).
-    using HbmFull = BlockSpec<Full, zero_map, hbm>;
-    const auto twice = [](auto a, auto b, auto c) {
-        emit_pipeline(
-            [](auto x, auto y, auto z) {
-                const index_t j = pipeline_index(0);
-                emit_pipeline(
-                    [](auto u, auto v, auto w) {
-                        ++runs;
-                        store(w, load(u) + load(v));
-                    },
-                    {inner / 4}, in_specs<Tile, Tile>,
-                    out_specs<Tile>)(x.at(ds(j * inner * 2, inner * 2), ds(0, 128)),
-                                     y.at(ds(j * inner * 2, inner * 2), ds(0, 128)),
-                                     z.at(ds(j * inner * 2, inner * 2), ds(0, 128)));
-            },
-            {4}, in_specs<HbmFull, HbmFull>, out_specs<HbmFull>)(a, b, c);
-    };
+    // The innermost pipeline of `twice` is folded, and its repeat ops go through the middle
+    // pipeline's runner (whose body, running a pipeline, is not memoized).
     const auto [r, body_runs, every_runs] = expect_folds_like_every_step<Once>(twice);
     EXPECT_EQ(r.stats.inner_steps, 4 + inner);
     EXPECT_EQ(every_runs, inner);
@@ -283,16 +282,139 @@ TEST(InnerFold, AMegacoreCallHandsItsInnerStepsOnOneByOne) {
     EXPECT_EQ(memo.device_time, every.device_time);
 }
 
-TEST(InnerFold, PerStepRowsListEveryInnerStep) {
-    // With rows, inner steps are not folded: each gets its row, and the body runs at each.
+// Two reports' per-step and inner rows, and what each inner row is: equal, their times within
+// rel of the first's device time (rel = 0: to the last digit).
+void expect_same_rows(const report& a, const report& b, double rel) {
+    const double tol = rel * b.device_time;
+    const auto same = [tol](const std::vector<sim::step_times>& x, const std::vector<sim::step_times>& y) {
+        ASSERT_EQ(x.size(), y.size());
+        const auto near = [tol](double u, double v) { return std::abs(u - v) <= tol; };
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const sim::step_times& u = x[i];
+            const sim::step_times& v = y[i];
+            EXPECT_EQ(u.core, v.core) << i;
+            EXPECT_EQ(u.step, v.step) << i;
+            EXPECT_EQ(u.sub, v.sub) << i;
+            EXPECT_EQ(u.waited_on, v.waited_on) << i;
+            EXPECT_EQ(u.bound, v.bound) << i;
+            EXPECT_TRUE(near(u.begin, v.begin) && near(u.end, v.end) && near(u.overhead, v.overhead) &&
+                        near(u.issue, v.issue) && near(u.compute, v.compute) && near(u.wait, v.wait) &&
+                        near(u.sem_wait, v.sem_wait))
+                << "row " << i << " (step " << u.step << ", inner row " << u.sub << ")";
+        }
+    };
+    same(a.steps, b.steps);
+    same(a.inner_steps, b.inner_steps);
+    for (std::size_t c = 0; c < a.inner_rows.size(); ++c) {
+        const auto& x = a.inner_rows[c];
+        const auto& y = b.inner_rows[c];
+        ASSERT_EQ(x.size(), y.size()) << c;
+        for (std::size_t k = 0; k < x.size(); ++k) {
+            EXPECT_EQ(x[k].call, y[k].call) << k;
+            EXPECT_EQ(x[k].step, y[k].step) << k;
+            EXPECT_EQ(x[k].depth, y[k].depth) << k;
+            EXPECT_EQ(x[k].inputs, y[k].inputs) << k;
+            EXPECT_EQ(x[k].parent, y[k].parent) << k;
+        }
+    }
+}
+
+// K's prediction of `body` with per-step rows, folded (run_options::fold_inner_rows), against
+// every inner step run (the memo off): the same counts and rows, times to the last digit when the model makes
+// every folded step (steady_state off), to 1e-9 when it skips. Returns the skipping one and the inner body
+// runs of it and of the memo-off run.
+template <class K, class Body>
+folded_run expect_rows_like_every_step(const Body& body) {
+    K k{};
+    k.options.per_step = per_step_rows::always;
+    k.options.fold_inner_rows = true;
+    k.options.memoize_body = false;
+    k.options.steady_state = false;
+    runs = 0;
+    const report every = k.predict(body);
+    const int every_runs = runs;
+    k.options.memoize_body = true;
+    const report made = k.predict(body);
+    expect_same_counts(made, every);
+    EXPECT_EQ(made.device_time, every.device_time);
+    expect_same_rows(made, every, 0);
+    k.options.steady_state = true;
+    runs = 0;
+    const report fast = k.predict(body);
+    expect_same_counts(fast, every);
+    EXPECT_LE(std::abs(fast.device_time - every.device_time), 1e-9 * every.device_time);
+    expect_same_rows(fast, every, 1e-9);
+    return {fast, runs, every_runs};
+}
+
+TEST(InnerFold, WithPerStepRowsStepsAreFoldedOnlyWhenAsked) {
+    // By default, with rows, every inner step is run and simulated as it comes: its body runs,
+    // and the prediction is the one with the memo off to the last digit.
     Once k{};
     k.options.per_step = per_step_rows::always;
     runs = 0;
     const report r = k.predict(add);
     EXPECT_EQ(runs, inner);
     EXPECT_EQ(static_cast<index_t>(r.inner_steps.size()), inner);
-    const report folded = predict<Once>(add, true);
-    EXPECT_LE(std::abs(folded.device_time - r.device_time), 1e-9 * r.device_time);
+    k.options.memoize_body = false;
+    const report every = k.predict(add);
+    EXPECT_EQ(r.device_time, every.device_time);
+    expect_same_rows(r, every, 0);
+}
+
+TEST(InnerFold, WithPerStepRowsEveryFoldedStepGetsItsRow) {
+    // Asked to (run_options::fold_inner_rows), a pipeline the kernel's body runs is folded with
+    // rows too: the kernel's runner numbers the folded steps' rows, which the model gives their
+    // ops as it makes them again.
+    const auto [r, body_runs, every_runs] = expect_rows_like_every_step<Once>(add);
+    EXPECT_EQ(static_cast<index_t>(r.inner_steps.size()), inner);
+    EXPECT_EQ(every_runs, inner);
+    EXPECT_LE(body_runs, 32);
+    EXPECT_GT(r.steady_ops, r.ops * 9 / 10);  // the model made most rows in bulk
+    // Rows are the same with deep windows and reductions (repetitions of 4 steps), in every
+    // step of the kernel (invocations kept and handed on again), and two levels in (only the
+    // kernel body's pipelines are folded with rows: a deeper one's steps are rows under rows).
+    const auto deep = rings<Tile3, Tile3>;
+    EXPECT_LT(expect_rows_like_every_step<Once>(deep).runs, inner);
+    EXPECT_LT(expect_rows_like_every_step<Once>(reduce).runs, inner / 4);
+    const auto four = expect_rows_like_every_step<Four>(rows);
+    EXPECT_EQ(static_cast<index_t>(four.r.inner_steps.size()), 4 * inner);
+    EXPECT_LE(four.runs, 64);
+    EXPECT_EQ(expect_rows_like_every_step<Once>(twice).runs, inner);
+}
+
+TEST(InnerFold, WithPerStepRowsStepsNumberedOutOfOrderAreHandedOnOneByOne) {
+    // Rows are numbered on first sight, per invocation number and inner step: the kernel's first
+    // step numbers 100 steps of its first pipeline, then 50 of its second; the second step's
+    // first pipeline, of 300 steps, numbers its steps 100 on after those. A fold over step 100
+    // would not give them rows that follow the repetition's, so the kernel's runner hands such
+    // repetitions on op by op, with their rows.
+    using Two = pallas_call<Grid<2>, In<Arg<X, AnyX>, Arg<X, AnyX>>, Out<Arg<X, AnyX>>, Chip<tpu::v5e>>;
+    const auto uneven = [](auto a, auto b, auto c) {
+        if (program_id(0) == 0) {
+            add_over(a, b, c, 100);
+            add_over(a, b, c, 50);
+        } else {
+            add_over(a, b, c, 300);
+        }
+    };
+    const auto [r, body_runs, every_runs] = expect_rows_like_every_step<Two>(uneven);
+    EXPECT_EQ(every_runs, 450);
+    EXPECT_LT(body_runs, 100);  // still folded by the pipelines' runners
+    EXPECT_EQ(static_cast<index_t>(r.inner_steps.size()), 450);
+}
+
+TEST(InnerFold, WithPerStepRowsStepsPastTheRowsNumberedHaveNone) {
+    // Past stream::max_inner_rows, steps count in their kernel step's row only: as many as the
+    // folded repetitions the model makes there.
+    constexpr index_t n = 40000;
+    using XL = Array<float, n * 8, 128>;
+    using Long = pallas_call<Grid<>, In<Arg<XL, AnyX>, Arg<XL, AnyX>>, Out<Arg<XL, AnyX>>, Chip<tpu::v5e>>;
+    const auto along = [](auto a, auto b, auto c) { add_over(a, b, c, n); };
+    const auto [r, body_runs, every_runs] = expect_rows_like_every_step<Long>(along);
+    EXPECT_EQ(every_runs, n);
+    EXPECT_LE(body_runs, 40);
+    EXPECT_EQ(r.inner_steps.size(), stream::max_inner_rows);
 }
 
 TEST(InnerFold, AFoldedInnerBodyDependingOnHostStateIsK2) {

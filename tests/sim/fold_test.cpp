@@ -42,6 +42,7 @@ struct inner_pipeline {
     std::int64_t out_bytes = 64 << 10;
     double compute = 0.3 * us;
     std::uint32_t outer = 0;
+    bool rows = false;  // each step its own inner row (op::sub = s + 1), none past max_inner_rows
 
     [[nodiscard]] std::vector<std::vector<op>> steps() const {
         std::vector<std::vector<op>> v(static_cast<std::size_t>(n));
@@ -74,6 +75,9 @@ struct inner_pipeline {
             }
         }
         if (pending) v.back().push_back({.kind = op_kind::dma_wait, .dma = write, .step = outer});
+        for (std::size_t s = 0; rows && s < v.size(); ++s)
+            for (op& o : v[s])
+                o.sub = s + 1 <= ptpu::stream::max_inner_rows ? static_cast<std::uint16_t>(s + 1) : 0;
         return v;
     }
 };
@@ -85,9 +89,10 @@ std::uint32_t starts_in(const std::vector<op>& v) {
 }
 
 // Steps [from, from + len) as one repetition, folded with as many more as fit before the last
-// `tail` steps: the steps folded must be that repetition again, ids advanced (checked, so that
-// the folding is the full stream's). None fit: nothing folded.
-std::vector<op> folded(const std::vector<std::vector<op>>& steps, int from, int len, int tail) {
+// `tail` steps: the steps folded must be that repetition again, ids advanced (and, with `rows`,
+// inner rows by len; checked, so that the folding is the full stream's). None fit: nothing folded.
+std::vector<op> folded(const std::vector<std::vector<op>>& steps, int from, int len, int tail,
+                       bool rows = false) {
     const int times = std::max(0, (static_cast<int>(steps.size()) - tail - from) / len - 1);
     std::vector<op> v, rep;
     for (int s = 0; s < from; ++s)
@@ -101,6 +106,7 @@ std::vector<op> folded(const std::vector<std::vector<op>>& steps, int from, int 
         v.push_back({.kind = op_kind::repeat,
                      .dma = ids,
                      .bytes = times,
+                     .sub = static_cast<std::uint16_t>(rows ? len : 0),
                      .sem = static_cast<std::uint32_t>(rep.size()),
                      .step = rep.front().step});
     v.insert(v.end(), rep.begin(), rep.end());
@@ -112,6 +118,12 @@ std::vector<op> folded(const std::vector<std::vector<op>>& steps, int from, int 
                 op want = rep[at++];
                 if (want.kind == op_kind::dma_start || want.kind == op_kind::dma_wait)
                     want.dma += static_cast<std::uint32_t>(r) * ids;
+                if (rows && want.sub != 0) {
+                    const int sub = want.sub + r * len;
+                    want.sub = sub <= static_cast<int>(ptpu::stream::max_inner_rows)
+                                   ? static_cast<std::uint16_t>(sub)
+                                   : 0;
+                }
                 EXPECT_EQ(o, want) << "the folded steps are not the repetition again (step " << s << ")";
             }
     }
@@ -125,34 +137,21 @@ std::vector<op> whole(const std::vector<std::vector<op>>& steps) {
 }
 
 result simulate(std::vector<op> core0, bool steady, std::vector<op> core1 = {}, int cores = 1,
-                const ptpu::chip& c = tpu::v5e) {
+                const ptpu::chip& c = tpu::v5e, bool rows = false) {
     vec_source src;
     src.ops[0] = std::move(core0);
     src.ops[1] = std::move(core1);
     options o;
     o.steady_state = steady;
+    o.per_step = rows;
     o.works = &works();
     return ptpu::sim::simulate(c, cores, src, o);
 }
 
-void expect_identical(const result& a, const result& b) {
-    EXPECT_EQ(a.device_time, b.device_time);
-    EXPECT_EQ(a.op_count, b.op_count);
-    EXPECT_EQ(a.dma_count, b.dma_count);
-    EXPECT_EQ(a.hbm_bytes, b.hbm_bytes);
-    EXPECT_EQ(a.hbm_busy_time, b.hbm_busy_time);
-    for (int k = 0; k < a.cores; ++k) {
-        EXPECT_EQ(a.core_time[k], b.core_time[k]);
-        EXPECT_EQ(a.busy_compute[k], b.busy_compute[k]);
-        EXPECT_EQ(a.busy_issue[k], b.busy_issue[k]);
-        EXPECT_EQ(a.wait_dma[k], b.wait_dma[k]);
-    }
-    EXPECT_EQ(a.wait_by_operand, b.wait_by_operand);
-}
-
-void expect_near(const result& a, const result& b) {
+// a's times within rel of b's (rel = 0: equal to the last digit), its counts equal.
+void expect_times(const result& a, const result& b, double rel) {
     const double T = b.device_time;
-    const auto near = [T](double x, double y) { EXPECT_LE(std::abs(x - y), 1e-9 * T) << x << " vs " << y; };
+    const auto near = [&](double x, double y) { EXPECT_LE(std::abs(x - y), rel * T) << x << " vs " << y; };
     EXPECT_EQ(a.op_count, b.op_count);
     EXPECT_EQ(a.dma_count, b.dma_count);
     EXPECT_EQ(a.hbm_bytes, b.hbm_bytes);
@@ -166,8 +165,30 @@ void expect_near(const result& a, const result& b) {
         near(a.busy_issue[k], b.busy_issue[k]);
         near(a.wait_dma[k], b.wait_dma[k]);
     }
+    ASSERT_EQ(a.wait_by_operand.size(), b.wait_by_operand.size());
     for (std::size_t w = 0; w < a.wait_by_operand.size(); ++w)
         near(a.wait_by_operand[w], b.wait_by_operand[w]);
+}
+
+// a's per-step and inner rows: b's, their times within rel of b's device time.
+void expect_rows(const result& a, const result& b, double rel) {
+    const double tol = rel * b.device_time;
+    const auto same = [tol](const std::vector<ptpu::sim::step_times>& x,
+                            const std::vector<ptpu::sim::step_times>& y) {
+        ASSERT_EQ(x.size(), y.size());
+        const auto near = [tol](double u, double v) { return std::abs(u - v) <= tol; };
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            EXPECT_EQ(x[i].step, y[i].step) << i;
+            EXPECT_EQ(x[i].sub, y[i].sub) << i;
+            EXPECT_EQ(x[i].waited_on, y[i].waited_on) << i;
+            EXPECT_TRUE(near(x[i].begin, y[i].begin) && near(x[i].end, y[i].end) &&
+                        near(x[i].overhead, y[i].overhead) && near(x[i].issue, y[i].issue) &&
+                        near(x[i].compute, y[i].compute) && near(x[i].wait, y[i].wait))
+                << "row " << i << " (inner row " << x[i].sub << ")";
+        }
+    };
+    same(a.steps, b.steps);
+    same(a.inner_steps, b.inner_steps);
 }
 
 // The pipeline's steps [from, n - tail) folded into repetitions of `len` steps: timed as the
@@ -177,9 +198,9 @@ result expect_folds_like_whole(const inner_pipeline& p, int from, int len, int t
     const std::vector<op> f = folded(steps, from, len, tail);
     EXPECT_LT(f.size() * 20, whole(steps).size()) << "the fold stands for most of the stream";
     const result every = simulate(whole(steps), false);
-    expect_identical(simulate(f, false), every);  // the same ops, made again
+    expect_times(simulate(f, false), every, 0);  // the same ops, made again
     const result fast = simulate(f, true);
-    expect_near(fast, every);
+    expect_times(fast, every, 1e-9);
     return fast;
 }
 
@@ -208,6 +229,36 @@ TEST(SimFold, RepetitionsOfSeveralStepsAndDeepWindowsAreSkippedAndExact) {
     EXPECT_GT(r.steady_ops, r.op_count * 9 / 10);
 }
 
+TEST(SimFold, InnerRowsOfFoldedStepsAreMadeAndSkippedUpToTheLastNumbered) {
+    // With per-step rows each inner step has its row (op::sub = step + 1), and a repeat op
+    // advances its repetitions' rows by the steps it repeats: made again exactly, and skipped
+    // whole periods at a time, as long as the rows they make stay numbered. The fold of 40,000
+    // steps goes on past stream::max_inner_rows, where steps have no row of their own.
+    inner_pipeline p;
+    p.n = 40000;
+    p.k = 4;
+    p.rows = true;
+    const auto steps = p.steps();
+    const std::vector<op> f = folded(steps, 4, 4, 4, true);
+    const result every = simulate(whole(steps), false, {}, 1, tpu::v5e, true);
+    const result made = simulate(f, false, {}, 1, tpu::v5e, true);
+    expect_times(made, every, 0);
+    expect_rows(made, every, 0);
+    const result fast = simulate(f, true, {}, 1, tpu::v5e, true);
+    expect_times(fast, every, 1e-9);
+    expect_rows(fast, every, 1e-9);
+    EXPECT_GT(fast.steady_ops, fast.op_count * 9 / 10);
+    EXPECT_EQ(fast.inner_steps.size(), ptpu::stream::max_inner_rows);
+    // Without rows advancing (a repeat op of sub 0) the repetitions add to the same rows: made
+    // op by op, never skipped.
+    std::vector<op> same_rows = f;
+    for (op& o : same_rows)
+        if (o.kind == op_kind::repeat) o.sub = 0;
+    const result again = simulate(same_rows, true, {}, 1, tpu::v5e, true);
+    EXPECT_EQ(again.steady_ops, 0);
+    EXPECT_EQ(again.inner_steps.size(), std::size_t{4 + 4});  // (the last 4 steps' are past the last)
+}
+
 TEST(SimFold, AFoldShorterThanItsPeriodIsMadeOpByOp) {
     inner_pipeline p;
     p.n = 12;
@@ -216,7 +267,7 @@ TEST(SimFold, AFoldShorterThanItsPeriodIsMadeOpByOp) {
     ASSERT_EQ(f.size(), whole(steps).size() - steps[4].size() + 1);
     const result every = simulate(whole(steps), false);
     const result fast = simulate(f, true);
-    expect_identical(fast, every);
+    expect_times(fast, every, 0);
     EXPECT_EQ(fast.steady_ops, 0);
 }
 
@@ -239,9 +290,9 @@ TEST(SimFold, FoldsAfterOtherStepsOfTheKernelAreSkippedAndExact) {
         full.insert(full.end(), w.begin(), w.end());
     }
     const result every = simulate(full, false);
-    expect_identical(simulate(all, false), every);
+    expect_times(simulate(all, false), every, 0);
     const result fast = simulate(all, true);
-    expect_near(fast, every);
+    expect_times(fast, every, 1e-9);
     EXPECT_GT(fast.steady_ops, fast.op_count * 9 / 10);
 }
 
@@ -254,10 +305,10 @@ TEST(SimFold, TwoRunningCoresMakeTheirFoldsOpByOp) {
     const auto sa = a.steps(), sb = b.steps();
     const result every = simulate(whole(sa), false, whole(sb), 2, tpu::v5p);
     const result folds = simulate(folded(sa, 3, 1, 2), true, folded(sb, 3, 1, 2), 2, tpu::v5p);
-    expect_near(folds, every);
+    expect_times(folds, every, 1e-9);
     EXPECT_GT(folds.steady_ops, 0);  // core 0's fold once core 1 has ended
     EXPECT_LT(folds.steady_ops, folds.op_count * 9 / 10);
-    expect_identical(simulate(folded(sa, 3, 1, 2), false, folded(sb, 3, 1, 2), 2, tpu::v5p), every);
+    expect_times(simulate(folded(sa, 3, 1, 2), false, folded(sb, 3, 1, 2), 2, tpu::v5p), every, 0);
 }
 
 TEST(SimFold, MalformedRepeatOpsAreSim2) {

@@ -1,6 +1,7 @@
 // Defines what the memo tests share (tests/sim/steady_call_test.cpp's body memo and fast lanes,
-// tests/call/invocation_memo_test.cpp's invocation memo): a prediction with the memo on or off,
-// how many checks a memo makes, and the counts two reports of the same kernel must share.
+// tests/call/invocation_memo_test.cpp's invocation memo, tests/call/inner_fold_test.cpp's folds): a
+// prediction with the memo on or off, how many checks a memo makes, and the counts two reports of the same
+// kernel must share.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -26,7 +27,7 @@ constexpr index_t checks(index_t reuses) {
     return n;
 }
 
-/// Two reports of the same kernel count the same ops, bytes, DMAs and work.
+/// Two reports of the same kernel count the same ops, bytes, DMAs, inner steps, work and VMEM.
 inline void expect_same_counts(const report& a, const report& b) {
     EXPECT_EQ(a.ops, b.ops);
     EXPECT_EQ(a.hbm_bytes, b.hbm_bytes);
@@ -38,7 +39,11 @@ inline void expect_same_counts(const report& a, const report& b) {
     EXPECT_EQ(a.stats.op_dmas, b.stats.op_dmas);
     EXPECT_EQ(a.stats.op_bytes, b.stats.op_bytes);
     EXPECT_EQ(a.stats.body_dmas, b.stats.body_dmas);
+    EXPECT_EQ(a.stats.inner_steps, b.stats.inner_steps);
+    EXPECT_EQ(a.stats.inner_dmas, b.stats.inner_dmas);
+    EXPECT_EQ(a.stats.inner_bytes, b.stats.inner_bytes);
     EXPECT_EQ(a.stats.total_work, b.stats.total_work);
+    EXPECT_EQ(a.stats.vmem_peak, b.stats.vmem_peak);
     EXPECT_EQ(a.dangling_dmas, b.dangling_dmas);
 }
 

@@ -301,7 +301,7 @@ PTPU_COMPILED void run_inner(kernel_context& outer, const pipeline_desc& p, cons
                         give->pure ? give : nullptr});
 }
 
-// ---- Folded steps (timing-only runs without per-step rows) ------------------------------------
+// ---- Folded steps (timing-only runs) -----------------------------------------------------------
 // An inner runner that may make whole periods of steps in bulk (runner::skip_periods) hands its
 // steps on through a step_folder, which holds the last few back. Once the last p steps repeat
 // the p before them (the same ops, DMA ids advanced), it marks the runner there; when the next
@@ -405,6 +405,7 @@ private:
         rep.sem = static_cast<std::uint32_t>(held_.size());
         rep.bytes = m;
         rep.step = held_.front().step;
+        rep.sub = static_cast<std::uint16_t>(p);  // the inner rows a repetition makes, when numbered
         held_.insert(held_.begin(), rep);
         pass(std::span<const stream::op>(held_));
         held_.clear();
@@ -502,12 +503,16 @@ inline void run_invocation(kernel_context& outer, const pipeline_desc& p, const 
     // An inner body may block in a semaphore wait (the kernel has semaphores): its steps are
     // never made from the last one's ops, and the wait yields as the enclosing body's would.
     ro.semaphores = !outer.semaphores.empty();
-    // Without per-step rows on a one-core call, the runner memoizes its bodies as the call's
-    // does, and the steps it makes in bulk (whole periods that repeat the last step) are handed
-    // on folded: one repeat op and the step's ops (stream::op_kind::repeat), which the model
-    // makes again or skips. (The model's lane for two cores running together does not follow
-    // folds: a megacore call's inner steps are handed on one by one.)
-    const bool fold = !outer.inner_rows && outer.cores == 1;
+    // On a one-core call, the runner memoizes its bodies as the call's does, and the steps it
+    // makes in bulk (whole periods that repeat the last step) are handed on folded: one repeat
+    // op and the step's ops (stream::op_kind::repeat), which the model makes again or skips.
+    // With per-step rows, only when asked (run_options::fold_inner_rows: the prediction is then
+    // the unfolded one to 1e-9, not to the last digit), and only a pipeline the kernel's body
+    // runs (the enclosing runner numbers its steps' rows, runner::number_folded_rows; a deeper
+    // one's steps are rows under rows). (The model's lane for two cores running together does
+    // not follow folds: a megacore call's inner steps are handed on one by one.)
+    const bool fold =
+        outer.cores == 1 && (!outer.inner_rows || (outer.fold_inner_rows && outer.pipeline_depth == 0));
     ro.inner_rows = outer.inner_rows;
     ro.memoize_body = outer.memoize_bodies && fold;
     ro.fold_repeats = fold;

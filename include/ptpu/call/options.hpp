@@ -95,6 +95,13 @@ struct run_options {
     /// same pipeline, body and answers, without running it (docs/model.md §10, "The invocation
     /// memo"; K2 the same way).
     bool memoize_body = true;
+    /// Timing-only runs on one core that record per-step rows: fold the repeating steps of the
+    /// inner pipelines the kernel's body runs as runs without rows do (docs/model.md §11, "Folded
+    /// inner steps"), every folded step still getting its inner row. Such a prediction is then
+    /// within 1e-9 of the unfolded one rather than equal to the last digit, and the inner
+    /// bodies run as often as without rows (once per distinct set of answers, plus checks).
+    /// Off, with rows, every inner step is run and simulated as it comes.
+    bool fold_inner_rows = false;
     /// Host bytes a run's tables may take (docs/model.md §11, "Memory"): the planner's, pass 1's
     /// change bits, stored once per distinct chunk of 4096 steps (a grid whose index maps repeat
     /// with a period takes memory for that period, not for its length), and the output runs kept

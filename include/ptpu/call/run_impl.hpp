@@ -118,6 +118,7 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
         k.timing_only = opt.timing_only;
         k.memoize_bodies = opt.memoize_body;
         k.inner_rows = rows;
+        k.fold_inner_rows = opt.fold_inner_rows;
         k.detect_races = opt.detect_races;
         if (opt.detect_races && pinfo.cores > 1) k.races = &races;
         k.core = core;

@@ -302,8 +302,10 @@ struct call_state {
     bool memoize_bodies = false;
     /// The model records per-step rows, inner pipelines' steps included (runner_options::inner_rows).
     /// Without them a timing-only inner pipeline also memoizes its bodies and folds the steps
-    /// that repeat into repeat ops (call/emit_pipeline_impl.hpp).
+    /// that repeat into repeat ops (call/emit_pipeline_impl.hpp); with them only with
+    /// run_options::fold_inner_rows (`fold_inner_rows`), and only the kernel body's pipelines.
     bool inner_rows = true;
+    bool fold_inner_rows = false;
     /// The inner-pipeline invocations kept on this core (made by its first emit_pipeline).
     detail::invocation_store* invocations = nullptr;
 };

@@ -460,16 +460,30 @@ private:
     void take_inner_ops(const inner_handover& h);
     // A repeat op of an inner pipeline (op_kind::repeat) is handed on as it is, and so is the
     // repetition after it; once that has been, the DMAs of the repetitions it stands for are
-    // numbered as the repetition's (end_folded).
+    // numbered as the repetition's (end_folded). With inner rows, the folded steps' rows are
+    // numbered then too, and must follow the repetition's as the model advances them (op::sub
+    // `sub` higher each repetition); where they do not (rows numbered in another order by an
+    // earlier outer step), the repetitions are handed on op by op instead ("unfolded").
+    struct folded_op {
+        stream::op o;
+        std::uint32_t seq = 0, rows_base = 0;
+        std::uint8_t inputs = 0;
+    };
     struct folding {
         std::uint32_t left = 0;                     // ops of the repetition still to come
         std::uint32_t times = 0;                    // repetitions folded after it
         std::uint32_t ids = 0;                      // DMA ids per repetition
+        std::uint32_t steps = 0;                    // inner steps per repetition
         std::uint32_t first_id = 0, first_seq = 0;  // its first DMA: this runner's id, the body's number
         bool any = false;
+        bool unfold = false;          // handed on op by op: the repetition's ops are kept
+        std::vector<folded_op> kept;  // (unfold)
     };
-    void begin_folded(const stream::op& r, std::uint32_t step);
-    void end_folded();
+    void begin_folded(const stream::op& r, bool begins, std::uint8_t inputs, std::uint32_t step);
+    // With inner rows: numbers the rows of the steps repeat op r stands for, and says whether
+    // they follow those of its repetition, `r.sub` higher each time.
+    bool number_folded_rows(const stream::op& r, std::uint8_t inputs);
+    void end_folded(std::uint32_t step);
     folding fold_{};
     static void take_inner_ops_of(void* self, const inner_handover& h) {
         static_cast<runner*>(self)->take_inner_ops(h);

@@ -227,7 +227,7 @@ inline auto runner::flush_body_ops() -> void {
         switch (r.kind) {
             case body_op_kind::stream_op:
                 if (r.op.kind == stream::op_kind::repeat)
-                    begin_folded(r.op, step);
+                    begin_folded(r.op, r.begins, r.inputs, step);
                 else
                     emit_inner_op(r.op, r.seq, r.begins, r.rows_base, r.inputs, step);
                 break;
@@ -300,9 +300,11 @@ inline auto runner::emit_inner_op(const stream::op& o, std::uint32_t seq, bool b
     }
     out.waits_on = out.sub != 0 ? on : stream::wait_target{};
     if (fold_.left > 0) [[unlikely]] {  // an op of a folded repetition
-        if (!fold_.any && o.kind == stream::op_kind::dma_start && o.sem == 0)
+        if (fold_.unfold)
+            fold_.kept.push_back({o, seq, rows_base, inputs});
+        else if (!fold_.any && o.kind == stream::op_kind::dma_start && o.sem == 0)
             fold_.first_seq = seq, fold_.any = true;
-        if (--fold_.left == 0) end_folded();
+        if (--fold_.left == 0) end_folded(step);
     }
 }
 
@@ -319,7 +321,7 @@ inline auto runner::take_inner_ops(const inner_handover& h) -> void {
             kctx_.body_work = work{};
         }
         if (o.kind == stream::op_kind::repeat) {
-            begin_folded(o, step);
+            begin_folded(o, begins, h.inputs, step);
             continue;
         }
         emit_inner_op(o, h.seq + o.dma, begins, h.rows_base, h.inputs, step);
@@ -330,16 +332,64 @@ inline auto runner::take_inner_ops(const inner_handover& h) -> void {
     cur_meta_.inner = false;
 }
 
-inline auto runner::begin_folded(const stream::op& r, std::uint32_t step) -> void {
+inline auto runner::begin_folded(const stream::op& r, bool begins, std::uint8_t inputs, std::uint32_t step)
+    -> void {
+    fold_.left = r.sem;
+    fold_.times = static_cast<std::uint32_t>(r.bytes);
+    fold_.ids = r.dma;
+    fold_.steps = r.sub;
+    fold_.first_id = next_id_;
+    fold_.first_seq = 0;
+    fold_.any = false;
+    fold_.kept.clear();
+    // (A repeat op never begins an invocation: the steps it repeats follow others.)
+    fold_.unfold = opt_.inner_rows && (begins || !number_folded_rows(r, inputs));
+    if (fold_.unfold) return;
     emit(stream::op_kind::repeat, r.dma, 0, r.bytes, true, 0, step);
     ops_[n_out_ - 1].sem = r.sem;
-    fold_ = {r.sem, static_cast<std::uint32_t>(r.bytes), r.dma, next_id_, 0, false};
+    ops_[n_out_ - 1].sub = opt_.inner_rows ? static_cast<std::uint16_t>(r.sub) : std::uint16_t{0};
 }
 
-inline auto runner::end_folded() -> void {
+inline auto runner::number_folded_rows(const stream::op& r, std::uint8_t inputs) -> bool {
+    // The repetition's steps are r.step ... r.step + p - 1 (p = r.sub), numbered here first as
+    // their ops would number them; step r.step + j p + i of repetition j then has the row of
+    // step r.step + i, j p higher (none past max_inner_rows), as the model makes it.
+    const std::uint32_t p = r.sub;
+    if (p == 0 || p > 64) return false;
+    std::array<std::uint16_t, 64> first{};
+    for (std::uint32_t i = 0; i < p; ++i) first[i] = inner_sub(inner_call_, r.step + i, inputs);
+    for (std::uint64_t j = 1; j <= static_cast<std::uint64_t>(r.bytes); ++j)
+        for (std::uint32_t i = 0; i < p; ++i) {
+            const std::uint64_t want = first[i] == 0 ? 0 : first[i] + j * p;
+            const std::uint16_t k =
+                inner_sub(inner_call_, static_cast<std::uint32_t>(r.step + j * p + i), inputs);
+            if (k != (want <= stream::max_inner_rows ? want : 0)) return false;
+        }
+    return true;
+}
+
+inline auto runner::end_folded(std::uint32_t step) -> void {
+    folding& f = fold_;
+    if (f.unfold) {
+        // Each repetition's ops again, DMA numbers and inner steps advanced: numbered and given
+        // rows as the inner steps they stand for.
+        std::vector<folded_op> kept = std::move(f.kept);
+        f.kept = {};
+        f.unfold = false;
+        for (std::uint32_t j = 1; j <= f.times; ++j)
+            for (const folded_op& h : kept) {
+                stream::op x = h.o;
+                if (x.kind == stream::op_kind::dma_start || x.kind == stream::op_kind::dma_wait)
+                    x.dma += j * f.ids;
+                x.step += j * f.steps;
+                emit_inner_op(x, h.seq + j * f.ids, false, h.rows_base, h.inputs, step);
+            }
+        kept.clear();
+        f.kept = std::move(kept);  // (its memory, for the next)
+        return;
+    }
     // The repetition's DMAs took this runner's ids in the inner runner's order: the ids of the
     // repetitions folded after it follow from them, as the inner runner's follow from its own.
-    const folding& f = fold_;
     if (f.any) note_body_ids(f.first_seq + f.ids, f.first_id + f.ids, f.ids * f.times);
     next_id_ += f.ids * f.times;
 }

@@ -527,11 +527,10 @@ private:
     // to the core's starts, from the same state), so every whole period of p left is skipped at
     // once (skip_time) and the rest simulated.
     struct fold {
-        bool active = false;         // a repeat op's repetitions are not all made yet
-        bool making = false;         // the first is recorded: the others are made from it
         std::uint32_t len = 0;       // ops per repetition
         std::uint32_t ids = 0;       // DMA ids per repetition
         std::uint32_t step = 0;      // the repeat op's step value, every op's
+        std::uint32_t rows = 0;      // inner rows per repetition (op::sub advances by them)
         std::int64_t left = 0;       // repetitions still to make, the current one included
         std::uint32_t made = 0;      // the current repetition's number (its ids: + made * ids)
         std::uint32_t pos = 0;       // its next op
@@ -545,6 +544,12 @@ private:
     // The next op of core c's fold; false when the fold skipped periods instead (the times and
     // DMAs changed: back to run() for the next event).
     bool next_folded(int c, op& o, bool alone);
+    // With per-step rows, how many of q periods of core c's fold (its rows from a to b, inner
+    // rows advancing by dsub a period) replicate_rows can make again: none when the period made
+    // a row of an outer step or went back to an older row, and only as many as keep the inner
+    // rows within stream::max_inner_rows (none past it made no rows: all of them).
+    [[nodiscard]] std::int64_t fold_rows_fit(const row_mark& ma, const row_mark& mb, int c,
+                                             std::uint32_t dsub, std::int64_t q) const;
 
     // ---- Per-step rows in the fast lanes (options::per_step) -----------------------------------
     //
@@ -570,10 +575,10 @@ private:
                                             std::int64_t n, double dt,
                                             const per_core<std::uint32_t>& dstep) const;
 
-    // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep),
-    // in both books.
+    // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep and
+    // inner rows by dsub), in both books.
     [[gnu::noinline]] void replicate_rows(const row_mark& ma, const row_mark& mb, std::int64_t m, double dt,
-                                          const per_core<std::uint32_t>& dstep) {
+                                          const per_core<std::uint32_t>& dstep, std::uint32_t dsub = 0) {
         if (!opt_.per_step || m == 0) return;
         // A core blocked in a wait of an inner row (in the joint lane, any but core 0) goes on in
         // its image.
@@ -622,6 +627,7 @@ private:
                     step_times y = x;
                     const auto c = static_cast<std::size_t>(x.core);
                     y.step += static_cast<std::uint32_t>(k) * dstep[c];
+                    if (bk == 1) y.sub += static_cast<std::uint32_t>(k) * dsub;
                     y.begin += shift;
                     y.end += shift;
                     const int idx = static_cast<int>(v.size());
@@ -793,6 +799,7 @@ private:
     std::array<per_core<int>, 2> row_{each_core(-1), each_core(-1)};  // each core's current row
     std::array<std::unordered_map<std::uint64_t, int>, 2> rows_;      // (core, step, sub) -> row
     std::array<std::int64_t, 2> row_recurred_{};        // times a core went back to an older row
+    std::array<std::int64_t, 2> row_revisited_{};       // or to any row made before
     std::array<per_core<std::uint32_t>, 2> row_max_{};  // the largest step of each core's rows
     std::array<per_core<bool>, 2> row_any_{};
     std::array<per_core<bool>, 2> row_rising_{each_core(true), each_core(true)};  // rows made in step order
@@ -864,7 +871,9 @@ private:
     std::vector<std::uint8_t> jsame0_;       // core 0's boundary batch k repeats batch k - 1
     per_core<std::size_t> jk_{};             // the other cores' positions in their batch at the boundary
     per_core<fold> folds_;                   // per core: the repeat op being made
-    per_core<std::uint8_t> fold_at_{};   // per core: 0 none, 1 recording its repetition, 2 making the others
+    // Per core, where its fold is: 0 no repeat op (or all its repetitions made), 1 recording the
+    // first repetition, 2 making the others from it. One byte, read at every op.
+    per_core<std::uint8_t> fold_at_{};
     per_core<std::vector<op>> replays_;  // per core: ops pulled by a fast lane, to simulate
     per_core<std::size_t> replay_at_{};
 };

@@ -160,7 +160,7 @@ inline auto engine<Source>::run_core(int c) -> void {
         const std::uint8_t in_fold = fold_at_[static_cast<std::size_t>(c)];
         const bool made = in_fold == 2;
         if (made) [[unlikely]] {
-            if (!next_folded(c, o, steady && !opt_.per_step && !opt_.timeline)) return;
+            if (!next_folded(c, o, steady && !opt_.timeline)) return;
         } else if (replay_pos_ < replay_.size()) {
             o = replay_[replay_pos_++];
             if (replay_pos_ == replay_.size()) replay_.clear(), replay_pos_ = 0;
@@ -288,11 +288,12 @@ inline auto engine<Source>::step_row(int b, int c, std::uint32_t step, std::uint
             if (row_any_[bu][u] && step < row_max_[bu][u]) row_rising_[bu][u] = false;
             row_max_[bu][u] = std::max(row_max_[bu][u], step);
             row_any_[bu][u] = true;
-        } else if (r < 0 || v[static_cast<std::size_t>(r)].step != step) {
+        } else {
+            ++row_revisited_[bu];
             // The fast lane's row replication needs rows in step order. (Back to another row of
             // the current step, as a nested pipeline's parent row after its children, is not
             // back in time: the step's rows are all made within the period that makes them.)
-            ++row_recurred_[bu];
+            if (r < 0 || v[static_cast<std::size_t>(r)].step != step) ++row_recurred_[bu];
         }
         r = it->second;
     }
@@ -444,7 +445,7 @@ inline auto engine<Source>::wait_dma(int c, const op& o) -> void {
 template <class Source>
 inline auto engine<Source>::end_stream(int c) -> void {
     const fold& f = folds_[static_cast<std::size_t>(c)];
-    if (f.active)
+    if (fold_at_[static_cast<std::size_t>(c)] != 0)
         throw error("SIM2", "simulate, step " + std::to_string(f.step),
                     "the stream ended within the ops of a repeat op (" + std::to_string(f.ops.size()) +
                         " of " + std::to_string(f.len) + ")",

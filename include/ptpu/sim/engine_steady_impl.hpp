@@ -345,6 +345,7 @@ inline auto engine<Source>::mark_rows() const -> row_mark {
         const std::vector<step_times>& v = book_rows(static_cast<int>(b));
         k.rows = v.size();
         k.recurred = row_recurred_[b];
+        k.revisited = row_revisited_[b];
         for (std::size_t c = 0; c < max_cores; ++c) {
             k.open[c] = row_[b][c];
             if (row_[b][c] >= 0) k.open_row[c] = v[static_cast<std::size_t>(row_[b][c])];
@@ -373,17 +374,17 @@ inline auto engine<Source>::within_budget(std::size_t rows, std::size_t spans, s
 template <class Source>
 inline auto engine<Source>::begin_fold(int c, const op& o) -> void {
     fold& f = folds_[static_cast<std::size_t>(c)];
-    if (f.active || o.sem == 0 || o.bytes < 1)
+    const bool within = fold_at_[static_cast<std::size_t>(c)] != 0;
+    if (within || o.sem == 0 || o.bytes < 1)
         throw error("SIM2", "simulate, step " + std::to_string(o.step),
-                    f.active ? "a repeat op within the repetition of another"
-                             : "a repeat op of " + std::to_string(o.sem) + " ops made " +
-                                   std::to_string(o.bytes) + " more times",
+                    within ? "a repeat op within the repetition of another"
+                           : "a repeat op of " + std::to_string(o.sem) + " ops made " +
+                                 std::to_string(o.bytes) + " more times",
                     "repeat one or more ops, one or more more times, and not within another repeat");
-    f.active = true;
-    f.making = false;
     f.len = o.sem;
     f.ids = o.dma;
     f.step = o.step;
+    f.rows = o.sub;
     f.left = o.bytes;
     f.made = 0;
     f.pos = 0;
@@ -410,7 +411,6 @@ inline auto engine<Source>::record_folded(int c, const op& o) -> void {
                     "a repeat op's ops start " + std::to_string(starts) + " DMAs and advance their ids by " +
                         std::to_string(f.ids) + " each repetition",
                     "advance the ids by the DMAs one repetition starts");
-    f.making = true;
     f.made = 1;
     fold_at_[static_cast<std::size_t>(c)] = 2;
 }
@@ -422,20 +422,23 @@ inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
         if (f.seen.empty()) f.seen.resize(static_cast<std::size_t>(fold_ring));
         boundary& b = f.seen[static_cast<std::size_t>(f.marks % fold_ring)];
         record_state(b, c);
+        if (opt_.per_step) b.rows = mark_rows();
         ++f.marks;
         for (std::int64_t p = 1; p <= fold_period && p < f.marks; ++p) {
             const boundary& a = f.seen[static_cast<std::size_t>((f.marks - 1 - p) % fold_ring)];
             if (a.key != b.key || !same_state(a, b)) continue;
-            // The p repetitions from here repeat the p before, as often as whole ones are left.
-            const std::int64_t q = f.left / p;
+            // The p repetitions from here repeat the p before, as often as whole ones are left
+            // (and their rows fit).
+            const auto dsub = static_cast<std::uint32_t>(p) * f.rows;
+            const std::int64_t q = fold_rows_fit(a.rows, b.rows, c, dsub, f.left / p);
             if (q == 0) break;
             skip_time(c, q, b.t - a.t, b.starts - a.starts, 0, b.sum.since(a.sum),
                       b.last_done != a.last_done);
+            replicate_rows(a.rows, b.rows, q, b.t - a.t, per_core<std::uint32_t>{}, dsub);
             f.made += static_cast<std::uint32_t>(q * p);
             f.left -= q * p;
             f.marks = 0;
-            f.active = f.making = f.left > 0;
-            fold_at_[static_cast<std::size_t>(c)] = f.active ? 2 : 0;
+            fold_at_[static_cast<std::size_t>(c)] = f.left > 0 ? 2 : 0;
             dirty_ = true;
             return false;
         }
@@ -443,13 +446,44 @@ inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
     o = f.ops[f.pos];
     if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait)
         o.dma += f.made * f.ids;  // (mod 2^32, as ids)
+    if (o.sub != 0 && f.rows != 0) [[unlikely]] {
+        // Its inner row, as many rows on as the repetitions before it made; none past
+        // stream::max_inner_rows (the op counts in its step's row only, its wait as a body copy's).
+        const std::uint64_t sub = o.sub + std::uint64_t{f.made} * f.rows;
+        o.sub = sub <= stream::max_inner_rows ? static_cast<std::uint16_t>(sub) : std::uint16_t{0};
+        if (o.sub == 0) o.waits_on = {};
+    }
     if (++f.pos == f.len) {
         f.pos = 0;
         ++f.made;
-        f.active = f.making = --f.left > 0;
-        if (!f.active) fold_at_[static_cast<std::size_t>(c)] = 0;
+        if (--f.left == 0) fold_at_[static_cast<std::size_t>(c)] = 0;
     }
     return true;
+}
+
+template <class Source>
+auto engine<Source>::fold_rows_fit(const row_mark& ma, const row_mark& mb, int c, std::uint32_t dsub,
+                                   std::int64_t q) const -> std::int64_t {
+    if (!opt_.per_step) return q;
+    const auto u = static_cast<std::size_t>(c);
+    const book_mark &a0 = ma.book[0], &b0 = mb.book[0], &a1 = ma.book[1], &b1 = mb.book[1];
+    // The fold's step keeps its row (it grows by the period's increments), and the period goes
+    // back to no row made before it: it makes only inner rows of that step, in order, of fewer
+    // than dsub rows (so their images are new).
+    if (a0.rows != b0.rows || a0.open[u] != b0.open[u] || a0.revisited != b0.revisited ||
+        a1.revisited != b1.revisited)
+        return 0;
+    if (a1.rows == b1.rows) return q;
+    const std::uint32_t step = folds_[u].step;
+    std::uint32_t lo = std::numeric_limits<std::uint32_t>::max(), hi = 0;
+    for (std::size_t r = a1.rows; r < b1.rows; ++r) {
+        const step_times& x = res_.inner_steps[r];
+        if (x.core != c || x.step != step) return 0;
+        lo = std::min(lo, x.sub);
+        hi = std::max(hi, x.sub);
+    }
+    if (hi - lo >= dsub || hi + dsub > stream::max_inner_rows) return 0;
+    return std::min<std::int64_t>(q, (stream::max_inner_rows - hi) / dsub);
 }
 
 template <class Source>

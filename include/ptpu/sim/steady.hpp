@@ -109,11 +109,12 @@ struct tally {
     }
 };
 // The per-step rows of one kind at a boundary (options::per_step): how many there are, how
-// many times a core went back to an older row (a step value recurring), and each core's current
-// row, which the steps after the boundary may still add to.
+// many times a core went back to an older row (a step value recurring) or to any row made
+// before, and each core's current row, which the steps after the boundary may still add to.
 struct book_mark {
     std::size_t rows = 0;
     std::int64_t recurred = 0;
+    std::int64_t revisited = 0;
     per_core<int> open = each_core(-1);
     per_core<step_times> open_row{};
 };

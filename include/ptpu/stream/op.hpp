@@ -27,8 +27,10 @@ namespace ptpu::stream {
 /// `repeat` is no work of its own: it folds a run of identical steps of a pipeline a body ran
 /// (emit_pipeline in a timing-only run) into one copy. The next `sem` ops (one repetition) are
 /// made `bytes` more times after it, each time with their DMA ids `dma` higher (the DMAs one
-/// repetition starts): exactly the ops the steps would have been, which the model simulates,
-/// or skips a whole number of periods of once they repeat its state (docs/model.md §11).
+/// repetition starts) and, when its `sub` is nonzero, their inner rows `sub` higher (the steps
+/// one repetition makes; rows past max_inner_rows are none, sub 0): exactly the ops the steps
+/// would have been, which the model simulates, or skips a whole number of periods of once they
+/// repeat its state (docs/model.md §11).
 enum class op_kind : std::uint8_t { overhead, dma_start, dma_wait, compute, sem_signal, sem_wait, repeat };
 
 /// Which pipeline's DMA a dma_wait waits on.
