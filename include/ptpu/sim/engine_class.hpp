@@ -520,12 +520,13 @@ private:
     //
     // A repeat op stands for `bytes` more repetitions of the `sem` ops after it. The first
     // repetition comes from the stream and is recorded as it is simulated; the others are made
-    // from the record, their DMA ids `dma` higher each time, and simulated as the stream's ops
-    // would be. On a core running alone (as the one-core lane: without per-step rows or a
-    // timeline), the state at the start of each repetition is recorded: once it equals the state
-    // p repetitions earlier, the next p repetitions repeat those p exactly (the same ops relative
-    // to the core's starts, from the same state), so every whole period of p left is skipped at
-    // once (skip_time) and the rest simulated.
+    // from the record, their DMA ids `dma` higher each time (and inner rows `sub` higher), and
+    // simulated as the stream's ops would be. On a core running alone without a timeline, the
+    // state at the start of each repetition is recorded: once it equals the state p repetitions
+    // earlier, the next p repetitions repeat those p exactly (the same ops relative to the
+    // core's starts, from the same state), so every whole period of p left is skipped at once
+    // (skip_time; with per-step rows, replicate_rows as far as fold_rows_fit allows) and the
+    // rest simulated.
     struct fold {
         std::uint32_t len = 0;       // ops per repetition
         std::uint32_t ids = 0;       // DMA ids per repetition
