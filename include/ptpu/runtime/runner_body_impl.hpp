@@ -357,14 +357,24 @@ inline auto runner::number_folded_rows(const stream::op& r, std::uint8_t inputs)
     const std::uint32_t p = r.sub;
     if (p == 0 || p > 64) return false;
     std::array<std::uint16_t, 64> first{};
-    for (std::uint32_t i = 0; i < p; ++i) first[i] = inner_sub(inner_call_, r.step + i, inputs);
-    for (std::uint64_t j = 1; j <= static_cast<std::uint64_t>(r.bytes); ++j)
+    std::uint64_t low = stream::max_inner_rows + 1;  // the repetition's lowest row (none: past all)
+    for (std::uint32_t i = 0; i < p; ++i) {
+        first[i] = inner_sub(inner_call_, r.step + i, inputs);
+        if (first[i] != 0) low = std::min<std::uint64_t>(low, first[i]);
+    }
+    for (std::uint64_t j = 1; j <= static_cast<std::uint64_t>(r.bytes); ++j) {
+        const std::uint64_t from = r.step + j * p;
+        // Past the last row numbered, and past the steps this invocation number has seen: the
+        // rest have no rows either way (without numbering each).
+        if (low + j * p > stream::max_inner_rows && inner_rows_.size() >= stream::max_inner_rows &&
+            (inner_by_call_.size() <= inner_call_ || from >= inner_by_call_[inner_call_].size()))
+            return true;
         for (std::uint32_t i = 0; i < p; ++i) {
             const std::uint64_t want = first[i] == 0 ? 0 : first[i] + j * p;
-            const std::uint16_t k =
-                inner_sub(inner_call_, static_cast<std::uint32_t>(r.step + j * p + i), inputs);
+            const std::uint16_t k = inner_sub(inner_call_, static_cast<std::uint32_t>(from + i), inputs);
             if (k != (want <= stream::max_inner_rows ? want : 0)) return false;
         }
+    }
     return true;
 }
 
