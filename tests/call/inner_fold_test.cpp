@@ -1,9 +1,10 @@
 // Inner pipelines folded in timing-only runs (docs/model.md §11, "Folded inner steps"): without
 // per-step rows (or with them and run_options::fold_inner_rows) on a one-core chip, an inner
 // pipeline memoizes its bodies as the call's runner does, and the steps it makes in bulk are
-// handed on as one repeat op and one step, which the model makes again or skips. A prediction must be the one
-// made by running every inner step (run_options::memoize_body = false): counts exactly, times to 1e-9, and op
-// by op (steady_state = false) to the last digit; a real run is unchanged.
+// handed on as one repeat op and one step, which the model makes again or skips. A prediction
+// must be the one made by running every inner step (run_options::memoize_body = false): counts
+// exactly, times to 1e-9, and op by op (steady_state = false) to the last digit; a real run is
+// unchanged.
 #include <gtest/gtest.h>
 
 #include <ptpu/ptpu.hpp>
@@ -134,7 +135,6 @@ const auto rows = [](auto a, auto b, auto c) {
                                                         c.at(ds(i * inner * 8, inner * 8), ds(0, 128)));
 };
 
-using HbmFull = BlockSpec<Full, zero_map, hbm>;
 // A pipeline of 4 steps over whole arrays in HBM, whose body runs a pipeline of inner / 4
 // steps over its step's rows.
 using HbmFull = BlockSpec<Full, zero_map, hbm>;
@@ -320,9 +320,9 @@ void expect_same_rows(const report& a, const report& b, double rel) {
 }
 
 // K's prediction of `body` with per-step rows, folded (run_options::fold_inner_rows), against
-// every inner step run (the memo off): the same counts and rows, times to the last digit when the model makes
-// every folded step (steady_state off), to 1e-9 when it skips. Returns the skipping one and the inner body
-// runs of it and of the memo-off run.
+// every inner step run (the memo off): the same counts and rows, times to the last digit when
+// the model makes every folded step (steady_state off), to 1e-9 when it skips. Returns the
+// skipping one and the inner body runs of it and of the memo-off run.
 template <class K, class Body>
 folded_run expect_rows_like_every_step(const Body& body) {
     K k{};
@@ -405,8 +405,8 @@ TEST(InnerFold, WithPerStepRowsStepsNumberedOutOfOrderAreHandedOnOneByOne) {
 }
 
 TEST(InnerFold, WithPerStepRowsStepsPastTheRowsNumberedHaveNone) {
-    // Past stream::max_inner_rows, steps count in their kernel step's row only: as many as the
-    // folded repetitions the model makes there.
+    // Past stream::max_inner_rows an inner step has no row of its own and counts in its kernel
+    // step's row only, folded or not; the fold of this invocation goes on past it.
     constexpr index_t n = 40000;
     using XL = Array<float, n * 8, 128>;
     using Long = pallas_call<Grid<>, In<Arg<XL, AnyX>, Arg<XL, AnyX>>, Out<Arg<XL, AnyX>>, Chip<tpu::v5e>>;
