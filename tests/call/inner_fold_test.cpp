@@ -107,6 +107,18 @@ const auto add_over = [](auto a, auto b, auto c, index_t n) {
 };
 const auto add = [](auto a, auto b, auto c) { add_over(a, b, c, inner); };
 
+// The add's pipeline configured by values (dynamic_pipeline): inner steps of (8, 128) blocks.
+using values_add = dynamic_pipeline<In<Operand<float, 2>, Operand<float, 2>>, Out<Operand<float, 2>>>;
+values_add add_by_values() {
+    values_add cfg;
+    cfg.grid = {inner};
+    constexpr auto row_map = [](index_t j) { return idx(j, 0); };
+    cfg.in[0] = {.block = {8, 128}, .index_map = row_map};
+    cfg.in[1] = {.block = {8, 128}, .index_map = row_map};
+    cfg.out[0] = {.block = {8, 128}, .index_map = row_map};
+    return cfg;
+}
+
 // Row blocks of a summed 4 at a time into c: a 2-D inner grid whose output block changes every
 // 4 steps (written at the first, accumulated at the others).
 const auto reduce = [](auto a, auto, auto c) {
@@ -248,13 +260,7 @@ TEST(InnerFold, AllocationsAndPipelinesConfiguredByValuesAreFoldedToo) {
     EXPECT_GT(r1.steady_ops, r1.ops * 9 / 10);
     // dynamic_pipeline: the same pipeline configured by values (its maps called through the
     // planner's function pointers).
-    using Values = dynamic_pipeline<In<Operand<float, 2>, Operand<float, 2>>, Out<Operand<float, 2>>>;
-    Values cfg;
-    cfg.grid = {inner};
-    constexpr auto row_map = [](index_t j) { return idx(j, 0); };
-    cfg.in[0] = {.block = {8, 128}, .index_map = row_map};
-    cfg.in[1] = {.block = {8, 128}, .index_map = row_map};
-    cfg.out[0] = {.block = {8, 128}, .index_map = row_map};
+    const values_add cfg = add_by_values();
     const auto by_values = [&cfg, first](auto a, auto b, auto c) {
         emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) + load(y)); }, cfg)(first(a), first(b), first(c));
     };
@@ -381,6 +387,16 @@ TEST(InnerFold, WithPerStepRowsEveryFoldedStepGetsItsRow) {
     EXPECT_EQ(static_cast<index_t>(four.r.inner_steps.size()), 4 * inner);
     EXPECT_LE(four.runs, 64);
     EXPECT_EQ(expect_rows_like_every_step<Once>(twice).runs, inner);
+    // The same pipeline configured by values.
+    const values_add cfg = add_by_values();
+    const auto by_values = [&cfg](auto a, auto b, auto c) {
+        emit_pipeline([](auto x, auto y, auto z) { store(z, load(x) + load(y)); }, cfg)(
+            a.at(ds(0, inner * 8), ds(0, 128)), b.at(ds(0, inner * 8), ds(0, 128)),
+            c.at(ds(0, inner * 8), ds(0, 128)));
+    };
+    const report v = expect_rows_like_every_step<Once>(by_values).r;
+    EXPECT_GT(v.steady_ops, v.ops * 9 / 10);
+    EXPECT_EQ(static_cast<index_t>(v.inner_steps.size()), inner);
 }
 
 TEST(InnerFold, WithPerStepRowsStepsNumberedOutOfOrderAreHandedOnOneByOne) {
