@@ -248,6 +248,18 @@ void BM_PredictAsyncCopies(benchmark::State& st) {
     }
     st.SetItemsProcessed(st.iterations() * inner_steps);
 }
+
+// The same kernel declared steady (run_options::steady_body): its copies and waits repeat with
+// the step's parity, except at the first step (the first fetch) and the last (the last drain).
+void BM_PredictAsyncCopiesSteady(benchmark::State& st) {
+    const hand_test::hand_add<inner_steps>::call call{
+        {.per_step = per_step_rows::never, .steady_body = body_edges{.first = 1, .last = 1}}};
+    for (auto _ : st) {
+        auto rep = call.predict(hand_test::hand_add_body);
+        benchmark::DoNotOptimize(rep.device_time);
+    }
+    st.SetItemsProcessed(st.iterations() * inner_steps);
+}
 }  // namespace
 
 BENCHMARK(BM_Predict)->Unit(benchmark::kMillisecond)->MinTime(2.0);
@@ -263,4 +275,5 @@ BENCHMARK(BM_PredictNestedMegacore)->Unit(benchmark::kMillisecond)->MinTime(2.0)
 BENCHMARK(BM_PredictNestedOnce)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictNestedOnceRows)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictAsyncCopies)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_PredictAsyncCopiesSteady)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK_MAIN();

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <tuple>
 #include <type_traits>
 
@@ -51,6 +52,14 @@ enum class per_step_rows : std::uint8_t {
     automatic,  ///< when the grid has at most 65536 steps
     never,
     always,
+};
+
+/// The grid steps at either end of a steady body's run (run_options::steady_body): over its
+/// first `first` and last `last` steps the body's ops may differ from the steps a period before
+/// (a first fetch, the last copies' drain); everywhere else they must not.
+struct body_edges {
+    index_t first = 1;
+    index_t last = 1;
 };
 
 /// How a call runs: on real data or timing only, and what the report records.
@@ -102,6 +111,18 @@ struct run_options {
     /// bodies run as often as without rows (once per distinct set of answers, plus checks).
     /// Off, with rows, every inner step is run and simulated as it comes.
     bool fold_inner_rows = false;
+    /// Timing-only runs on one core: declares the body steady. A body that issues async copies,
+    /// semaphore ops or sync copies runs at every step otherwise (the body memo keeps only runs
+    /// that charge work). A steady body's ops (its copies, signals and waits, and the work
+    /// between them) are those of the step a period before at every step but the edges'; once
+    /// the timing model sees whole periods repeat, the runner makes the next ones in bulk
+    /// without running the body (docs/model.md §10, "Steady bodies"), checking the period after
+    /// each such stretch against the one before it (error K4 where it differs inside the
+    /// edges). A body whose ops change at a step that falls in such a stretch is mispredicted,
+    /// not caught: declare only bodies whose ops depend on the step near the grid's ends alone.
+    /// No effect with data, a timeline, detect_races, two running cores or an inner pipeline in
+    /// the body.
+    std::optional<body_edges> steady_body;
     /// Host bytes a run's tables may take (docs/model.md §11, "Memory"): the planner's, pass 1's
     /// change bits, stored once per distinct chunk of 4096 steps (a grid whose index maps repeat
     /// with a period takes memory for that period, not for its length), and the output runs kept

@@ -145,6 +145,17 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
     ro.notes = opt.timeline;
     ro.works = &works;
     ro.inner_rows = rows;
+    if (opt.steady_body) {
+        const body_edges& e = *opt.steady_body;
+        if (e.first < 0 || e.last < 0)
+            throw error("K4", "run_options::steady_body",
+                        "the edges are " + std::to_string(e.first) + " first and " + std::to_string(e.last) +
+                            " last steps: a number of steps cannot be negative",
+                        "give each edge 0 or more steps");
+        ro.steady = true;
+        ro.steady_first = e.first;
+        ro.steady_last = e.last;
+    }
     std::vector<dma_note> notes;
     per_core<std::unique_ptr<runner>> runners;
     core_streams streams;

@@ -37,6 +37,12 @@ struct runner_options {
     /// A nested runner whose driver folds the periods it skips into repeat ops
     /// (call/emit_pipeline_impl.hpp): skip_periods may skip, as for the call's own runner.
     bool fold_repeats = false;
+    /// run_options::steady_body (the call's own runner, timing-only, one core): the body may be
+    /// skipped over whole periods of steps between the first `steady_first` and the last
+    /// `steady_last` ("Steady bodies" below).
+    bool steady = false;
+    index_t steady_first = 0;
+    index_t steady_last = 0;
 };
 
 /// How a runner runs the body on its core's current windows: a plain function and the object it

@@ -25,6 +25,7 @@
 #include "ptpu/runtime/body.hpp"
 #include "ptpu/runtime/context.hpp"
 #include "ptpu/runtime/dma.hpp"
+#include "ptpu/runtime/steady_body.hpp"
 #include "ptpu/schedule/plan.hpp"
 #include "ptpu/spec/pipeline.hpp"
 #include "ptpu/stream/op.hpp"
@@ -85,6 +86,16 @@ public:
                          uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
         skip_ok_ = repeat_on_ && memo_on_ && (!opt.nested || opt.fold_repeats) && opt.trace == nullptr &&
                    !sched_.has_prefetched();
+        // A steady body (run_options::steady_body) is skipped by its ops, not by the memo.
+        steady_on_ = opt.steady && opt.timing_only && !opt.nested && !opt.notes && !kctx.detect_races &&
+                     kctx.cores == 1 && opt.trace == nullptr && !sched_.has_prefetched();
+        for (int i = 0; i < desc.n_ops(); ++i)
+            steady_on_ = steady_on_ && !move_[static_cast<std::size_t>(i)] &&
+                         uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
+        if (steady_on_) {
+            memo_on_ = false;
+            skip_ok_ = true;
+        }
         // The batch's storage: the last runner's on this thread (emit() overwrites what it reads).
         ops_ = detail::take_buffer<stream::op>();
         meta_ = detail::take_buffer<op_meta>();
@@ -382,6 +393,22 @@ private:
     // Makes m periods of the steps since the mark (periods_to_skip() said they repeat it).
     void skip(index_t m);
 
+    // ---- Steady bodies (run_options::steady_body) ------------------------------------------
+    // A body that issues copies or semaphore ops is run at every step: the body memo keeps only
+    // runs that charge work, and its program ids differ at every step anyway. A body declared
+    // steady is taken at its word: its ops at a step are those of the step a period before,
+    // except over the declared edges. Once the model finds a period (as for any body), the
+    // runner skips whole periods when the p steps since the mark each ran as a steady body (no
+    // scalar memory read, no inner pipeline, no data moved) and the semaphores and the copies in
+    // flight, relative to the step, are those of the mark (detail::steady_body): the stretch
+    // then leaves everything as it found it, but the copies' steps and the bodies' counts. A
+    // stretch covers no step of the edges, nor the period before the last edge, and is at most
+    // as long as all stretches before it (8 periods at first): after each, the body runs a
+    // period, which must make the ops of the period before the stretch (K4 if not, inside the
+    // edges). So a body runs O(p log(steps)) times.
+    void run_steady();
+    [[nodiscard]] index_t steady_steps(index_t p) const;
+
     // ---- Race detection (run_options::detect_races, A13) ---------------------------------------
     // A pipeline DMA of window slot e.slot starts: into it (`in`) or out of it. A body's async
     // copy still in flight that the DMA would overwrite (into the slot: the copy reads or writes
@@ -603,6 +630,8 @@ private:
     period_mark mark_{};
     index_t memo_hits_ = 0;              // reuses of a kept leaf
     index_t memo_check_at_ = 1;          // the next reuse that runs the body to check the leaf
+    bool steady_on_ = false;             // run_options::steady_body, and the run allows it
+    detail::steady_body steady_;
 };
 
 }  // namespace ptpu

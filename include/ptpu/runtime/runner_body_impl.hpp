@@ -95,6 +95,8 @@ inline auto runner::invoke_body(const event& e) -> void {
         // A step the skipped periods may repeat: its body's work is a kept leaf's, and its
         // events follow from its shape.
         clean_run_ = kept_ && sched_.last_shape() != 0 ? clean_run_ + 1 : 0;
+    } else if (steady_on_) {
+        run_steady();
     } else {
         body_(mem_);
     }
@@ -201,6 +203,38 @@ inline auto runner::run_memoized() -> void {
                     "a body once), so what it charges may depend only on them and on scalar memory",
                     "make the body a function of its refs, program ids and scalar memory (no host state that "
                     "changes from step to step), or set run_options::memoize_body = false");
+}
+
+inline auto runner::run_steady() -> void {
+    detail::body_reads r;
+    const index_t inner = kctx_.inner_steps;
+    struct unset {
+        kernel_context& k;
+        ~unset() { k.reads = nullptr; }
+    } const reset{kctx_};
+    kctx_.reads = &r;
+    body_(mem_);
+    bool steady = !r.opaque && inner == kctx_.inner_steps;
+    for (const body_op_record& o : kctx_.body_ops) steady = steady && o.kind != body_op_kind::stream_op;
+    for (const pending_dma& d : kctx_.pending) steady = steady && !d.move;
+    clean_run_ = steady && sched_.last_shape() != 0 ? clean_run_ + 1 : 0;
+    if (!steady) {
+        steady_.lose();
+        return;
+    }
+    const std::span<const body_op_record> ops{kctx_.body_ops};
+    const index_t first = opt_.steady_first, last = desc_.steps() - opt_.steady_last;
+    if (!steady_.check(ops, kctx_.body_work) && body_step_ >= first && body_step_ < last)
+        throw error(
+            "K4", "step " + std::to_string(body_step_) + ": kernel body",
+            "run_options::steady_body declares the body steady, but its copies, semaphore ops or "
+            "charges here differ from those of the step a whole number of periods before (the "
+            "period from step " +
+                std::to_string(steady_.expected_from()) +
+                " on, which the steps skipped since repeated): the steps skipped may have differed too",
+            "declare wider edges (body_edges{.first, .last}) if the body differs only near the grid's "
+            "ends, or leave steady_body unset to run the body at every step");
+    steady_.record(ops, kctx_.body_work);
 }
 
 inline auto runner::work_number(const work& w, bool pass_none) -> std::uint32_t {

@@ -362,6 +362,16 @@ inline auto runner::mark_period() -> void {
     k.total = total_work_now();
     std::memcpy(k.in, in_flight_in_, sizeof k.in);
     std::memcpy(k.out, in_flight_out_, sizeof k.out);
+    if (steady_on_) steady_.mark(kctx_, sched_.next_global_step());
+}
+
+inline auto runner::steady_steps(index_t p) const -> index_t {
+    const index_t g = sched_.next_global_step();
+    if (g - p < opt_.steady_first || !steady_.repeats(kctx_, g, p)) return 0;
+    // Before the period ahead of the last edge (the check after the stretch), and no longer than
+    // the stretches so far (8 periods at first).
+    const index_t room = desc_.steps() - opt_.steady_last - p - g;
+    return std::min(room, std::max(skipped_steps_, 8 * p));
 }
 
 inline auto runner::periods_to_skip(index_t p, std::uint32_t starts) const -> index_t {
@@ -381,8 +391,9 @@ inline auto runner::periods_to_skip(index_t p, std::uint32_t starts) const -> in
         }
     }
     // Each skipped step is a reuse of a kept leaf: the skip stops short of the reuse that
-    // checks the tree against the body (run_memoized), which a pulled period then runs.
-    index_t n = memo_check_at_ - memo_hits_ - 1;
+    // checks the tree against the body (run_memoized), which a pulled period then runs. A
+    // steady body is checked after each stretch ("Steady bodies").
+    index_t n = steady_on_ ? steady_steps(p) : memo_check_at_ - memo_hits_ - 1;
     // The program ids the body asks.
     const index_t g = sched_.next_global_step();
     index_t stride = 1;
@@ -446,6 +457,7 @@ inline auto runner::skip(index_t m) -> void {
         o.step = g;
         if (o.kind == stream::op_kind::dma_start || o.kind == stream::op_kind::dma_wait) o.dma += dk;
     }
+    if (steady_on_) steady_.skipped(kctx_, m, n);
     repeated_ += n;
     skipped_steps_ += n;
     memo_hits_ += n;  // a reuse each, all before the next check (periods_to_skip)

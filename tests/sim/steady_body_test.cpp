@@ -1,0 +1,168 @@
+// Steady bodies (run_options::steady_body, runtime/runner.hpp "Steady bodies"): a timing-only
+// run of a body declared steady skips whole periods of its steps once the model finds them
+// repeating, runs the body a period after each stretch to check it, and must predict what running
+// it at every step predicts.
+#include <gtest/gtest.h>
+
+#include <ptpu/ptpu.hpp>
+
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "hand_pipeline.hpp"
+#include "memo_support.hpp"
+
+namespace {
+
+using namespace ptpu;
+using memo_test::expect_same_counts;
+
+constexpr index_t steps = 4096;
+using Hand = hand_test::hand_add<steps>::call;
+
+// The hand-written pipeline's body (two async fetches a step ahead, an async write waited a step
+// later), counting its runs; `extra(i)` adds a charge at step i where it says so.
+struct counted {
+    int* runs;
+    bool (*extra)(index_t) = nullptr;
+    template <class... A>
+    void operator()(A... a) const {
+        ++*runs;
+        hand_test::hand_add_body(a...);
+        if (extra != nullptr && extra(program_id(0))) charge(work{.explicit_seconds = 1e-7});
+    }
+};
+
+report predict(const counted& body, std::optional<body_edges> edges,
+               per_step_rows rows = per_step_rows::never) {
+    Hand k{};
+    k.options.per_step = rows;
+    k.options.steady_body = edges;
+    return k.predict(body);
+}
+
+// Same prediction: times within 1e-9 (the skipped periods add their durations at once), every
+// count exact.
+void expect_same_prediction(const report& a, const report& b) {
+    EXPECT_NEAR(a.device_time, b.device_time, 1e-9 * b.device_time);
+    EXPECT_NEAR(a.exposed_dma, b.exposed_dma, 1e-9 * b.device_time);
+    expect_same_counts(a, b);
+    EXPECT_EQ(a.stats.body_dma_bytes, b.stats.body_dma_bytes);
+    EXPECT_EQ(a.stats.sem_signals, b.stats.sem_signals);
+    EXPECT_EQ(a.stats.sem_waits, b.stats.sem_waits);
+}
+
+TEST(SteadyBody, AsyncCopiesAreSkippedByWholePeriodsAndPredictTheSame) {
+    int runs = 0;
+    const counted body{&runs};
+    const report every = predict(body, std::nullopt);
+    EXPECT_EQ(runs, steps);
+    EXPECT_EQ(every.stats.body_dmas, 3 * steps);
+    runs = 0;
+    const report steady = predict(body, body_edges{});
+    expect_same_prediction(steady, every);
+    // The period is 2 steps (the semaphores alternate): a stretch as long as all before it (16
+    // steps at first), a checked period after each, the first and last steps run: about
+    // 2 log2(steps) periods of body runs.
+    EXPECT_LT(runs, 64) << runs;
+    EXPECT_GT(steady.steady_ops, steady.ops * 9 / 10);
+}
+
+TEST(SteadyBody, PerStepRowsOfSkippedStepsAreThoseOfEveryStep) {
+    int runs = 0;
+    const counted body{&runs};
+    const report every = predict(body, std::nullopt, per_step_rows::always);
+    runs = 0;
+    const report steady = predict(body, body_edges{}, per_step_rows::always);
+    EXPECT_LT(runs, 64) << runs;
+    expect_same_prediction(steady, every);
+    ASSERT_EQ(steady.steps.size(), every.steps.size());
+    for (std::size_t i = 0; i < every.steps.size(); ++i) {
+        const double tol = 1e-9 * every.device_time;
+        EXPECT_EQ(steady.steps[i].step, every.steps[i].step) << i;
+        EXPECT_NEAR(steady.steps[i].begin, every.steps[i].begin, tol) << i;
+        EXPECT_NEAR(steady.steps[i].end, every.steps[i].end, tol) << i;
+        EXPECT_NEAR(steady.steps[i].issue, every.steps[i].issue, tol) << i;
+        EXPECT_NEAR(steady.steps[i].compute, every.steps[i].compute, tol) << i;
+        EXPECT_NEAR(steady.steps[i].wait, every.steps[i].wait, tol) << i;
+        EXPECT_EQ(steady.steps[i].waited_on, every.steps[i].waited_on) << i;
+    }
+}
+
+TEST(SteadyBody, EdgesAsWideAsTheBodyDiffersThereArePredictedExactly) {
+    // Three more charges over the last three steps (say, a drain a lookahead of 3 would make):
+    // edges of 3 steps leave them to the body.
+    int runs = 0;
+    const counted body{&runs, [](index_t i) { return i >= steps - 3; }};
+    const report every = predict(body, std::nullopt);
+    runs = 0;
+    const report steady = predict(body, body_edges{.first = 1, .last = 3});
+    expect_same_prediction(steady, every);
+    EXPECT_LT(runs, 64) << runs;
+    // And at the start: the first five steps charge more.
+    const counted early{&runs, [](index_t i) { return i < 5; }};
+    const report every_early = predict(early, std::nullopt);
+    runs = 0;
+    expect_same_prediction(predict(early, body_edges{.first = 5, .last = 1}), every_early);
+    EXPECT_LT(runs, 64) << runs;
+}
+
+TEST(SteadyBody, ABodyThatChangesInsideTheEdgesIsK4) {
+    // From step 3000 on the body charges more at every step: a stretch skips over step 3000 with
+    // the old period, and the period run after it differs.
+    int runs = 0;
+    const counted body{&runs, [](index_t i) { return i >= 3000; }};
+    try {
+        (void)predict(body, body_edges{});
+        ADD_FAILURE() << "no error";
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), "K4");
+        EXPECT_NE(std::string(e.what()).find("steady_body"), std::string::npos) << e.what();
+    }
+    // Unset, it runs at every step.
+    runs = 0;
+    EXPECT_GT(predict(body, std::nullopt).device_time, 0);
+    EXPECT_EQ(runs, steps);
+    // Negative edges are K4 too, before anything runs.
+    runs = 0;
+    for (const body_edges e : {body_edges{.first = -1}, body_edges{.last = -2}}) {
+        try {
+            (void)predict(body, e);
+            ADD_FAILURE() << "no error";
+        } catch (const ptpu::error& x) {
+            EXPECT_EQ(x.rule(), "K4");
+            EXPECT_NE(std::string(x.what()).find("negative"), std::string::npos) << x.what();
+        }
+    }
+    EXPECT_EQ(runs, 0);
+}
+
+TEST(SteadyBody, RunsEveryStepWhereItCannotSkip) {
+    int runs = 0;
+    const counted body{&runs};
+    // With data: the copies move bytes.
+    host_array<hand_test::hand_add<steps>::X> a, b;
+    Hand k{};
+    k.options.per_step = per_step_rows::never;
+    k.options.steady_body = body_edges{};
+    (void)k(body, a, b);
+    EXPECT_EQ(runs, steps);
+    // With race detection, or a timeline: every access and every op is recorded.
+    for (const bool races : {true, false}) {
+        runs = 0;
+        Hand t{};
+        t.options.per_step = per_step_rows::never;
+        t.options.steady_body = body_edges{};
+        t.options.detect_races = races;
+        t.options.timeline = !races;
+        (void)t.predict(body);
+        EXPECT_EQ(runs, steps) << races;
+    }
+    // Edges that cover the grid leave nothing to skip.
+    runs = 0;
+    (void)predict(body, body_edges{.first = steps / 2, .last = steps / 2});
+    EXPECT_EQ(runs, steps);
+}
+
+}  // namespace
