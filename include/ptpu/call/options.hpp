@@ -122,7 +122,7 @@ struct run_options {
     /// not caught: declare only bodies whose ops depend on the step near the grid's ends alone.
     /// No effect with data, a timeline, detect_races, two running cores or an inner pipeline in
     /// the body.
-    std::optional<body_edges> steady_body;
+    std::optional<body_edges> steady_body{};
     /// Host bytes a run's tables may take (docs/model.md §11, "Memory"): the planner's, pass 1's
     /// change bits, stored once per distinct chunk of 4096 steps (a grid whose index maps repeat
     /// with a period takes memory for that period, not for its length), and the output runs kept

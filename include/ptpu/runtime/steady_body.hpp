@@ -36,8 +36,12 @@ public:
         ops_.insert(ops_.end(), ops.begin(), ops.end());
     }
     /// A body run that cannot be part of a steady period (it read scalar memory, ran a pipeline,
-    /// or moved data): nothing since the mark can be skipped again.
-    void lose() noexcept { lost_ = true; }
+    /// or moved data): nothing since the mark can be skipped again, and a check under way ends
+    /// (the runs after it would be compared out of phase).
+    void lose() noexcept {
+        lost_ = true;
+        expect_at_ = expect_steps_.size();
+    }
 
     /// The period mark: the state at the step `next` about to run, and nothing recorded since.
     void mark(const kernel_context& k, index_t next) {
