@@ -165,4 +165,39 @@ TEST(SteadyBody, RunsEveryStepWhereItCannotSkip) {
     EXPECT_EQ(runs, steps);
 }
 
+TEST(SteadyBody, SyncCopiesAreSkippedButNotABodyReadingScalarMemory) {
+    // A body of blocking copies (no semaphores), which may read an SMEM scalar.
+    constexpr index_t n = 1024;
+    using X = Array<float, n * 8, 128>;
+    using AnyX = BlockSpec<Full, zero_map, any>;
+    using K = pallas_call<Grid<n>, In<Arg<X, AnyX>>, Out<Arg<X, AnyX>>, Scratch<vmem, float, 8, 128>,
+                          Scratch<smem, std::int32_t, 1>, Chip<tpu::v5e>>;
+    int runs = 0;
+    bool reads = false;
+    const auto body = [&](auto x, auto o, auto buf, auto s) {
+        ++runs;
+        const index_t i = program_id(0);
+        sync_copy(x.at(ds(i * 8, 8), ds(0, 128)), buf);
+        store(buf, load(buf) + 1.0f);
+        if (reads && s[0] != 0) charge(work{.explicit_seconds = 1e-7});
+        sync_copy(buf, o.at(ds(i * 8, 8), ds(0, 128)));
+    };
+    auto run = [&](bool steady) {
+        runs = 0;
+        K k{};
+        k.options.per_step = per_step_rows::never;
+        if (steady) k.options.steady_body = body_edges{.first = 0, .last = 0};
+        return k.predict(body);
+    };
+    const report every = run(false);
+    EXPECT_EQ(runs, n);
+    const report steady = run(true);
+    EXPECT_LT(runs, 64) << runs;
+    expect_same_prediction(steady, every);
+    EXPECT_EQ(steady.stats.body_dmas, 2 * n);
+    reads = true;
+    (void)run(true);
+    EXPECT_EQ(runs, n);
+}
+
 }  // namespace
