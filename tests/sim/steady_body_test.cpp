@@ -200,4 +200,33 @@ TEST(SteadyBody, SyncCopiesAreSkippedButNotABodyReadingScalarMemory) {
     EXPECT_EQ(runs, n);
 }
 
+TEST(SteadyBody, ABodyRunningAnInnerPipelineRunsEveryStep) {
+    // Its inner pipeline's ops are not the body's own copies: the body memo and the invocation
+    // memo handle it, a steady declaration changes nothing.
+    using X = Array<float, 64 * 8, 128>;
+    using AnyX = BlockSpec<Full, zero_map, any>;
+    using Tile = BlockSpec<Block<8, 128>, [](index_t i) { return idx(i, 0); }>;
+    using K = pallas_call<Grid<64>, In<Arg<X, AnyX>>, Out<Arg<X, AnyX>>, Chip<tpu::v5e>>;
+    int runs = 0;
+    const auto body = [&](auto x, auto o) {
+        ++runs;
+        const index_t i = program_id(0);
+        emit_pipeline([](auto a, auto b) { store(b, load(a) * 2.0f); }, {1}, in_specs<Tile>, out_specs<Tile>)(
+            x.at(ds(i * 8, 8), ds(0, 128)), o.at(ds(i * 8, 8), ds(0, 128)));
+    };
+    auto run = [&](bool steady) {
+        runs = 0;
+        K k{};
+        k.options.per_step = per_step_rows::never;
+        if (steady) k.options.steady_body = body_edges{};
+        return k.predict(body);
+    };
+    const report every = run(false);
+    EXPECT_EQ(runs, 64);
+    const report steady = run(true);
+    EXPECT_EQ(runs, 64);
+    EXPECT_EQ(steady.device_time, every.device_time);
+    expect_same_counts(steady, every);
+}
+
 }  // namespace

@@ -210,11 +210,13 @@ inline auto runner::run_steady() -> void {
     const index_t inner = kctx_.inner_steps;
     struct unset {
         kernel_context& k;
-        ~unset() { k.reads = nullptr; }
-    } const reset{kctx_};
+        detail::body_reads* was;
+        ~unset() { k.reads = was; }
+    } const reset{kctx_, kctx_.reads};
     kctx_.reads = &r;
     body_(mem_);
-    bool steady = !r.opaque && inner == kctx_.inner_steps;
+    // (An inner pipeline's ops may come as records or straight into the batch: either counts.)
+    bool steady = !r.opaque && inner == kctx_.inner_steps && kctx_.pipelines_run == 0;
     for (const body_op_record& o : kctx_.body_ops) steady = steady && o.kind != body_op_kind::stream_op;
     for (const pending_dma& d : kctx_.pending) steady = steady && !d.move;
     clean_run_ = steady && sched_.last_shape() != 0 ? clean_run_ + 1 : 0;
