@@ -43,9 +43,9 @@ int main() {
     const report every = Hand{{.per_step = per_step_rows::never}}.predict(body);
     const int every_runs = std::exchange(runs, 0);
     // Steady but for the first step (the prologue) and the last (the epilogue).
-    const report steady =
-        Hand{{.per_step = per_step_rows::never, .steady_body = body_edges{.first = 1, .last = 1}}}.predict(
-            body);
+    const run_options declared{.per_step = per_step_rows::never,
+                               .steady_body = body_edges{.first = 1, .last = 1}};
+    const report steady = Hand{declared}.predict(body);
 
     const bool same = std::abs(steady.device_time - every.device_time) <= 1e-9 * every.device_time &&
                       steady.stats.body_dmas == every.stats.body_dmas;
