@@ -7,6 +7,7 @@
 #include <ptpu/ptpu.hpp>
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -159,10 +160,34 @@ TEST(SteadyBody, RunsEveryStepWhereItCannotSkip) {
         (void)t.predict(body);
         EXPECT_EQ(runs, steps) << races;
     }
-    // Edges that cover the grid leave nothing to skip.
+    // Edges that cover the grid leave nothing to skip, up to the largest a user can give.
     runs = 0;
     (void)predict(body, body_edges{.first = steps / 2, .last = steps / 2});
     EXPECT_EQ(runs, steps);
+    runs = 0;
+    (void)predict(body, body_edges{.first = 1, .last = std::numeric_limits<index_t>::max()});
+    EXPECT_EQ(runs, steps);
+}
+
+// The declaration through generic code: any call type, edges as values.
+template <class Call, class Body>
+report predict_declared(const Body& body, index_t first, index_t last) {
+    Call k{};
+    k.options.per_step = per_step_rows::never;
+    k.options.steady_body = body_edges{.first = first, .last = last};
+    return k.predict(body);
+}
+
+TEST(SteadyBody, DeclaredThroughAFunctionTemplate) {
+    int runs = 0;
+    const report every = predict(counted{&runs}, std::nullopt);
+    runs = 0;
+    const report steady = predict_declared<Hand>(counted{&runs}, std::numeric_limits<index_t>::max(), 1);
+    EXPECT_EQ(runs, steps);  // a first edge past the grid: nothing skipped
+    expect_same_prediction(steady, every);
+    runs = 0;
+    expect_same_prediction(predict_declared<Hand>(counted{&runs}, 2, 2), every);
+    EXPECT_LT(runs, 64) << runs;
 }
 
 TEST(SteadyBody, SyncCopiesAreSkippedButNotABodyReadingScalarMemory) {

@@ -153,8 +153,8 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
                             " last steps: a number of steps cannot be negative",
                         "give each edge 0 or more steps");
         ro.steady = true;
-        ro.steady_first = e.first;
-        ro.steady_last = e.last;
+        ro.steady_first = std::min(e.first, desc.steps());  // (edges past the grid: all of it)
+        ro.steady_last = std::min(e.last, desc.steps());
     }
     std::vector<dma_note> notes;
     per_core<std::unique_ptr<runner>> runners;

@@ -456,6 +456,16 @@ private:
     // or other work at the same leaf.
     bool memo_learn(const detail::body_reads& r, const work& w);
     void run_memoized();
+    // The body's questions go to `r` while it runs; the log they went to before comes back after
+    // (even when the body throws).
+    struct reads_scope {
+        kernel_context& k;
+        detail::body_reads* was;
+        reads_scope(kernel_context& c, detail::body_reads* r) : k(c), was(c.reads) { c.reads = r; }
+        ~reads_scope() { k.reads = was; }
+        reads_scope(const reads_scope&) = delete;
+        reads_scope& operator=(const reads_scope&) = delete;
+    };
     // The number of work w in the call's work table (op::work), counted into the total. Bodies
     // usually charge the same work every step: the last number is reused. The total is kept as
     // (last work, times charged in a row) and added up when the work changes (stats()), not

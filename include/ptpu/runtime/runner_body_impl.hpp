@@ -177,12 +177,7 @@ inline auto runner::run_memoized() -> void {
     const std::size_t pending = kctx_.pending.size();
     // Whoever recorded the body's questions before (an inner invocation kept by the enclosing
     // body's memo, call/emit_pipeline_impl.hpp) records them again afterwards, these included.
-    struct unset {
-        kernel_context& k;
-        detail::body_reads* was;
-        ~unset() { k.reads = was; }
-    } const reset{kctx_, kctx_.reads};
-    kctx_.reads = &r;
+    const reads_scope reset{kctx_, &r};
     body_(mem_);
     kctx_.reads = reset.was;
     if (reset.was != nullptr) {
@@ -208,12 +203,7 @@ inline auto runner::run_memoized() -> void {
 inline auto runner::run_steady() -> void {
     detail::body_reads r;
     const index_t inner = kctx_.inner_steps;
-    struct unset {
-        kernel_context& k;
-        detail::body_reads* was;
-        ~unset() { k.reads = was; }
-    } const reset{kctx_, kctx_.reads};
-    kctx_.reads = &r;
+    const reads_scope reset{kctx_, &r};
     body_(mem_);
     // (An inner pipeline's ops may come as records or straight into the batch: either counts.)
     bool steady = !r.opaque && inner == kctx_.inner_steps && kctx_.pipelines_run == 0;
