@@ -280,7 +280,7 @@ TEST(InnerFold, PipelinesTwoLevelsInAreFoldedAndPredictAsEveryStep) {
 }
 
 TEST(InnerFold, AMegacoreCallHandsItsInnerStepsOnOneByOne) {
-    // Two cores running together: no folding (the model's joint lane does not follow folds), so
+    // Two cores running together: no folding (the model's lane does not follow folds on several cores), so
     // every inner body runs, and the prediction is the one with the memo off.
     const report every = predict<FourMegacore>(rows, false);
     const report memo = predict<FourMegacore>(rows, true);

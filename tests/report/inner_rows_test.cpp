@@ -224,7 +224,7 @@ TEST(InnerRows, FastLaneWithVaryingInnerPipelines) {
     EXPECT_GT(r.steady_ops, r.ops / 2);
 }
 
-// Both cores of a v5p running (the joint lane), each outer step an inner pipeline.
+// Both cores of a v5p running (the lane takes both), each outer step an inner pipeline.
 TEST(InnerRows, FastLaneReplicatesInnerRowsOfBothCores) {
     using K = pallas_call<Grid<256>, In<Arg<Long, AnyFull>>, Out<Arg<Long, AnyFull>>, Semantics<parallel>,
                           Chip<tpu::v5p>>;

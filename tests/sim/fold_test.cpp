@@ -297,7 +297,7 @@ TEST(SimFold, FoldsAfterOtherStepsOfTheKernelAreSkippedAndExact) {
 }
 
 TEST(SimFold, TwoRunningCoresMakeTheirFoldsOpByOp) {
-    // On two cores running together a fold is made op by op (the joint lane stays off), and
+    // On two cores running together a fold is made op by op (the lane stays off), and
     // skipped once the other core's stream has ended.
     inner_pipeline a, b;
     b.n = 800;

@@ -21,12 +21,27 @@ struct hand_add {
                                    ptpu::Out<ptpu::Arg<X, AnyX>>, Slots, Slots, Slots, Sems, Sems, Chip>;
 };
 
-// Its body.
-inline constexpr auto hand_add_body = [](auto a, auto b, auto o, auto abuf, auto bbuf, auto obuf, auto in_sem,
-                                         auto out_sem) {
+// The same in `parts` parts of `steps` blocks each, over a grid (parts, steps) whose first axis is
+// parallel (a part per core on a megacore chip).
+template <index_t parts, index_t steps, class Chip = ptpu::Chip<ptpu::tpu::v5p>>
+struct hand_add_parts {
+    using one = hand_add<parts * steps, Chip>;
+    using X = typename one::X;
+    using AnyX = typename one::AnyX;
+    using Slots = typename one::Slots;
+    using Sems = typename one::Sems;
+    using call = ptpu::pallas_call<ptpu::Grid<parts, steps>, ptpu::Semantics<ptpu::parallel, ptpu::arbitrary>,
+                                   ptpu::In<ptpu::Arg<X, AnyX>, ptpu::Arg<X, AnyX>>,
+                                   ptpu::Out<ptpu::Arg<X, AnyX>>, Slots, Slots, Slots, Sems, Sems, Chip>;
+};
+
+// Step i of n of the pipeline over the row blocks from `first` on: the body's work, shared by
+// the one-core body and the megacore one.
+template <class A, class B, class O, class AB, class BB, class OB, class IS, class OS>
+void hand_add_step(index_t first, index_t i, index_t n, A a, B b, O o, AB abuf, BB bbuf, OB obuf, IS in_sem,
+                   OS out_sem) {
     using namespace ptpu;
-    const index_t i = program_id(0), n = num_programs(0);
-    auto rows = [](auto r, index_t j) { return r.at(ds(j * 8, 8), ds(0, 128)); };
+    auto rows = [&](auto r, index_t j) { return r.at(ds((first + j) * 8, 8), ds(0, 128)); };
     auto fetch = [&](index_t j) {
         make_async_copy(rows(a, j), abuf.at(j % 2), in_sem.at(j % 2)).start();
         make_async_copy(rows(b, j), bbuf.at(j % 2), in_sem.at(j % 2)).start();
@@ -40,6 +55,21 @@ inline constexpr auto hand_add_body = [](auto a, auto b, auto o, auto abuf, auto
     write(i).start();
     if (i > 0) write(i - 1).wait();
     if (i == n - 1) write(i).wait();
+}
+
+// Its body.
+inline constexpr auto hand_add_body = [](auto a, auto b, auto o, auto abuf, auto bbuf, auto obuf, auto in_sem,
+                                         auto out_sem) {
+    hand_add_step(0, ptpu::program_id(0), ptpu::num_programs(0), a, b, o, abuf, bbuf, obuf, in_sem, out_sem);
+};
+
+// The same over a grid (parts, steps): each part of the rows (a core's, with the first axis
+// parallel) is its own pipeline of `steps` blocks.
+inline constexpr auto hand_add_parts_body = [](auto a, auto b, auto o, auto abuf, auto bbuf, auto obuf,
+                                               auto in_sem, auto out_sem) {
+    using ptpu::num_programs, ptpu::program_id;
+    hand_add_step(program_id(0) * num_programs(1), program_id(1), num_programs(1), a, b, o, abuf, bbuf, obuf,
+                  in_sem, out_sem);
 };
 
 }  // namespace hand_test

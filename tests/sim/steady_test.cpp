@@ -3,8 +3,8 @@
 // must agree (times to 1e-9 relative, counts exactly), while the fast lane skips what it should:
 // period-1 and longer periods (a reduction axis), a pattern that changes midway, a stream that
 // never repeats, a stream ending mid-period, steps too long to record, copies into semaphores, megacore (two
-// running cores: joint periods, in and out of phase, uneven splits; one core left: skipped alone; with
-// semaphores only that), and malformed ops after the steady state (still SIM1/SIM2).
+// running cores: periods of both, in and out of phase, uneven splits, copies into each core's own
+// semaphores; one core left: skipped alone), and malformed ops after the steady state (still SIM1/SIM2).
 #include <gtest/gtest.h>
 
 #include <ptpu/hw/presets.hpp>
@@ -280,25 +280,44 @@ TEST(SimSteady, DmasIntoSemaphoresAreSkippedAndExact) {
     }
 }
 
-TEST(SimSteady, SemaphoreStreamsOnTwoCoresAreSkippedAloneOnly) {
-    // Megacore with semaphores: no joint lane (a signal may cross cores); the one-core lane once
-    // the other core's stream and its copies into semaphores have ended.
+TEST(SimSteady, SemaphoreStreamsOnTwoCoresAreSkippedTogether) {
+    // Megacore with semaphores that stay on their core (copies into its own DMA semaphores): the
+    // lane follows both cores (each core's semaphores and a core blocked on one are part of the
+    // state), then the core left once the other's stream and its copies have ended.
     pipeline p;
     p.n = 8000;
     p.cores = 2;
     p.semaphores = true;
-    p.short_core1 = 8000;
+    for (const std::int64_t in : {std::int64_t{4096}, std::int64_t{1} << 20}) {
+        for (const int k : {1, 4}) {
+            p.in_bytes = in;  // 1 MiB: DMA-bound, the cores blocked on their semaphores by turns
+            p.k = k;
+            p.out_bytes = 1 << 20;
+            p.short_core1 = 8000;
+            const result both = expect_same(p, tpu::v5p);
+            EXPECT_GT(both.steady_ops, both.op_count * 9 / 10) << in << " " << k;
+            EXPECT_GT(both.wait_sem[0] + both.wait_sem[1] + both.wait_dma[0] + both.wait_dma[1], 0.0);
+            p.short_core1 = 1000;
+            const result r = expect_same(p, tpu::v5p);
+            EXPECT_GT(r.steady_ops, r.op_count * 8 / 10) << in << " " << k;
+        }
+    }
+    // Core 1 out of phase (shorter steps): whatever the lane finds, the op-by-op prediction.
+    p.in_bytes = 4096;
+    p.k = 1;
+    p.short_core1 = 0;
+    p.compute = [](int) { return 1.0 * us; };
+    p.compute1 = [](int) { return 0.7 * us; };
+    expect_same(p, tpu::v5p);
+    // Core 0 signalling core 1 every step: a signal crossing cores is never part of a period.
+    p.compute1 = {};
+    p.signal_core1 = true;
     EXPECT_EQ(expect_same(p, tpu::v5p).steady_ops, 0);
     p.short_core1 = 1000;
-    const result r = expect_same(p, tpu::v5p);
-    EXPECT_GT(r.steady_ops, r.op_count * 7 / 10);
-    // Core 0 signalling core 1 every step: core 1's semaphore is not the lane's to follow, so
-    // no period goes through such a step.
-    p.signal_core1 = true;
     EXPECT_EQ(expect_same(p, tpu::v5p).steady_ops, 0);
 }
 
-// ---- Megacore: the joint lane (both cores running on one HBM) ----------------------------------
+// ---- Megacore: the lane of both cores running on one HBM ----------------------------------------
 
 TEST(SimSteady, TwoRunningCoresAreSkippedJointlyAndExact) {
     for (const ptpu::chip* c : {&tpu::v5p, &tpu::v4}) {
@@ -332,7 +351,7 @@ TEST(SimSteady, TwoCoresWithReductionAxesAreSkippedJointly) {
 
 TEST(SimSteady, UnevenSplitIsSkippedJointlyThenAlone) {
     // Core 1 has fewer steps (an odd parallel extent, or a shorter share): joint periods while
-    // both run, the one-core lane once core 1's stream and DMAs have ended.
+    // both run, the lane of core 0 alone once core 1's stream and DMAs have ended.
     for (const int n1 : {2500, 3999, 3001}) {
         pipeline p;
         p.n = 4000;
@@ -425,7 +444,7 @@ TEST(SimSteady, OnWithTimeline) {
         p.n = 2000;
         p.k = 4;
         p.cores = cores;
-        p.short_core1 = 1500;  // core 1 ends first: the joint lane, then the one-core lane
+        p.short_core1 = 1500;  // core 1 ends first: the lane of both cores, then of core 0 alone
         vec_source src[2];
         for (vec_source& v : src) {
             v.ops[0] = p.stream(p.n);

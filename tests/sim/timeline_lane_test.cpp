@@ -125,7 +125,7 @@ TEST(TimelineLane, ReductionAxisMatmul) {
         "matmul");
 }
 
-// Both TensorCores of a v5p running: the joint lane.
+// Both TensorCores of a v5p running: the lane takes both.
 TEST(TimelineLane, MegacoreBothCores) {
     using K = pallas_call<Grid<n_steps>, In<Arg<Vec, RowBlk>, Arg<Vec, RowBlk>>, Out<Arg<Vec, RowBlk>>,
                           Semantics<parallel>, Chip<tpu::v5p>>;
@@ -134,7 +134,7 @@ TEST(TimelineLane, MegacoreBothCores) {
     EXPECT_TRUE(std::ranges::any_of(r.timeline, [](const sim::span& s) { return s.core == 1; }));
 }
 
-// Four TensorCores of a synthetic chip running: the joint lane with every core.
+// Four TensorCores of a synthetic chip running: the lane takes every core.
 TEST(TimelineLane, FourCores) {
     using K = pallas_call<Grid<n_steps>, In<Arg<Vec, RowBlk>, Arg<Vec, RowBlk>>, Out<Arg<Vec, RowBlk>>,
                           Semantics<parallel>, Chip<quad_test::quad>>;

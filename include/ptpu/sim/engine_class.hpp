@@ -1,8 +1,8 @@
 // Defines sim::detail::engine, the timing model's event simulator: its state and its small
 // members. Its larger members are defined in engine_events_impl.hpp (pulling ops, the cores' and
-// the DMA channels' events, semaphores), engine_steady_impl.hpp (the steady-state fast lane of one
-// core, its per-step rows and timeline) and engine_joint_impl.hpp (the joint lane of a megacore
-// call).
+// the DMA channels' events, semaphores), engine_steady_impl.hpp (the state a boundary records,
+// the skips, folded repeats, the per-step rows in the lane) and engine_lane_impl.hpp (the
+// steady-state lane: boundaries, periods, fast-forwarding).
 #pragma once
 
 #include <algorithm>
@@ -279,15 +279,10 @@ public:
         if (ff_on_) {
             ring_ = reused_history<boundary>();
             spare_ = reused_history<boundary>();
-            if (cores > 1) {
-                jring_ = reused_history<joint_boundary>();
-                jspare_ = reused_history<joint_boundary>();
-            }
-            // The lanes' cycles and replays: this thread's last ones, emptied (their memory is
+            // The lane's cycles and replays: this thread's last ones, emptied (their memory is
             // what is reused).
-            cycle_ = ptpu::detail::take_empty_buffer<op>();
             for (std::size_t k = 0; k < static_cast<std::size_t>(cores); ++k) {
-                jcycle_[k] = ptpu::detail::take_empty_buffer<op>();
+                cycle_[k] = ptpu::detail::take_empty_buffer<op>();
                 replays_[k] = ptpu::detail::take_empty_buffer<op>();
             }
         }
@@ -295,11 +290,8 @@ public:
     ~engine() {
         keep_history(ring_);
         keep_history(spare_);
-        keep_history(jring_);
-        keep_history(jspare_);
-        ptpu::detail::put_buffer(cycle_);
         for (std::size_t c = 0; c < max_cores; ++c) {
-            ptpu::detail::put_buffer(jcycle_[c]);
+            ptpu::detail::put_buffer(cycle_[c]);
             ptpu::detail::put_buffer(replays_[c]);
         }
     }
@@ -310,7 +302,7 @@ public:
 
 private:
     live_dma& at(int s) { return dmas_[static_cast<std::size_t>(s)]; }
-    // Moves core c and its live DMAs on by whole periods of a fast lane: `dt` in time, `starts`
+    // Moves core c and its live DMAs on by whole periods of the lane or a fold: `dt` in time, `starts`
     // of its DMA starts, `seqs` of every core's, `ops` of its ops, `steps` of its step values.
     void shift_core(int c, double dt, std::uint32_t starts, std::uint64_t seqs, std::uint64_t ops,
                     std::uint32_t steps) {
@@ -369,7 +361,7 @@ private:
     double busy_seconds(const op& o) {
         return o.kind == op_kind::overhead ? chip_.step_overhead_s : times_.seconds(o.work);
     }
-    // What the fast lanes compare of an op's work: a compute op's canonical work number (two
+    // What the lane compares of an op's work: a compute op's canonical work number (two
     // works of equal time are the same to them), any other op's work field as it is.
     std::uint32_t canon(const op& o) { return o.kind == op_kind::compute ? times_.canonical(o.work) : o.work; }
     // Whether ops x and y of one kind do work of equal time: the same number (a canonical number
@@ -426,23 +418,28 @@ private:
 
     void end_stream(int c);
 
-    // ---- Steady state (options::steady_state, docs/model.md) -----------------------------------
+    // ---- Steady state (options::steady_state, docs/model.md §11) --------------------------------
     //
-    // At every step boundary of a core running alone (the first op of a new step value), the
-    // engine records the core's state relative to its time: each DMA started and not yet waited,
-    // by id relative to the core's count of starts, with its phase, bytes and what is left of it
-    // (latency until ready, or bytes still to move). When the state equals the one recorded p
-    // boundaries earlier (p <= max_period, the largest first), the ops of those p steps form a
-    // cycle: if the next p steps bring the same ops (ids and step numbers relative), they evolve
-    // from the same state the same way, so they take the cycle's time, start its number of DMAs
-    // and add its totals, and end in the same relative state, ready for the next period. The
-    // fast lane pulls and compares ops only, and applies all skipped periods at once when an op
-    // differs or the stream ends; the ops pulled since the last whole period are then simulated
-    // as usual.
+    // The lane follows the cores still running (when no ended core's DMA still moves): their
+    // state repeats only as a whole, since they share HBM. At every step boundary of the lead
+    // core, the lowest-numbered of them (about to run the first op of a new step value), the
+    // engine records the lane's state relative to the lead's clock: each DMA started and not yet
+    // waited, by id relative to its core's count of starts, with its phase, bytes and what is
+    // left of it (latency until ready, or bytes still to move); the semaphores; the other cores'
+    // clocks and blocked waits relative to the lead's; and the ops each lane core runs until the
+    // lead's next boundary. When the state equals the one recorded p boundaries earlier
+    // (p <= max_period, the shortest first) and the ops of the last p boundaries repeat the p
+    // before them, the next p boundaries evolve the same way if the cores bring the same ops
+    // again (ids and step numbers relative): the engine's decisions depend only on that state
+    // and on the ops. The lane then pulls and compares every lane core's ops of each period (the
+    // lead's up to its next step value, each other core's the cycle's number), and at the first
+    // that differs, or a stream's end, applies all whole periods at once (their time, DMA starts
+    // and totals) and gives the ops pulled since back to be simulated. With more than one lane
+    // core, not with semaphores (a signal crossing cores) or within a fold.
 
     // The result's totals now (a boundary's snapshot).
     tally totals() const;
-    // Adds m periods that each add `per` to the result's totals (both lanes' skips).
+    // Adds m periods that each add `per` to the result's totals (the lane's and the folds' skips).
     void add_periods(const tally& per, std::int64_t m) {
         const auto md = static_cast<double>(m);
         res_.op_count += m * per.ops;
@@ -467,54 +464,81 @@ private:
     // of starts (`starts`): what a period must repeat of it (steady.hpp, same_snaps).
     [[nodiscard]] dma_snap snap_of(const live_dma& d, std::uint32_t starts, double t) const;
 
-    // Records boundary nb_ (core c about to run op o, the first of step o.step) and looks for a
-    // period ending here; true when the fast lane takes over (holding o).
-    bool at_boundary(int c, const op& o);
+    // The cores a boundary or a skip is of: in increasing order, the first leading.
+    struct core_set {
+        per_core<int> at{};
+        int n = 0;
+        [[nodiscard]] int lead() const { return at[0]; }
+        [[nodiscard]] const int* begin() const { return at.data(); }
+        [[nodiscard]] const int* end() const { return at.data() + n; }
+    };
+
+    // Records in b the state of cores `cs` (what same_state compares, and what a skip adds up):
+    // their clocks relative to the lead's, DMAs in flight, semaphores, blocked waits, op counts,
+    // the totals. Not the step values, rows or ops.
+    void record_state(boundary& b, const core_set& cs);
+
+    // Records boundary n_ (the lead about to run o, the first op of step o.step) and looks for a
+    // period ending here; true when the lane takes over (holding o).
+    [[gnu::noinline]] bool at_boundary(const op& o);
 
     // Boundary n of the history (numbers before the first recorded one exist after a skip).
-    boundary& at_boundary_index(std::int64_t n) { return ring_[ring_pos(n)]; }
+    boundary& hist(std::int64_t n) { return ring_[ring_pos(n)]; }
 
-    // The period of p steps that ended at the last boundary becomes the cycle to match.
-    void enter_fast(int c, int p, const op& first);
+    // The p boundaries that ended at the last one become the cycle to match.
+    [[gnu::noinline]] void enter_lane(int p, const op& first);
 
-    // The fast lane over whole-step batches: batch b of a period must equal the cycle's batch b
-    // (ids and steps relative); a batch the source says repeats the previous one matches when
-    // the cycle's batch b repeats its batch b - 1, without reading it. On a mismatch or the
-    // stream's end, the matched batches of the unfinished period are rebuilt from the cycle.
-    void fast_forward_batches(int c);
+    // The lane by whole batches: when the lead's boundary is the first op of a whole-step batch,
+    // and each other core's ops of the cycle fall into its source's batches so that its next q
+    // batches are known: the cycle's batches after its first cut, then the batch the core is in
+    // (its part before the boundary ends the cycle, its part after begins the next period, which
+    // must be the cycle's start).
+    [[gnu::noinline]] bool batches_ready(int p);
 
-    // At the end of a period of whole-step batches that repeated the cycle: the periods the
-    // source makes in bulk beyond it (period_source), which the lane then counts as skipped.
-    // (Not with a timeline: each skipped op's label is recorded as it is pulled.)
-    std::int64_t source_skips(int c) {
-        if (tl_lane_ || cycle_steps_ != static_cast<std::uint32_t>(period_)) return 0;
-        const std::int64_t m = src_.skippable_periods(c, period_, cycle_starts_);
-        src_.skip_periods(c, m);
-        return m;
+    // Batch x is d one period k later: ids relative to `base`, steps to `step0`.
+    bool same_batch_ops(std::span<const op> x, std::span<const op> d, std::uint32_t base,
+                        std::uint32_t step0) {
+        if (x.size() != d.size()) return false;
+        for (std::size_t k = 0; k < x.size(); ++k)
+            if (!matches(x[k], d[k], base, step0)) return false;
+        return true;
     }
 
-    // The end of a fast-lane run: applies the skipped periods (none: look again in a period);
-    // what replay_ holds is then simulated as usual.
-    void leave_fast(int c);
+    // The lane a batch at a time: batch b of a period must equal the cycle's batch b (ids and
+    // steps relative); a batch the source says repeats the previous one matches when the cycle's
+    // batch b repeats its batch b - 1, without reading it. At the end of each whole period the
+    // sources make as many more in bulk as all of them can (period_source), which the lane then
+    // counts as skipped (not with a timeline: each skipped op's label is recorded as it is
+    // pulled). On a mismatch or a stream's end, the matched batches of the unfinished period are
+    // rebuilt from the cycle for every lane core.
+    [[gnu::noinline]] void fast_forward_batches();
 
-    // Pulls whole periods that repeat the cycle; at the first op that differs (or the stream's
-    // end) applies them, and leaves the ops pulled since the last whole period to be simulated.
-    // (Ops are pulled straight into replay_ and compared field by field: copying whole ops that
-    // the source has just written field by field stalls on store forwarding.)
-    void fast_forward(int c);
+    // x is the cycle's op y one period later (DMA ids relative to `base`, steps to `step0`).
+    // (With a timeline, labels are not compared: they do not time, and the replicated spans
+    // take theirs from the ops pulled.)
+    // (Inlined: it is the lane's inner loop, once per op pulled.)
+    [[gnu::always_inline]] bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0);
 
-    // Advances core c and its DMAs by m periods of the cycle (state: equal, times shifted).
-    void apply(int c, std::int64_t m);
+    // Pulls and compares whole periods op by op; at the first op that differs or a stream's end,
+    // applies them and leaves the ops pulled since to be simulated. (Ops are pulled straight into
+    // the replays and compared field by field: copying whole ops that the source has just
+    // written field by field stalls on store forwarding.)
+    [[gnu::noinline]] void fast_forward();
 
-    // Moves core c, its DMAs and the channels on by m periods that each took dt, started
-    // `starts` DMAs, made `steps` step values, added `per` to the totals and, when `done`,
-    // completed a DMA (both lanes' and the folds' skips; the core runs alone).
-    void skip_time(int c, std::int64_t m, double dt, std::uint32_t starts, std::uint32_t steps,
-                   const tally& per, bool done);
+    // The end of a lane run: applies the whole periods skipped (none: look again in a period);
+    // what the replays hold is then simulated as usual.
+    [[gnu::noinline]] void leave_lane(const std::vector<op>& lead_ops);
 
-    // Records core c's state in b: clock, DMAs in flight, semaphores and totals (what
-    // same_state compares, and what a skip adds up).
-    void record_state(boundary& b, int c);
+    // Advances every lane core and its DMAs by m periods of the cycle (state: equal, times
+    // shifted), and the history as if they had been simulated.
+    [[gnu::noinline]] void apply(std::int64_t m);
+
+    // Moves cores `cs`, their DMAs and the channels on by m periods that each took dt, started
+    // starts[c] DMAs, made steps[c] step values and ran ops[c] ops on core c, added `per` to the
+    // totals and, when `done`, completed a DMA (the lane's and the folds' skips).
+    void skip_time(const core_set& cs, std::int64_t m, double dt, const per_core<std::uint32_t>& starts,
+                   const per_core<std::uint32_t>& steps, const per_core<std::uint64_t>& ops, const tally& per,
+                   bool done);
 
     // ---- Folded repeats (op_kind::repeat) ------------------------------------------------------
     //
@@ -552,7 +576,7 @@ private:
     [[nodiscard]] std::int64_t fold_rows_fit(const row_mark& ma, const row_mark& mb, int c,
                                              std::uint32_t dsub, std::int64_t q) const;
 
-    // ---- Per-step rows in the fast lanes (options::per_step) -----------------------------------
+    // ---- Per-step rows in the lane (options::per_step) ------------------------------------------
     //
     // A period's rows repeat as its ops do: each core's current row at the boundary (it may go on
     // into the period) gets the increments the current row at the period's start got, and the
@@ -563,11 +587,11 @@ private:
 
     row_mark mark_rows() const;
 
-    // The rows of the period from a (at time ta) to b (at tb) repeat, for the cores in [c0, c1],
-    // whose steps advance by dstep per period: in both books (a step's inner rows are
-    // replicated with it).
-    [[gnu::noinline]] bool rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0,
-                                       int c1, const per_core<std::uint32_t>& dstep) const;
+    // The rows of the period from a (at time ta) to b (at tb) repeat, for the cores cs, whose
+    // steps advance by dstep per period: in both books (a step's inner rows are replicated with
+    // it).
+    [[gnu::noinline]] bool rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb,
+                                       const core_set& cs, const per_core<std::uint32_t>& dstep) const;
 
     // Mark x, recorded within the period from a to b, n periods later (the history rebuilt after
     // a skip): rows made in the period moved by n periods' rows; the current row at a, which
@@ -581,7 +605,7 @@ private:
     [[gnu::noinline]] void replicate_rows(const row_mark& ma, const row_mark& mb, std::int64_t m, double dt,
                                           const per_core<std::uint32_t>& dstep, std::uint32_t dsub = 0) {
         if (!opt_.per_step || m == 0) return;
-        // A core blocked in a wait of an inner row (in the joint lane, any but core 0) goes on in
+        // A core blocked in a wait of an inner row (in the lane, any but the lead) goes on in
         // its image.
         per_core<bool> tagged{};
         for (std::size_t c = 0; c < max_cores; ++c) tagged[c] = inner_at_[c] >= 0;
@@ -649,10 +673,10 @@ private:
     // options::memory_budget (doubling a vector's capacity counted): MEM1, naming the step.
     void within_budget(std::size_t rows, std::size_t spans, std::uint32_t step) const;
 
-    // ---- The timeline in the fast lanes (options::timeline) ------------------------------------
+    // ---- The timeline in the lane (options::timeline) -------------------------------------------
     //
     // A skipped period records the spans its cycle recorded, moved by the period's time, steps
-    // and DMA starts (per core). Labels do not time, so the lanes compare ops without them; each
+    // and DMA starts (per core). Labels do not time, so the lane compares ops without them; each
     // span's label is then that of the op it stands for (a stream span's op, a DMA's start, a
     // blocking wait) in the skipped period, kept as the ops were pulled: op k of core c's stream
     // has label labels_[c][k], and span i of the timeline stands for op span_ord_[i].
@@ -666,7 +690,7 @@ private:
         std::vector<std::uint32_t>& v = labels_[static_cast<std::size_t>(c)];
         for (const op& o : b) v.push_back(o.label);
     }
-    // Ops a fast lane gives back to be simulated are the last ones pulled for core c; rebuilt
+    // Ops the lane gives back to be simulated are the last ones pulled for core c; rebuilt
     // from the cycle, they take back the labels they were pulled with.
     void relabel_tail(int c, std::vector<op>& r) const {
         if (!tl_lane_) return;
@@ -702,63 +726,6 @@ private:
             }
         }
     }
-
-    // ---- The joint lane (every core running, docs/model.md §11) -------------------------------
-    //
-    // The cores share HBM, so no core's state repeats on its own: the state that repeats is the
-    // chip's. It is recorded at every step boundary of core 0, the lead core (about to run the
-    // first op of a new step value): every core's live DMAs relative to core 0's clock and to
-    // their core's count of starts, the other cores' clocks and blocked waits relative to it, and
-    // the ops each core ran until core 0's next boundary. When the chip's state equals the one p
-    // boundaries earlier and the ops of every core over the last p boundaries repeat the p before
-    // them, the next p boundaries evolve the same way if the cores bring the same ops again: the
-    // engine's decisions depend only on that state and on the ops. The lane pulls every core's ops
-    // of each period (core 0's up to its next step value, each other core's the cycle's number of
-    // ops) and compares them; at the first that differs, or a stream's end, it applies all whole
-    // periods at once and gives the ops pulled since back to be simulated.
-
-    // Records joint boundary jn_ (core 0 about to run o, the first op of step o.step) and looks
-    // for a period ending here; true when the joint lane takes over (holding o).
-    [[gnu::noinline]] bool at_joint_boundary(const op& o);
-
-    // The p boundaries that ended at the last one become the joint cycle to match.
-    [[gnu::noinline]] void enter_joint(int p, const op& first);
-
-    // The joint lane by whole batches (as fast_forward_batches for one core): when core 0's
-    // boundary is the first op of a whole-step batch, and each other core's ops of the cycle fall
-    // into its source's batches so that its next q batches are known: the cycle's batches after
-    // its first cut, then the batch the core is in (its part before the boundary ends the cycle,
-    // its part after begins the next period, which must be the cycle's start).
-    [[gnu::noinline]] bool joint_batches_ready(int p);
-
-    // Batch x is d one period k later: ids relative to `base`, steps to `step0`.
-    bool same_batch_ops(std::span<const op> x, std::span<const op> d, std::uint32_t base,
-                        std::uint32_t step0) {
-        if (x.size() != d.size()) return false;
-        for (std::size_t k = 0; k < x.size(); ++k)
-            if (!matches(x[k], d[k], base, step0)) return false;
-        return true;
-    }
-
-    // The joint lane a batch at a time; on a mismatch or a stream's end, the matched batches of
-    // the unfinished period are rebuilt from the cycle for every core.
-    [[gnu::noinline]] void joint_fast_forward_batches();
-
-    // x is the cycle's op y one period later (DMA ids relative to `base`, steps to `step0`).
-    // (With a timeline, labels are not compared: they do not time, and the replicated spans
-    // take theirs from the ops pulled.)
-    bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0);
-
-    // Pulls and compares whole joint periods; at the first op that differs or a stream's end,
-    // applies them and leaves the ops pulled since to be simulated.
-    [[gnu::noinline]] void joint_fast_forward();
-
-    // The end of a joint-lane run: applies the whole periods skipped (none: look again in a
-    // period); what the replays hold is then simulated as usual.
-    [[gnu::noinline]] void finish_joint(const std::vector<op>& r0);
-
-    // Advances every core and its DMAs by m joint periods (state: equal, times shifted).
-    [[gnu::noinline]] void apply_joint(std::int64_t m);
 
     void start_transfer(int s, double t);
 
@@ -817,65 +784,50 @@ private:
     per_core<std::span<const op>> in_{};       // per core: the source's current batch
     per_core<std::size_t> in_pos_{};           // and the next op in it
     per_core<bool> in_whole_{};                // and whether it holds exactly one step's ops
-    bool by_batch_ = false;                    // the fast lane compares whole batches
-    std::vector<std::uint8_t> cyc_same_;       // cycle batch b equals batch b - 1 (mod p)
     // Steady state (see above).
     per_core<std::uint32_t> starts_{};  // DMA starts per core (ids are relative to it)
     bool ff_on_ = false;
-    bool tl_lane_ = false;  // the fast lane with a timeline (see "The timeline in the fast lanes")
+    bool tl_lane_ = false;  // the lane with a timeline (see "The timeline in the lane")
     per_core<std::uint64_t> ord_{};                      // ops each core has run (simulated or skipped)
     per_core<std::uint64_t> wait_ord_{};                 // the op a blocked core waits in
     per_core<std::vector<std::uint32_t>> labels_;        // with tl_lane_: each core's ops' labels, as pulled
     std::vector<std::uint64_t> span_ord_;                // with tl_lane_: the op each span stands for
-    int ring_core_ = -1;           // the core the history is of
-    std::vector<boundary> ring_;   // the last ring_size boundaries, boundary n at n % ring_size
+    per_core<bool> ends_{};                              // per core: the source said its stream has ended
+    core_set lane_;                                      // the cores the history is of (none: no history)
+    std::uint32_t lane_mask_ = 0;                        // and as bits
+    std::vector<boundary> ring_;   // the last ring_size boundaries, boundary n at ring_pos(n)
     std::vector<boundary> spare_;  // apply()'s copy of the history
-    std::int64_t nb_ = 0;          // boundaries recorded
+    std::int64_t n_ = 0;           // boundaries recorded since the history began
     std::int64_t valid_from_ = 0;  // the oldest one still comparable
     std::int64_t cooldown_ = 0;    // boundaries to record before looking for a period again
-    std::uint32_t cur_step_ = 0;   // step value of the current boundary
-    bool fast_ = false;
-    per_core<bool> ends_{};  // per core: the source said its stream has ended
+    std::uint32_t step_ = 0;       // the lead's step value at the current boundary
+    per_core<std::uint32_t> last_step_{};  // step value of each core's last op
+    bool fast_ = false;                    // the lane holds the cores
     int period_ = 0;
     std::int64_t skipped_ = 0;
-    std::vector<op> cycle_;
+    per_core<std::vector<op>> cycle_;  // per lane core: its ops of the period, relative to its start
+    per_core<std::uint32_t> cycle_starts_{};
+    per_core<std::uint32_t> cycle_steps_{};
+    per_core<std::uint64_t> cycle_ops_{};  // ops run per period (a fold's made ones included)
     double cycle_dt_ = 0;
-    std::uint32_t cycle_starts_ = 0;
-    std::uint32_t cycle_steps_ = 0;
-    tally cycle_sum_{};
     bool cycle_done_ = false;
-    // The joint lane (see above).
-    std::vector<joint_boundary> jring_;  // the last ring_size joint boundaries
-    std::vector<joint_boundary> jspare_;  // apply_joint()'s copy of the history
-    std::int64_t jn_ = 0;                // joint boundaries recorded since the history began
-    std::int64_t jvalid_from_ = 0;       // the oldest one still comparable
-    std::int64_t jcooldown_ = 0;
-    std::uint32_t jstep_ = 0;          // core 0's step value at the current joint boundary
-    per_core<std::uint32_t> jlast_{};  // step value of each core's last op
-    bool jfast_ = false;
-    int jperiod_ = 0;
-    std::int64_t jskipped_ = 0;
-    per_core<std::vector<op>> jcycle_;
-    per_core<std::uint32_t> jcycle_starts_{};
-    per_core<std::uint32_t> jcycle_steps_{};
-    double jcycle_dt_ = 0;
-    bool jcycle_done_ = false;
-    tally jcycle_sum_{};
-    struct joint_batch {
+    tally cycle_sum_{};
+    // A lane core's batch of the period (cores other than the lead, by_batch_).
+    struct lane_batch_ops {
         std::vector<op> ops;     // relative to its first start and its first op's step
         std::uint32_t sb = 0;    // its first start relative to the period's start
         std::uint32_t gb = 0;    // its first op's step relative to the period's start
         bool repeats = false;    // equals its predecessor one step on (a lazy batch matches)
     };
-    bool jby_batch_ = false;
-    per_core<std::vector<joint_batch>> jb_;  // the other cores' batches of a period
-    std::vector<std::uint8_t> jsame0_;       // core 0's boundary batch k repeats batch k - 1
-    per_core<std::size_t> jk_{};             // the other cores' positions in their batch at the boundary
+    bool by_batch_ = false;                          // the lane compares whole batches
+    per_core<std::vector<lane_batch_ops>> batches_;  // the other lane cores' batches of a period
+    std::vector<std::uint8_t> lead_same_;            // the lead's boundary batch k repeats batch k - 1
+    per_core<std::size_t> batch_pos_{};      // the other cores' positions in their batch at the boundary
     per_core<fold> folds_;                   // per core: the repeat op being made
     // Per core, where its fold is: 0 no repeat op (or all its repetitions made), 1 recording the
     // first repetition, 2 making the others from it. One byte, read at every op.
     per_core<std::uint8_t> fold_at_{};
-    per_core<std::vector<op>> replays_;  // per core: ops pulled by a fast lane, to simulate
+    per_core<std::vector<op>> replays_;  // per core: ops pulled by the lane, to simulate
     per_core<std::size_t> replay_at_{};
 };
 

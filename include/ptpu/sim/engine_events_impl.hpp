@@ -111,16 +111,19 @@ inline auto engine<Source>::run_core(int c) -> void {
     const double slack = opt_.semaphores ? 0.0 : chip_.dma_issue_s + chip_.dma_latency_s;
     double limit = never;
     bool upto = false;
-    bool others_done = true;  // every other core's stream has ended
-    bool none_done = true;    // no other core's has
-    bool others_quiet = true;  // no other core's DMA into a semaphore is in flight
-    bool folding = false;      // a core is within a repeat op (the joint lane does not follow folds)
+    core_set running;         // the cores whose streams have not ended
+    std::uint32_t mask = 0;   // and as bits
+    bool ended_quiet = true;  // no ended core's DMA into a semaphore is in flight
+    bool folding = false;     // a core is within a repeat op
     for (int k = 0; k < cores_; ++k) {
         folding = folding || fold_at_[static_cast<std::size_t>(k)] != 0;
+        if (state_[k] == core_state::done) {
+            if (!sem_dmas_[static_cast<std::size_t>(k)].empty()) ended_quiet = false;
+        } else {
+            running.at[static_cast<std::size_t>(running.n++)] = k;
+            mask |= 1u << k;
+        }
         if (k == c) continue;
-        if (!sem_dmas_[static_cast<std::size_t>(k)].empty()) others_quiet = false;
-        if (state_[k] != core_state::done) others_done = false;
-        if (state_[k] == core_state::done) none_done = false;
         if (state_[k] != core_state::ready) continue;
         const double h = t_[k] + slack;
         const bool eq = c < k && h == t_[k];
@@ -131,26 +134,23 @@ inline auto engine<Source>::run_core(int c) -> void {
             upto = upto && eq;
         }
     }
-    // The fast lane needs this core alone on the chip: the other streams ended and none of
-    // their DMAs still moves.
-    const bool steady = ff_on_ && (cores_ == 1 || (others_done && orphans_ == 0 && others_quiet));
-    // The joint lane: every core of a megacore call running (no stream ended, so no orphan DMA
-    // either), and no semaphores (a signal crosses cores at a time the lane does not follow).
-    const bool joint = ff_on_ && !opt_.semaphores && cores_ > 1 && none_done && !folding;
-    const bool lanes = steady || joint;
-    if (!joint) jn_ = jvalid_from_ = 0;
-    if (!steady || ring_core_ != c) {
-        nb_ = valid_from_ = 0;  // history of another core, or none
-        ring_core_ = steady ? c : -1;
+    // The lane follows the running cores when no DMA of an ended stream still moves; more than
+    // one of them outside folds (which follow one core). (A step signalling another core is
+    // never part of a period: below.)
+    const bool lane = ff_on_ && orphans_ == 0 && ended_quiet && (running.n == 1 || !folding);
+    if (!lane || mask != lane_mask_) {  // a history of other cores, or none
+        n_ = valid_from_ = 0;
+        lane_ = running;
+        lane_mask_ = lane ? mask : 0;
     }
+    // A fold skips its repetitions' periods itself when its core runs alone (not with a
+    // timeline).
+    const bool alone = lane && running.n == 1;
     double& t = t_[c];
     while (state_[c] == core_state::ready && t < ev_t_ && (t < limit || (upto && t == limit))) {
-        if (fast_ || jfast_) [[unlikely]] {
+        if (fast_) [[unlikely]] {
             // Changes the times and the DMAs: back to run() for the next event.
-            if (jfast_)
-                jby_batch_ ? joint_fast_forward_batches() : joint_fast_forward();
-            else
-                by_batch_ ? fast_forward_batches(c) : fast_forward(c);
+            by_batch_ ? fast_forward_batches() : fast_forward();
             return;
         }
         op o;
@@ -160,7 +160,7 @@ inline auto engine<Source>::run_core(int c) -> void {
         const std::uint8_t in_fold = fold_at_[static_cast<std::size_t>(c)];
         const bool made = in_fold == 2;
         if (made) [[unlikely]] {
-            if (!next_folded(c, o, steady && !opt_.timeline)) return;
+            if (!next_folded(c, o, alone && !opt_.timeline)) return;
         } else if (replay_pos_ < replay_.size()) {
             o = replay_[replay_pos_++];
             if (replay_pos_ == replay_.size()) replay_.clear(), replay_pos_ = 0;
@@ -170,50 +170,35 @@ inline auto engine<Source>::run_core(int c) -> void {
         } else {
             pulled = true;
         }
-        if (lanes && !made) [[unlikely]] {  // a fast lane records the op (or takes it over)
-            if (joint) {
-                // o is the first op of a batch from the source (the other cores' batches are cut there).
-                const bool fresh = pulled && src_.batched() && in_pos_[static_cast<std::size_t>(c)] == 1;
-                if (c == 0 && (jn_ == 0 || o.step != jstep_)) {
-                    if (at_joint_boundary(o)) continue;  // the joint lane holds o
-                }
-                joint_boundary* b = jn_ > 0 && jvalid_from_ < jn_ ? &jring_[ring_pos(jn_ - 1)] : nullptr;
-                const auto u = static_cast<std::size_t>(c);
-                if (b != nullptr && (b->batch[u].size() == max_recorded_ops || o.kind == op_kind::repeat)) {
-                    // No period through a step too long to record, or a folded repeat (the lane
-                    // counts a period's DMA starts from its ops).
-                    jvalid_from_ = jn_;
-                    b = nullptr;
-                }
-                if (b != nullptr) {
-                    op n = o;
-                    if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b->starts[u];
-                    n.step -= b->step[u];
-                    if (tl_lane_) n.label = 0;  // labels do not time: the timeline's come from the ops
-                    n.work = canon(o);          // nor does which of two works of equal time it is
-                    if (c != 0 && fresh) b->cuts[u].push_back(static_cast<std::uint32_t>(b->batch[u].size()));
-                    b->batch[u].push_back(n);
-                    b->hash[u] = mix(b->hash[u], n);
-                }
-                jlast_[u] = o.step;
+        if (lane && !made) [[unlikely]] {  // the lane records the op (or takes it over)
+            // o is the first op of a batch from the source (the other cores' batches are cut there).
+            const bool fresh = pulled && src_.batched() && in_pos_[static_cast<std::size_t>(c)] == 1;
+            if (c == lane_.lead() && (n_ == 0 || o.step != step_)) {
+                if (at_boundary(o)) continue;  // the lane holds o
             }
-            if (steady) {
-                if (nb_ == 0 || o.step != cur_step_) {
-                    if (at_boundary(c, o)) continue;  // the fast lane holds o
-                }
-                boundary& b = ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)];
-                // No period through a step too long to record, or one signalling another core
-                // (whose semaphores the lane does not follow).
-                if (valid_from_ < nb_ &&
-                    (b.batch.size() == max_recorded_ops || (o.kind == op_kind::sem_signal && o.core != c)))
-                    valid_from_ = nb_;
-                if (valid_from_ < nb_) {
-                    b.batch.push_back(normalized(o, b));
-                    if (tl_lane_) b.batch.back().label = 0;
-                    b.batch.back().work = canon(o);
-                    b.hash = mix(b.hash, b.batch.back());
-                }
+            boundary* b = n_ > 0 && valid_from_ < n_ ? &hist(n_ - 1) : nullptr;
+            const auto u = static_cast<std::size_t>(c);
+            // No period through a step too long to record, one signalling another core (the
+            // lane's periods keep each core's semaphores to itself), or, with more than one lane
+            // core, a folded repeat (folds follow one core).
+            if (b != nullptr &&
+                (b->batch[u].size() == max_recorded_ops || (o.kind == op_kind::sem_signal && o.core != c) ||
+                 (o.kind == op_kind::repeat && lane_.n > 1))) {
+                valid_from_ = n_;
+                b = nullptr;
             }
+            if (b != nullptr) {
+                op n = o;
+                if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b->starts[u];
+                n.step -= b->step[u];
+                if (tl_lane_) n.label = 0;  // labels do not time: the timeline's come from the ops
+                n.work = canon(o);          // nor does which of two works of equal time it is
+                if (c != lane_.lead() && fresh)
+                    b->cuts[u].push_back(static_cast<std::uint32_t>(b->batch[u].size()));
+                b->batch[u].push_back(n);
+                b->hash[u] = mix(b->hash[u], n);
+            }
+            last_step_[u] = o.step;
         }
         if ((o.kind == op_kind::repeat) | (in_fold == 1)) [[unlikely]] {
             if (o.kind == op_kind::repeat) {

@@ -1,6 +1,6 @@
-// Defines the engine's steady-state fast lane on one core (docs/model.md §11): boundaries,
-// periods, fast-forwarding, and the per-step rows and timeline it keeps (sim/engine_class.hpp
-// declares them).
+// Defines what the engine's steady-state lane and its folds share (docs/model.md §11): the state
+// a boundary records, the skip of whole periods, folded repeats, and the per-step rows a skip
+// makes (sim/engine_class.hpp declares them).
 #pragma once
 
 #include "ptpu/sim/engine_class.hpp"
@@ -42,297 +42,65 @@ template <class Source>
 }
 
 template <class Source>
-inline auto engine<Source>::record_state(boundary& b, int c) -> void {
-    const auto u = static_cast<std::size_t>(c);
-    const double t = t_[u];
+inline auto engine<Source>::record_state(boundary& b, const core_set& cs) -> void {
+    const double t = t_[static_cast<std::size_t>(cs.lead())];
     b.t = t;
     b.last_done = last_done_;
     b.v = channels_[0].v_at(t);
-    b.starts = starts_[u];
     b.sum = totals();
     b.snap.clear();
-    for (const int s : live_[u].slots()) b.snap.push_back(snap_of(at(s), starts_[u], t));
-    for (const int s : sem_dmas_[u]) b.snap.push_back(snap_of(at(s), starts_[u], t));
-    b.sems.assign(sem_val_[u].begin(), sem_val_[u].end());
-    for (std::size_t k = 1; k < b.snap.size(); ++k)  // by id (a few entries: insertion sort)
-        for (std::size_t i = k; i > 0 && b.snap[i].id < b.snap[i - 1].id; --i)
-            std::swap(b.snap[i], b.snap[i - 1]);
-    b.key = snaps_key(b.snap.size(), b.snap);
+    std::uint64_t key = 0;
+    std::size_t i = 0;                             // the next lane core
+    for (std::size_t c = 0; c < max_cores; ++c) {  // every entry: the ring's are reused
+        const bool here = i < static_cast<std::size_t>(cs.n) && cs.at[i] == static_cast<int>(c);
+        i += here ? 1 : 0;
+        const bool blocked = here && state_[c] == core_state::blocked;
+        b.lag[c] = here ? t_[c] - t : 0;
+        b.starts[c] = here ? starts_[c] : 0;
+        b.ord[c] = here ? ord_[c] : 0;
+        b.state[c] = here ? static_cast<std::uint8_t>(state_[c]) : 0;
+        b.waits_on[c] = blocked ? wait_on_[c] : wait_target{};
+        const bool on_dma = blocked && wait_slot_[c] >= 0;
+        b.wait[c] = on_dma ? at(wait_slot_[c]).id - starts_[c] : 0;
+        const bool on_sem = blocked && !on_dma;
+        b.sem_kind[c] = on_sem ? static_cast<std::uint8_t>(wait_is_dma_[c] ? 2 : 1) : 0;
+        b.wait_sem[c] = on_sem ? wait_sem_[c] : 0;
+        b.want[c] = on_sem ? wait_want_[c] : 0;
+        if (here)
+            b.sems[c].assign(sem_val_[c].begin(), sem_val_[c].end());
+        else
+            b.sems[c].clear();
+        key = (key * 0x9E3779B97F4A7C15ull) ^ (std::uint64_t{b.state[c]} << 56) ^
+              (std::uint64_t{b.wait[c]} << 40) ^ (std::uint64_t{b.sem_kind[c]} << 52) ^
+              (std::uint64_t{b.wait_sem[c]} << 20);
+        if (!here) continue;
+        for (const int s : live_[c].slots()) b.snap.push_back(snap_of(at(s), starts_[c], t));
+        for (const int s : sem_dmas_[c]) b.snap.push_back(snap_of(at(s), starts_[c], t));
+    }
+    // By start order (unique; a few entries: insertion sort).
+    for (std::size_t k = 1; k < b.snap.size(); ++k)
+        for (std::size_t j = k; j > 0 && b.snap[j].seq > b.snap[j - 1].seq; --j)
+            std::swap(b.snap[j], b.snap[j - 1]);
+    b.key = snaps_key(key ^ b.snap.size(), b.snap);
 }
 
 template <class Source>
-inline auto engine<Source>::at_boundary(int c, const op& o) -> bool {
-    auto& replay_ = replays_[static_cast<std::size_t>(c)];
-    auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
-    boundary& b = ring_[static_cast<std::size_t>(nb_ % ring_size)];
-    record_state(b, c);
-    b.step = o.step;
-    b.rows = mark_rows();
-    b.spans = res_.timeline.size();
-    b.batch.restart();
-    b.hash = 0;
-    ++nb_;
-    cur_step_ = o.step;
-    if (cooldown_ > 0) {
-        --cooldown_;
-        return false;
-    }
-    if (replay_pos_ < replay_.size()) return false;  // ops the fast lane gave back come first
-    // The shortest period p whose last two repetitions brought the same ops, and whose end
-    // state equals its start state.
-    const std::int64_t j = nb_ - 1;
-    if (j - 2 < valid_from_) return false;
-    const std::uint64_t last = at_boundary_index(j - 1).hash;
-    for (std::int64_t p = 1; p <= max_period && j - 2 * p >= valid_from_; ++p) {
-        const boundary& a = at_boundary_index(j - p);
-        if (a.key != b.key || at_boundary_index(j - 1 - p).hash != last || !same_state(a, b)) continue;
-        const std::uint32_t ds = b.step - a.step;
-        if (!rows_repeat(a.rows, b.rows, a.t, b.t, c, c, each_core(ds))) continue;
-        bool repeats = true;
-        for (std::int64_t i = 1; repeats && i <= p; ++i)
-            repeats = same_batch(at_boundary_index(j - i), at_boundary_index(j - i - p));
-        if (repeats) {
-            enter_fast(c, static_cast<int>(p), o);
-            return true;
-        }
-    }
-    return false;
-}
-
-template <class Source>
-inline auto engine<Source>::enter_fast(int c, int p, const op& first) -> void {
-    auto& replay_ = replays_[static_cast<std::size_t>(c)];
-    auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
-    const std::int64_t j = nb_ - 1;
-    const boundary& a = at_boundary_index(j - p);
-    const boundary& b = at_boundary_index(j);
-    cycle_.clear();
-    for (std::int64_t k = j - p; k < j; ++k) {
-        const boundary& e = at_boundary_index(k);
-        for (op o : e.batch) {  // relative to the period's start instead of the step's
-            if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += e.starts - a.starts;
-            o.step += e.step - a.step;
-            cycle_.push_back(o);
-        }
-    }
-    period_ = p;
-    fast_ = true;
-    skipped_ = 0;
-    cycle_dt_ = b.t - a.t;
-    cycle_starts_ = b.starts - a.starts;
-    cycle_steps_ = b.step - a.step;
-    cycle_sum_ = b.sum.since(a.sum);
-    cycle_done_ = b.last_done != a.last_done;  // a DMA completed within the period
-    replay_.clear();
-    replay_pos_ = 0;
-    replay_.push_back(first);
-    // Batches that are whole steps, the boundary at the first op of one: compared a batch at a
-    // time, and repeated batches not at all.
-    const auto u = static_cast<std::size_t>(c);
-    by_batch_ = in_whole_[u] && in_pos_[u] == 1;
-    if (by_batch_) {
-        cyc_same_.assign(static_cast<std::size_t>(p), 0);
-        for (std::int64_t k = 0; k < p; ++k)
-            cyc_same_[static_cast<std::size_t>(k)] =
-                same_batch(at_boundary_index(j - p + k),
-                           at_boundary_index(k == 0 ? j - 1 : j - p + k - 1))
-                    ? 1
-                    : 0;
-    }
-}
-
-template <class Source>
-inline auto engine<Source>::fast_forward_batches(int c) -> void {
-    auto& replay_ = replays_[static_cast<std::size_t>(c)];
-    auto& ended_ = ends_[static_cast<std::size_t>(c)];
-    const auto u = static_cast<std::size_t>(c);
-    const std::int64_t j = nb_ - 1;
-    const int p = period_;
-    const boundary& a = at_boundary_index(j - p);
-    const std::uint32_t starts = starts_[u];
-    const std::uint32_t step = at_boundary_index(j).step;
-    std::span<const op> cur = in_[u];  // the period's first batch, pulled already
-    bool have = true;                  // cur holds batch b's ops, unread
-    int b = 0;
-    bool mismatch = false;
-    // Where batch b of the current period starts counting ids and steps.
-    auto base_of = [&](int k) {
-        return starts + static_cast<std::uint32_t>(skipped_) * cycle_starts_ +
-               (at_boundary_index(j - p + k).starts - a.starts);
-    };
-    auto step_of = [&](int k) {
-        return step + static_cast<std::uint32_t>(skipped_) * cycle_steps_ +
-               (at_boundary_index(j - p + k).step - a.step);
-    };
-    for (;;) {
-        if (!have) {
-            const auto [n, repeated] = next_lane_batch(c, cyc_same_[static_cast<std::size_t>(b)] != 0);
-            if (n.ops.empty()) {
-                ended_ = true;
-                break;
-            }
-            if (repeated) {
-                if (++b == p) b = 0, ++skipped_, skipped_ += source_skips(c);
-                continue;
-            }
-            cur = n.ops;
-            if (!n.whole_step) {
-                mismatch = true;
-                break;
-            }
-        }
-        have = false;
-        const boundary& e = at_boundary_index(j - p + b);
-        const std::uint32_t base = base_of(b);
-        const std::uint32_t s0 = step_of(b);
-        if (!same_batch_ops(cur, e.batch, base, s0)) {
-            mismatch = true;
-            break;
-        }
-        if (++b == p) b = 0, ++skipped_, skipped_ += source_skips(c);
-    }
-    // The unfinished period: its matched batches (from the cycle), then the one that differed.
-    replay_.clear();
-    for (int k = 0; k < b; ++k) {
-        const std::uint32_t base = base_of(k);
-        const std::uint32_t s0 = step_of(k);
-        for (op o : at_boundary_index(j - p + k).batch) {
-            if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma += base;
-            o.step += s0;
-            replay_.push_back(o);
-        }
-    }
-    if (mismatch) replay_.insert(replay_.end(), cur.begin(), cur.end());
-    relabel_tail(c, replay_);
-    in_[u] = {};
-    in_pos_[u] = 0;
-    leave_fast(c);
-}
-
-template <class Source>
-inline auto engine<Source>::leave_fast(int c) -> void {
-    auto& replay_ = replays_[static_cast<std::size_t>(c)];
-    auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
-    fast_ = false;
-    if (skipped_ == 0) {
-        cooldown_ = period_;  // the cycle did not repeat even once
-    } else {
-        apply(c, skipped_);
-        if (!replay_.empty()) {
-            cur_step_ = replay_.front().step;
-            ring_[static_cast<std::size_t>((nb_ - 1) % ring_size)].step = cur_step_;
-        }
-    }
-    replay_pos_ = 0;
-    dirty_ = true;
-}
-
-template <class Source>
-inline auto engine<Source>::fast_forward(int c) -> void {
-    auto& replay_ = replays_[static_cast<std::size_t>(c)];
-    auto& ended_ = ends_[static_cast<std::size_t>(c)];
-    const std::size_t n = cycle_.size();
-    replay_.resize(n + 1);  // replay_[0] holds the period's first op, pulled already
-    std::size_t have = 1;
-    const std::uint32_t starts = starts_[c];
-    for (;;) {
-        const std::uint32_t base = starts + static_cast<std::uint32_t>(skipped_) * cycle_starts_;
-        const std::uint32_t step0 = replay_[0].step;
-        bool whole = true;
-        for (std::size_t k = 0; k < n; ++k) {
-            op& x = replay_[k];
-            if (k == have) {
-                if (ended_ || !pull(c, x)) {
-                    ended_ = true;
-                    whole = false;
-                    break;
-                }
-                ++have;
-            }
-            if (!matches(x, cycle_[k], base, step0)) {
-                whole = false;
-                break;
-            }
-        }
-        if (whole) {
-            // The period is whole when the next op starts a new step, or the stream ends.
-            op& y = replay_[n];
-            const bool more = !ended_ && pull(c, y);
-            ended_ = !more;
-            if (more) ++have;
-            if (more && y.step == replay_[n - 1].step) {
-                whole = false;
-            } else {
-                ++skipped_;
-                have = 0;
-                if (more) {
-                    replay_[0] = y;
-                    have = 1;
-                    continue;
-                }
-            }
-        }
-        break;
-    }
-    replay_.resize(have);
-    leave_fast(c);
-}
-
-template <class Source>
-inline auto engine<Source>::apply(int c, std::int64_t m) -> void {
-    const tally& s = cycle_sum_;
-    skip_time(c, m, cycle_dt_, cycle_starts_, cycle_steps_, s, cycle_done_);
-    const auto n_ops = static_cast<std::uint64_t>(s.ops);  // the core's ops per period
-    // The history as if the skipped periods had been simulated: the boundary i back from the
-    // current one is, for i = q·p + r within the skipped periods, the cycle's boundary j - r
-    // moved by m - q periods; further back, the boundaries recorded before the skip.
-    const std::int64_t j = nb_ - 1;
-    const std::int64_t p = period_;
-    const row_mark ma = at_boundary_index(j - p).rows;
-    const row_mark mb = at_boundary_index(j).rows;
-    const per_core<std::uint32_t> dstep = each_core(cycle_steps_);
-    replicate_rows(ma, mb, m, cycle_dt_, dstep);
-    const std::size_t s0 = at_boundary_index(j - p).spans;
-    const std::size_t s1 = at_boundary_index(j).spans;
-    replicate_spans(s0, s1, m, cycle_dt_, each_core(cycle_starts_), dstep, each_core(n_ops));
-    const std::int64_t depth = std::min(ring_size - 1, j - valid_from_ + m * p);
-    std::swap(ring_, spare_);
-    for (std::int64_t i = 0; i <= depth; ++i) {
-        boundary& e = at_boundary_index(j - i);
-        if (i > m * p) {
-            e = spare_[ring_pos(j + m * p - i)];
-            continue;
-        }
-        const std::int64_t q = i / p;
-        e = spare_[ring_pos(j - i % p)];
-        if (i > 0 && i % p == 0) {  // the ops after it: the cycle's first step's, not boundary j's (none yet)
-            const boundary& f = spare_[ring_pos(j - p)];
-            e.batch = f.batch;
-            e.hash = f.hash;
-        }
-        const std::int64_t n = m - q;
-        const auto nd = static_cast<double>(n);
-        e.t += nd * cycle_dt_;
-        if (cycle_done_) e.last_done += nd * cycle_dt_;
-        e.starts += static_cast<std::uint32_t>(n * cycle_starts_);
-        e.step += static_cast<std::uint32_t>(n) * cycle_steps_;
-        e.sum.add(s, n);
-        e.rows = i == 0 ? mark_rows() : shifted_mark(e.rows, ma, mb, n, cycle_dt_, dstep);
-        e.spans += static_cast<std::size_t>(n) * (s1 - s0);
-    }
-    valid_from_ = j - depth;
-}
-
-template <class Source>
-inline auto engine<Source>::skip_time(int c, std::int64_t m, double dt, std::uint32_t starts,
-                                      std::uint32_t steps, const tally& per, bool done) -> void {
+inline auto engine<Source>::skip_time(const core_set& cs, std::int64_t m, double dt,
+                                      const per_core<std::uint32_t>& starts,
+                                      const per_core<std::uint32_t>& steps,
+                                      const per_core<std::uint64_t>& ops, const tally& per, bool done)
+    -> void {
     const double d = static_cast<double>(m) * dt;
-    const auto k = static_cast<std::uint32_t>(m * starts);
     add_periods(per, m);
     if (done) last_done_ += d;
-    shift_core(c, d, k, k, static_cast<std::uint64_t>(m) * static_cast<std::uint64_t>(per.ops),
-               static_cast<std::uint32_t>(m) * steps);
-    seq_ += k;
+    std::uint32_t all = 0;  // every core's starts: the start order moves by them
+    for (const int c : cs) all += static_cast<std::uint32_t>(m) * starts[static_cast<std::size_t>(c)];
+    for (const int c : cs) {
+        const auto u = static_cast<std::size_t>(c);
+        shift_core(c, d, static_cast<std::uint32_t>(m) * starts[u], all,
+                   static_cast<std::uint64_t>(m) * ops[u], static_cast<std::uint32_t>(m) * steps[u]);
+    }
+    seq_ += all;
     for (std::size_t ch = 0; ch < channels_.size(); ++ch) channels_[ch].shift(d, ch == 0 && per.idle > 0);
 }
 
@@ -421,18 +189,26 @@ inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
     if (f.pos == 0 && alone) {
         if (f.seen.empty()) f.seen.resize(static_cast<std::size_t>(fold_ring));
         boundary& b = f.seen[static_cast<std::size_t>(f.marks % fold_ring)];
-        record_state(b, c);
+        core_set alone_set;
+        alone_set.at[0] = c;
+        alone_set.n = 1;
+        record_state(b, alone_set);
         if (opt_.per_step) b.rows = mark_rows();
         ++f.marks;
         for (std::int64_t p = 1; p <= fold_period && p < f.marks; ++p) {
             const boundary& a = f.seen[static_cast<std::size_t>((f.marks - 1 - p) % fold_ring)];
-            if (a.key != b.key || !same_state(a, b)) continue;
+            if (!same_state(a, b)) continue;
             // The p repetitions from here repeat the p before, as often as whole ones are left
             // (and their rows fit).
             const auto dsub = static_cast<std::uint32_t>(p) * f.rows;
             const std::int64_t q = fold_rows_fit(a.rows, b.rows, c, dsub, f.left / p);
             if (q == 0) break;
-            skip_time(c, q, b.t - a.t, b.starts - a.starts, 0, b.sum.since(a.sum),
+            per_core<std::uint32_t> starts{};
+            per_core<std::uint64_t> ops{};
+            const auto u = static_cast<std::size_t>(c);
+            starts[u] = b.starts[u] - a.starts[u];
+            ops[u] = b.ord[u] - a.ord[u];
+            skip_time(alone_set, q, b.t - a.t, starts, per_core<std::uint32_t>{}, ops, b.sum.since(a.sum),
                       b.last_done != a.last_done);
             replicate_rows(a.rows, b.rows, q, b.t - a.t, per_core<std::uint32_t>{}, dsub);
             f.made += static_cast<std::uint32_t>(q * p);
@@ -487,8 +263,8 @@ auto engine<Source>::fold_rows_fit(const row_mark& ma, const row_mark& mb, int c
 }
 
 template <class Source>
-auto engine<Source>::rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb, int c0, int c1,
-                                 const per_core<std::uint32_t>& dstep) const -> bool {
+auto engine<Source>::rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb,
+                                 const core_set& cs, const per_core<std::uint32_t>& dstep) const -> bool {
     if (!opt_.per_step) return true;
     const double tol = 1e-12 * std::max(std::abs(ta), std::abs(tb));
     const auto near = [tol](double x, double y) { return std::abs(x - y) <= tol; };
@@ -497,7 +273,7 @@ auto engine<Source>::rows_repeat(const row_mark& ma, const row_mark& mb, double 
         const book_mark& b = mb.book[bk];
         const std::vector<step_times>& v = book_rows(static_cast<int>(bk));
         if (a.recurred != b.recurred) return false;
-        for (int ci = c0; ci <= c1; ++ci) {
+        for (const int ci : cs) {
             const auto c = static_cast<std::size_t>(ci);
             if (!row_rising_[bk][c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
             std::uint32_t lo = 0, hi = 0;

@@ -1,6 +1,6 @@
 // Defines the vocabulary of the timing model's steady-state lane (docs/model.md §11): what it
-// records of a core at a step boundary (its live DMAs relative to its clock, the totals so far,
-// the normalized ops of the step that follows) and how two boundaries are compared. The lane's
+// records of its cores at a step boundary (their live DMAs relative to the lead core's clock, the
+// totals so far, the normalized ops until the next boundary) and how two boundaries are compared. The lane's
 // control (when to record, enter, fast-forward and leave) lives in the engine it drives.
 #pragma once
 
@@ -45,7 +45,7 @@ struct dma_snap {
     double left = 0;  // latency: ready - t; transfer: bytes left; done: 0
     dma_phase phase = dma_phase::done;
     std::uint8_t channel = 0;
-    std::uint8_t core = 0;  // whose (the joint lane holds both cores' DMAs)
+    std::uint8_t core = 0;  // whose (the lane holds every lane core's DMAs)
     double cost = 0;        // bytes its channel is charged (bytes plus shape costs)
     std::uint32_t sem = 0;  // the semaphore it completes into (0: waited by id)
 };
@@ -61,7 +61,7 @@ inline std::uint64_t snaps_key(std::uint64_t key, const std::vector<dma_snap>& s
 }
 
 // The result's totals at a boundary, every core's (the idle count is the HBM channel's); what a
-// period adds is the difference of two, which the lanes add once per period skipped.
+// period adds is the difference of two, which the lane and the folds add once per period skipped.
 struct tally {
     std::int64_t ops = 0, dmas = 0, hbm_bytes = 0, onchip_bytes = 0, idle = 0;
     per_core<double> overhead{}, issue{}, compute{}, wait{}, wait_sem{};
@@ -152,29 +152,39 @@ private:
     std::shared_ptr<std::vector<op>> p_;
 };
 
+// The lane's cores at a step boundary of its lead core (about to run the first op of a new step
+// value): every lane core's DMAs in flight (ids relative to their core's count of starts, start
+// order relative to the next start's, times relative to the lead's clock) and semaphore values,
+// the other lane cores' clocks and states relative to the lead's, and the ops each lane core ran
+// until the lead's next boundary. Entries of cores outside the lane stay empty. A fold records
+// the same state of its one core at each repetition's start.
 struct boundary {
-    double t = 0;
+    double t = 0;  // the lead core's clock
     double last_done = 0;
-    double v = 0;  // the HBM channel's virtual byte count at t (the byte tolerance's scale)
-    std::uint32_t starts = 0;
-    std::uint32_t step = 0;
-    std::uint64_t key = 0;   // the discrete part of the state, hashed: a quick reject
-    std::uint64_t hash = 0;  // of the batch's ops (complete at the next boundary)
+    double v = 0;            // the HBM channel's virtual byte count at t (the byte tolerance's scale)
+    per_core<double> lag{};  // each core's clock - t
+    per_core<std::uint32_t> starts{};
+    per_core<std::uint32_t> step{};    // the lead: its new step; the others: their last op's step
+    per_core<std::uint64_t> ord{};     // ops each core has run (a period's ops: the difference)
+    per_core<std::uint8_t> state{};    // ready or blocked
+    per_core<wait_target> waits_on{};  // the DMA wait a blocked core is in: its op::waits_on
+    per_core<std::uint32_t> wait{};    // and the DMA's id relative to the core's starts
+    // Or the semaphore wait: 1 + its semaphore's kind (0 regular, 1 DMA), the semaphore, the
+    // amount wanted.
+    per_core<std::uint8_t> sem_kind{};
+    per_core<std::uint32_t> wait_sem{};
+    per_core<std::int64_t> want{};
+    std::uint64_t key = 0;           // the discrete part of the state, hashed: a quick reject
+    per_core<std::uint64_t> hash{};  // of each core's batch (complete at the next boundary)
     tally sum;
     row_mark rows;
     std::size_t spans = 0;  // timeline spans recorded before it (options::timeline)
     std::vector<dma_snap> snap;
-    std::vector<std::int64_t> sems;  // the core's semaphore values (options::semaphores)
-    shared_ops batch;                // the ops from this boundary to the next, normalized
+    per_core<std::vector<std::int64_t>> sems;   // semaphore values (options::semaphores)
+    per_core<shared_ops> batch;                 // per core, normalized to this boundary
+    per_core<std::vector<std::uint32_t>> cuts;  // where in batch[c] a batch of core c's source began
 };
 
-// An op with its DMA id relative to the core's count of starts at boundary b and its step
-// relative to b's: equal for the same op one period later.
-inline op normalized(op o, const boundary& b) {
-    if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait) o.dma -= b.starts;
-    o.step -= b.step;
-    return o;
-}
 inline std::uint64_t mix(std::uint64_t h, const op& o) {
     std::uint64_t x = static_cast<std::uint64_t>(o.kind) | std::uint64_t{o.far} << 8 |
                       std::uint64_t{o.dma} << 16 | static_cast<std::uint64_t>(o.bytes) << 40;
@@ -194,10 +204,15 @@ inline bool same_op(const op& a, const op& b) {
 inline std::size_t ring_pos(std::int64_t n) {
     return static_cast<std::size_t>((n % ring_size + ring_size) % ring_size);
 }
-inline bool same_batch(const boundary& x, const boundary& y) {
-    if (x.hash != y.hash || x.batch.size() != y.batch.size()) return false;
-    for (std::size_t k = 0; k < x.batch.size(); ++k)
-        if (!same_op(x.batch[k], y.batch[k])) return false;
+// The ops of every core from boundary x to the next are those from y to its next (normalized).
+inline bool same_ops(const boundary& x, const boundary& y) {
+    for (std::size_t c = 0; c < max_cores; ++c) {
+        const auto& a = x.batch[c];
+        const auto& b = y.batch[c];
+        if (x.hash[c] != y.hash[c] || a.size() != b.size()) return false;
+        for (std::size_t k = 0; k < a.size(); ++k)
+            if (!same_op(a[k], b[k])) return false;
+    }
     return true;
 }
 
@@ -233,59 +248,20 @@ void keep_history(std::vector<T>& v) {
     if (static_cast<std::int64_t>(v.size()) == ring_size) ptpu::detail::put_buffer(v);
 }
 
+// Two boundaries hold the same state, up to rounding in what is left of each DMA and in the
+// cores' lags (semaphores a period has not touched yet are absent: 0).
 inline bool same_state(const boundary& a, const boundary& b) {
-    if (a.snap.size() != b.snap.size()) return false;
-    // (Semaphores a period has not touched yet are absent: 0.)
-    const std::size_t n = std::max(a.sems.size(), b.sems.size());
-    for (std::size_t k = 0; k < n; ++k)
-        if ((k < a.sems.size() ? a.sems[k] : 0) != (k < b.sems.size() ? b.sems[k] : 0)) return false;
-    const double tol_t = 1e-12 * std::max(std::abs(a.t), std::abs(b.t));
-    const double tol_v = 1e-12 * std::max(std::abs(a.v), std::abs(b.v));
-    return same_snaps(a.snap, b.snap, tol_t, tol_v);
-}
-
-// ---- The joint lane: every core of a megacore chip running (docs/model.md §11) ------------------
-
-// The chip at a step boundary of the lead core, core 0 (about to run the first op of a new step):
-// every core's live DMAs (ids relative to their core's count of starts, start order relative to
-// the next start's, times relative to core 0's clock), the other cores' clocks and states relative
-// to it, and the ops each core ran until core 0's next boundary. Entries past the call's core count
-// stay empty.
-struct joint_boundary {
-    double t = 0;  // core 0's clock
-    double last_done = 0;
-    double v = 0;            // the HBM channel's virtual byte count at t
-    per_core<double> lag{};  // each core's clock - t
-    per_core<std::uint32_t> starts{};
-    per_core<std::uint32_t> step{};    // core 0: its new step; the others: their last op's step
-    per_core<std::uint8_t> state{};    // ready or blocked (on a DMA)
-    per_core<wait_target> waits_on{};  // the wait a blocked core is in: its op::waits_on
-    per_core<std::uint32_t> wait{};    // and the DMA's id relative to the core's starts
-    std::uint64_t key = 0;
-    per_core<std::uint64_t> hash{};
-    tally sum;
-    row_mark rows;
-    std::size_t spans = 0;  // timeline spans recorded before it
-    std::vector<dma_snap> snap;
-    per_core<shared_ops> batch;                 // per core, normalized to this boundary
-    per_core<std::vector<std::uint32_t>> cuts;  // where in batch[c] a batch of core c's source began
-};
-
-inline bool same_joint_ops(const joint_boundary& x, const joint_boundary& y) {
-    for (std::size_t c = 0; c < max_cores; ++c) {
-        const auto& a = x.batch[c];
-        const auto& b = y.batch[c];
-        if (x.hash[c] != y.hash[c] || a.size() != b.size()) return false;
-        for (std::size_t k = 0; k < a.size(); ++k)
-            if (!same_op(a[k], b[k])) return false;
-    }
-    return true;
-}
-
-inline bool same_joint_state(const joint_boundary& a, const joint_boundary& b) {
     if (a.key != b.key || a.state != b.state || a.waits_on != b.waits_on || a.wait != b.wait ||
+        a.sem_kind != b.sem_kind || a.wait_sem != b.wait_sem || a.want != b.want ||
         a.snap.size() != b.snap.size())
         return false;
+    for (std::size_t c = 0; c < max_cores; ++c) {
+        const auto& x = a.sems[c];
+        const auto& y = b.sems[c];
+        const std::size_t n = std::max(x.size(), y.size());
+        for (std::size_t k = 0; k < n; ++k)
+            if ((k < x.size() ? x[k] : 0) != (k < y.size() ? y[k] : 0)) return false;
+    }
     const double tol_t = 1e-12 * std::max(std::abs(a.t), std::abs(b.t));
     const double tol_v = 1e-12 * std::max(std::abs(a.v), std::abs(b.v));
     for (std::size_t c = 0; c < max_cores; ++c)

@@ -32,7 +32,7 @@ public:
         return seconds_[k];
     }
     /// A number standing for work k's time: two works of equal time get the same (the first of
-    /// them converted), so that whoever compares ops by time (the fast lanes) compares these.
+    /// them converted), so that whoever compares ops by time (the lane) compares these.
     std::uint32_t canonical(std::uint32_t k) {
         if (k >= canonical_.size() || canonical_[k] == none) convert(k);
         return canonical_[k];
