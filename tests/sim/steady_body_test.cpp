@@ -254,4 +254,63 @@ TEST(SteadyBody, ABodyRunningAnInnerPipelineRunsEveryStep) {
     expect_same_counts(steady, every);
 }
 
+// ---- Two running cores: each core's part of the grid, its edges at the part's ends ------------
+
+constexpr index_t part_steps = 2048;
+using HandParts = hand_test::hand_add_parts<2, part_steps>::call;
+
+// The pipeline over v5p's two cores (a part of the rows each), counting its runs; `extra(part, i)`
+// adds a charge at step i of a part where it says so.
+struct counted_parts {
+    int* runs;
+    bool (*extra)(index_t, index_t) = nullptr;
+    template <class... A>
+    void operator()(A... a) const {
+        ++*runs;
+        hand_test::hand_add_parts_body(a...);
+        if (extra != nullptr && extra(program_id(0), program_id(1))) charge(work{.explicit_seconds = 1e-7});
+    }
+};
+
+report predict_parts(const counted_parts& body, std::optional<body_edges> edges) {
+    HandParts k{};
+    k.options.per_step = per_step_rows::never;
+    k.options.steady_body = edges;
+    return k.predict(body);
+}
+
+TEST(SteadyBody, TwoRunningCoresSkipTheirPartsTogether) {
+    static_assert(HandParts::info.cores == 2);
+    int runs = 0;
+    const counted_parts body{&runs};
+    const report every = predict_parts(body, std::nullopt);
+    EXPECT_EQ(runs, 2 * part_steps);
+    runs = 0;
+    const report steady = predict_parts(body, body_edges{});
+    expect_same_prediction(steady, every);
+    EXPECT_LT(runs, 2 * 64) << runs;  // about log2(steps) periods a core
+    EXPECT_GT(steady.steady_ops, steady.ops * 9 / 10);
+    // The edges are at each part's ends: core 0's last three steps (mid-grid) charge more, edges of 3.
+    const counted_parts tail{&runs, [](index_t part, index_t i) { return part == 0 && i >= part_steps - 3; }};
+    const report every_tail = predict_parts(tail, std::nullopt);
+    runs = 0;
+    expect_same_prediction(predict_parts(tail, body_edges{.first = 1, .last = 3}), every_tail);
+    EXPECT_LT(runs, 2 * 64) << runs;
+    // And at the start of core 1's part (the middle of the grid): steps 50 to 59 charge more,
+    // first edges of 64 steps.
+    const counted_parts head{&runs, [](index_t part, index_t i) { return part == 1 && i >= 50 && i < 60; }};
+    const report every_head = predict_parts(head, std::nullopt);
+    runs = 0;
+    expect_same_prediction(predict_parts(head, body_edges{.first = 64, .last = 1}), every_head);
+    EXPECT_LT(runs, 2 * 64 + 64) << runs;
+    // With the default edges core 0's tail is K4, naming the core.
+    try {
+        (void)predict_parts(tail, body_edges{});
+        ADD_FAILURE() << "no error";
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), "K4");
+        EXPECT_NE(std::string(e.what()).find("core 0, step"), std::string::npos) << e.what();
+    }
+}
+
 }  // namespace

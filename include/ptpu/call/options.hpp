@@ -114,14 +114,15 @@ struct run_options {
     /// Timing-only runs on one core: declares the body steady. A body that issues async copies,
     /// semaphore ops or sync copies runs at every step otherwise (the body memo keeps only runs
     /// that charge work). A steady body's ops (its copies, signals and waits, and the work
-    /// between them) are those of the step a period before at every step but the edges'; once
+    /// between them) are those of the step a period before at every step but the edges' (the
+    /// first and last steps of each core's part of the grid, the whole grid on one core); once
     /// the timing model sees whole periods repeat, the runner makes the next ones in bulk
     /// without running the body (docs/model.md §10, "Steady bodies"), checking the period after
     /// each such stretch against the one before it (error K4 where it differs inside the
     /// edges). A body whose ops change at a step that falls in such a stretch is mispredicted,
     /// not caught: declare only bodies whose ops depend on the step near the grid's ends alone.
-    /// No effect with data, a timeline, detect_races, two running cores or an inner pipeline in
-    /// the body.
+    /// No effect with data, a timeline, detect_races or an inner pipeline in the body; on a
+    /// megacore call, none while the cores signal each other.
     std::optional<body_edges> steady_body{};
     /// Host bytes a run's tables may take (docs/model.md §11, "Memory"): the planner's, pass 1's
     /// change bits, stored once per distinct chunk of 4096 steps (a grid whose index maps repeat

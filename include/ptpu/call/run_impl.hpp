@@ -32,12 +32,15 @@ struct core_streams {
         if (turns != nullptr) return turns->next_batch(core, lazy);
         return r[static_cast<std::size_t>(core)]->next_batch(lazy);
     }
+    // Cores taking turns are asked (from this thread, while every core's waits for its turn)
+    // only between two steps, never with a body blocked in a wait.
     std::int64_t skippable_periods(int core, std::int64_t p, std::uint32_t starts) const {
-        if (turns != nullptr) return 0;  // (cores taking turns have semaphores: no skipping)
+        if (turns != nullptr && !turns->between_steps(core)) return 0;
         return r[static_cast<std::size_t>(core)]->skippable_periods(p, starts);
     }
     void skip_periods(int core, std::int64_t m) {
-        if (turns == nullptr) r[static_cast<std::size_t>(core)]->skip_periods(m);
+        if (turns == nullptr || turns->between_steps(core))
+            r[static_cast<std::size_t>(core)]->skip_periods(m);
     }
 };
 

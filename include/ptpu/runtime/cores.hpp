@@ -69,6 +69,10 @@ public:
         return p.out;
     }
 
+    /// Whether core `c`'s runner is between two steps (its last batch ended a step), not in the
+    /// middle of a body blocked in a wait: only then may the caller ask it to skip periods.
+    [[nodiscard]] bool between_steps(int c) { return !core(c).in_body; }
+
 private:
     struct stopped {};  // unwinds a blocked body when the run is abandoned
     struct core_ {
@@ -78,6 +82,7 @@ private:
         int id = 0;
         std::thread th;
         bool lazy = false;
+        bool in_body = false;  // handed the turn back from inside its body (yield)
         stream::batch out{};
         std::exception_ptr error;
     };
@@ -101,6 +106,7 @@ private:
             }
             l.lock();
             if (abandoned) return;
+            p.in_body = false;
             p.out = b;
             p.error = err;
             turn_ = -1;
@@ -111,6 +117,7 @@ private:
     void yield(core_& p) {
         std::unique_lock<std::mutex> l(m_);
         p.out = p.run->take_partial();
+        p.in_body = true;
         p.error = nullptr;
         turn_ = -1;
         cv_.notify_all();

@@ -88,7 +88,7 @@ public:
                    !sched_.has_prefetched();
         // A steady body (run_options::steady_body) is skipped by its ops, not by the memo.
         steady_on_ = opt.steady && opt.timing_only && !opt.nested && !opt.notes && !kctx.detect_races &&
-                     kctx.cores == 1 && opt.trace == nullptr && !sched_.has_prefetched();
+                     opt.trace == nullptr && !sched_.has_prefetched();
         for (int i = 0; i < desc.n_ops(); ++i)
             steady_on_ = steady_on_ && !move_[static_cast<std::size_t>(i)] &&
                          uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
@@ -408,6 +408,14 @@ private:
     // edges). So a body runs O(p log(steps)) times.
     void run_steady();
     [[nodiscard]] index_t steady_steps(index_t p) const;
+    // The global steps between the edges, [from, to): the edges are at the ends of this core's
+    // part of the grid (the whole grid on one core).
+    [[nodiscard]] index_t steady_from() const {
+        return tables_.info.core_begin[static_cast<std::size_t>(core_)] + opt_.steady_first;
+    }
+    [[nodiscard]] index_t steady_to() const {
+        return tables_.info.core_end[static_cast<std::size_t>(core_)] - opt_.steady_last;
+    }
 
     // ---- Race detection (run_options::detect_races, A13) ---------------------------------------
     // A pipeline DMA of window slot e.slot starts: into it (`in`) or out of it. A body's async

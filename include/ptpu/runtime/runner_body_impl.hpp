@@ -215,17 +215,18 @@ inline auto runner::run_steady() -> void {
         return;
     }
     const std::span<const body_op_record> ops{kctx_.body_ops};
-    const index_t first = opt_.steady_first, last = desc_.steps() - opt_.steady_last;
-    if (!steady_.check(ops, kctx_.body_work) && body_step_ >= first && body_step_ < last)
+    if (!steady_.check(ops, kctx_.body_work) && body_step_ >= steady_from() && body_step_ < steady_to())
         throw error(
-            "K4", "step " + std::to_string(body_step_) + ": kernel body",
+            "K4",
+            (kctx_.cores > 1 ? "core " + std::to_string(core_) + ", " : std::string()) + "step " +
+                std::to_string(body_step_) + ": kernel body",
             "run_options::steady_body declares the body steady, but its copies, semaphore ops or "
             "charges here differ from those of the step a whole number of periods before (the "
             "period from step " +
                 std::to_string(steady_.expected_from()) +
                 " on, which the steps skipped since repeated): the steps skipped may have differed too",
-            "declare wider edges (body_edges{.first, .last}) if the body differs only near the grid's "
-            "ends, or leave steady_body unset to run the body at every step");
+            "declare wider edges (body_edges{.first, .last}) if the body differs only near the ends of "
+            "each core's part of the grid, or leave steady_body unset to run the body at every step");
     steady_.record(ops, kctx_.body_work);
 }
 

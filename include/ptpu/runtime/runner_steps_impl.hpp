@@ -367,10 +367,10 @@ inline auto runner::mark_period() -> void {
 
 inline auto runner::steady_steps(index_t p) const -> index_t {
     const index_t g = sched_.next_global_step();
-    if (g - p < opt_.steady_first || !steady_.repeats(kctx_, g, p)) return 0;
+    if (g - p < steady_from() || !steady_.repeats(kctx_, g, p)) return 0;
     // Before the period ahead of the last edge (the check after the stretch), and no longer than
     // the stretches so far (8 periods at first).
-    const index_t room = desc_.steps() - opt_.steady_last - p - g;
+    const index_t room = steady_to() - p - g;
     return std::min(room, std::max(skipped_steps_, 8 * p));
 }
 
