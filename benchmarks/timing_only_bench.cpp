@@ -8,10 +8,13 @@
 // body drives: inner pipelines (emit_pipeline: 256 outer steps of 256 inner ones, on one core and
 // on v5p's two, and one gridless
 // outer step running 65,536, without and with folded per-step rows) and a pipeline written by hand with
-// async copies and DMA semaphores, reported per inner (or grid) step.
+// async copies and DMA semaphores (on one core and split over v5p's two, run at every step or
+// declared steady), reported per inner (or grid) step.
 #include <benchmark/benchmark.h>
 
 #include <ptpu/ptpu.hpp>
+
+#include <optional>
 
 #include "sim/hand_pipeline.hpp"
 
@@ -260,6 +263,26 @@ void BM_PredictAsyncCopiesSteady(benchmark::State& st) {
     }
     st.SetItemsProcessed(st.iterations() * inner_steps);
 }
+
+// The same split over v5p's two TensorCores (each core its half of the rows, a pipeline of its
+// own), every step and declared steady: the model's lane follows both cores' copies into their
+// own semaphores, and each core's runner skips its part's periods. The cores' runners take turns
+// on threads of their own (runtime/cores.hpp): timed by the clock, not by this thread's CPU.
+void predict_async_megacore(benchmark::State& st, std::optional<body_edges> edges) {
+    const hand_test::hand_add_parts<2, inner_steps / 2>::call call{
+        {.per_step = per_step_rows::never, .steady_body = edges}};
+    for (auto _ : st) {
+        auto rep = call.predict(hand_test::hand_add_parts_body);
+        benchmark::DoNotOptimize(rep.device_time);
+    }
+    st.SetItemsProcessed(st.iterations() * inner_steps);
+}
+void BM_PredictAsyncCopiesMegacore(benchmark::State& st) {
+    predict_async_megacore(st, std::nullopt);
+}
+void BM_PredictAsyncCopiesMegacoreSteady(benchmark::State& st) {
+    predict_async_megacore(st, body_edges{});
+}
 }  // namespace
 
 BENCHMARK(BM_Predict)->Unit(benchmark::kMillisecond)->MinTime(2.0);
@@ -276,4 +299,6 @@ BENCHMARK(BM_PredictNestedOnce)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictNestedOnceRows)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictAsyncCopies)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictAsyncCopiesSteady)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_PredictAsyncCopiesMegacore)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_PredictAsyncCopiesMegacoreSteady)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 BENCHMARK_MAIN();

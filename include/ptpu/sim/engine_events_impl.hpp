@@ -138,7 +138,7 @@ inline auto engine<Source>::run_core(int c) -> void {
     // one of them outside folds (which follow one core). (A step signalling another core is
     // never part of a period: below.)
     const bool lane = ff_on_ && orphans_ == 0 && ended_quiet && (running.n == 1 || !folding);
-    if (!lane || mask != lane_mask_) {  // a history of other cores, or none
+    if (lane ? mask != lane_mask_ : lane_mask_ != 0) {  // a history of other cores, or none
         n_ = valid_from_ = 0;
         lane_ = running;
         lane_mask_ = lane ? mask : 0;
