@@ -54,6 +54,18 @@ void expect_same_prediction(const report& a, const report& b) {
     EXPECT_EQ(a.stats.sem_waits, b.stats.sem_waits);
 }
 
+// `predict_it()` raises rule `rule` with `needle` in its message.
+template <class F>
+void expect_rule(F predict_it, const std::string& rule, const std::string& needle) {
+    try {
+        (void)predict_it();
+        ADD_FAILURE() << "no error";
+    } catch (const ptpu::error& e) {
+        EXPECT_EQ(e.rule(), rule);
+        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+}
+
 TEST(SteadyBody, AsyncCopiesAreSkippedByWholePeriodsAndPredictTheSame) {
     int runs = 0;
     const counted body{&runs};
@@ -114,28 +126,15 @@ TEST(SteadyBody, ABodyThatChangesInsideTheEdgesIsK4) {
     // the old period, and the period run after it differs.
     int runs = 0;
     const counted body{&runs, [](index_t i) { return i >= 3000; }};
-    try {
-        (void)predict(body, body_edges{});
-        ADD_FAILURE() << "no error";
-    } catch (const ptpu::error& e) {
-        EXPECT_EQ(e.rule(), "K4");
-        EXPECT_NE(std::string(e.what()).find("steady_body"), std::string::npos) << e.what();
-    }
+    expect_rule([&] { return predict(body, body_edges{}); }, "K4", "steady_body");
     // Unset, it runs at every step.
     runs = 0;
     EXPECT_GT(predict(body, std::nullopt).device_time, 0);
     EXPECT_EQ(runs, steps);
     // Negative edges are K4 too, before anything runs.
     runs = 0;
-    for (const body_edges e : {body_edges{.first = -1}, body_edges{.last = -2}}) {
-        try {
-            (void)predict(body, e);
-            ADD_FAILURE() << "no error";
-        } catch (const ptpu::error& x) {
-            EXPECT_EQ(x.rule(), "K4");
-            EXPECT_NE(std::string(x.what()).find("negative"), std::string::npos) << x.what();
-        }
-    }
+    for (const body_edges e : {body_edges{.first = -1}, body_edges{.last = -2}})
+        expect_rule([&] { return predict(body, e); }, "K4", "negative");
     EXPECT_EQ(runs, 0);
 }
 
@@ -304,13 +303,7 @@ TEST(SteadyBody, TwoRunningCoresSkipTheirPartsTogether) {
     expect_same_prediction(predict_parts(head, body_edges{.first = 64, .last = 1}), every_head);
     EXPECT_LT(runs, 2 * 64 + 64) << runs;
     // With the default edges core 0's tail is K4, naming the core.
-    try {
-        (void)predict_parts(tail, body_edges{});
-        ADD_FAILURE() << "no error";
-    } catch (const ptpu::error& e) {
-        EXPECT_EQ(e.rule(), "K4");
-        EXPECT_NE(std::string(e.what()).find("core 0, step"), std::string::npos) << e.what();
-    }
+    expect_rule([&] { return predict_parts(tail, body_edges{}); }, "K4", "core 0, step");
 }
 
 }  // namespace
