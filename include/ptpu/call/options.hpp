@@ -111,7 +111,7 @@ struct run_options {
     /// bodies run as often as without rows (once per distinct set of answers, plus checks).
     /// Off, with rows, every inner step is run and simulated as it comes.
     bool fold_inner_rows = false;
-    /// Timing-only runs on one core: declares the body steady. A body that issues async copies,
+    /// Timing-only runs: declares the body steady. A body that issues async copies,
     /// semaphore ops or sync copies runs at every step otherwise (the body memo keeps only runs
     /// that charge work). A steady body's ops (its copies, signals and waits, and the work
     /// between them) are those of the step a period before at every step but the edges' (the
@@ -120,7 +120,7 @@ struct run_options {
     /// without running the body (docs/model.md §10, "Steady bodies"), checking the period after
     /// each such stretch against the one before it (error K4 where it differs inside the
     /// edges). A body whose ops change at a step that falls in such a stretch is mispredicted,
-    /// not caught: declare only bodies whose ops depend on the step near the grid's ends alone.
+    /// not caught: declare only bodies whose ops depend on the step near those ends alone.
     /// No effect with data, a timeline, detect_races or an inner pipeline in the body; on a
     /// megacore call, none while the cores signal each other.
     std::optional<body_edges> steady_body{};
