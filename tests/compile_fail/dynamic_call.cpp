@@ -1,6 +1,6 @@
 // What stays a type in a dynamic_call is checked at compile time, one message each: the options
 // (each given once, listing Operands), the Operand types (dtype, the body's ref rank), index maps
-// that capture state, scratch spaces and the body's return type.
+// that capture state, scratch spaces, semaphore scratch cells and the body's return type.
 //! ko 1 10
 //! ko 2 T1
 //! ko 3 S7
@@ -9,6 +9,8 @@
 //! ko 6 12
 //! ko 7 10
 //! ko 8 10
+//! ko 9 36
+//! ko 10 36
 #include <ptpu/call/dynamic.hpp>
 #include <ptpu/ops/ops.hpp>
 
@@ -49,5 +51,11 @@ int main() {
 #elif PTPU_KO == 8
     dynamic_call<In<Arg<Array<float, 16, 128>>>, Out<F2>> d;  // 10: a static Arg, not an Operand
     (void)d;
+#elif PTPU_KO == 9
+    using Cells = Operand<dma_semaphore, 1, vmem>;  // 36: semaphore cells in VMEM
+    (void)Cells::rank;
+#elif PTPU_KO == 10
+    using Floats = Operand<float, 1, semaphore>;  // 36: semaphore scratch of floats
+    (void)Floats::rank;
 #endif
 }

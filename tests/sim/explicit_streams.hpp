@@ -22,10 +22,10 @@ inline std::uint32_t work_of(double seconds) {
     return works().number(ptpu::work{.explicit_seconds = seconds});
 }
 
-/// Two cores' ops, handed out one at a time.
+/// Each core's ops (up to max_cores), handed out one at a time.
 struct vec_source {
-    std::vector<ptpu::sim::op> ops[2];
-    std::size_t pos[2] = {};
+    std::vector<ptpu::sim::op> ops[ptpu::max_cores];
+    std::size_t pos[ptpu::max_cores] = {};
     bool next(int core, ptpu::sim::op& out) {
         const auto c = static_cast<std::size_t>(core);
         if (pos[c] == ops[c].size()) return false;

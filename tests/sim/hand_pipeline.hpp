@@ -72,4 +72,26 @@ inline constexpr auto hand_add_parts_body = [](auto a, auto b, auto o, auto abuf
                   in_sem, out_sem);
 };
 
+// The same as a dynamic_call (grid, shapes and chip values): `parts` parts of `steps` row blocks,
+// the first axis parallel.
+using DynAny = ptpu::Operand<float, 2, ptpu::any>;
+using DynSlots = ptpu::Operand<float, 3>;
+using DynSems = ptpu::Operand<ptpu::dma_semaphore, 1, ptpu::semaphore>;
+using dyn_add_parts_call =
+    ptpu::dynamic_call<ptpu::In<DynAny, DynAny>, ptpu::Out<DynAny>,
+                       ptpu::ScratchShapes<DynSlots, DynSlots, DynSlots, DynSems, DynSems>>;
+inline dyn_add_parts_call dyn_add_parts(index_t parts, index_t steps, const ptpu::chip& c) {
+    dyn_add_parts_call d;
+    d.grid = {parts, steps};
+    d.semantics = {ptpu::parallel, ptpu::arbitrary};
+    d.chip = c;
+    d.in[0].shape = {parts * steps * 8, 128};
+    d.in[1].shape = d.in[0].shape;
+    d.out[0].shape = d.in[0].shape;
+    for (std::size_t k = 0; k < 3; ++k) d.scratch[k] = {2, 8, 128};
+    d.scratch[3] = {2};
+    d.scratch[4] = {2};
+    return d;
+}
+
 }  // namespace hand_test

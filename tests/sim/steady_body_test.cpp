@@ -306,4 +306,37 @@ TEST(SteadyBody, TwoRunningCoresSkipTheirPartsTogether) {
     expect_rule([&] { return predict_parts(tail, body_edges{}); }, "K4", "core 0, step");
 }
 
+// The same pipeline as a dynamic_call (its DMA semaphores are Operand<dma_semaphore, 1,
+// semaphore> scratch): declared steady through its run_options, it predicts what the static call
+// predicts, both ways.
+TEST(SteadyBody, ADynamicCallOnTwoCoresSkipsItsPartsToo) {
+    auto d = hand_test::dyn_add_parts(2, part_steps, tpu::v5p);
+    d.options.per_step = per_step_rows::never;
+    int runs = 0;
+    const counted_parts body{&runs};
+    const report every = d.predict(body);
+    EXPECT_EQ(runs, 2 * part_steps);
+    const report every_static = predict_parts(body, std::nullopt);
+    EXPECT_EQ(every.device_time, every_static.device_time);
+    expect_same_counts(every, every_static);
+    runs = 0;
+    d.options.steady_body = body_edges{};
+    const report steady = d.predict(body);
+    expect_same_prediction(steady, every);
+    EXPECT_LT(runs, 2 * 64) << runs;
+    EXPECT_GT(steady.steady_ops, steady.ops * 9 / 10);
+    // And on data: the sum, computed by the body's copies on each core.
+    const auto n = static_cast<std::size_t>(2 * part_steps * 8 * 128);
+    std::vector<float> a(n), b(n), sum(n);
+    for (std::size_t k = 0; k < n; ++k) {
+        a[k] = static_cast<float>(k % 29) - 14.0f;
+        b[k] = static_cast<float>(k % 17) * 0.5f;
+        sum[k] = a[k] + b[k];
+    }
+    d.options.steady_body.reset();
+    auto [out, rep] = d(hand_test::hand_add_parts_body, a, b);
+    EXPECT_EQ(out.vector(), sum);
+    EXPECT_EQ(rep.device_time, every.device_time);
+}
+
 }  // namespace

@@ -52,6 +52,7 @@ struct pipeline {
     double overhead = 0.35 * us;
     int cores = 1;        // the same stream on each core
     int short_core1 = 0;  // core 1 runs only this many steps (0: n)
+    std::vector<int> steps_of;            // per core: its step count, overriding n and short_core1
     std::function<double(int)> compute1;  // core 1's body time (empty: compute)
     std::int64_t in_bytes1 = 0;           // core 1's input bytes (0: in_bytes)
     // The first `merged` steps' ops are those of one step (an inner pipeline's steps in one step
@@ -129,8 +130,13 @@ struct pipeline {
 
 result simulate(const pipeline& p, bool steady, const ptpu::chip& c = tpu::v5e, bool rows = false) {
     vec_source src;
-    src.ops[0] = p.stream(p.n);
-    if (p.cores > 1) src.ops[1] = p.stream(p.short_core1 > 0 ? p.short_core1 : p.n, 1);
+    for (int k = 0; k < p.cores; ++k) {
+        const auto u = static_cast<std::size_t>(k);
+        const int steps = u < p.steps_of.size()         ? p.steps_of[u]
+                          : k == 1 && p.short_core1 > 0 ? p.short_core1
+                                                        : p.n;
+        src.ops[u] = p.stream(steps, k);
+    }
     options o;
     o.steady_state = steady;
     o.semaphores = p.semaphores;
@@ -413,6 +419,39 @@ TEST(SimSteady, CoresOutOfPhaseAreExact) {
     u.compute1 = [](int s) { return (1 + s % 97) * 0.01 * us + s * 1e-12; };
     const result v = expect_same(u, tpu::v5p);
     EXPECT_EQ(v.steady_ops, 0);
+}
+
+// A synthetic chip with four TensorCores (nothing in the lane assumes two).
+ptpu::chip four_cores(ptpu::chip c) {
+    c.cores_per_chip = 4;
+    c.megacore = true;
+    return c;
+}
+
+TEST(SimSteady, CoresLeftAfterOthersEndAreSkippedTogether) {
+    // Four cores with parts of different lengths: the lane follows every core while all run,
+    // then the cores still running once the others' streams and DMAs have ended, led by the
+    // lowest-numbered of them (core 0, or core 1 when core 0 ends first).
+    const ptpu::chip c = four_cores(tpu::v5p);
+    const std::vector<std::vector<int>> splits = {
+        {4000, 4000, 1000, 2500},  // cores 2 and 3 end: then 0 and 1 together
+        {1000, 4000, 4000, 4000},  // core 0 ends: then 1, 2 and 3, led by core 1
+        {1500, 4000, 1500, 4000},  // cores 0 and 2 end at once: then 1 and 3
+    };
+    for (const auto& split : splits) {
+        for (const std::int64_t bytes : {std::int64_t{4096}, std::int64_t{1} << 19}) {
+            pipeline p;
+            p.n = 4000;
+            p.cores = 4;
+            p.steps_of = split;
+            p.in_bytes = bytes;  // 512 KiB: the running cores share HBM's bandwidth
+            const result r = expect_same(p, c);
+            // With only the cores' joint stretch and the last core's alone skipped, the first
+            // split would skip at most 1000 of its 11,500 steps on all four cores and the
+            // second 1000 of 13,000 (its last three cores end together).
+            EXPECT_GT(r.steady_ops, r.op_count * 9 / 10) << split[0] << " " << split[2] << " " << bytes;
+        }
+    }
 }
 
 TEST(SimSteady, TwoCoresEndingMidPeriodAreExact) {

@@ -258,7 +258,10 @@ private:
                 detail::check_dims(scratch[k], S::rank, "scratch", k);
                 scratch_desc& d = c.scratch[k];
                 d.space = S::memory::kind;
-                d.type = S::memory::kind == space_kind::semaphore ? dtype::i32 : dtype_of<typename S::value_type>;
+                if constexpr (S::memory::kind == space_kind::semaphore)
+                    d.type = dtype::i32;  // a semaphore's count
+                else
+                    d.type = dtype_of<typename S::value_type>;
                 d.rank = static_cast<int>(S::rank);
                 for (std::size_t i = 0; i < S::rank; ++i) d.shape[i] = scratch[k][i];
                 ++k;
@@ -544,9 +547,7 @@ private:
     template <class P>
     using prefetch_ref_t = ref<typename P::value_type, smem, P::rank>;
     template <class S>
-    using scratch_ref_t = ref<std::conditional_t<std::is_same_v<typename S::memory, semaphore>, std::int32_t,
-                                                 typename S::value_type>,
-                              typename S::memory, S::rank>;
+    using scratch_ref_t = ref<typename S::value_type, typename S::memory, S::rank>;
 
     template <class A, std::size_t K>
     static operand_ref_t<A, K> operand_ref(core_memory& m, const call_desc& desc,

@@ -40,12 +40,23 @@ namespace ptpu {
 /// One operand of a dynamic_call as the body sees it: element type, array rank, memory space and
 /// the rank of the body's ref (the array rank minus the block's squeezed dims, S11): the ref's
 /// type. Its shapes and index map are values (dynamic_call::spec). Use it in In<...>, Out<...>,
-/// ScalarPrefetch<...> (space ignored: SMEM) and ScratchShapes<...>.
+/// ScalarPrefetch<...> (space ignored: SMEM) and ScratchShapes<...>. Semaphore scratch is
+/// Operand<dma_semaphore, Rank, semaphore> (SemaphoreType.DMA) or Operand<regular_semaphore,
+/// Rank, semaphore> (SemaphoreType.REGULAR; int32_t cells are its older spelling), as
+/// Scratch<semaphore, ...> is for a pallas_call.
 template <class T, std::size_t Rank, class Space = vmem, std::size_t KernelRank = Rank>
 struct Operand {
-    static_assert(element_type<T>,
+    static_assert(element_type<T> || is_semaphore_cell<T>,
                   "ptpu[T1] Operand: unsupported element type; use float, bf16, f16, int32_t, int16_t, "
-                  "int8_t, uint8_t or bool");
+                  "int8_t, uint8_t or bool (or dma_semaphore, regular_semaphore in the semaphore space)");
+    static_assert(!is_semaphore_cell<T> || std::is_same_v<Space, semaphore>,
+                  "ptpu[36] Operand: dma_semaphore and regular_semaphore cells live in the semaphore space; "
+                  "declare Operand<dma_semaphore, Rank, semaphore> in ScratchShapes");
+    static_assert(!std::is_same_v<Space, semaphore> || is_semaphore_cell<T> ||
+                      std::is_same_v<T, std::int32_t>,
+                  "ptpu[36] Operand: semaphore scratch holds dma_semaphore (SemaphoreType.DMA) or "
+                  "regular_semaphore (SemaphoreType.REGULAR) cells; declare Operand<dma_semaphore, Rank, "
+                  "semaphore> or Operand<regular_semaphore, Rank, semaphore>");
     static_assert(Rank <= max_rank, "ptpu[V1] Operand: rank above ptpu's max_rank (6)");
     static_assert(space<Space>,
                   "ptpu[29] Operand: the third argument must be a memory space (vmem, smem, any)");
