@@ -2,7 +2,8 @@
 // members. Its larger members are defined in engine_events_impl.hpp (pulling ops, the cores' and
 // the DMA channels' events, semaphores), engine_steady_impl.hpp (the state a boundary records,
 // the skips, folded repeats, the per-step rows in the lane) and engine_lane_impl.hpp (the
-// steady-state lane: boundaries, periods, fast-forwarding).
+// steady-state lane: recording boundaries, matching the cores' ops against the cycle, applying
+// the periods skipped). The lane's history and its period search are sim/lane_history.hpp.
 #pragma once
 
 #include <algorithm>
@@ -22,8 +23,10 @@
 #include "ptpu/hw/chip.hpp"
 #include "ptpu/hw/presets.hpp"
 #include "ptpu/sim/cost.hpp"
+#include "ptpu/sim/lane_history.hpp"
 #include "ptpu/sim/result.hpp"
 #include "ptpu/sim/steady.hpp"
+#include "ptpu/sim/step_rows.hpp"
 #include "ptpu/sim/work_times.hpp"
 #include "ptpu/stream/op.hpp"
 
@@ -277,23 +280,15 @@ public:
         ff_on_ = opt.steady_state;
         tl_lane_ = ff_on_ && opt.timeline;
         if (ff_on_) {
-            ring_ = reused_history<boundary>();
-            spare_ = reused_history<boundary>();
-            // The lane's cycles and replays: this thread's last ones, emptied (their memory is
-            // what is reused).
-            for (std::size_t k = 0; k < static_cast<std::size_t>(cores); ++k) {
-                cycle_[k] = ptpu::detail::take_empty_buffer<op>();
+            history_.open(cores);
+            // The lane's replays: this thread's last ones, emptied (their memory is what is
+            // reused).
+            for (std::size_t k = 0; k < static_cast<std::size_t>(cores); ++k)
                 replays_[k] = ptpu::detail::take_empty_buffer<op>();
-            }
         }
     }
     ~engine() {
-        keep_history(ring_);
-        keep_history(spare_);
-        for (std::size_t c = 0; c < max_cores; ++c) {
-            ptpu::detail::put_buffer(cycle_[c]);
-            ptpu::detail::put_buffer(replays_[c]);
-        }
+        for (std::size_t c = 0; c < max_cores; ++c) ptpu::detail::put_buffer(replays_[c]);
     }
     engine(const engine&) = delete;
     engine& operator=(const engine&) = delete;
@@ -329,11 +324,11 @@ private:
     // runner may hand back a repeat of its last step without writing its ops) when the lane
     // expects a repeat, never with a timeline (every op's label is recorded as it is pulled).
     // `repeated`: the batch is such a repeat.
-    struct lane_batch {
+    struct pulled_batch {
         batch b;
         bool repeated;
     };
-    lane_batch next_lane_batch(int c, bool expect_repeat) {
+    pulled_batch next_lane_batch(int c, bool expect_repeat) {
         const bool lazy = expect_repeat && !tl_lane_;
         const batch n = src_.next_batch(c, lazy);
         if (n.ops.empty()) return {n, false};
@@ -367,17 +362,6 @@ private:
     // Whether ops x and y of one kind do work of equal time: the same number (a canonical number
     // is its own: a recorded op's equals a pulled op's of that work), or equal canonical ones.
     bool same_work(const op& x, const op& y) { return x.work == y.work || canon(x) == canon(y); }
-
-    // The rows of book b: result::steps (0) or result::inner_steps (1).
-    std::vector<step_times>& book_rows(int b) { return b == 0 ? res_.steps : res_.inner_steps; }
-    const std::vector<step_times>& book_rows(int b) const { return b == 0 ? res_.steps : res_.inner_steps; }
-
-    // The row of (core c, step, sub) in book b: the current one, or found again if the value
-    // recurs after other values (e.g. an op of the next step issued during this one), or a new one.
-    step_times* step_row(int b, int c, std::uint32_t step, std::uint32_t sub);
-    static std::uint64_t row_key(int c, std::uint32_t step, std::uint32_t sub) {
-        return std::uint64_t{static_cast<std::uint32_t>(c)} << 48 | std::uint64_t{sub} << 32 | step;
-    }
 
     // ---- Semaphores (S60): per core, counted in the op's units (bytes for DMA semaphores) ----
 
@@ -434,8 +418,10 @@ private:
     // and on the ops. The lane then pulls and compares every lane core's ops of each period (the
     // lead's up to its next step value, each other core's the cycle's number), and at the first
     // that differs, or a stream's end, applies all whole periods at once (their time, DMA starts
-    // and totals) and gives the ops pulled since back to be simulated. With more than one lane
-    // core, not with semaphores (a signal crossing cores) or within a fold.
+    // and totals) and gives the ops pulled since back to be simulated. Not through a step
+    // signalling another core's semaphore, nor, with more than one lane core, within a fold.
+    // The history of boundaries, the period search and the cycle are lane_history's; the engine
+    // records each boundary's state into it and does the matching and the skip.
 
     // The result's totals now (a boundary's snapshot).
     tally totals() const;
@@ -464,28 +450,16 @@ private:
     // of starts (`starts`): what a period must repeat of it (steady.hpp, same_snaps).
     [[nodiscard]] dma_snap snap_of(const live_dma& d, std::uint32_t starts, double t) const;
 
-    // The cores a boundary or a skip is of: in increasing order, the first leading.
-    struct core_set {
-        per_core<int> at{};
-        int n = 0;
-        [[nodiscard]] int lead() const { return at[0]; }
-        [[nodiscard]] const int* begin() const { return at.data(); }
-        [[nodiscard]] const int* end() const { return at.data() + n; }
-    };
-
     // Records in b the state of cores `cs` (what same_state compares, and what a skip adds up):
     // their clocks relative to the lead's, DMAs in flight, semaphores, blocked waits, op counts,
     // the totals. Not the step values, rows or ops.
     void record_state(boundary& b, const core_set& cs);
 
-    // Records boundary n_ (the lead about to run o, the first op of step o.step) and looks for a
-    // period ending here; true when the lane takes over (holding o).
+    // Records the lane's next boundary (the lead about to run o, the first op of step o.step)
+    // and looks for a period ending there; true when the lane takes over (holding o).
     [[gnu::noinline]] bool at_boundary(const op& o);
 
-    // Boundary n of the history (numbers before the first recorded one exist after a skip).
-    boundary& hist(std::int64_t n) { return ring_[ring_pos(n)]; }
-
-    // The p boundaries that ended at the last one become the cycle to match.
+    // The period of p boundaries the history found becomes the cycle to match.
     [[gnu::noinline]] void enter_lane(int p, const op& first);
 
     // The lane by whole batches: when the lead's boundary is the first op of a whole-step batch,
@@ -549,7 +523,7 @@ private:
     // state at the start of each repetition is recorded: once it equals the state p repetitions
     // earlier, the next p repetitions repeat those p exactly (the same ops relative to the
     // core's starts, from the same state), so every whole period of p left is skipped at once
-    // (skip_time; with per-step rows, replicate_rows as far as fold_rows_fit allows) and the
+    // (skip_time; with per-step rows, step_rows::replicate as far as step_rows::fold_fit allows) and the
     // rest simulated.
     struct fold {
         std::uint32_t len = 0;       // ops per repetition
@@ -569,109 +543,6 @@ private:
     // The next op of core c's fold; false when the fold skipped periods instead (the times and
     // DMAs changed: back to run() for the next event).
     bool next_folded(int c, op& o, bool alone);
-    // With per-step rows, how many of q periods of core c's fold (its rows from a to b, inner
-    // rows advancing by dsub a period) replicate_rows can make again: none when the period made
-    // a row of an outer step or went back to an older row, and only as many as keep the inner
-    // rows within stream::max_inner_rows (none past it made no rows: all of them).
-    [[nodiscard]] std::int64_t fold_rows_fit(const row_mark& ma, const row_mark& mb, int c,
-                                             std::uint32_t dsub, std::int64_t q) const;
-
-    // ---- Per-step rows in the lane (options::per_step) ------------------------------------------
-    //
-    // A period's rows repeat as its ops do: each core's current row at the boundary (it may go on
-    // into the period) gets the increments the current row at the period's start got, and the
-    // rows created within the period are created again, their times moved by the period's
-    // duration and their steps by its steps. That holds when the rows are part of the repeating
-    // state: the current rows equal relative to the clock, no core went back to an older row,
-    // and each core's rows were created in rising step order (so a replicated row's step is new).
-
-    row_mark mark_rows() const;
-
-    // The rows of the period from a (at time ta) to b (at tb) repeat, for the cores cs, whose
-    // steps advance by dstep per period: in both books (a step's inner rows are replicated with
-    // it).
-    [[gnu::noinline]] bool rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb,
-                                       const core_set& cs, const per_core<std::uint32_t>& dstep) const;
-
-    // Mark x, recorded within the period from a to b, n periods later (the history rebuilt after
-    // a skip): rows made in the period moved by n periods' rows; the current row at a, which
-    // the period went on adding to, is then b's current row n - 1 periods later.
-    [[gnu::noinline]] row_mark shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb,
-                                            std::int64_t n, double dt,
-                                            const per_core<std::uint32_t>& dstep) const;
-
-    // Adds m periods' rows (the period from a to b, of duration dt, steps advancing by dstep and
-    // inner rows by dsub), in both books.
-    [[gnu::noinline]] void replicate_rows(const row_mark& ma, const row_mark& mb, std::int64_t m, double dt,
-                                          const per_core<std::uint32_t>& dstep, std::uint32_t dsub = 0) {
-        if (!opt_.per_step || m == 0) return;
-        // A core blocked in a wait of an inner row (in the lane, any but the lead) goes on in
-        // its image.
-        per_core<bool> tagged{};
-        for (std::size_t c = 0; c < max_cores; ++c) tagged[c] = inner_at_[c] >= 0;
-        for (std::size_t bk = 0; bk < 2; ++bk) {
-            const book_mark& a = ma.book[bk];
-            const book_mark& b = mb.book[bk];
-            std::vector<step_times>& v = book_rows(static_cast<int>(bk));
-            per_core<step_times> inc{};
-            per_core<bool> has{};
-            for (std::size_t c = 0; c < max_cores; ++c) {
-                if (a.open[c] < 0 || b.open[c] < 0) continue;
-                const step_times& now = v[static_cast<std::size_t>(a.open[c])];
-                const step_times& then = a.open_row[c];
-                step_times& d = inc[c];
-                d.overhead = now.overhead - then.overhead;
-                d.issue = now.issue - then.issue;
-                d.compute = now.compute - then.compute;
-                d.wait = now.wait - then.wait;
-                d.sem_wait = now.sem_wait - then.sem_wait;
-                d.waited_on = now.waited_on;
-                d.end = now.end;  // the image in period k ends k periods later, if it was touched
-                d.begin = now.end != then.end ? 1.0 : 0.0;
-                has[c] = true;
-            }
-            const std::vector<step_times> made(v.begin() + static_cast<std::ptrdiff_t>(a.rows),
-                                               v.begin() + static_cast<std::ptrdiff_t>(b.rows));
-            per_core<int> open = b.open;
-            within_budget(static_cast<std::size_t>(m) * made.size(), 0, made.empty() ? 0 : made.back().step);
-            v.reserve(v.size() + static_cast<std::size_t>(m) * made.size());
-            for (std::int64_t k = 1; k <= m; ++k) {
-                const double shift = static_cast<double>(k) * dt;
-                for (std::size_t c = 0; c < max_cores; ++c) {
-                    if (!has[c]) continue;
-                    step_times& row = v[static_cast<std::size_t>(open[c])];
-                    row.overhead += inc[c].overhead;
-                    row.issue += inc[c].issue;
-                    row.compute += inc[c].compute;
-                    row.wait += inc[c].wait;
-                    row.sem_wait += inc[c].sem_wait;
-                    row.waited_on |= inc[c].waited_on;
-                    if (inc[c].begin != 0) row.end = inc[c].end + shift;
-                }
-                for (const step_times& x : made) {
-                    step_times y = x;
-                    const auto c = static_cast<std::size_t>(x.core);
-                    y.step += static_cast<std::uint32_t>(k) * dstep[c];
-                    if (bk == 1) y.sub += static_cast<std::uint32_t>(k) * dsub;
-                    y.begin += shift;
-                    y.end += shift;
-                    const int idx = static_cast<int>(v.size());
-                    v.push_back(y);
-                    rows_[bk].emplace(row_key(x.core, y.step, y.sub), idx);
-                    row_max_[bk][c] = std::max(row_max_[bk][c], y.step);
-                    open[c] = idx;  // the last one made is the image of core c's current row at b
-                }
-            }
-            for (std::size_t c = 0; c < max_cores; ++c)
-                if (b.open[c] >= 0) row_[bk][c] = open[c];
-        }
-        for (std::size_t c = 0; c < max_cores; ++c) inner_at_[c] = tagged[c] ? row_[1][c] : -1;
-    }
-
-    // What the rows and the timeline take with `rows` more rows and `spans` more spans: each row
-    // with its index entry (rows_), each span with its place (span_ord_) and its op's label. Over
-    // options::memory_budget (doubling a vector's capacity counted): MEM1, naming the step.
-    void within_budget(std::size_t rows, std::size_t spans, std::uint32_t step) const;
 
     // ---- The timeline in the lane (options::timeline) -------------------------------------------
     //
@@ -682,7 +553,8 @@ private:
     // has label labels_[c][k], and span i of the timeline stands for op span_ord_[i].
 
     void push_span(const span& x, std::uint64_t ord) {
-        if (res_.timeline.size() == res_.timeline.capacity()) within_budget(0, res_.timeline.size() + 1, x.step);
+        if (res_.timeline.size() == res_.timeline.capacity())
+            within_budget(res_, opt_, 0, res_.timeline.size() + 1, x.step);
         res_.timeline.push_back(x);
         if (tl_lane_) span_ord_.push_back(ord);
     }
@@ -706,7 +578,7 @@ private:
                                            const per_core<std::uint64_t>& ops) {
         if (!opt_.timeline || m == 0 || s1 == s0) return;
         const std::size_t add = static_cast<std::size_t>(m) * (s1 - s0);
-        within_budget(0, add, res_.timeline[s1 - 1].step);
+        within_budget(res_, opt_, 0, add, res_.timeline[s1 - 1].step);
         res_.timeline.reserve(res_.timeline.size() + add);
         span_ord_.reserve(span_ord_.size() + add);
         for (std::int64_t k = 1; k <= m; ++k) {
@@ -763,15 +635,7 @@ private:
     per_core<std::uint32_t> wait_label_{};
     per_core<std::uint32_t> wait_step_{};
     per_core<wait_target> wait_on_{};  // op::waits_on of the DMA wait a core is blocked in
-    // Per-step rows, per book (0: result::steps, 1: result::inner_steps) and core.
-    std::array<per_core<int>, 2> row_{each_core(-1), each_core(-1)};  // each core's current row
-    std::array<std::unordered_map<std::uint64_t, int>, 2> rows_;      // (core, step, sub) -> row
-    std::array<std::int64_t, 2> row_recurred_{};        // times a core went back to an older row
-    std::array<std::int64_t, 2> row_revisited_{};       // or to any row made before
-    std::array<per_core<std::uint32_t>, 2> row_max_{};  // the largest step of each core's rows
-    std::array<per_core<bool>, 2> row_any_{};
-    std::array<per_core<bool>, 2> row_rising_{each_core(true), each_core(true)};  // rows made in step order
-    per_core<int> inner_at_ = each_core(-1);  // the inner row of the op each core ran last (-1: none)
+    step_rows book_{res_, opt_};       // the per-step rows (options::per_step)
     std::uint64_t seq_ = 0;
     double last_done_ = 0;
     // The next DMA event (unless dirty_): its time, its DMA, and whether it completes or starts
@@ -793,34 +657,19 @@ private:
     per_core<std::vector<std::uint32_t>> labels_;        // with tl_lane_: each core's ops' labels, as pulled
     std::vector<std::uint64_t> span_ord_;                // with tl_lane_: the op each span stands for
     per_core<bool> ends_{};                              // per core: the source said its stream has ended
-    core_set lane_;                                      // the cores the history is of (none: no history)
-    std::uint32_t lane_mask_ = 0;                        // and as bits
-    std::vector<boundary> ring_;   // the last ring_size boundaries, boundary n at ring_pos(n)
-    std::vector<boundary> spare_;  // apply()'s copy of the history
-    std::int64_t n_ = 0;           // boundaries recorded since the history began
-    std::int64_t valid_from_ = 0;  // the oldest one still comparable
-    std::int64_t cooldown_ = 0;    // boundaries to record before looking for a period again
-    std::uint32_t step_ = 0;       // the lead's step value at the current boundary
+    lane_history history_;                               // the lane's boundaries and the cycle found there
     per_core<std::uint32_t> last_step_{};  // step value of each core's last op
     bool fast_ = false;                    // the lane holds the cores
-    int period_ = 0;
-    std::int64_t skipped_ = 0;
-    per_core<std::vector<op>> cycle_;  // per lane core: its ops of the period, relative to its start
-    per_core<std::uint32_t> cycle_starts_{};
-    per_core<std::uint32_t> cycle_steps_{};
-    per_core<std::uint64_t> cycle_ops_{};  // ops run per period (a fold's made ones included)
-    double cycle_dt_ = 0;
-    bool cycle_done_ = false;
-    tally cycle_sum_{};
+    std::int64_t skipped_ = 0;             // whole periods matched since
     // A lane core's batch of the period (cores other than the lead, by_batch_).
-    struct lane_batch_ops {
+    struct period_batch {
         std::vector<op> ops;     // relative to its first start and its first op's step
         std::uint32_t sb = 0;    // its first start relative to the period's start
         std::uint32_t gb = 0;    // its first op's step relative to the period's start
         bool repeats = false;    // equals its predecessor one step on (a lazy batch matches)
     };
     bool by_batch_ = false;                          // the lane compares whole batches
-    per_core<std::vector<lane_batch_ops>> batches_;  // the other lane cores' batches of a period
+    per_core<std::vector<period_batch>> batches_;    // the other lane cores' batches of a period
     std::vector<std::uint8_t> lead_same_;            // the lead's boundary batch k repeats batch k - 1
     per_core<std::size_t> batch_pos_{};      // the other cores' positions in their batch at the boundary
     per_core<fold> folds_;                   // per core: the repeat op being made

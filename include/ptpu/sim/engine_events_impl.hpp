@@ -138,11 +138,7 @@ inline auto engine<Source>::run_core(int c) -> void {
     // one of them outside folds (which follow one core). (A step signalling another core is
     // never part of a period: below.)
     const bool lane = ff_on_ && orphans_ == 0 && ended_quiet && (running.n == 1 || !folding);
-    if (lane ? mask != lane_mask_ : lane_mask_ != 0) {  // a history of other cores, or none
-        n_ = valid_from_ = 0;
-        lane_ = running;
-        lane_mask_ = lane ? mask : 0;
-    }
+    history_.follow(lane, running, mask);
     // A fold skips its repetitions' periods itself when its core runs alone (not with a
     // timeline).
     const bool alone = lane && running.n == 1;
@@ -173,32 +169,14 @@ inline auto engine<Source>::run_core(int c) -> void {
         if (lane && !made) [[unlikely]] {  // the lane records the op (or takes it over)
             // o is the first op of a batch from the source (the other cores' batches are cut there).
             const bool fresh = pulled && src_.batched() && in_pos_[static_cast<std::size_t>(c)] == 1;
-            if (c == lane_.lead() && (n_ == 0 || o.step != step_)) {
+            if (c == history_.lead() && (history_.count() == 0 || o.step != history_.lead_step())) {
                 if (at_boundary(o)) continue;  // the lane holds o
             }
-            boundary* b = n_ > 0 && valid_from_ < n_ ? &hist(n_ - 1) : nullptr;
-            const auto u = static_cast<std::size_t>(c);
-            // No period through a step too long to record, one signalling another core (the
-            // lane's periods keep each core's semaphores to itself), or, with more than one lane
-            // core, a folded repeat (folds follow one core).
-            if (b != nullptr &&
-                (b->batch[u].size() == max_recorded_ops || (o.kind == op_kind::sem_signal && o.core != c) ||
-                 (o.kind == op_kind::repeat && lane_.n > 1))) {
-                valid_from_ = n_;
-                b = nullptr;
-            }
-            if (b != nullptr) {
-                op n = o;
-                if (n.kind == op_kind::dma_start || n.kind == op_kind::dma_wait) n.dma -= b->starts[u];
-                n.step -= b->step[u];
+            history_.record(c, o, fresh, [&](op& n) {
                 if (tl_lane_) n.label = 0;  // labels do not time: the timeline's come from the ops
-                n.work = canon(o);          // nor does which of two works of equal time it is
-                if (c != lane_.lead() && fresh)
-                    b->cuts[u].push_back(static_cast<std::uint32_t>(b->batch[u].size()));
-                b->batch[u].push_back(n);
-                b->hash[u] = mix(b->hash[u], n);
-            }
-            last_step_[u] = o.step;
+                n.work = canon(n);          // nor does which of two works of equal time it is
+            });
+            last_step_[static_cast<std::size_t>(c)] = o.step;
         }
         if ((o.kind == op_kind::repeat) | (in_fold == 1)) [[unlikely]] {
             if (o.kind == op_kind::repeat) {
@@ -212,9 +190,9 @@ inline auto engine<Source>::run_core(int c) -> void {
         step_times* row = nullptr;
         step_times* irow = nullptr;  // the op's inner row (op::sub), counted in row too
         if (opt_.per_step) {
-            row = step_row(0, c, o.step, 0);
-            if (o.sub != 0) irow = step_row(1, c, o.step, o.sub);
-            inner_at_[c] = irow != nullptr ? row_[1][c] : -1;
+            row = book_.row(0, c, o.step, 0, t);
+            if (o.sub != 0) irow = book_.row(1, c, o.step, o.sub, t);
+            book_.set_inner(c, irow != nullptr);
         }
         const double begin = t;
         switch (o.kind) {
@@ -258,34 +236,6 @@ inline auto engine<Source>::run_core(int c) -> void {
 }
 
 template <class Source>
-inline auto engine<Source>::step_row(int b, int c, std::uint32_t step, std::uint32_t sub) -> step_times* {
-    const auto u = static_cast<std::size_t>(c);
-    const auto bu = static_cast<std::size_t>(b);
-    int& r = row_[bu][u];
-    std::vector<step_times>& v = book_rows(b);
-    if (r < 0 || v[static_cast<std::size_t>(r)].step != step || v[static_cast<std::size_t>(r)].sub != sub) {
-        const std::uint64_t key = row_key(c, step, sub);
-        const auto [it, added] = rows_[bu].try_emplace(key, static_cast<int>(v.size()));
-        if (added) {
-            if (v.size() == v.capacity()) within_budget(v.size() + 1, 0, step);
-            v.push_back({c, step, t_[u], t_[u], 0, 0, 0, 0, 0, 0, sub});
-            // (A new row of an existing step value can only be an inner row of that step.)
-            if (row_any_[bu][u] && step < row_max_[bu][u]) row_rising_[bu][u] = false;
-            row_max_[bu][u] = std::max(row_max_[bu][u], step);
-            row_any_[bu][u] = true;
-        } else {
-            ++row_revisited_[bu];
-            // The fast lane's row replication needs rows in step order. (Back to another row of
-            // the current step, as a nested pipeline's parent row after its children, is not
-            // back in time: the step's rows are all made within the period that makes them.)
-            if (r < 0 || v[static_cast<std::size_t>(r)].step != step) ++row_recurred_[bu];
-        }
-        r = it->second;
-    }
-    return &v[static_cast<std::size_t>(r)];
-}
-
-template <class Source>
 inline auto engine<Source>::check_sem(int c, const op& o) const -> void {
     if (!opt_.semaphores)
         throw error("SIM2", "simulate",
@@ -312,13 +262,12 @@ inline auto engine<Source>::raise(int k, std::uint32_t sem, std::int64_t n, doub
     const bool dma = wait_is_dma_[k];
     (dma ? res_.wait_dma : res_.wait_sem)[k] += end - begin;
     if (opt_.per_step) {
-        step_times& row = res_.steps[static_cast<std::size_t>(row_[0][k])];
+        step_times& row = book_.current(k);
         (dma ? row.wait : row.sem_wait) += end - begin;
         row.end = end;
-        if (inner_at_[k] >= 0) {
-            step_times& in = res_.inner_steps[static_cast<std::size_t>(inner_at_[k])];
-            (dma ? in.wait : in.sem_wait) += end - begin;
-            in.end = end;
+        if (step_times* in = book_.current_inner(k)) {
+            (dma ? in->wait : in->sem_wait) += end - begin;
+            in->end = end;
         }
     }
     if (opt_.timeline && end - begin > 1e-12 * end)  // (not a rounding error: see complete())
@@ -496,16 +445,15 @@ inline auto engine<Source>::complete(int s, double t) -> void {
             // wait on that operand: the bit must not depend on how the clock was summed.
             const bool real = t - begin > 1e-12 * t;
             const std::uint32_t bit = real ? std::uint32_t{1} << outer : 0u;
-            step_times& row = res_.steps[static_cast<std::size_t>(row_[0][c])];
+            step_times& row = book_.current(c);
             row.wait += t - begin;
             row.end = t;
             row.waited_on |= bit;
-            if (inner_at_[c] >= 0) {
-                step_times& in = res_.inner_steps[static_cast<std::size_t>(inner_at_[c])];
-                in.wait += t - begin;
-                in.end = t;
+            if (step_times* in = book_.current_inner(c)) {
+                in->wait += t - begin;
+                in->end = t;
                 // In an inner row, bit 1 + k is operand k of that row's pipeline.
-                in.waited_on |= real ? std::uint32_t{1} << inner : 0u;
+                in->waited_on |= real ? std::uint32_t{1} << inner : 0u;
             }
         }
         // A wait of a rounding error is no span either: the timeline must not depend on how the

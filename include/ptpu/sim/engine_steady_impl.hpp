@@ -105,41 +105,6 @@ inline auto engine<Source>::skip_time(const core_set& cs, std::int64_t m, double
 }
 
 template <class Source>
-inline auto engine<Source>::mark_rows() const -> row_mark {
-    row_mark m;
-    if (!opt_.per_step) return m;
-    for (std::size_t b = 0; b < 2; ++b) {
-        book_mark& k = m.book[b];
-        const std::vector<step_times>& v = book_rows(static_cast<int>(b));
-        k.rows = v.size();
-        k.recurred = row_recurred_[b];
-        k.revisited = row_revisited_[b];
-        for (std::size_t c = 0; c < max_cores; ++c) {
-            k.open[c] = row_[b][c];
-            if (row_[b][c] >= 0) k.open_row[c] = v[static_cast<std::size_t>(row_[b][c])];
-        }
-    }
-    return m;
-}
-
-template <class Source>
-inline auto engine<Source>::within_budget(std::size_t rows, std::size_t spans, std::uint32_t step) const -> void {
-    constexpr double row_bytes = sizeof(step_times) + 64, span_bytes = sizeof(span) + 12;
-    const double have_rows = static_cast<double>(res_.steps.size() + res_.inner_steps.size());
-    const double have_spans = static_cast<double>(res_.timeline.size());
-    const double bytes = row_bytes * (have_rows + 2.0 * static_cast<double>(rows)) +
-                         span_bytes * (have_spans + 2.0 * static_cast<double>(spans));
-    if (bytes <= static_cast<double>(opt_.memory_budget)) return;
-    throw error("MEM1", "timing model, step " + std::to_string(step),
-                std::string("recording ") + (spans > 0 ? "the timeline" : "the per-step rows") +
-                    " would take about " + std::to_string(static_cast<std::int64_t>(bytes)) +
-                    " host bytes, over the budget of " + std::to_string(opt_.memory_budget) +
-                    " (run_options::memory_budget): per-step rows and the timeline grow with the grid",
-                "raise run_options::memory_budget, or record no per-step rows (per_step = "
-                "per_step_rows::never) or timeline");
-}
-
-template <class Source>
 inline auto engine<Source>::begin_fold(int c, const op& o) -> void {
     fold& f = folds_[static_cast<std::size_t>(c)];
     const bool within = fold_at_[static_cast<std::size_t>(c)] != 0;
@@ -189,11 +154,9 @@ inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
     if (f.pos == 0 && alone) {
         if (f.seen.empty()) f.seen.resize(static_cast<std::size_t>(fold_ring));
         boundary& b = f.seen[static_cast<std::size_t>(f.marks % fold_ring)];
-        core_set alone_set;
-        alone_set.at[0] = c;
-        alone_set.n = 1;
+        const core_set alone_set = core_set::one(c);
         record_state(b, alone_set);
-        if (opt_.per_step) b.rows = mark_rows();
+        if (opt_.per_step) b.rows = book_.mark();
         ++f.marks;
         for (std::int64_t p = 1; p <= fold_period && p < f.marks; ++p) {
             const boundary& a = f.seen[static_cast<std::size_t>((f.marks - 1 - p) % fold_ring)];
@@ -201,7 +164,7 @@ inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
             // The p repetitions from here repeat the p before, as often as whole ones are left
             // (and their rows fit).
             const auto dsub = static_cast<std::uint32_t>(p) * f.rows;
-            const std::int64_t q = fold_rows_fit(a.rows, b.rows, c, dsub, f.left / p);
+            const std::int64_t q = book_.fold_fit(a.rows, b.rows, c, f.step, dsub, f.left / p);
             if (q == 0) break;
             per_core<std::uint32_t> starts{};
             per_core<std::uint64_t> ops{};
@@ -210,7 +173,7 @@ inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
             ops[u] = b.ord[u] - a.ord[u];
             skip_time(alone_set, q, b.t - a.t, starts, per_core<std::uint32_t>{}, ops, b.sum.since(a.sum),
                       b.last_done != a.last_done);
-            replicate_rows(a.rows, b.rows, q, b.t - a.t, per_core<std::uint32_t>{}, dsub);
+            book_.replicate(a.rows, b.rows, q, b.t - a.t, per_core<std::uint32_t>{}, dsub);
             f.made += static_cast<std::uint32_t>(q * p);
             f.left -= q * p;
             f.marks = 0;
@@ -235,93 +198,6 @@ inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
         if (--f.left == 0) fold_at_[static_cast<std::size_t>(c)] = 0;
     }
     return true;
-}
-
-template <class Source>
-auto engine<Source>::fold_rows_fit(const row_mark& ma, const row_mark& mb, int c, std::uint32_t dsub,
-                                   std::int64_t q) const -> std::int64_t {
-    if (!opt_.per_step) return q;
-    const auto u = static_cast<std::size_t>(c);
-    const book_mark &a0 = ma.book[0], &b0 = mb.book[0], &a1 = ma.book[1], &b1 = mb.book[1];
-    // The fold's step keeps its row (it grows by the period's increments), and the period goes
-    // back to no row made before it: it makes only inner rows of that step, in order, of fewer
-    // than dsub rows (so their images are new).
-    if (a0.rows != b0.rows || a0.open[u] != b0.open[u] || a0.revisited != b0.revisited ||
-        a1.revisited != b1.revisited)
-        return 0;
-    if (a1.rows == b1.rows) return q;
-    const std::uint32_t step = folds_[u].step;
-    std::uint32_t lo = std::numeric_limits<std::uint32_t>::max(), hi = 0;
-    for (std::size_t r = a1.rows; r < b1.rows; ++r) {
-        const step_times& x = res_.inner_steps[r];
-        if (x.core != c || x.step != step) return 0;
-        lo = std::min(lo, x.sub);
-        hi = std::max(hi, x.sub);
-    }
-    if (hi - lo >= dsub || hi + dsub > stream::max_inner_rows) return 0;
-    return std::min<std::int64_t>(q, (stream::max_inner_rows - hi) / dsub);
-}
-
-template <class Source>
-auto engine<Source>::rows_repeat(const row_mark& ma, const row_mark& mb, double ta, double tb,
-                                 const core_set& cs, const per_core<std::uint32_t>& dstep) const -> bool {
-    if (!opt_.per_step) return true;
-    const double tol = 1e-12 * std::max(std::abs(ta), std::abs(tb));
-    const auto near = [tol](double x, double y) { return std::abs(x - y) <= tol; };
-    for (std::size_t bk = 0; bk < 2; ++bk) {
-        const book_mark& a = ma.book[bk];
-        const book_mark& b = mb.book[bk];
-        const std::vector<step_times>& v = book_rows(static_cast<int>(bk));
-        if (a.recurred != b.recurred) return false;
-        for (const int ci : cs) {
-            const auto c = static_cast<std::size_t>(ci);
-            if (!row_rising_[bk][c] || (a.open[c] >= 0) != (b.open[c] >= 0)) return false;
-            std::uint32_t lo = 0, hi = 0;
-            bool any = false;
-            for (std::size_t r = a.rows; r < b.rows; ++r) {
-                const step_times& x = v[r];
-                if (x.core != ci) continue;
-                if (!any) lo = x.step;
-                hi = x.step;
-                any = true;
-            }
-            if (any && dstep[c] <= hi - lo) return false;  // a replicated row would meet an older one
-            if (a.open[c] < 0) continue;
-            const step_times& x = a.open_row[c];
-            const step_times& y = b.open_row[c];
-            if (y.step != x.step + dstep[c] || x.sub != y.sub || x.waited_on != y.waited_on ||
-                !near(x.begin - ta, y.begin - tb) || !near(x.end - ta, y.end - tb) ||
-                !near(x.overhead, y.overhead) || !near(x.issue, y.issue) || !near(x.compute, y.compute) ||
-                !near(x.wait, y.wait) || !near(x.sem_wait, y.sem_wait))
-                return false;
-        }
-    }
-    return true;
-}
-
-template <class Source>
-auto engine<Source>::shifted_mark(row_mark m, const row_mark& ma, const row_mark& mb, std::int64_t n,
-                                  double dt, const per_core<std::uint32_t>& dstep) const -> row_mark {
-    if (!opt_.per_step) return m;
-    for (std::size_t bk = 0; bk < 2; ++bk) {
-        book_mark& x = m.book[bk];
-        const book_mark& a = ma.book[bk];
-        const book_mark& b = mb.book[bk];
-        const auto made = static_cast<std::int64_t>(b.rows - a.rows);
-        const auto first = static_cast<std::int64_t>(a.rows);
-        x.rows += static_cast<std::size_t>(n * made);
-        for (std::size_t c = 0; c < max_cores; ++c) {
-            if (x.open[c] < 0) continue;
-            if (x.open[c] >= first)
-                x.open[c] += static_cast<int>(n * made);
-            else if (b.open[c] >= first)
-                x.open[c] = b.open[c] + static_cast<int>((n - 1) * made);
-            x.open_row[c].step += static_cast<std::uint32_t>(n) * dstep[c];
-            x.open_row[c].begin += static_cast<double>(n) * dt;
-            x.open_row[c].end += static_cast<double>(n) * dt;
-        }
-    }
-    return m;
 }
 
 }  // namespace ptpu::sim::detail

@@ -17,13 +17,14 @@ using stream::op_kind;
 struct options {
     bool timeline = false;  ///< record result::timeline
     bool per_step = false;  ///< record result::steps
-    /// Fast-forward a stream that has settled into a repeating pattern (docs/model.md, "Steady
-    /// state"): once a core's state at a step boundary equals (to 1e-12 relative) its state one
-    /// period of up to 64 steps earlier, and the ops of the following steps repeat that period's
-    /// ops, whole periods advance by the period's time without simulating their events. With two
-    /// running cores the state is the chip's, taken at core 0's step boundaries (both cores'
-    /// DMAs, core 1's clock relative to core 0's); per-step rows (inner rows too) and timeline
-    /// spans of skipped periods are replicated. Off with semaphores.
+    /// Fast-forward streams that have settled into a repeating pattern (docs/model.md §11):
+    /// once the running cores' state at a step boundary of the lowest-numbered of them equals (to
+    /// 1e-12 relative) their state one period of up to 64 steps earlier (every running core's
+    /// DMAs in flight and semaphores, the others' clocks relative to its), and the ops of the
+    /// following steps repeat that period's ops, whole periods advance by the period's time
+    /// without simulating their events. Per-step rows (inner rows too) and timeline spans of
+    /// skipped periods are replicated. A step signalling another core's semaphore is never part
+    /// of a period.
     bool steady_state = true;
     /// The estimates beside the chip preset: the engine turns compute ops' work into time with
     /// them (time_of) and reads the on-chip DMA bandwidth from them.
@@ -33,8 +34,8 @@ struct options {
     const stream::work_table* works = nullptr;
     /// The streams use semaphores (sem_signal / sem_wait ops, DMAs completing into a semaphore).
     /// Cores are then simulated in strict time order (a signal must not reach a core that has
-    /// not yet reached the signal's time) and the fast lane is off; a stream with semaphore ops
-    /// and this off is rejected (SIM2).
+    /// not yet reached the signal's time); a stream with semaphore ops and this off is rejected
+    /// (SIM2).
     bool semaphores = false;
     /// Host bytes the per-step rows (result::steps, inner_steps) and the timeline may take: they
     /// grow with the grid (about 140 bytes a row, 70 a span, with their indexes). Recording past

@@ -1,7 +1,8 @@
 // Defines the vocabulary of the timing model's steady-state lane (docs/model.md §11): what it
 // records of its cores at a step boundary (their live DMAs relative to the lead core's clock, the
-// totals so far, the normalized ops until the next boundary) and how two boundaries are compared. The lane's
-// control (when to record, enter, fast-forward and leave) lives in the engine it drives.
+// totals so far, the normalized ops until the next boundary) and how two boundaries are
+// compared. The history of boundaries and the period search are sim/lane_history.hpp; when to
+// record, enter, fast-forward and leave is the engine's.
 #pragma once
 
 #include <algorithm>
