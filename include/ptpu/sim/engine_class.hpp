@@ -26,6 +26,7 @@
 #include "ptpu/sim/result.hpp"
 #include "ptpu/sim/steady.hpp"
 #include "ptpu/sim/step_rows.hpp"
+#include "ptpu/sim/timeline_book.hpp"
 #include "ptpu/sim/work_times.hpp"
 #include "ptpu/stream/op.hpp"
 
@@ -58,7 +59,6 @@ public:
         for (int k = 0; k < static_cast<int>(max_cores); ++k)
             state_[static_cast<std::size_t>(k)] = k < cores ? core_state::ready : core_state::done;
         ff_on_ = opt.steady_state;
-        tl_lane_ = ff_on_ && opt.timeline;
         if (ff_on_) {
             history_.open(cores);
             // The lane's replays: this thread's last ones, emptied (their memory is what is
@@ -91,7 +91,7 @@ private:
             d.seq += seqs;
             d.ord += ops;
             d.step += steps;
-            if (tl_lane_) d.label = labels_[u][d.ord];
+            if (spans_.in_lane()) d.label = spans_.label(c, d.ord);
         };
         for (const int sl : live_[u].slots()) shift(sl);
         for (const int sl : sem_dmas_[u]) shift(sl);
@@ -109,10 +109,10 @@ private:
         bool repeated;
     };
     pulled_batch next_lane_batch(int c, bool expect_repeat) {
-        const bool lazy = expect_repeat && !tl_lane_;
+        const bool lazy = expect_repeat && !spans_.in_lane();
         const batch n = src_.next_batch(c, lazy);
         if (n.ops.empty()) return {n, false};
-        if (tl_lane_) record_labels(c, n.ops);
+        if (spans_.in_lane()) spans_.pulled(c, n.ops);
         return {n, lazy && n.repeat && n.whole_step};
     }
 
@@ -324,61 +324,6 @@ private:
     // DMAs changed: back to run() for the next event).
     bool next_folded(int c, op& o, bool alone);
 
-    // ---- The timeline in the lane (options::timeline) -------------------------------------------
-    //
-    // A skipped period records the spans its cycle recorded, moved by the period's time, steps
-    // and DMA starts (per core). Labels do not time, so the lane compares ops without them; each
-    // span's label is then that of the op it stands for (a stream span's op, a DMA's start, a
-    // blocking wait) in the skipped period, kept as the ops were pulled: op k of core c's stream
-    // has label labels_[c][k], and span i of the timeline stands for op span_ord_[i].
-
-    void push_span(const span& x, std::uint64_t ord) {
-        if (res_.timeline.size() == res_.timeline.capacity())
-            within_budget(res_, opt_, 0, res_.timeline.size() + 1, x.step);
-        res_.timeline.push_back(x);
-        if (tl_lane_) span_ord_.push_back(ord);
-    }
-    void record_labels(int c, std::span<const op> b) {
-        std::vector<std::uint32_t>& v = labels_[static_cast<std::size_t>(c)];
-        for (const op& o : b) v.push_back(o.label);
-    }
-    // Ops the lane gives back to be simulated are the last ones pulled for core c; rebuilt
-    // from the cycle, they take back the labels they were pulled with.
-    void relabel_tail(int c, std::vector<op>& r) const {
-        if (!tl_lane_) return;
-        const std::vector<std::uint32_t>& v = labels_[static_cast<std::size_t>(c)];
-        const std::size_t first = v.size() - r.size();
-        for (std::size_t i = 0; i < r.size(); ++i) r[i].label = v[first + i];
-    }
-    // Appends m periods' spans: those the cycle recorded, in [s0, s1), moved per period by dt
-    // and, for each core, by its DMA starts, steps and ops.
-    [[gnu::noinline]] void replicate_spans(std::size_t s0, std::size_t s1, std::int64_t m, double dt,
-                                           const per_core<std::uint32_t>& starts,
-                                           const per_core<std::uint32_t>& steps,
-                                           const per_core<std::uint64_t>& ops) {
-        if (!opt_.timeline || m == 0 || s1 == s0) return;
-        const std::size_t add = static_cast<std::size_t>(m) * (s1 - s0);
-        within_budget(res_, opt_, 0, add, res_.timeline[s1 - 1].step);
-        res_.timeline.reserve(res_.timeline.size() + add);
-        span_ord_.reserve(span_ord_.size() + add);
-        for (std::int64_t k = 1; k <= m; ++k) {
-            const double shift = static_cast<double>(k) * dt;
-            const auto ku = static_cast<std::uint32_t>(k);
-            for (std::size_t i = s0; i < s1; ++i) {
-                span x = res_.timeline[i];
-                const auto c = static_cast<std::size_t>(x.core);
-                const std::uint64_t ord = span_ord_[i] + static_cast<std::uint64_t>(k) * ops[c];
-                x.begin += shift;
-                x.end += shift;
-                x.step += ku * steps[c];
-                if (x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait) x.dma += ku * starts[c];
-                x.label = labels_[c][ord];
-                res_.timeline.push_back(x);
-                span_ord_.push_back(ord);
-            }
-        }
-    }
-
     void start_transfer(int s, double t);
 
     void finish(int s, double t) {
@@ -416,6 +361,7 @@ private:
     per_core<std::uint32_t> wait_step_{};
     per_core<wait_target> wait_on_{};  // op::waits_on of the DMA wait a core is blocked in
     step_rows book_{res_, opt_};       // the per-step rows (options::per_step)
+    timeline_book spans_{res_, opt_};  // the timeline (options::timeline)
     std::uint64_t seq_ = 0;
     double last_done_ = 0;
     // The next DMA event (unless dirty_): its time, its DMA, and whether it completes or starts
@@ -431,11 +377,8 @@ private:
     // Steady state (see above).
     per_core<std::uint32_t> starts_{};  // DMA starts per core (ids are relative to it)
     bool ff_on_ = false;
-    bool tl_lane_ = false;  // the lane with a timeline (see "The timeline in the lane")
     per_core<std::uint64_t> ord_{};                      // ops each core has run (simulated or skipped)
     per_core<std::uint64_t> wait_ord_{};                 // the op a blocked core waits in
-    per_core<std::vector<std::uint32_t>> labels_;        // with tl_lane_: each core's ops' labels, as pulled
-    std::vector<std::uint64_t> span_ord_;                // with tl_lane_: the op each span stands for
     per_core<bool> ends_{};                              // per core: the source said its stream has ended
     lane_history history_;                               // the lane's boundaries and the cycle found there
     per_core<std::uint32_t> last_step_{};  // step value of each core's last op

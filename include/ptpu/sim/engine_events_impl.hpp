@@ -57,7 +57,8 @@ template <class Source>
 inline auto engine<Source>::pull(int c, op& o) -> bool {
     if (!src_.batched()) {
         if (!src_.next(c, o)) return false;  // straight into o (no copy to stall on)
-        if (tl_lane_) [[unlikely]] labels_[static_cast<std::size_t>(c)].push_back(o.label);
+        if (spans_.in_lane()) [[unlikely]]
+            spans_.pulled(c, o);
         return true;
     }
     std::span<const op>& b = in_[static_cast<std::size_t>(c)];
@@ -68,7 +69,8 @@ inline auto engine<Source>::pull(int c, op& o) -> bool {
         in_whole_[static_cast<std::size_t>(c)] = n.whole_step;
         k = 0;
         if (b.empty()) return false;
-        if (tl_lane_) [[unlikely]] record_labels(c, b);
+        if (spans_.in_lane()) [[unlikely]]
+            spans_.pulled(c, b);
     }
     o = b[k++];
     return true;
@@ -173,7 +175,7 @@ inline auto engine<Source>::run_core(int c) -> void {
                 if (at_boundary(o)) continue;  // the lane holds o
             }
             history_.record(c, o, fresh, [&](op& n) {
-                if (tl_lane_) n.label = 0;  // labels do not time: the timeline's come from the ops
+                if (spans_.in_lane()) n.label = 0;  // labels do not time: the timeline's come from the ops
                 n.work = canon(n);          // nor does which of two works of equal time it is
             });
             last_step_[static_cast<std::size_t>(c)] = o.step;
@@ -230,7 +232,7 @@ inline auto engine<Source>::run_core(int c) -> void {
         if (irow) irow->end = t;
         if (opt_.timeline && ((o.kind != op_kind::dma_wait && o.kind != op_kind::sem_wait) || t > begin) &&
             o.kind != op_kind::sem_signal)
-            push_span({c, span::track::stream, o.kind, o.label, o.step, o.dma, begin, t, 0, true}, ord);
+            spans_.push({c, span::track::stream, o.kind, o.label, o.step, o.dma, begin, t, 0, true}, ord);
         if (state_[c] == core_state::blocked) wait_ord_[c] = ord;
     }
 }
@@ -271,8 +273,9 @@ inline auto engine<Source>::raise(int k, std::uint32_t sem, std::int64_t n, doub
         }
     }
     if (opt_.timeline && end - begin > 1e-12 * end)  // (not a rounding error: see complete())
-        push_span({k, span::track::stream, op_kind::sem_wait, wait_label_[k], wait_step_[k], sem, begin, end, 0, dma},
-                  wait_ord_[k]);
+        spans_.push({k, span::track::stream, op_kind::sem_wait, wait_label_[k], wait_step_[k], sem, begin,
+                     end, 0, dma},
+                    wait_ord_[k]);
 }
 
 template <class Source>
@@ -414,9 +417,9 @@ inline auto engine<Source>::complete(int s, double t) -> void {
     live_dma& d = at(s);
     if (t > last_done_) last_done_ = t;
     if (opt_.timeline)
-        push_span({d.core, span::track::dma, op_kind::dma_start, d.label, d.step, d.id, d.begin, t, d.bytes,
-                   d.channel == 0},
-                  d.ord);
+        spans_.push({d.core, span::track::dma, op_kind::dma_start, d.label, d.step, d.id, d.begin, t, d.bytes,
+                     d.channel == 0},
+                    d.ord);
     const int c = d.core;
     if (d.sem != 0) {  // waited through its semaphore, which it raises by its bytes
         const std::uint32_t sem = d.sem;
@@ -459,9 +462,9 @@ inline auto engine<Source>::complete(int s, double t) -> void {
         // A wait of a rounding error is no span either: the timeline must not depend on how the
         // clock was summed (the fast lane's shifted clock rounds otherwise).
         if (opt_.timeline && t - begin > 1e-12 * t)
-            push_span({c, span::track::stream, op_kind::dma_wait, wait_label_[c], wait_step_[c], d.id, begin, t, 0,
-                       true},
-                      wait_ord_[c]);
+            spans_.push({c, span::track::stream, op_kind::dma_wait, wait_label_[c], wait_step_[c], d.id,
+                         begin, t, 0, true},
+                        wait_ord_[c]);
         live_[c].erase(live_[c].find(d.id));
         free_.push_back(s);
     } else {

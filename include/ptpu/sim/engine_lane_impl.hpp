@@ -12,7 +12,7 @@ auto engine<Source>::at_boundary(const op& o) -> bool {
     boundary& b = history_.next();
     record_state(b, lane);
     b.rows = book_.mark();
-    b.spans = res_.timeline.size();
+    b.spans = spans_.size();
     if (!history_.close_boundary(o.step, last_step_)) return false;
     for (const int c : lane)  // ops the lane gave back come first
         if (replay_at_[static_cast<std::size_t>(c)] < replays_[static_cast<std::size_t>(c)].size())
@@ -143,7 +143,7 @@ auto engine<Source>::fast_forward_batches() -> void {
     };
     // The sources make periods in bulk when each lane core's period is as many whole-step
     // batches as it makes step values (what period_source counts).
-    bool bulk_ok = !tl_lane_;
+    bool bulk_ok = !spans_.in_lane();
     for (const int ci : history_.cores()) {
         const auto c = static_cast<std::size_t>(ci);
         const std::size_t batches = c == lead ? static_cast<std::size_t>(p) : batches_[c].size();
@@ -230,7 +230,7 @@ auto engine<Source>::fast_forward_batches() -> void {
             r0.push_back(o);
         }
     if (mismatch0) r0.insert(r0.end(), cur.begin(), cur.end());
-    relabel_tail(li, r0);
+    spans_.relabel_tail(li, r0);
     // Each other core: the rest of the batch it was in (D_q of the last whole period), then, if
     // its batches of the unfinished period were pulled, the matched ones and the one that differed.
     for (const int ci : history_.cores()) {
@@ -252,7 +252,7 @@ auto engine<Source>::fast_forward_batches() -> void {
             for (std::size_t i = 0; i < bc[c]; ++i) emit(m, i, 0);
             r.insert(r.end(), differs[c].begin(), differs[c].end());
         }
-        relabel_tail(ci, r);
+        spans_.relabel_tail(ci, r);
     }
     for (const int ci : history_.cores()) {
         const auto c = static_cast<std::size_t>(ci);
@@ -269,8 +269,8 @@ inline auto engine<Source>::matches(const op& x, const op& y, std::uint32_t base
     const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
     return x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && same_work(x, y) &&
            x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.waits_on == y.waits_on &&
-           (tl_lane_ || x.label == y.label) && x.step - step0 == y.step && x.sub == y.sub && x.sem == y.sem &&
-           x.core == y.core && x.dma_sem == y.dma_sem;
+           (spans_.in_lane() || x.label == y.label) && x.step - step0 == y.step && x.sub == y.sub &&
+           x.sem == y.sem && x.core == y.core && x.dma_sem == y.dma_sem;
 }
 
 template <class Source>
@@ -366,7 +366,8 @@ auto engine<Source>::apply(std::int64_t m) -> void {
         if (ci == lane.lead()) continue;
         const auto c = static_cast<std::size_t>(ci);
         wait_ord_[c] += static_cast<std::uint64_t>(m) * cy.runs[c];
-        if (tl_lane_ && state_[c] == core_state::blocked) wait_label_[c] = labels_[c][wait_ord_[c]];
+        if (spans_.in_lane() && state_[c] == core_state::blocked)
+            wait_label_[c] = spans_.label(ci, wait_ord_[c]);
         const std::uint32_t k = static_cast<std::uint32_t>(m) * cy.steps[c];
         last_step_[c] += k;
         wait_step_[c] += k;
@@ -376,7 +377,7 @@ auto engine<Source>::apply(std::int64_t m) -> void {
     const boundary& a = history_.at(j - cy.period);
     const boundary& b = history_.at(j);
     book_.replicate(a.rows, b.rows, m, cy.dt, cy.steps);
-    replicate_spans(a.spans, b.spans, m, cy.dt, cy.starts, cy.steps, cy.runs);
+    spans_.replicate(a.spans, b.spans, m, cy.dt, cy.starts, cy.steps, cy.runs);
     history_.skipped(m, book_.mark(),
                      [&](const row_mark& x, const row_mark& ma, const row_mark& mb, std::int64_t n) {
                          return book_.shifted(x, ma, mb, n, cy.dt, cy.steps);
