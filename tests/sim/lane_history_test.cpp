@@ -122,6 +122,38 @@ TEST(LaneHistory, AStepSignallingAnotherCoreIsNeverPartOfAPeriod) {
     EXPECT_EQ(found, 1);
 }
 
+TEST(LaneHistory, ACycleThatDidNotRepeatCoolsTheSearchDown) {
+    one_core k(2);
+    while (k.next() != 2) {
+    }
+    k.h.take_cycle(2);
+    k.h.cool_down();  // the lane matched no whole period: no search for a period's boundaries
+    k.ops();
+    EXPECT_EQ(k.boundary_here(), -1);
+    k.ops();
+    EXPECT_EQ(k.boundary_here(), -1);
+    k.ops();
+    EXPECT_EQ(k.boundary_here(), 2);
+}
+
+TEST(LaneHistory, AStepTooLongToRecordBreaksTheHistory) {
+    one_core k(1);
+    for (int s = 0; s < 2; ++s) (void)k.next();
+    // A step of max_recorded_ops ops and more (an inner pipeline's thousands of steps in one).
+    (void)k.boundary_here();
+    for (std::size_t i = 0; i <= ptpu::sim::detail::max_recorded_ops; ++i)
+        k.h.record(0, {.kind = op_kind::overhead, .step = k.step}, false, [](op&) {});
+    k.last[0] = k.step++;
+    EXPECT_EQ(k.h.at(2).batch[0].size(), ptpu::sim::detail::max_recorded_ops);  // recorded up to the bound
+    // No period through it: the history starts again at the next boundary, and finds the
+    // period two periods after it.
+    int found = 0;
+    int at = 0;
+    for (; at < 8 && found <= 0; ++at) found = k.next();
+    EXPECT_EQ(found, 1);
+    EXPECT_EQ(at, 3);
+}
+
 TEST(LaneHistory, OtherCoresStartAnotherHistory) {
     one_core k(1);
     for (int s = 0; s < 5; ++s) (void)k.next();
