@@ -1,7 +1,7 @@
 // Defines sim::detail::engine, the timing model's event simulator: its state and its small
 // members. Its larger members are defined in engine_events_impl.hpp (pulling ops, the cores' and
 // the DMA channels' events, semaphores), engine_steady_impl.hpp (the state a boundary records,
-// the skips, folded repeats, the per-step rows in the lane) and engine_lane_impl.hpp (the
+// the skips, folded repeats) and engine_lane_impl.hpp (the
 // steady-state lane: recording boundaries, matching the cores' ops against the cycle, applying
 // the periods skipped). The lane's history and its period search are sim/lane_history.hpp.
 #pragma once

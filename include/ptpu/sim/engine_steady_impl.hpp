@@ -1,6 +1,6 @@
 // Defines what the engine's steady-state lane and its folds share (docs/model.md §11): the state
-// a boundary records, the skip of whole periods, folded repeats, and the per-step rows a skip
-// makes (sim/engine_class.hpp declares them).
+// a boundary records, the skip of whole periods, and folded repeats (sim/engine_class.hpp
+// declares them; the rows a skip makes are sim/step_rows.hpp's).
 #pragma once
 
 #include "ptpu/sim/engine_class.hpp"
