@@ -1,7 +1,8 @@
 // Calls written in generic code: pallas_call, BlockSpecs, emit_pipeline and check_call formed
 // inside function templates, class templates and alias templates, with the Array type, block
 // rows and dtype taken from template parameters; and the value front ends (dynamic_call with
-// custom_buffered, dynamic_pipeline) whose Operand types come from template parameters. Each call's outputs
+// custom_buffered or with a body's async copies on semaphore scratch, dynamic_pipeline) whose
+// Operand types come from template parameters. Each call's outputs
 // are checked against a reference computed here, outside the templates, and each body counts its steps: a
 // compiler that dropped a call (g++ 12 drops statements that name an alias template holding a lambda,
 // docs/guide.md, "Calls in templates") fails these tests instead of passing them vacuously.
@@ -318,6 +319,63 @@ TEST(GenericCode, DynamicPipelineInAClassTemplate) {
             for (std::size_t k = 0; k < x.size(); ++k)
                 ASSERT_EQ(z.data()[k], x.data()[k] + y.data()[k]) << block_rows << " " << b << " " << k;
         }
+}
+
+namespace {
+// y = 2 x by a body's own async copies: the element type and the block rows are template
+// parameters, so the dynamic_call's Operand types (its semaphore scratch among them), the copies'
+// windows and the body are all dependent. Each step fetches its rows into a VMEM slot, waits,
+// doubles them into another slot and writes them back, on DMA semaphore cells 0 (in) and 1 (out).
+template <class T, index_t Rows>
+std::vector<T> async_double(const std::vector<T>& x, index_t steps, int& runs, run_stats& s) {
+    using Any = Operand<T, 2, any>;
+    using Slots = Operand<T, 3>;
+    using Sems = Operand<dma_semaphore, 1, semaphore>;
+    dynamic_call<In<Any>, Out<Any>, ScratchShapes<Slots, Slots, Sems>> d;
+    d.grid = {steps};
+    d.chip = tpu::v5e;
+    d.in[0].shape = {steps * Rows, 128};
+    d.out[0].shape = d.in[0].shape;
+    d.scratch[0] = {2, Rows, 128};
+    d.scratch[1] = {2, Rows, 128};
+    d.scratch[2] = {2};
+    auto [y, rep] = d(
+        [&runs](auto xh, auto yh, auto in, auto out, auto sems) {
+            ++runs;
+            const index_t i = program_id(0);
+            auto rows = [i](auto r) { return r.at(ds(i * Rows, Rows), ds(0, 128)); };
+            auto fetch = make_async_copy(rows(xh), in.at(i % 2), sems.at(0));
+            fetch.start();
+            fetch.wait();
+            store(out.at(i % 2), load(in.at(i % 2)) * T{2});
+            auto back = make_async_copy(out.at(i % 2), rows(yh), sems.at(1));
+            back.start();
+            back.wait();
+        },
+        x);
+    s = rep.stats;
+    return y.vector();
+}
+}  // namespace
+
+TEST(GenericCode, AsyncCopiesOnSemaphoreScratchInAFunctionTemplate) {
+    constexpr index_t steps = 6;
+    std::vector<float> x(steps * 8 * 128);
+    std::iota(x.begin(), x.end(), -300.0f);
+    int runs = 0;
+    run_stats s{};
+    const std::vector<float> y = async_double<float, 8>(x, steps, runs, s);
+    EXPECT_EQ(runs, steps);
+    EXPECT_EQ(s.body_dmas, 2 * steps);  // a fetch and a write-back per step
+    ASSERT_EQ(y.size(), x.size());
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(y[k], 2.0f * x[k]) << k;
+    std::vector<std::int32_t> n(steps * 16 * 128);
+    std::iota(n.begin(), n.end(), -5000);
+    runs = 0;
+    const std::vector<std::int32_t> m = async_double<std::int32_t, 16>(n, steps, runs, s);
+    EXPECT_EQ(runs, steps);
+    EXPECT_EQ(s.body_dma_bytes, 2 * steps * 16 * 128 * 4);
+    for (std::size_t k = 0; k < n.size(); ++k) ASSERT_EQ(m[k], 2 * n[k]) << k;
 }
 
 namespace {

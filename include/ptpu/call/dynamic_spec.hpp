@@ -49,11 +49,12 @@ struct Operand {
     static_assert(element_type<T> || is_semaphore_cell<T>,
                   "ptpu[T1] Operand: unsupported element type; use float, bf16, f16, int32_t, int16_t, "
                   "int8_t, uint8_t or bool (or dma_semaphore, regular_semaphore in the semaphore space)");
-    static_assert(!is_semaphore_cell<T> || std::is_same_v<Space, semaphore>,
+    // Rule 36 as Scratch<semaphore, ...> checks it (detail::semaphore_scratch_rule), in the words
+    // of an Operand.
+    static_assert(detail::semaphore_scratch_rule<Space, T>() != detail::noun_rule::cells_space,
                   "ptpu[36] Operand: dma_semaphore and regular_semaphore cells live in the semaphore space; "
                   "declare Operand<dma_semaphore, Rank, semaphore> in ScratchShapes");
-    static_assert(!std::is_same_v<Space, semaphore> || is_semaphore_cell<T> ||
-                      std::is_same_v<T, std::int32_t>,
+    static_assert(detail::semaphore_scratch_rule<Space, T>() != detail::noun_rule::semaphore_cells,
                   "ptpu[36] Operand: semaphore scratch holds dma_semaphore (SemaphoreType.DMA) or "
                   "regular_semaphore (SemaphoreType.REGULAR) cells; declare Operand<dma_semaphore, Rank, "
                   "semaphore> or Operand<regular_semaphore, Rank, semaphore>");

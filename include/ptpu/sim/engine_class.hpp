@@ -1,9 +1,11 @@
 // Defines sim::detail::engine, the timing model's event simulator: its state and its small
-// members. Its larger members are defined in engine_events_impl.hpp (pulling ops, the cores' and
-// the DMA channels' events, semaphores), engine_steady_impl.hpp (the state a boundary records,
-// the skips, folded repeats) and engine_lane_impl.hpp (the
-// steady-state lane: recording boundaries, matching the cores' ops against the cycle, applying
-// the periods skipped). The lane's history and its period search are sim/lane_history.hpp.
+// members. Its larger members are defined in engine_events_impl.hpp (running the cores' ops, the
+// DMA channels' events, semaphores) and engine_steady_impl.hpp (the state a boundary records and
+// the skip of whole periods, for the steady-state lane and the folds). The parts below it are
+// classes of their own: where each core's ops come from (op_feed.hpp), the steady-state lane
+// (steady_lane.hpp, with its history in lane_history.hpp), folded repeats (folds.hpp), the
+// per-step rows (step_rows.hpp), the timeline (timeline_book.hpp) and the DMA channels
+// (channel.hpp).
 #pragma once
 
 #include <algorithm>
@@ -22,9 +24,11 @@
 #include "ptpu/hw/presets.hpp"
 #include "ptpu/sim/channel.hpp"
 #include "ptpu/sim/cost.hpp"
-#include "ptpu/sim/lane_history.hpp"
+#include "ptpu/sim/folds.hpp"
+#include "ptpu/sim/op_feed.hpp"
 #include "ptpu/sim/result.hpp"
 #include "ptpu/sim/steady.hpp"
+#include "ptpu/sim/steady_lane.hpp"
 #include "ptpu/sim/step_rows.hpp"
 #include "ptpu/sim/timeline_book.hpp"
 #include "ptpu/sim/work_times.hpp"
@@ -59,16 +63,7 @@ public:
         for (int k = 0; k < static_cast<int>(max_cores); ++k)
             state_[static_cast<std::size_t>(k)] = k < cores ? core_state::ready : core_state::done;
         ff_on_ = opt.steady_state;
-        if (ff_on_) {
-            history_.open(cores);
-            // The lane's replays: this thread's last ones, emptied (their memory is what is
-            // reused).
-            for (std::size_t k = 0; k < static_cast<std::size_t>(cores); ++k)
-                replays_[k] = ptpu::detail::take_empty_buffer<op>();
-        }
-    }
-    ~engine() {
-        for (std::size_t c = 0; c < max_cores; ++c) ptpu::detail::put_buffer(replays_[c]);
+        if (ff_on_) lane_.open(cores);
     }
     engine(const engine&) = delete;
     engine& operator=(const engine&) = delete;
@@ -100,25 +95,6 @@ private:
         ord_[u] += ops;
     }
 
-    // Core c's next batch for a lane comparing it with a recorded period: taken lazily (the
-    // runner may hand back a repeat of its last step without writing its ops) when the lane
-    // expects a repeat, never with a timeline (every op's label is recorded as it is pulled).
-    // `repeated`: the batch is such a repeat.
-    struct pulled_batch {
-        batch b;
-        bool repeated;
-    };
-    pulled_batch next_lane_batch(int c, bool expect_repeat) {
-        const bool lazy = expect_repeat && !spans_.in_lane();
-        const batch n = src_.next_batch(c, lazy);
-        if (n.ops.empty()) return {n, false};
-        if (spans_.in_lane()) spans_.pulled(c, n.ops);
-        return {n, lazy && n.repeat && n.whole_step};
-    }
-
-    // The core's next op from the source, a batch at a time.
-    bool pull(int c, op& o);
-
     // The next DMA event: the earliest latency end (the front of each core's queue) or channel
     // completion. Kept in scalar members: copying a small event struct made g++ emit overlapping
     // stores and loads that defeat store forwarding, which doubled the run time.
@@ -136,13 +112,6 @@ private:
     double busy_seconds(const op& o) {
         return o.kind == op_kind::overhead ? chip_.step_overhead_s : times_.seconds(o.work);
     }
-    // What the lane compares of an op's work: a compute op's canonical work number (two
-    // works of equal time are the same to them), any other op's work field as it is.
-    std::uint32_t canon(const op& o) { return o.kind == op_kind::compute ? times_.canonical(o.work) : o.work; }
-    // Whether ops x and y of one kind do work of equal time: the same number (a canonical number
-    // is its own: a recorded op's equals a pulled op's of that work), or equal canonical ones.
-    bool same_work(const op& x, const op& y) { return x.work == y.work || canon(x) == canon(y); }
-
     // ---- Semaphores (S60): per core, counted in the op's units (bytes for DMA semaphores) ----
 
     void check_sem(int c, const op& o) const;
@@ -184,47 +153,9 @@ private:
 
     // ---- Steady state (options::steady_state, docs/model.md §11) --------------------------------
     //
-    // The lane follows the cores still running (when no ended core's DMA still moves): their
-    // state repeats only as a whole, since they share HBM. At every step boundary of the lead
-    // core, the lowest-numbered of them (about to run the first op of a new step value), the
-    // engine records the lane's state relative to the lead's clock: each DMA started and not yet
-    // waited, by id relative to its core's count of starts, with its phase, bytes and what is
-    // left of it (latency until ready, or bytes still to move); the semaphores; the other cores'
-    // clocks and blocked waits relative to the lead's; and the ops each lane core runs until the
-    // lead's next boundary. When the state equals the one recorded p boundaries earlier
-    // (p <= max_period, the shortest first) and the ops of the last p boundaries repeat the p
-    // before them, the next p boundaries evolve the same way if the cores bring the same ops
-    // again (ids and step numbers relative): the engine's decisions depend only on that state
-    // and on the ops. The lane then pulls and compares every lane core's ops of each period (the
-    // lead's up to its next step value, each other core's the cycle's number), and at the first
-    // that differs, or a stream's end, applies all whole periods at once (their time, DMA starts
-    // and totals) and gives the ops pulled since back to be simulated. Not through a step
-    // signalling another core's semaphore, nor, with more than one lane core, within a fold.
-    // The history of boundaries, the period search and the cycle are lane_history's; the engine
-    // records each boundary's state into it and does the matching and the skip.
-
-    // The result's totals now (a boundary's snapshot).
-    tally totals() const;
-    // Adds m periods that each add `per` to the result's totals (the lane's and the folds' skips).
-    void add_periods(const tally& per, std::int64_t m) {
-        const auto md = static_cast<double>(m);
-        res_.op_count += m * per.ops;
-        res_.steady_ops += m * per.ops;
-        res_.dma_count += m * per.dmas;
-        res_.hbm_bytes += m * per.hbm_bytes;
-        res_.onchip_bytes += m * per.onchip_bytes;
-        for (int c = 0; c < cores_; ++c) {
-            const auto u = static_cast<std::size_t>(c);
-            res_.busy_overhead[u] += md * per.overhead[u];
-            res_.busy_issue[u] += md * per.issue[u];
-            res_.busy_compute[u] += md * per.compute[u];
-            res_.wait_dma[u] += md * per.wait[u];
-            res_.wait_sem[u] += md * per.wait_sem[u];
-        }
-        for (std::size_t w = 0; w < per.wait_by_operand.size(); ++w)
-            res_.wait_by_operand[w] += md * per.wait_by_operand[w];
-        res_.hbm_busy_time += md * per.hbm_busy;
-    }
+    // The lane (steady_lane) finds periods of the running cores' ops and state and matches the
+    // next ones against them; the engine records the state at each boundary and applies the
+    // whole periods matched. Folded repeats (below) skip their own periods.
 
     // A DMA in flight as a boundary records it, relative to the clock t and to its core's count
     // of starts (`starts`): what a period must repeat of it (steady.hpp, same_snaps).
@@ -237,55 +168,22 @@ private:
 
     // Records the lane's next boundary (the lead about to run o, the first op of step o.step)
     // and looks for a period ending there; true when the lane takes over (holding o).
-    [[gnu::noinline]] bool at_boundary(const op& o);
-
-    // The period of p boundaries the history found becomes the cycle to match.
-    [[gnu::noinline]] void enter_lane(int p, const op& first);
-
-    // The lane by whole batches: when the lead's boundary is the first op of a whole-step batch,
-    // and each other core's ops of the cycle fall into its source's batches so that its next q
-    // batches are known: the cycle's batches after its first cut, then the batch the core is in
-    // (its part before the boundary ends the cycle, its part after begins the next period, which
-    // must be the cycle's start).
-    [[gnu::noinline]] bool batches_ready(int p);
-
-    // Batch x is d one period k later: ids relative to `base`, steps to `step0`.
-    bool same_batch_ops(std::span<const op> x, std::span<const op> d, std::uint32_t base,
-                        std::uint32_t step0) {
-        if (x.size() != d.size()) return false;
-        for (std::size_t k = 0; k < x.size(); ++k)
-            if (!matches(x[k], d[k], base, step0)) return false;
-        return true;
+    [[gnu::noinline]] bool at_boundary(const op& o) {
+        record_state(lane_.boundary_to_record(), lane_.cores());
+        return lane_.close(o);
     }
 
-    // The lane a batch at a time: batch b of a period must equal the cycle's batch b (ids and
-    // steps relative); a batch the source says repeats the previous one matches when the cycle's
-    // batch b repeats its batch b - 1, without reading it. At the end of each whole period the
-    // sources make as many more in bulk as all of them can (period_source), which the lane then
-    // counts as skipped (not with a timeline: each skipped op's label is recorded as it is
-    // pulled). On a mismatch or a stream's end, the matched batches of the unfinished period are
-    // rebuilt from the cycle for every lane core.
-    [[gnu::noinline]] void fast_forward_batches();
-
-    // x is the cycle's op y one period later (DMA ids relative to `base`, steps to `step0`).
-    // (With a timeline, labels are not compared: they do not time, and the replicated spans
-    // take theirs from the ops pulled.)
-    // (Inlined: it is the lane's inner loop, once per op pulled.)
-    [[gnu::always_inline]] bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0);
-
-    // Pulls and compares whole periods op by op; at the first op that differs or a stream's end,
-    // applies them and leaves the ops pulled since to be simulated. (Ops are pulled straight into
-    // the replays and compared field by field: copying whole ops that the source has just
-    // written field by field stalls on store forwarding.)
-    [[gnu::noinline]] void fast_forward();
-
-    // The end of a lane run: applies the whole periods skipped (none: look again in a period);
-    // what the replays hold is then simulated as usual.
-    [[gnu::noinline]] void leave_lane(const std::vector<op>& lead_ops);
+    // Runs the lane, which holds the cores, to the end of its periods and applies them.
+    [[gnu::noinline]] void run_lane() {
+        const std::int64_t m = lane_.run();
+        if (m > 0) apply(m);
+        lane_.left(m);
+        dirty_ = true;
+    }
 
     // Advances every lane core and its DMAs by m periods of the cycle (state: equal, times
     // shifted), and the history as if they had been simulated.
-    [[gnu::noinline]] void apply(std::int64_t m);
+    void apply(std::int64_t m);
 
     // Moves cores `cs`, their DMAs and the channels on by m periods that each took dt, started
     // starts[c] DMAs, made steps[c] step values and ran ops[c] ops on core c, added `per` to the
@@ -294,34 +192,9 @@ private:
                    const per_core<std::uint32_t>& steps, const per_core<std::uint64_t>& ops, const tally& per,
                    bool done);
 
-    // ---- Folded repeats (op_kind::repeat) ------------------------------------------------------
-    //
-    // A repeat op stands for `bytes` more repetitions of the `sem` ops after it. The first
-    // repetition comes from the stream and is recorded as it is simulated; the others are made
-    // from the record, their DMA ids `dma` higher each time (and inner rows `sub` higher), and
-    // simulated as the stream's ops would be. On a core running alone without a timeline, the
-    // state at the start of each repetition is recorded: once it equals the state p repetitions
-    // earlier, the next p repetitions repeat those p exactly (the same ops relative to the
-    // core's starts, from the same state), so every whole period of p left is skipped at once
-    // (skip_time; with per-step rows, step_rows::replicate as far as step_rows::fold_fit allows) and the
-    // rest simulated.
-    struct fold {
-        std::uint32_t len = 0;       // ops per repetition
-        std::uint32_t ids = 0;       // DMA ids per repetition
-        std::uint32_t step = 0;      // the repeat op's step value, every op's
-        std::uint32_t rows = 0;      // inner rows per repetition (op::sub advances by them)
-        std::int64_t left = 0;       // repetitions still to make, the current one included
-        std::uint32_t made = 0;      // the current repetition's number (its ids: + made * ids)
-        std::uint32_t pos = 0;       // its next op
-        std::int64_t marks = 0;      // states recorded since the fold began or last skipped
-        std::vector<op> ops;         // the first repetition
-        std::vector<boundary> seen;  // the last fold_ring states, at repetition starts
-    };
-    static constexpr std::int64_t fold_period = 16, fold_ring = fold_period + 1;
-    void begin_fold(int c, const op& o);
-    void record_folded(int c, const op& o);
-    // The next op of core c's fold; false when the fold skipped periods instead (the times and
-    // DMAs changed: back to run() for the next event).
+    // The next op of core c's fold (folds.hpp); false when the fold skipped periods instead
+    // (`alone`: core c runs alone, without a timeline; the times and DMAs changed: back to run()
+    // for the next event).
     bool next_folded(int c, op& o, bool alone);
 
     void start_transfer(int s, double t);
@@ -370,37 +243,15 @@ private:
     int ev_slot_ = -1;
     bool ev_finish_ = false;
     bool dirty_ = true;
-    std::int64_t orphans_ = 0;                 // DMAs of ended streams still in flight
-    per_core<std::span<const op>> in_{};       // per core: the source's current batch
-    per_core<std::size_t> in_pos_{};           // and the next op in it
-    per_core<bool> in_whole_{};                // and whether it holds exactly one step's ops
+    std::int64_t orphans_ = 0;  // DMAs of ended streams still in flight
     // Steady state (see above).
     per_core<std::uint32_t> starts_{};  // DMA starts per core (ids are relative to it)
     bool ff_on_ = false;
     per_core<std::uint64_t> ord_{};                      // ops each core has run (simulated or skipped)
     per_core<std::uint64_t> wait_ord_{};                 // the op a blocked core waits in
-    per_core<bool> ends_{};                              // per core: the source said its stream has ended
-    lane_history history_;                               // the lane's boundaries and the cycle found there
-    per_core<std::uint32_t> last_step_{};  // step value of each core's last op
-    bool fast_ = false;                    // the lane holds the cores
-    std::int64_t skipped_ = 0;             // whole periods matched since
-    // A lane core's batch of the period (cores other than the lead, by_batch_).
-    struct period_batch {
-        std::vector<op> ops;     // relative to its first start and its first op's step
-        std::uint32_t sb = 0;    // its first start relative to the period's start
-        std::uint32_t gb = 0;    // its first op's step relative to the period's start
-        bool repeats = false;    // equals its predecessor one step on (a lazy batch matches)
-    };
-    bool by_batch_ = false;                          // the lane compares whole batches
-    per_core<std::vector<period_batch>> batches_;    // the other lane cores' batches of a period
-    std::vector<std::uint8_t> lead_same_;            // the lead's boundary batch k repeats batch k - 1
-    per_core<std::size_t> batch_pos_{};      // the other cores' positions in their batch at the boundary
-    per_core<fold> folds_;                   // per core: the repeat op being made
-    // Per core, where its fold is: 0 no repeat op (or all its repetitions made), 1 recording the
-    // first repetition, 2 making the others from it. One byte, read at every op.
-    per_core<std::uint8_t> fold_at_{};
-    per_core<std::vector<op>> replays_;  // per core: ops pulled by the lane, to simulate
-    per_core<std::size_t> replay_at_{};
+    folds folds_;                                        // per core: the repeat op being made
+    op_feed<Source> feed_{src_, spans_};  // each core's ops: the source's, or given back by the lane
+    steady_lane<Source> lane_{feed_, book_, spans_, times_, starts_};
 };
 
 }  // namespace detail

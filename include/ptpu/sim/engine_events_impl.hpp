@@ -54,29 +54,6 @@ inline auto engine<Source>::run() -> result {
 }
 
 template <class Source>
-inline auto engine<Source>::pull(int c, op& o) -> bool {
-    if (!src_.batched()) {
-        if (!src_.next(c, o)) return false;  // straight into o (no copy to stall on)
-        if (spans_.in_lane()) [[unlikely]]
-            spans_.pulled(c, o);
-        return true;
-    }
-    std::span<const op>& b = in_[static_cast<std::size_t>(c)];
-    std::size_t& k = in_pos_[static_cast<std::size_t>(c)];
-    if (k == b.size()) {
-        const batch n = src_.next_batch(c, false);
-        b = n.ops;
-        in_whole_[static_cast<std::size_t>(c)] = n.whole_step;
-        k = 0;
-        if (b.empty()) return false;
-        if (spans_.in_lane()) [[unlikely]]
-            spans_.pulled(c, b);
-    }
-    o = b[k++];
-    return true;
-}
-
-template <class Source>
 inline auto engine<Source>::find_next_event() -> void {
     double t = never;
     int slot = -1;
@@ -103,9 +80,6 @@ inline auto engine<Source>::find_next_event() -> void {
 
 template <class Source>
 inline auto engine<Source>::run_core(int c) -> void {
-    auto& replay_ = replays_[static_cast<std::size_t>(c)];
-    auto& replay_pos_ = replay_at_[static_cast<std::size_t>(c)];
-    auto& ended_ = ends_[static_cast<std::size_t>(c)];
     // The other cores bound how far core c runs ahead: a ready core k at t_[k] cannot start a
     // DMA that reaches a channel before t_[k] + issue + latency (with semaphores, strict time
     // order: a signal must not reach a core behind its time). Core c runs while t < limit, or
@@ -118,7 +92,7 @@ inline auto engine<Source>::run_core(int c) -> void {
     bool ended_quiet = true;  // no ended core's DMA into a semaphore is in flight
     bool folding = false;     // a core is within a repeat op
     for (int k = 0; k < cores_; ++k) {
-        folding = folding || fold_at_[static_cast<std::size_t>(k)] != 0;
+        folding = folding || folds_.where(k) != 0;
         if (state_[k] == core_state::done) {
             if (!sem_dmas_[static_cast<std::size_t>(k)].empty()) ended_quiet = false;
         } else {
@@ -140,52 +114,44 @@ inline auto engine<Source>::run_core(int c) -> void {
     // one of them outside folds (which follow one core). (A step signalling another core is
     // never part of a period: below.)
     const bool lane = ff_on_ && orphans_ == 0 && ended_quiet && (running.n == 1 || !folding);
-    history_.follow(lane, running, mask);
+    lane_.history().follow(lane, running, mask);
     // A fold skips its repetitions' periods itself when its core runs alone (not with a
     // timeline).
     const bool alone = lane && running.n == 1;
     double& t = t_[c];
     while (state_[c] == core_state::ready && t < ev_t_ && (t < limit || (upto && t == limit))) {
-        if (fast_) [[unlikely]] {
+        if (lane_.holding()) [[unlikely]] {
             // Changes the times and the DMAs: back to run() for the next event.
-            by_batch_ ? fast_forward_batches() : fast_forward();
+            run_lane();
             return;
         }
         op o;
         bool pulled = false;
         // Within a repeat op: recording its first repetition (1), or making the others (2), which
         // no lane records (the repeat op stands for them).
-        const std::uint8_t in_fold = fold_at_[static_cast<std::size_t>(c)];
+        const std::uint8_t in_fold = folds_.where(c);
         const bool made = in_fold == 2;
         if (made) [[unlikely]] {
             if (!next_folded(c, o, alone && !opt_.timeline)) return;
-        } else if (replay_pos_ < replay_.size()) {
-            o = replay_[replay_pos_++];
-            if (replay_pos_ == replay_.size()) replay_.clear(), replay_pos_ = 0;
-        } else if (ended_ || !pull(c, o)) {
-            end_stream(c);
-            return;
         } else {
-            pulled = true;
+            const auto took = feed_.next(c, o);
+            if (took == op_feed<Source>::took::ended) {
+                end_stream(c);
+                return;
+            }
+            pulled = took == op_feed<Source>::took::pulled;
         }
         if (lane && !made) [[unlikely]] {  // the lane records the op (or takes it over)
             // o is the first op of a batch from the source (the other cores' batches are cut there).
-            const bool fresh = pulled && src_.batched() && in_pos_[static_cast<std::size_t>(c)] == 1;
-            if (c == history_.lead() && (history_.count() == 0 || o.step != history_.lead_step())) {
-                if (at_boundary(o)) continue;  // the lane holds o
-            }
-            history_.record(c, o, fresh, [&](op& n) {
-                if (spans_.in_lane()) n.label = 0;  // labels do not time: the timeline's come from the ops
-                n.work = canon(n);          // nor does which of two works of equal time it is
-            });
-            last_step_[static_cast<std::size_t>(c)] = o.step;
+            if (lane_.begins_boundary(c, o) && at_boundary(o)) continue;  // the lane holds o
+            lane_.record(c, o, pulled && feed_.fresh(c));
         }
         if ((o.kind == op_kind::repeat) | (in_fold == 1)) [[unlikely]] {
             if (o.kind == op_kind::repeat) {
-                begin_fold(c, o);
+                folds_.begin(c, o);
                 continue;
             }
-            record_folded(c, o);
+            folds_.record(c, o);
         }
         ++res_.op_count;
         const std::uint64_t ord = ord_[c]++;  // the op's place in the core's stream
@@ -381,12 +347,7 @@ inline auto engine<Source>::wait_dma(int c, const op& o) -> void {
 
 template <class Source>
 inline auto engine<Source>::end_stream(int c) -> void {
-    const fold& f = folds_[static_cast<std::size_t>(c)];
-    if (fold_at_[static_cast<std::size_t>(c)] != 0)
-        throw error("SIM2", "simulate, step " + std::to_string(f.step),
-                    "the stream ended within the ops of a repeat op (" + std::to_string(f.ops.size()) +
-                        " of " + std::to_string(f.len) + ")",
-                    "end a stream after the ops its last repeat op repeats");
+    folds_.check_end(c);
     state_[c] = core_state::done;
     for (const int s : live_[c].slots()) {
         ++res_.dangling_dmas;

@@ -1,29 +1,12 @@
-// Defines what the engine's steady-state lane and its folds share (docs/model.md §11): the state
-// a boundary records, the skip of whole periods, and folded repeats (sim/engine_class.hpp
-// declares them; the rows a skip makes are sim/step_rows.hpp's).
+// Defines the engine's part of the steady-state lane and the folds (docs/model.md §11): the state
+// a boundary records, the skip of whole periods the lane matched or a fold found, and the
+// engine's side of a fold's repetitions (sim/engine_class.hpp declares them; the lane is
+// sim/steady_lane.hpp, the folds sim/folds.hpp, the rows a skip makes sim/step_rows.hpp's).
 #pragma once
 
 #include "ptpu/sim/engine_class.hpp"
 
 namespace ptpu::sim::detail {
-
-template <class Source>
-inline auto engine<Source>::totals() const -> tally {
-    tally s;
-    s.ops = res_.op_count;
-    s.dmas = res_.dma_count;
-    s.hbm_bytes = res_.hbm_bytes;
-    s.onchip_bytes = res_.onchip_bytes;
-    s.idle = channels_[0].idle_count();
-    s.overhead = res_.busy_overhead;
-    s.issue = res_.busy_issue;
-    s.compute = res_.busy_compute;
-    s.wait = res_.wait_dma;
-    s.wait_sem = res_.wait_sem;
-    s.wait_by_operand = res_.wait_by_operand;
-    s.hbm_busy = res_.hbm_busy_time;
-    return s;
-}
 
 template <class Source>
 [[nodiscard]] inline auto engine<Source>::snap_of(const live_dma& d, std::uint32_t starts, double t) const -> dma_snap {
@@ -47,7 +30,7 @@ inline auto engine<Source>::record_state(boundary& b, const core_set& cs) -> voi
     b.t = t;
     b.last_done = last_done_;
     b.v = channels_[0].v_at(t);
-    b.sum = totals();
+    b.sum = tally::of(res_, channels_[0].idle_count());
     b.snap.clear();
     std::uint64_t key = 0;
     std::size_t i = 0;                             // the next lane core
@@ -91,7 +74,7 @@ inline auto engine<Source>::skip_time(const core_set& cs, std::int64_t m, double
                                       const per_core<std::uint64_t>& ops, const tally& per, bool done)
     -> void {
     const double d = static_cast<double>(m) * dt;
-    add_periods(per, m);
+    per.add_periods_to(res_, m, cores_);
     if (done) last_done_ += d;
     std::uint32_t all = 0;  // every core's starts: the start order moves by them
     for (const int c : cs) all += static_cast<std::uint32_t>(m) * starts[static_cast<std::size_t>(c)];
@@ -105,98 +88,60 @@ inline auto engine<Source>::skip_time(const core_set& cs, std::int64_t m, double
 }
 
 template <class Source>
-inline auto engine<Source>::begin_fold(int c, const op& o) -> void {
-    fold& f = folds_[static_cast<std::size_t>(c)];
-    const bool within = fold_at_[static_cast<std::size_t>(c)] != 0;
-    if (within || o.sem == 0 || o.bytes < 1)
-        throw error("SIM2", "simulate, step " + std::to_string(o.step),
-                    within ? "a repeat op within the repetition of another"
-                           : "a repeat op of " + std::to_string(o.sem) + " ops made " +
-                                 std::to_string(o.bytes) + " more times",
-                    "repeat one or more ops, one or more more times, and not within another repeat");
-    f.len = o.sem;
-    f.ids = o.dma;
-    f.step = o.step;
-    f.rows = o.sub;
-    f.left = o.bytes;
-    f.made = 0;
-    f.pos = 0;
-    f.marks = 0;
-    f.ops.clear();
-    fold_at_[static_cast<std::size_t>(c)] = 1;
-}
-
-template <class Source>
-inline auto engine<Source>::record_folded(int c, const op& o) -> void {
-    fold& f = folds_[static_cast<std::size_t>(c)];
-    if (o.kind == op_kind::repeat || o.step != f.step)
-        throw error(
-            "SIM2", "simulate, step " + std::to_string(f.step),
-            "the ops a repeat op repeats include " +
-                std::string(o.kind == op_kind::repeat ? "another repeat op" : "an op of another step"),
-            "repeat ops of the repeat op's step only");
-    f.ops.push_back(o);
-    if (f.ops.size() < f.len) return;
-    std::uint32_t starts = 0;
-    for (const op& x : f.ops) starts += x.kind == op_kind::dma_start ? 1u : 0u;
-    if (starts != f.ids)
-        throw error("SIM2", "simulate, step " + std::to_string(f.step),
-                    "a repeat op's ops start " + std::to_string(starts) + " DMAs and advance their ids by " +
-                        std::to_string(f.ids) + " each repetition",
-                    "advance the ids by the DMAs one repetition starts");
-    f.made = 1;
-    fold_at_[static_cast<std::size_t>(c)] = 2;
+auto engine<Source>::apply(std::int64_t m) -> void {
+    lane_history& history = lane_.history();
+    const cycle& cy = history.found();
+    const core_set& lane = history.cores();
+    per_core<std::uint32_t>& last_step = lane_.last_steps();
+    skip_time(lane, m, cy.dt, cy.starts, cy.steps, cy.runs, cy.sum, cy.done);
+    for (const int ci : lane) {  // a core other than the lead may be blocked: in the image of its wait
+        if (ci == lane.lead()) continue;
+        const auto c = static_cast<std::size_t>(ci);
+        wait_ord_[c] += static_cast<std::uint64_t>(m) * cy.runs[c];
+        if (spans_.in_lane() && state_[c] == core_state::blocked)
+            wait_label_[c] = spans_.label(ci, wait_ord_[c]);
+        const std::uint32_t k = static_cast<std::uint32_t>(m) * cy.steps[c];
+        last_step[c] += k;
+        wait_step_[c] += k;
+    }
+    // The skipped periods' rows and spans, then the history as if they had been simulated.
+    const std::int64_t j = history.count() - 1;
+    const boundary& a = history.at(j - cy.period);
+    const boundary& b = history.at(j);
+    book_.replicate(a.rows, b.rows, m, cy.dt, cy.steps);
+    spans_.replicate(a.spans, b.spans, m, cy.dt, cy.starts, cy.steps, cy.runs);
+    history.skipped(m, book_.mark(),
+                    [&](const row_mark& x, const row_mark& ma, const row_mark& mb, std::int64_t n) {
+                        return book_.shifted(x, ma, mb, n, cy.dt, cy.steps);
+                    });
 }
 
 template <class Source>
 inline auto engine<Source>::next_folded(int c, op& o, bool alone) -> bool {
-    fold& f = folds_[static_cast<std::size_t>(c)];
-    if (f.pos == 0 && alone) {
-        if (f.seen.empty()) f.seen.resize(static_cast<std::size_t>(fold_ring));
-        boundary& b = f.seen[static_cast<std::size_t>(f.marks % fold_ring)];
-        const core_set alone_set = core_set::one(c);
-        record_state(b, alone_set);
+    if (alone && folds_.at_start(c)) {
+        boundary& b = folds_.mark(c);
+        const core_set one = core_set::one(c);
+        record_state(b, one);
         if (opt_.per_step) b.rows = book_.mark();
-        ++f.marks;
-        for (std::int64_t p = 1; p <= fold_period && p < f.marks; ++p) {
-            const boundary& a = f.seen[static_cast<std::size_t>((f.marks - 1 - p) % fold_ring)];
-            if (!same_state(a, b)) continue;
+        if (const folds::skip s = folds_.find(c, book_); s.q > 0) {
             // The p repetitions from here repeat the p before, as often as whole ones are left
             // (and their rows fit).
-            const auto dsub = static_cast<std::uint32_t>(p) * f.rows;
-            const std::int64_t q = book_.fold_fit(a.rows, b.rows, c, f.step, dsub, f.left / p);
-            if (q == 0) break;
+            const boundary& x = *s.a;
+            const boundary& y = *s.b;
             per_core<std::uint32_t> starts{};
             per_core<std::uint64_t> ops{};
             const auto u = static_cast<std::size_t>(c);
-            starts[u] = b.starts[u] - a.starts[u];
-            ops[u] = b.ord[u] - a.ord[u];
-            skip_time(alone_set, q, b.t - a.t, starts, per_core<std::uint32_t>{}, ops, b.sum.since(a.sum),
-                      b.last_done != a.last_done);
-            book_.replicate(a.rows, b.rows, q, b.t - a.t, per_core<std::uint32_t>{}, dsub);
-            f.made += static_cast<std::uint32_t>(q * p);
-            f.left -= q * p;
-            f.marks = 0;
-            fold_at_[static_cast<std::size_t>(c)] = f.left > 0 ? 2 : 0;
+            starts[u] = y.starts[u] - x.starts[u];
+            ops[u] = y.ord[u] - x.ord[u];
+            skip_time(one, s.q, y.t - x.t, starts, per_core<std::uint32_t>{}, ops, y.sum.since(x.sum),
+                      y.last_done != x.last_done);
+            book_.replicate(x.rows, y.rows, s.q, y.t - x.t, per_core<std::uint32_t>{}, s.dsub);
+            folds_.skipped(c, s);
             dirty_ = true;
             return false;
         }
     }
-    o = f.ops[f.pos];
-    if (o.kind == op_kind::dma_start || o.kind == op_kind::dma_wait)
-        o.dma += f.made * f.ids;  // (mod 2^32, as ids)
-    if (o.sub != 0 && f.rows != 0) [[unlikely]] {
-        // Its inner row, as many rows on as the repetitions before it made; none past
-        // stream::max_inner_rows (the op counts in its step's row only, its wait as a body copy's).
-        const std::uint64_t sub = o.sub + std::uint64_t{f.made} * f.rows;
-        o.sub = sub <= stream::max_inner_rows ? static_cast<std::uint16_t>(sub) : std::uint16_t{0};
-        if (o.sub == 0) o.waits_on = {};
-    }
-    if (++f.pos == f.len) {
-        f.pos = 0;
-        ++f.made;
-        if (--f.left == 0) fold_at_[static_cast<std::size_t>(c)] = 0;
-    }
+    folds_.next(c, o);
     return true;
 }
 

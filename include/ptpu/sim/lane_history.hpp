@@ -2,8 +2,8 @@
 // step boundaries, what each records of the ops its cores run until the next one, the search for
 // the shortest period whose state and ops repeat, the cycle that period becomes, and the history
 // rebuilt after whole periods were skipped. It knows boundaries and ops, nothing of DMA channels,
-// clocks or sources: the engine records each boundary's state (record_state), hands every op on
-// to it, and matches the cores' next ops against the cycle.
+// clocks or sources: the engine records each boundary's state (record_state), the lane
+// (steady_lane.hpp) hands every op on to it and matches the cores' next ops against the cycle.
 #pragma once
 
 #include <algorithm>
@@ -16,21 +16,6 @@
 #include "ptpu/sim/steady.hpp"
 
 namespace ptpu::sim::detail {
-
-// The cores a boundary or a skip is of: in increasing order, the first leading.
-struct core_set {
-    per_core<int> at{};
-    int n = 0;
-    [[nodiscard]] int lead() const { return at[0]; }
-    [[nodiscard]] const int* begin() const { return at.data(); }
-    [[nodiscard]] const int* end() const { return at.data() + n; }
-    [[nodiscard]] static core_set one(int c) {
-        core_set s;
-        s.at[0] = c;
-        s.n = 1;
-        return s;
-    }
-};
 
 // A period the history found, from its first boundary a to the last one b: per lane core, its ops
 // of the period relative to a (DMA ids to its starts at a, steps to its step value at a), and what

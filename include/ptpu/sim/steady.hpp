@@ -1,8 +1,8 @@
 // Defines the vocabulary of the timing model's steady-state lane (docs/model.md §11): what it
 // records of its cores at a step boundary (their live DMAs relative to the lead core's clock, the
 // totals so far, the normalized ops until the next boundary) and how two boundaries are
-// compared. The history of boundaries and the period search are sim/lane_history.hpp; when to
-// record, enter, fast-forward and leave is the engine's.
+// compared, and the set of cores a boundary is of. The history of boundaries and the period
+// search are sim/lane_history.hpp; recording, matching and leaving are sim/steady_lane.hpp's.
 #pragma once
 
 #include <algorithm>
@@ -26,6 +26,21 @@ using stream::op;
 using stream::op_kind;
 using stream::wait_pipeline;
 using stream::wait_target;
+
+// The cores a boundary or a skip is of: in increasing order, the first leading.
+struct core_set {
+    per_core<int> at{};
+    int n = 0;
+    [[nodiscard]] int lead() const { return at[0]; }
+    [[nodiscard]] const int* begin() const { return at.data(); }
+    [[nodiscard]] const int* end() const { return at.data() + n; }
+    [[nodiscard]] static core_set one(int c) {
+        core_set s;
+        s.at[0] = c;
+        s.n = 1;
+        return s;
+    }
+};
 
 /// Where a DMA is: waiting out its latency, moving its bytes, or complete.
 enum class dma_phase : std::uint8_t { latency, transfer, done };
@@ -69,6 +84,43 @@ struct tally {
     double hbm_busy = 0;
     std::array<double, max_operands + 1> wait_by_operand{};  // result::wait_by_operand
 
+    // The totals of r now (`idle`: the HBM channel's idle count).
+    [[nodiscard]] static tally of(const result& r, std::int64_t idle) {
+        tally s;
+        s.ops = r.op_count;
+        s.dmas = r.dma_count;
+        s.hbm_bytes = r.hbm_bytes;
+        s.onchip_bytes = r.onchip_bytes;
+        s.idle = idle;
+        s.overhead = r.busy_overhead;
+        s.issue = r.busy_issue;
+        s.compute = r.busy_compute;
+        s.wait = r.wait_dma;
+        s.wait_sem = r.wait_sem;
+        s.wait_by_operand = r.wait_by_operand;
+        s.hbm_busy = r.hbm_busy_time;
+        return s;
+    }
+    // Adds to r m periods that each add this (their ops counted as skipped), on r's first
+    // `cores` cores.
+    void add_periods_to(result& r, std::int64_t m, int cores) const {
+        const auto md = static_cast<double>(m);
+        r.op_count += m * ops;
+        r.steady_ops += m * ops;
+        r.dma_count += m * dmas;
+        r.hbm_bytes += m * hbm_bytes;
+        r.onchip_bytes += m * onchip_bytes;
+        for (std::size_t c = 0; c < static_cast<std::size_t>(cores); ++c) {
+            r.busy_overhead[c] += md * overhead[c];
+            r.busy_issue[c] += md * issue[c];
+            r.busy_compute[c] += md * compute[c];
+            r.wait_dma[c] += md * wait[c];
+            r.wait_sem[c] += md * wait_sem[c];
+        }
+        for (std::size_t w = 0; w < wait_by_operand.size(); ++w)
+            r.wait_by_operand[w] += md * wait_by_operand[w];
+        r.hbm_busy_time += md * hbm_busy;
+    }
     // What was added from `earlier` to this one.
     [[nodiscard]] tally since(const tally& earlier) const {
         tally d;

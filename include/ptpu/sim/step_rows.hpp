@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "ptpu/core/error.hpp"
-#include "ptpu/sim/lane_history.hpp"
 #include "ptpu/sim/result.hpp"
 #include "ptpu/sim/steady.hpp"
 

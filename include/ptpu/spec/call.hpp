@@ -79,6 +79,19 @@ constexpr noun_finding array_check() {
     else
         return {};
 }
+/// Rule 36 for scratch of element type T in space Space (Scratch and dynamic_call's Operand):
+/// semaphore scratch holds semaphore cells (int32_t: a regular semaphore's older spelling), and
+/// only semaphore scratch does. noun_rule::ok when it holds.
+template <class Space, class T>
+constexpr noun_rule semaphore_scratch_rule() {
+    constexpr bool sem_space = std::is_same_v<Space, semaphore>;
+    if constexpr (sem_space && !is_semaphore_cell<T> && !std::is_same_v<T, std::int32_t>)
+        return noun_rule::semaphore_cells;
+    else if constexpr (!sem_space && is_semaphore_cell<T>)
+        return noun_rule::cells_space;
+    else
+        return noun_rule::ok;
+}
 /// Scratch<Space, T, D...>'s checks: S5 (the space), V1 (a dim below 1), 36 (semaphore scratch
 /// holds semaphore cells, and only it does), T1 (the element type; its static_assert is
 /// dtype_of's, where the buffer is described).
@@ -88,10 +101,9 @@ constexpr noun_finding scratch_check() {
         return {noun_rule::scratch_space, PTPU_RULE_TEXT_S5};
     else if constexpr (first_bad_extent<D...>() >= 0)
         return {noun_rule::scratch_extent, PTPU_RULE_TEXT_V1_SCRATCH_DIMS, first_bad_extent<D...>()};
-    else if constexpr (std::is_same_v<Space, semaphore> && !is_semaphore_cell<T> &&
-                       !std::is_same_v<T, std::int32_t>)
+    else if constexpr (semaphore_scratch_rule<Space, T>() == noun_rule::semaphore_cells)
         return {noun_rule::semaphore_cells, PTPU_RULE_TEXT_36_SEMAPHORE_CELLS};
-    else if constexpr (!std::is_same_v<Space, semaphore> && is_semaphore_cell<T>)
+    else if constexpr (semaphore_scratch_rule<Space, T>() == noun_rule::cells_space)
         return {noun_rule::cells_space, PTPU_RULE_TEXT_36_CELLS_SPACE};
     else if constexpr (!std::is_same_v<Space, semaphore> && !element_type<T>)
         return {noun_rule::scratch_dtype, PTPU_RULE_TEXT_T1_DTYPE};

@@ -1,56 +1,209 @@
-// Defines the engine's steady-state lane: the cores still running fast-forwarded together
-// (docs/model.md §11) (sim/engine_class.hpp declares them).
+// Defines sim::detail::steady_lane, the timing model's steady-state lane (docs/model.md §11): the
+// cores still running fast-forwarded together by whole periods.
+//
+// The lane follows the cores still running (when no ended core's DMA still moves): their state
+// repeats only as a whole, since they share HBM. At every step boundary of the lead core, the
+// lowest-numbered of them (about to run the first op of a new step value), the engine records
+// the lane's state relative to the lead's clock (engine::record_state): each DMA started and not
+// yet waited, by id relative to its core's count of starts, with its phase, bytes and what is
+// left of it (latency until ready, or bytes still to move); the semaphores; the other cores'
+// clocks and blocked waits relative to the lead's. The lane records the ops each lane core runs
+// until the lead's next boundary. When the state equals the one recorded p boundaries earlier
+// (p <= max_period, the shortest first) and the ops of the last p boundaries repeat the p before
+// them, the next p boundaries evolve the same way if the cores bring the same ops again (ids and
+// step numbers relative): the engine's decisions depend only on that state and on the ops. The
+// lane then pulls and compares every lane core's ops of each period (the lead's up to its next
+// step value, each other core's the cycle's number) and, at the first that differs or a stream's
+// end, says how many whole periods repeated: the engine applies them at once (their time, DMA
+// starts and totals), and the ops pulled since are given back to be simulated (op_feed). Not
+// through a step signalling another core's semaphore, nor, with more than one lane core, within
+// a fold. The history of boundaries, the period search and the cycle are lane_history's.
 #pragma once
 
-#include "ptpu/sim/engine_class.hpp"
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "ptpu/sim/lane_history.hpp"
+#include "ptpu/sim/op_feed.hpp"
+#include "ptpu/sim/steady.hpp"
+#include "ptpu/sim/step_rows.hpp"
+#include "ptpu/sim/timeline_book.hpp"
+#include "ptpu/sim/work_times.hpp"
 
 namespace ptpu::sim::detail {
 
 template <class Source>
-auto engine<Source>::at_boundary(const op& o) -> bool {
+class steady_lane {
+public:
+    // `starts`: the engine's count of DMA starts per core (ids are relative to it).
+    steady_lane(op_feed<Source>& feed, step_rows& book, timeline_book& spans, work_times& times,
+                const per_core<std::uint32_t>& starts)
+        : feed_(feed), book_(book), spans_(spans), times_(times), starts_(starts) {}
+    steady_lane(const steady_lane&) = delete;
+    steady_lane& operator=(const steady_lane&) = delete;
+
+    // Takes this thread's buffers for a lane over `cores` cores.
+    void open(int cores) {
+        history_.open(cores);
+        feed_.open_lane(cores);
+    }
+
+    lane_history& history() { return history_; }
+    [[nodiscard]] const core_set& cores() const { return history_.cores(); }
+    // The step value of each lane core's last op.
+    per_core<std::uint32_t>& last_steps() { return last_step_; }
+    // Whether the lane holds the cores (a period was found: run() next).
+    [[nodiscard]] bool holding() const { return fast_; }
+
+    // Whether op o of core c begins a boundary of the lane: the lead's first op of a new step.
+    [[nodiscard]] bool begins_boundary(int c, const op& o) const {
+        return c == history_.lead() && (history_.count() == 0 || o.step != history_.lead_step());
+    }
+    // The boundary the engine records the lane's state in (record_state); then close().
+    boundary& boundary_to_record() { return history_.next(); }
+    // Closes that boundary (the lead about to run o, the first op of step o.step) and looks for a
+    // period ending there; true when the lane takes over (holding o, given back if it stops).
+    [[gnu::noinline]] bool close(const op& o);
+
+    // Records op o of lane core c (`cut`: the first of a batch from its source).
+    void record(int c, const op& o, bool cut) {
+        history_.record(c, o, cut, [&](op& n) {
+            if (spans_.in_lane()) n.label = 0;  // labels do not time: the timeline's come from the ops
+            n.work = canon(n);                  // nor does which of two works of equal time it is
+        });
+        last_step_[static_cast<std::size_t>(c)] = o.step;
+    }
+
+    // Matches whole periods until the first op that differs or a stream's end; the ops pulled
+    // since are given back. Returns the whole periods matched, for the engine to apply.
+    [[gnu::noinline]] std::int64_t run() {
+        by_batch_ ? match_batches() : match_ops();
+        fast_ = false;
+        return skipped_;
+    }
+    // After run() and the engine's skip of m periods: with none, no search for a period's
+    // boundaries; else the lead's boundary moves to where its given-back ops start.
+    void left(std::int64_t m) {
+        if (m == 0) {
+            history_.cool_down();  // the cycle did not repeat even once
+            return;
+        }
+        const std::vector<op>& lead_ops = feed_.given_back(history_.lead());
+        if (!lead_ops.empty()) history_.restart_lead_at(lead_ops.front().step);
+    }
+
+private:
+    // What the lane compares of an op's work: a compute op's canonical work number (two
+    // works of equal time are the same to them), any other op's work field as it is.
+    std::uint32_t canon(const op& o) {
+        return o.kind == op_kind::compute ? times_.canonical(o.work) : o.work;
+    }
+    // Whether ops x and y of one kind do work of equal time: the same number (a canonical number
+    // is its own: a recorded op's equals a pulled op's of that work), or equal canonical ones.
+    bool same_work(const op& x, const op& y) { return x.work == y.work || canon(x) == canon(y); }
+
+    // The lane by whole batches: when the lead's boundary is the first op of a whole-step batch,
+    // and each other core's ops of the cycle fall into its source's batches so that its next q
+    // batches are known: the cycle's batches after its first cut, then the batch the core is in
+    // (its part before the boundary ends the cycle, its part after begins the next period, which
+    // must be the cycle's start).
+    [[gnu::noinline]] bool batches_ready(int p);
+
+    // Batch x is d one period k later: ids relative to `base`, steps to `step0`.
+    bool same_batch_ops(std::span<const op> x, std::span<const op> d, std::uint32_t base,
+                        std::uint32_t step0) {
+        if (x.size() != d.size()) return false;
+        for (std::size_t k = 0; k < x.size(); ++k)
+            if (!matches(x[k], d[k], base, step0)) return false;
+        return true;
+    }
+
+    // The lane a batch at a time: batch b of a period must equal the cycle's batch b (ids and
+    // steps relative); a batch the source says repeats the previous one matches when the cycle's
+    // batch b repeats its batch b - 1, without reading it. At the end of each whole period the
+    // sources make as many more in bulk as all of them can (period_source), which the lane then
+    // counts as skipped (not with a timeline: each skipped op's label is recorded as it is
+    // pulled). On a mismatch or a stream's end, the matched batches of the unfinished period are
+    // rebuilt from the cycle for every lane core.
+    void match_batches();
+
+    // x is the cycle's op y one period later (DMA ids relative to `base`, steps to `step0`).
+    // (With a timeline, labels are not compared: they do not time, and the replicated spans
+    // take theirs from the ops pulled.)
+    // (Inlined: it is the lane's inner loop, once per op pulled.)
+    [[gnu::always_inline]] bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0);
+
+    // Pulls and compares whole periods op by op; at the first op that differs or a stream's end,
+    // leaves the ops pulled since to be simulated. (Ops are pulled straight into the given-back
+    // buffers and compared field by field: copying whole ops that the source has just written
+    // field by field stalls on store forwarding.)
+    void match_ops();
+
+    op_feed<Source>& feed_;
+    step_rows& book_;
+    timeline_book& spans_;
+    work_times& times_;
+    const per_core<std::uint32_t>& starts_;
+    lane_history history_;                 // the lane's boundaries and the cycle found there
+    per_core<std::uint32_t> last_step_{};  // step value of each core's last op
+    bool fast_ = false;                    // the lane holds the cores
+    std::int64_t skipped_ = 0;             // whole periods matched since
+    // A lane core's batch of the period (cores other than the lead, by_batch_).
+    struct period_batch {
+        std::vector<op> ops;   // relative to its first start and its first op's step
+        std::uint32_t sb = 0;  // its first start relative to the period's start
+        std::uint32_t gb = 0;  // its first op's step relative to the period's start
+        bool repeats = false;  // equals its predecessor one step on (a lazy batch matches)
+    };
+    bool by_batch_ = false;                        // the lane compares whole batches
+    per_core<std::vector<period_batch>> batches_;  // the other lane cores' batches of a period
+    std::vector<std::uint8_t> lead_same_;          // the lead's boundary batch k repeats batch k - 1
+    per_core<std::size_t> batch_pos_{};  // the other cores' positions in their batch at the boundary
+};
+
+template <class Source>
+auto steady_lane<Source>::close(const op& o) -> bool {
     const core_set& lane = history_.cores();
     boundary& b = history_.next();
-    record_state(b, lane);
     b.rows = book_.mark();
     b.spans = spans_.size();
     if (!history_.close_boundary(o.step, last_step_)) return false;
     for (const int c : lane)  // ops the lane gave back come first
-        if (replay_at_[static_cast<std::size_t>(c)] < replays_[static_cast<std::size_t>(c)].size())
-            return false;
+        if (feed_.giving_back(c)) return false;
     const int p =
         history_.find_period([&](const boundary& a, const boundary& z, const per_core<std::uint32_t>& dstep) {
             return book_.repeat(a.rows, z.rows, a.t, z.t, lane, dstep);
         });
     if (p == 0) return false;
-    enter_lane(p, o);
+    // The period becomes the cycle to match.
+    history_.take_cycle(p);
+    for (const int c : history_.cores()) {
+        feed_.given_back(c).clear();
+        feed_.restart_given(c);
+    }
+    fast_ = true;
+    skipped_ = 0;
+    feed_.given_back(history_.lead()).push_back(o);
+    by_batch_ = batches_ready(p);
     return true;
 }
 
 template <class Source>
-auto engine<Source>::enter_lane(int p, const op& first) -> void {
-    history_.take_cycle(p);
-    for (const int ci : history_.cores()) {
-        const auto c = static_cast<std::size_t>(ci);
-        replays_[c].clear();
-        replay_at_[c] = 0;
-    }
-    fast_ = true;
-    skipped_ = 0;
-    replays_[static_cast<std::size_t>(history_.lead())].push_back(first);
-    by_batch_ = batches_ready(p);
-}
-
-template <class Source>
-auto engine<Source>::batches_ready(int p) -> bool {
+auto steady_lane<Source>::batches_ready(int p) -> bool {
     const cycle& cy = history_.found();
-    const auto lead = static_cast<std::size_t>(history_.lead());
-    if (!src_.batched() || !in_whole_[lead] || in_pos_[lead] != 1) return false;
+    const int li = history_.lead();
+    const auto lead = static_cast<std::size_t>(li);
+    if (!feed_.batched() || !feed_.whole(li) || feed_.position(li) != 1) return false;
     const std::int64_t j = history_.count() - 1;
     std::vector<std::uint32_t> cuts;
     for (const int ci : history_.cores()) {
         const auto c = static_cast<std::size_t>(ci);
         if (c == lead) continue;
-        if (!in_whole_[c]) return false;
+        if (!feed_.whole(ci)) return false;
         const std::vector<op>& cyc = cy.ops[c];
         cuts.clear();
         std::size_t off = 0;
@@ -59,8 +212,8 @@ auto engine<Source>::batches_ready(int p) -> bool {
             for (const std::uint32_t x : e.cuts[c]) cuts.push_back(static_cast<std::uint32_t>(off + x));
             off += e.batch[c].size();
         }
-        const std::span<const op> cur = in_[c];
-        const std::size_t kc = in_pos_[c];
+        const std::span<const op> cur = feed_.current(ci);
+        const std::size_t kc = feed_.position(ci);
         const std::size_t n = cyc.size();
         if (cuts.empty() || kc == 0 || n - cuts.back() != kc || cuts.front() != cur.size() - kc) return false;
         // The core's next period starts with the rest of its current batch: it must be the
@@ -116,7 +269,7 @@ auto engine<Source>::batches_ready(int p) -> bool {
 }
 
 template <class Source>
-auto engine<Source>::fast_forward_batches() -> void {
+auto steady_lane<Source>::match_batches() -> void {
     const cycle& cy = history_.found();
     const std::int64_t j = history_.count() - 1;
     const int p = cy.period;
@@ -149,7 +302,7 @@ auto engine<Source>::fast_forward_batches() -> void {
         const std::size_t batches = c == lead ? static_cast<std::size_t>(p) : batches_[c].size();
         bulk_ok = bulk_ok && cy.steps[c] == batches;
     }
-    std::span<const op> cur = in_[lead];  // the lead's period's first batch, pulled already
+    std::span<const op> cur = feed_.current(li);  // the lead's period's first batch, pulled already
     bool have = true;
     int b0 = 0;
     bool mismatch0 = false;
@@ -163,9 +316,9 @@ auto engine<Source>::fast_forward_batches() -> void {
         for (b0 = 0; b0 < p; ++b0) {
             if (!have) {
                 const auto [next, repeated] =
-                    next_lane_batch(li, lead_same_[static_cast<std::size_t>(b0)] != 0);
+                    feed_.next_batch(li, lead_same_[static_cast<std::size_t>(b0)] != 0);
                 if (next.ops.empty()) {
-                    ends_[lead] = true;
+                    feed_.set_ended(li);
                     ok = false;
                     break;
                 }
@@ -192,9 +345,9 @@ auto engine<Source>::fast_forward_batches() -> void {
             const std::vector<period_batch>& bs = batches_[c];
             for (bc[c] = 0; bc[c] < bs.size(); ++bc[c]) {
                 const period_batch& d = bs[bc[c]];
-                const auto [next, repeated] = next_lane_batch(ci, d.repeats);
+                const auto [next, repeated] = feed_.next_batch(ci, d.repeats);
                 if (next.ops.empty()) {
-                    ends_[c] = true;
+                    feed_.set_ended(ci);
                     ok = false;
                     break;
                 }
@@ -212,16 +365,17 @@ auto engine<Source>::fast_forward_batches() -> void {
         if (bulk_ok) {
             std::int64_t bulk = std::numeric_limits<std::int64_t>::max();
             for (const int c : history_.cores())
-                bulk = std::min(bulk, src_.skippable_periods(c, cy.steps[static_cast<std::size_t>(c)],
-                                                             cy.starts[static_cast<std::size_t>(c)]));
-            for (const int c : history_.cores()) src_.skip_periods(c, bulk);
+                bulk =
+                    std::min(bulk, feed_.source().skippable_periods(c, cy.steps[static_cast<std::size_t>(c)],
+                                                                    cy.starts[static_cast<std::size_t>(c)]));
+            for (const int c : history_.cores()) feed_.source().skip_periods(c, bulk);
             skipped_ += bulk;
         }
     }
     if (b0 < p || mismatch0) stopped = li;
     const std::int64_t m = skipped_;
     // The lead: the matched batches of the unfinished period, then the one that differed.
-    std::vector<op>& r0 = replays_[lead];
+    std::vector<op>& r0 = feed_.given_back(li);
     r0.clear();
     for (int k = 0; k < b0; ++k)
         for (op o : history_.at(j - p + k).batch[lead]) {
@@ -236,7 +390,7 @@ auto engine<Source>::fast_forward_batches() -> void {
     for (const int ci : history_.cores()) {
         const auto c = static_cast<std::size_t>(ci);
         if (c == lead) continue;
-        std::vector<op>& r = replays_[c];
+        std::vector<op>& r = feed_.given_back(ci);
         r.clear();
         const auto emit = [&](std::int64_t period, std::size_t i, std::size_t from) {
             const period_batch& d = batches_[c][i];
@@ -255,16 +409,13 @@ auto engine<Source>::fast_forward_batches() -> void {
         spans_.relabel_tail(ci, r);
     }
     for (const int ci : history_.cores()) {
-        const auto c = static_cast<std::size_t>(ci);
-        in_[c] = {};
-        in_pos_[c] = 0;
-        replay_at_[c] = 0;
+        feed_.drop_current(ci);
+        feed_.restart_given(ci);
     }
-    leave_lane(r0);
 }
 
 template <class Source>
-inline auto engine<Source>::matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0)
+inline auto steady_lane<Source>::matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0)
     -> bool {
     const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
     return x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && same_work(x, y) &&
@@ -274,11 +425,11 @@ inline auto engine<Source>::matches(const op& x, const op& y, std::uint32_t base
 }
 
 template <class Source>
-auto engine<Source>::fast_forward() -> void {
+auto steady_lane<Source>::match_ops() -> void {
     const cycle& cy = history_.found();
     const int li = history_.lead();
     const auto lead = static_cast<std::size_t>(li);
-    std::vector<op>& r0 = replays_[lead];  // r0[0]: the period's first op, pulled already
+    std::vector<op>& r0 = feed_.given_back(li);  // r0[0]: the period's first op, pulled already
     const std::vector<op>& c0 = cy.ops[lead];
     const std::size_t n0 = c0.size();
     r0.resize(n0 + 1);
@@ -292,8 +443,8 @@ auto engine<Source>::fast_forward() -> void {
             const std::uint32_t base = starts_[lead] + m * cy.starts[lead];
             for (std::size_t k = 0; whole && k < n0; ++k) {
                 if (k == have0) {
-                    if (ends_[lead] || !pull(li, r0[k])) {
-                        ends_[lead] = true;
+                    if (feed_.ended(li) || !feed_.pull(li, r0[k])) {
+                        feed_.set_ended(li);
                         whole = false;
                         break;
                     }
@@ -304,8 +455,8 @@ auto engine<Source>::fast_forward() -> void {
         }
         bool more = false;
         if (whole) {  // the lead's period ends where its next step value starts, or its stream
-            more = !ends_[lead] && pull(li, r0[n0]);
-            ends_[lead] = !more;
+            more = !feed_.ended(li) && feed_.pull(li, r0[n0]);
+            if (!more) feed_.set_ended(li);
             if (more) ++have0;
             if (more && r0[n0].step == r0[n0 - 1].step) whole = false;
         }
@@ -316,11 +467,11 @@ auto engine<Source>::fast_forward() -> void {
             const std::uint32_t base = starts_[c] + m * cy.starts[c];
             const std::uint32_t sc = last_step_[c] + m * cy.steps[c];
             const std::vector<op>& cyc = cy.ops[c];
-            std::vector<op>& r = replays_[c];
+            std::vector<op>& r = feed_.given_back(ci);
             r.resize(cyc.size());
             for (std::size_t k = 0; whole && k < cyc.size(); ++k) {
-                if (ends_[c] || !pull(ci, r[k])) {
-                    ends_[c] = true;
+                if (feed_.ended(ci) || !feed_.pull(ci, r[k])) {
+                    feed_.set_ended(ci);
                     whole = false;
                     break;
                 }
@@ -340,48 +491,7 @@ auto engine<Source>::fast_forward() -> void {
     }
     r0.resize(have0);
     for (const int c : history_.cores())
-        if (c != li) replays_[static_cast<std::size_t>(c)].resize(have[static_cast<std::size_t>(c)]);
-    leave_lane(r0);
-}
-
-template <class Source>
-auto engine<Source>::leave_lane(const std::vector<op>& lead_ops) -> void {
-    fast_ = false;
-    if (skipped_ == 0) {
-        history_.cool_down();  // the cycle did not repeat even once
-    } else {
-        apply(skipped_);
-        if (!lead_ops.empty())
-            history_.restart_lead_at(lead_ops.front().step);  // where the replayed ops start
-    }
-    dirty_ = true;
-}
-
-template <class Source>
-auto engine<Source>::apply(std::int64_t m) -> void {
-    const cycle& cy = history_.found();
-    const core_set& lane = history_.cores();
-    skip_time(lane, m, cy.dt, cy.starts, cy.steps, cy.runs, cy.sum, cy.done);
-    for (const int ci : lane) {  // a core other than the lead may be blocked: in the image of its wait
-        if (ci == lane.lead()) continue;
-        const auto c = static_cast<std::size_t>(ci);
-        wait_ord_[c] += static_cast<std::uint64_t>(m) * cy.runs[c];
-        if (spans_.in_lane() && state_[c] == core_state::blocked)
-            wait_label_[c] = spans_.label(ci, wait_ord_[c]);
-        const std::uint32_t k = static_cast<std::uint32_t>(m) * cy.steps[c];
-        last_step_[c] += k;
-        wait_step_[c] += k;
-    }
-    // The skipped periods' rows and spans, then the history as if they had been simulated.
-    const std::int64_t j = history_.count() - 1;
-    const boundary& a = history_.at(j - cy.period);
-    const boundary& b = history_.at(j);
-    book_.replicate(a.rows, b.rows, m, cy.dt, cy.steps);
-    spans_.replicate(a.spans, b.spans, m, cy.dt, cy.starts, cy.steps, cy.runs);
-    history_.skipped(m, book_.mark(),
-                     [&](const row_mark& x, const row_mark& ma, const row_mark& mb, std::int64_t n) {
-                         return book_.shifted(x, ma, mb, n, cy.dt, cy.steps);
-                     });
+        if (c != li) feed_.given_back(c).resize(have[static_cast<std::size_t>(c)]);
 }
 
 }  // namespace ptpu::sim::detail
