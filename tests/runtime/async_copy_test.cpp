@@ -166,6 +166,44 @@ TEST(AsyncCopy, DeadlockOnOneCoreIsAnError) {
     EXPECT_NE(e.find("waits for 2 on semaphore scratch 2[0], which holds 0"), std::string::npos) << e;
 }
 
+namespace {
+constexpr index_t barrier_steps = 200;
+// Each core's part of the rows, a step at a time: copy in, add one, copy out, then a barrier
+// with the other core (signal its semaphore, wait for its signal).
+using Barrier = pallas_call<Grid<2, barrier_steps>, In<Arg<Row, AnyRow>>, Out<Arg<Row, AnyRow>>, Tile, DmaSem,
+                            RegSem, Semantics<parallel, arbitrary>, Chip<tpu::v5p>>;
+}  // namespace
+
+// Cores that meet at a barrier every step: each is woken by the other's signal, which the
+// model times in strict order (the signalling core does not run on past the core it woke); the
+// steady-state lane, which does not fast-forward steps signalling another core, predicts what
+// simulating every op does, and so does the run on data.
+TEST(AsyncCopy, ABarrierEveryStepOnTwoCores) {
+    auto body = [](auto x_any, auto o_any, auto buf, auto dsem, auto sem) {
+        const index_t c = program_id(0);
+        auto in = make_async_copy(x_any.at(ds(c * 8, 8), ds(0, 128)), buf, dsem.at(0));
+        in.start();
+        in.wait();
+        store(buf, load(buf) + 1.0f);
+        auto out = make_async_copy(buf, o_any.at(ds(c * 8, 8), ds(0, 128)), dsem.at(1));
+        out.start();
+        out.wait();
+        semaphore_signal(sem.at(0), 1, 1 - static_cast<int>(c));
+        semaphore_wait(sem.at(0), 1);
+    };
+    const report every = Barrier{{.steady_state = false}}.predict(body);
+    const report lane = Barrier{}.predict(body);
+    EXPECT_EQ(lane.device_time, every.device_time);
+    EXPECT_EQ(lane.stats.sem_signals, 2 * barrier_steps);
+    EXPECT_EQ(lane.stats.sem_waits, 2 * 3 * barrier_steps);  // two copy waits and the barrier's
+    // The cores are held together: neither ends more than a step's work after the other.
+    EXPECT_NEAR(lane.core[0].time, lane.core[1].time, lane.device_time / barrier_steps);
+    const host_array<Row> x = rows();
+    auto [o, rep] = Barrier{}(body, x);
+    EXPECT_EQ(rep.device_time, every.device_time);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], x.vector()[k] + 1.0f) << k;
+}
+
 // 39 across cores: each core waits for the other first. The model finds both blocked with
 // nothing in flight and the call returns (the cores' threads are unwound), with the error.
 TEST(AsyncCopy, CrossCoreDeadlockReturnsPromptly) {

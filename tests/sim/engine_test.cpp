@@ -675,6 +675,26 @@ TEST(EngineSemaphores, SignalsRespectTime) {
     EXPECT_NEAR(r.wait_sem[1], 0.05 * us, 1e-15);
 }
 
+// A signal that ends another core's wait makes that core ready at the signal's time: the
+// signalling core must not run on past it. Core 1 waits, computes 1 µs and waits again; core 0
+// signals at 1 µs and again at 6 µs. Core 1's second wait lasts from 2 to 6 µs (it would see the
+// second signal at 2 µs if core 0 ran ahead through both).
+TEST(EngineSemaphores, ACoreASignalWakesIsNotOvertaken) {
+    for (const bool steady : {false, true}) {
+        vec_source src;
+        src.ops[0] = {compute(1 * us), signal_op(4, 1, 1), compute(5 * us), signal_op(4, 1, 1)};
+        src.ops[1] = {sem_wait_op(4, 1), compute(1 * us), sem_wait_op(4, 1)};
+        options opt = with_semaphores();
+        opt.steady_state = steady;
+        const result r = run(rc, src, 2, opt);
+        EXPECT_NEAR(r.core_time[1], 6 * us, 1e-15) << steady;
+        EXPECT_NEAR(r.wait_sem[1], 5 * us, 1e-15) << steady;  // 0 to 1 µs, then 2 to 6 µs
+        EXPECT_NEAR(r.core_time[0], 6 * us, 1e-15) << steady;
+        EXPECT_NEAR(r.device_time, 6 * us, 1e-15) << steady;
+        EXPECT_EQ(r.deadlock.core, -1);
+    }
+}
+
 // A DMA started with a semaphore raises it by its bytes when it completes: issue 0.02 µs,
 // latency 0.5 µs, 1e6 bytes at 1e12 B/s. Two sharing one semaphore share HBM (processor
 // sharing): A alone from 0.52 to 0.54 µs, both at half rate until A ends at 2.50 µs, B's last
@@ -836,4 +856,21 @@ TEST(SimEngineFourCores, SemaphoreRingAndDeadlock) {
     EXPECT_THROW((void)run(rc4, bad, 4, with_semaphores()), ptpu::error);
     vec_source five;
     EXPECT_THROW((void)simulate(rc4, 5, five), ptpu::error);  // SIM3: the chip has four
+}
+
+TEST(SimEngineFourCores, CoresASignalWakesAreNotOvertaken) {
+    // Core 0 wakes each of the others in turn and runs on; each woken core computes 0.5 µs and
+    // waits again, for a second signal that comes 2 µs after the first.
+    vec_source ring;
+    ring.ops[0] = {compute(1 * us)};
+    for (int k = 1; k < 4; ++k) ring.ops[0].push_back(signal_op(4, k, 1));
+    ring.ops[0].push_back(compute(2 * us));
+    for (int k = 1; k < 4; ++k) ring.ops[0].push_back(signal_op(4, k, 1));
+    for (std::size_t k = 1; k < 4; ++k)
+        ring.ops[k] = {sem_wait_op(4, 1), compute(0.5 * us), sem_wait_op(4, 1)};
+    const result q = run(rc4, ring, 4, with_semaphores());
+    for (std::size_t k = 1; k < 4; ++k) {
+        EXPECT_NEAR(q.core_time[k], 3 * us, 1e-15) << k;
+        EXPECT_NEAR(q.wait_sem[k], 2.5 * us, 1e-15) << k;  // 0 to 1 µs, then 1.5 to 3 µs
+    }
 }

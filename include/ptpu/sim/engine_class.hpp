@@ -124,14 +124,18 @@ private:
         const auto& v = sem_val_[static_cast<std::size_t>(c)];
         return sem < v.size() ? v[sem] : 0;
     }
-    void signal(int c, const op& o) {
+    // Core c signals; true when that ended another core's wait (that core is ready again, at
+    // core c's time).
+    bool signal(int c, const op& o) {
         check_sem(c, o);
         if (o.core >= cores_ || o.bytes < 0)
             throw error("SIM2", "simulate",
                         "core " + std::to_string(c) + " signals core " + std::to_string(o.core) + " by " +
                             std::to_string(o.bytes),
                         "signal a simulated core by a non-negative amount");
+        const bool blocked = state_[o.core] == core_state::blocked;
         raise(o.core, o.sem, o.bytes, t_[c]);
+        return blocked && state_[o.core] == core_state::ready;
     }
     // Semaphore `sem` of core k goes up by n at time t: a wait it satisfies ends then.
     void raise(int k, std::uint32_t sem, std::int64_t n, double t);

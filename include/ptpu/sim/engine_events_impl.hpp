@@ -163,6 +163,7 @@ inline auto engine<Source>::run_core(int c) -> void {
             book_.set_inner(c, irow != nullptr);
         }
         const double begin = t;
+        bool woke = false;  // a signal ended another core's wait
         switch (o.kind) {
             case op_kind::overhead:
             case op_kind::compute: {
@@ -183,7 +184,7 @@ inline auto engine<Source>::run_core(int c) -> void {
                 wait_dma(c, o);
                 break;
             case op_kind::sem_signal:
-                signal(c, o);
+                woke = signal(c, o);
                 break;
             case op_kind::sem_wait:
                 wait_sem(c, o);
@@ -200,6 +201,10 @@ inline auto engine<Source>::run_core(int c) -> void {
             o.kind != op_kind::sem_signal)
             spans_.push({c, span::track::stream, o.kind, o.label, o.step, o.dma, begin, t, 0, true}, ord);
         if (state_[c] == core_state::blocked) wait_ord_[c] = ord;
+        // The core woken is ready at t, which the limit above did not know: back to run(), which
+        // runs the earliest core (ties to the lower), so that core c does not run on past it.
+        if (woke) [[unlikely]]
+            return;
     }
 }
 
