@@ -59,22 +59,22 @@ TEST(OpFeed, TakesTheSourceBatchByBatchAndSaysWhereABatchBegins) {
     timeline_book spans(r, opt);
     op_feed<batches> feed(src, spans);
     op o;
-    ASSERT_EQ(feed.next(0, o), op_feed<batches>::took::pulled);
+    ASSERT_EQ(feed.next(0, feed.of(0), o), op_feed<batches>::took::pulled);
     EXPECT_EQ(o.work, 1u);
     EXPECT_TRUE(feed.fresh(0));
     EXPECT_TRUE(feed.whole(0));
     EXPECT_EQ(feed.current(0).size(), 2u);
-    ASSERT_EQ(feed.next(0, o), op_feed<batches>::took::pulled);
+    ASSERT_EQ(feed.next(0, feed.of(0), o), op_feed<batches>::took::pulled);
     EXPECT_EQ(o.work, 2u);
     EXPECT_FALSE(feed.fresh(0));
     EXPECT_EQ(feed.position(0), 2u);
-    ASSERT_EQ(feed.next(0, o), op_feed<batches>::took::pulled);
+    ASSERT_EQ(feed.next(0, feed.of(0), o), op_feed<batches>::took::pulled);
     EXPECT_EQ(o.work, 3u);
     EXPECT_TRUE(feed.fresh(0));
-    EXPECT_EQ(feed.next(0, o), op_feed<batches>::took::ended);
+    EXPECT_EQ(feed.next(0, feed.of(0), o), op_feed<batches>::took::ended);
     EXPECT_EQ(src.lazy, 0);
     // The other core's stream is its own.
-    EXPECT_EQ(feed.next(1, o), op_feed<batches>::took::ended);
+    EXPECT_EQ(feed.next(1, feed.of(1), o), op_feed<batches>::took::ended);
 }
 
 TEST(OpFeed, GivesBackTheLanesOpsFirstThenTheSource) {
@@ -89,20 +89,20 @@ TEST(OpFeed, GivesBackTheLanesOpsFirstThenTheSource) {
     feed.restart_given(0);
     EXPECT_TRUE(feed.giving_back(0));
     op o;
-    ASSERT_EQ(feed.next(0, o), op_feed<batches>::took::given_back);
+    ASSERT_EQ(feed.next(0, feed.of(0), o), op_feed<batches>::took::given_back);
     EXPECT_EQ(o.work, 30u);
-    ASSERT_EQ(feed.next(0, o), op_feed<batches>::took::given_back);
+    ASSERT_EQ(feed.next(0, feed.of(0), o), op_feed<batches>::took::given_back);
     EXPECT_EQ(o.work, 40u);
     EXPECT_FALSE(feed.giving_back(0));
     EXPECT_TRUE(feed.given_back(0).empty());  // emptied once all were taken
-    ASSERT_EQ(feed.next(0, o), op_feed<batches>::took::pulled);
+    ASSERT_EQ(feed.next(0, feed.of(0), o), op_feed<batches>::took::pulled);
     EXPECT_EQ(o.work, 50u);
     // A stream the lane saw end is not asked again, but given-back ops still come first.
     feed.set_ended(0);
     feed.given_back(0) = {compute(6, 60)};
-    ASSERT_EQ(feed.next(0, o), op_feed<batches>::took::given_back);
+    ASSERT_EQ(feed.next(0, feed.of(0), o), op_feed<batches>::took::given_back);
     EXPECT_EQ(o.work, 60u);
-    EXPECT_EQ(feed.next(0, o), op_feed<batches>::took::ended);
+    EXPECT_EQ(feed.next(0, feed.of(0), o), op_feed<batches>::took::ended);
     EXPECT_EQ(src.taken[0], 1u);
 }
 

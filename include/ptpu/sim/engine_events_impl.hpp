@@ -84,6 +84,7 @@ inline auto engine<Source>::run_core(int c) -> void {
     // DMA that reaches a channel before t_[k] + issue + latency (with semaphores, strict time
     // order: a signal must not reach a core behind its time). Core c runs while t < limit, or
     // t == limit when every core setting the limit lets it (a later core at the same time).
+    core_feed& feed = feed_.of(c);
     const double slack = opt_.semaphores ? 0.0 : chip_.dma_issue_s + chip_.dma_latency_s;
     double limit = never;
     bool upto = false;
@@ -134,7 +135,7 @@ inline auto engine<Source>::run_core(int c) -> void {
         if (made) [[unlikely]] {
             if (!next_folded(c, o, alone && !opt_.timeline)) return;
         } else {
-            const auto took = feed_.next(c, o);
+            const auto took = feed_.next(c, feed, o);
             if (took == op_feed<Source>::took::ended) {
                 end_stream(c);
                 return;

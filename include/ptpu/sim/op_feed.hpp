@@ -16,12 +16,22 @@
 
 namespace ptpu::sim::detail {
 
+// One core's part of the feed.
+struct core_feed {
+    std::span<const op> in{};  // the source's current batch
+    std::size_t pos = 0;       // and the next op in it
+    bool whole = false;        // and whether it holds exactly one step's ops
+    bool ended = false;        // the source said the stream has ended (the lane asks no more)
+    std::size_t given_at = 0;  // the next of the given-back ops
+    std::vector<op> given;     // ops the lane pulled and gave back
+};
+
 template <class Source>
 class op_feed {
 public:
-    op_feed(Source& src, timeline_book& spans) : src_(src), spans_(spans) {}
+    op_feed(Source& src, timeline_book& spans) : src_(src), spans_(spans), labels_(spans.in_lane()) {}
     ~op_feed() {
-        for (std::vector<op>& r : given_) ptpu::detail::put_buffer(r);
+        for (core_feed& f : cores_) ptpu::detail::put_buffer(f.given);
     }
     op_feed(const op_feed&) = delete;
     op_feed& operator=(const op_feed&) = delete;
@@ -30,51 +40,49 @@ public:
     // what is reused).
     void open_lane(int cores) {
         for (std::size_t c = 0; c < static_cast<std::size_t>(cores); ++c)
-            given_[c] = ptpu::detail::take_empty_buffer<stream::op>();
+            cores_[c].given = ptpu::detail::take_empty_buffer<op>();
     }
 
     [[nodiscard]] bool batched() const { return src_.batched(); }
     Source& source() { return src_; }
 
+    // Core c's part: a loop over one core's ops takes it once, out of the loop.
+    core_feed& of(int c) { return cores_[static_cast<std::size_t>(c)]; }
+
     // Where a core's next op came from.
     enum class took : std::uint8_t { given_back, pulled, ended };
-    // Core c's next op: one the lane gave back, else the source's next (false once it ended).
-    [[gnu::always_inline]] took next(int c, op& o) {
-        const auto u = static_cast<std::size_t>(c);
-        std::vector<op>& g = given_[u];
-        std::size_t& at = given_at_[u];
-        if (at < g.size()) {
-            o = g[at++];
-            if (at == g.size()) g.clear(), at = 0;
+    // Core c's next op (f: of(c)): one the lane gave back, else the source's next.
+    [[gnu::always_inline]] took next(int c, core_feed& f, op& o) {
+        if (f.given_at < f.given.size()) {
+            o = f.given[f.given_at++];
+            if (f.given_at == f.given.size()) f.given.clear(), f.given_at = 0;
             return took::given_back;
         }
-        if (ended_[u] || !pull(c, o)) return took::ended;
+        if (f.ended || !pull(c, f, o)) return took::ended;
         return took::pulled;
     }
 
-    // The source's next op for core c, a batch at a time.
-    bool pull(int c, op& o) {
+    // The source's next op for core c (f: of(c)), a batch at a time.
+    [[gnu::always_inline]] bool pull(int c, core_feed& f, op& o) {
         if (!src_.batched()) {
             if (!src_.next(c, o)) return false;  // straight into o (no copy to stall on)
-            if (spans_.in_lane()) [[unlikely]]
+            if (labels_) [[unlikely]]
                 spans_.pulled(c, o);
             return true;
         }
-        const auto u = static_cast<std::size_t>(c);
-        std::span<const op>& b = in_[u];
-        std::size_t& k = in_pos_[u];
-        if (k == b.size()) {
+        if (f.pos == f.in.size()) {
             const stream::batch n = src_.next_batch(c, false);
-            b = n.ops;
-            in_whole_[u] = n.whole_step;
-            k = 0;
-            if (b.empty()) return false;
-            if (spans_.in_lane()) [[unlikely]]
-                spans_.pulled(c, b);
+            f.in = n.ops;
+            f.whole = n.whole_step;
+            f.pos = 0;
+            if (f.in.empty()) return false;
+            if (labels_) [[unlikely]]
+                spans_.pulled(c, f.in);
         }
-        o = b[k++];
+        o = f.in[f.pos++];
         return true;
     }
+    bool pull(int c, op& o) { return pull(c, of(c), o); }
 
     // Core c's next batch for a lane comparing it with a recorded period: taken lazily (the
     // runner may hand back a repeat of its last step without writing its ops) when the lane
@@ -86,49 +94,43 @@ public:
         bool repeated;
     };
     pulled_batch next_batch(int c, bool expect_repeat) {
-        const bool lazy = expect_repeat && !spans_.in_lane();
+        const bool lazy = expect_repeat && !labels_;
         const stream::batch n = src_.next_batch(c, lazy);
         if (n.ops.empty()) return {n, false};
-        if (spans_.in_lane()) spans_.pulled(c, n.ops);
+        if (labels_) spans_.pulled(c, n.ops);
         return {n, lazy && n.repeat && n.whole_step};
     }
 
     // Core c's current batch from the source, the next op's place in it, and whether the batch
     // holds exactly one step's ops.
-    [[nodiscard]] std::span<const op> current(int c) const { return in_[static_cast<std::size_t>(c)]; }
-    [[nodiscard]] std::size_t position(int c) const { return in_pos_[static_cast<std::size_t>(c)]; }
-    [[nodiscard]] bool whole(int c) const { return in_whole_[static_cast<std::size_t>(c)]; }
+    [[nodiscard]] std::span<const op> current(int c) const { return at(c).in; }
+    [[nodiscard]] std::size_t position(int c) const { return at(c).pos; }
+    [[nodiscard]] bool whole(int c) const { return at(c).whole; }
     // Whether the op core c just pulled began a new batch from the source.
-    [[nodiscard]] bool fresh(int c) const {
-        return src_.batched() && in_pos_[static_cast<std::size_t>(c)] == 1;
-    }
+    [[nodiscard]] bool fresh(int c) const { return src_.batched() && at(c).pos == 1; }
     // Forgets core c's current batch (the lane pulled past it batch by batch).
     void drop_current(int c) {
-        in_[static_cast<std::size_t>(c)] = {};
-        in_pos_[static_cast<std::size_t>(c)] = 0;
+        of(c).in = {};
+        of(c).pos = 0;
     }
 
     // The ops given back to core c, the first of them still to simulate; whether any is left.
-    std::vector<op>& given_back(int c) { return given_[static_cast<std::size_t>(c)]; }
-    [[nodiscard]] bool giving_back(int c) const {
-        return given_at_[static_cast<std::size_t>(c)] < given_[static_cast<std::size_t>(c)].size();
-    }
+    std::vector<op>& given_back(int c) { return of(c).given; }
+    [[nodiscard]] bool giving_back(int c) const { return at(c).given_at < at(c).given.size(); }
     // Core c's given-back ops were rewritten: they start at the first again.
-    void restart_given(int c) { given_at_[static_cast<std::size_t>(c)] = 0; }
+    void restart_given(int c) { of(c).given_at = 0; }
 
-    // Whether the source said core c's stream has ended (to the lane: it is not asked again).
-    [[nodiscard]] bool ended(int c) const { return ended_[static_cast<std::size_t>(c)]; }
-    void set_ended(int c) { ended_[static_cast<std::size_t>(c)] = true; }
+    // Whether the source said core c's stream has ended (the lane asks no more of it).
+    [[nodiscard]] bool ended(int c) const { return at(c).ended; }
+    void set_ended(int c) { of(c).ended = true; }
 
 private:
+    [[nodiscard]] const core_feed& at(int c) const { return cores_[static_cast<std::size_t>(c)]; }
+
     Source& src_;
     timeline_book& spans_;
-    per_core<std::span<const op>> in_{};  // per core: the source's current batch
-    per_core<std::size_t> in_pos_{};      // and the next op in it
-    per_core<bool> in_whole_{};           // and whether it holds exactly one step's ops
-    per_core<std::vector<op>> given_;     // per core: ops the lane pulled and gave back
-    per_core<std::size_t> given_at_{};    // and the next of them
-    per_core<bool> ended_{};
+    const bool labels_;  // spans_.in_lane(), fixed for the run: every op pulled leaves its label
+    per_core<core_feed> cores_;
 };
 
 }  // namespace ptpu::sim::detail

@@ -42,7 +42,12 @@ public:
     // `starts`: the engine's count of DMA starts per core (ids are relative to it).
     steady_lane(op_feed<Source>& feed, step_rows& book, timeline_book& spans, work_times& times,
                 const per_core<std::uint32_t>& starts)
-        : feed_(feed), book_(book), spans_(spans), times_(times), starts_(starts) {}
+        : feed_(feed),
+          book_(book),
+          spans_(spans),
+          times_(times),
+          starts_(starts),
+          labels_free_(spans.in_lane()) {}
     steady_lane(const steady_lane&) = delete;
     steady_lane& operator=(const steady_lane&) = delete;
 
@@ -148,6 +153,9 @@ private:
     timeline_book& spans_;
     work_times& times_;
     const per_core<std::uint32_t>& starts_;
+    // With a timeline the lane compares no labels (spans_.in_lane(), fixed for the run: kept here
+    // for the inner loop).
+    const bool labels_free_;
     lane_history history_;                 // the lane's boundaries and the cycle found there
     per_core<std::uint32_t> last_step_{};  // step value of each core's last op
     bool fast_ = false;                    // the lane holds the cores
@@ -420,7 +428,7 @@ inline auto steady_lane<Source>::matches(const op& x, const op& y, std::uint32_t
     const bool dma = x.kind == op_kind::dma_start || x.kind == op_kind::dma_wait;
     return x.kind == y.kind && (dma ? x.dma - base : x.dma) == y.dma && same_work(x, y) &&
            x.bytes == y.bytes && x.far == y.far && x.run == y.run && x.waits_on == y.waits_on &&
-           (spans_.in_lane() || x.label == y.label) && x.step - step0 == y.step && x.sub == y.sub &&
+           (labels_free_ || x.label == y.label) && x.step - step0 == y.step && x.sub == y.sub &&
            x.sem == y.sem && x.core == y.core && x.dma_sem == y.dma_sem;
 }
 
@@ -429,7 +437,8 @@ auto steady_lane<Source>::match_ops() -> void {
     const cycle& cy = history_.found();
     const int li = history_.lead();
     const auto lead = static_cast<std::size_t>(li);
-    std::vector<op>& r0 = feed_.given_back(li);  // r0[0]: the period's first op, pulled already
+    core_feed& f0 = feed_.of(li);
+    std::vector<op>& r0 = f0.given;  // r0[0]: the period's first op, pulled already
     const std::vector<op>& c0 = cy.ops[lead];
     const std::size_t n0 = c0.size();
     r0.resize(n0 + 1);
@@ -443,8 +452,8 @@ auto steady_lane<Source>::match_ops() -> void {
             const std::uint32_t base = starts_[lead] + m * cy.starts[lead];
             for (std::size_t k = 0; whole && k < n0; ++k) {
                 if (k == have0) {
-                    if (feed_.ended(li) || !feed_.pull(li, r0[k])) {
-                        feed_.set_ended(li);
+                    if (f0.ended || !feed_.pull(li, f0, r0[k])) {
+                        f0.ended = true;
                         whole = false;
                         break;
                     }
@@ -455,8 +464,8 @@ auto steady_lane<Source>::match_ops() -> void {
         }
         bool more = false;
         if (whole) {  // the lead's period ends where its next step value starts, or its stream
-            more = !feed_.ended(li) && feed_.pull(li, r0[n0]);
-            if (!more) feed_.set_ended(li);
+            more = !f0.ended && feed_.pull(li, f0, r0[n0]);
+            if (!more) f0.ended = true;
             if (more) ++have0;
             if (more && r0[n0].step == r0[n0 - 1].step) whole = false;
         }
@@ -467,11 +476,12 @@ auto steady_lane<Source>::match_ops() -> void {
             const std::uint32_t base = starts_[c] + m * cy.starts[c];
             const std::uint32_t sc = last_step_[c] + m * cy.steps[c];
             const std::vector<op>& cyc = cy.ops[c];
-            std::vector<op>& r = feed_.given_back(ci);
+            core_feed& fc = feed_.of(ci);
+            std::vector<op>& r = fc.given;
             r.resize(cyc.size());
             for (std::size_t k = 0; whole && k < cyc.size(); ++k) {
-                if (feed_.ended(ci) || !feed_.pull(ci, r[k])) {
-                    feed_.set_ended(ci);
+                if (fc.ended || !feed_.pull(ci, fc, r[k])) {
+                    fc.ended = true;
                     whole = false;
                     break;
                 }
