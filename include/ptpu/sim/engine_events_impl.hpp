@@ -113,7 +113,7 @@ inline auto engine<Source>::run_core(int c) -> void {
     }
     // The lane follows the running cores when no DMA of an ended stream still moves; more than
     // one of them outside folds (which follow one core). (A step signalling another core is
-    // never part of a period: below.)
+    // never part of a period: lane_history::record.)
     const bool lane = ff_on_ && orphans_ == 0 && ended_quiet && (running.n == 1 || !folding);
     lane_.history().follow(lane, running, mask);
     // A fold skips its repetitions' periods itself when its core runs alone (not with a
@@ -143,8 +143,9 @@ inline auto engine<Source>::run_core(int c) -> void {
             pulled = took == op_feed<Source>::took::pulled;
         }
         if (lane && !made) [[unlikely]] {  // the lane records the op (or takes it over)
-            // o is the first op of a batch from the source (the other cores' batches are cut there).
             if (lane_.begins_boundary(c, o) && at_boundary(o)) continue;  // the lane holds o
+            // (The cut: o is the first op of a batch from the source; the other cores' batches
+            // are cut there.)
             lane_.record(c, o, pulled && feed_.fresh(c));
         }
         if ((o.kind == op_kind::repeat) | (in_fold == 1)) [[unlikely]] {
