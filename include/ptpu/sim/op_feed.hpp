@@ -82,7 +82,6 @@ public:
         o = f.in[f.pos++];
         return true;
     }
-    bool pull(int c, op& o) { return pull(c, of(c), o); }
 
     // Core c's next batch for a lane comparing it with a recorded period: taken lazily (the
     // runner may hand back a repeat of its last step without writing its ops) when the lane
@@ -120,8 +119,7 @@ public:
     // Core c's given-back ops were rewritten: they start at the first again.
     void restart_given(int c) { of(c).given_at = 0; }
 
-    // Whether the source said core c's stream has ended (the lane asks no more of it).
-    [[nodiscard]] bool ended(int c) const { return at(c).ended; }
+    // The source said core c's stream has ended (the lane asks no more of it).
     void set_ended(int c) { of(c).ended = true; }
 
 private:
