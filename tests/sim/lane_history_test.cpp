@@ -1,7 +1,7 @@
 // The steady-state lane's period detector on its own (sim/lane_history.hpp): boundaries recorded
 // by hand, the ops between them, the period found, the cycle it becomes and the history rebuilt
-// after a skip. No engine: the state a boundary holds is written here as the engine's
-// record_state would write it.
+// after a skip. No engine: the state a boundary holds is written here as
+// period_skip::record would write it.
 #include <gtest/gtest.h>
 
 #include <ptpu/sim/lane_history.hpp>

@@ -17,9 +17,9 @@ inline auto engine<Source>::run() -> result {
         int c = -1;
         double tc = never;
         for (int k = 0; k < cores_; ++k) {
-            if (state_[k] == core_state::ready && t_[k] < tc) {
+            if (st_.state[k] == core_state::ready && st_.t[k] < tc) {
                 c = k;
-                tc = t_[k];
+                tc = st_.t[k];
             }
         }
         if (c >= 0 && tc < ev_t_) {
@@ -35,20 +35,20 @@ inline auto engine<Source>::run() -> result {
         }
     }
     for (int k = 0; k < cores_; ++k)
-        if (state_[k] == core_state::blocked) {  // on a semaphore: DMA waits always end
+        if (st_.state[k] == core_state::blocked) {  // on a semaphore: DMA waits always end
             stall& d = res_.deadlock;
             d.core = k;
-            d.sem = wait_sem_[k];
-            d.wanted = wait_want_[k];
-            d.available = sem_value(k, wait_sem_[k]);
-            d.step = wait_step_[k];
-            d.label = wait_label_[k];
+            d.sem = st_.wait_sem[k];
+            d.wanted = st_.wait_want[k];
+            d.available = sem_value(k, st_.wait_sem[k]);
+            d.step = st_.wait_step[k];
+            d.label = st_.wait_label[k];
             break;
         }
-    res_.device_time = last_done_;
+    res_.device_time = st_.last_done;
     for (int k = 0; k < cores_; ++k) {
-        res_.core_time[k] = t_[k];
-        if (t_[k] > res_.device_time) res_.device_time = t_[k];
+        res_.core_time[k] = st_.t[k];
+        if (st_.t[k] > res_.device_time) res_.device_time = st_.t[k];
     }
     return std::move(res_);
 }
@@ -66,11 +66,11 @@ inline auto engine<Source>::find_next_event() -> void {
         }
     };
     for (int k = 0; k < cores_; ++k) {
-        const slot_queue& q = pending_[k];
+        const slot_queue& q = st_.pending[k];
         if (!q.empty()) consider(q.front(), at(q.front()).ready, false);
     }
     for (int k = 0; k <= cores_; ++k) {  // HBM, then the cores' on-chip paths
-        const channel& ch = channels_[static_cast<std::size_t>(k)];
+        const channel& ch = st_.channels[static_cast<std::size_t>(k)];
         if (ch.first() >= 0) consider(ch.first(), ch.first_done(), true);
     }
     ev_t_ = t;
@@ -80,8 +80,8 @@ inline auto engine<Source>::find_next_event() -> void {
 
 template <class Source>
 inline auto engine<Source>::run_core(int c) -> void {
-    // The other cores bound how far core c runs ahead: a ready core k at t_[k] cannot start a
-    // DMA that reaches a channel before t_[k] + issue + latency (with semaphores, strict time
+    // The other cores bound how far core c runs ahead: a ready core k at st_.t[k] cannot start a
+    // DMA that reaches a channel before st_.t[k] + issue + latency (with semaphores, strict time
     // order: a signal must not reach a core behind its time). Core c runs while t < limit, or
     // t == limit when every core setting the limit lets it (a later core at the same time).
     core_feed& feed = feed_.of(c);
@@ -94,16 +94,16 @@ inline auto engine<Source>::run_core(int c) -> void {
     bool folding = false;     // a core is within a repeat op
     for (int k = 0; k < cores_; ++k) {
         folding = folding || folds_.where(k) != 0;
-        if (state_[k] == core_state::done) {
-            if (!sem_dmas_[static_cast<std::size_t>(k)].empty()) ended_quiet = false;
+        if (st_.state[k] == core_state::done) {
+            if (!st_.sem_dmas[static_cast<std::size_t>(k)].empty()) ended_quiet = false;
         } else {
             running.at[static_cast<std::size_t>(running.n++)] = k;
             mask |= 1u << k;
         }
         if (k == c) continue;
-        if (state_[k] != core_state::ready) continue;
-        const double h = t_[k] + slack;
-        const bool eq = c < k && h == t_[k];
+        if (st_.state[k] != core_state::ready) continue;
+        const double h = st_.t[k] + slack;
+        const bool eq = c < k && h == st_.t[k];
         if (h < limit) {
             limit = h;
             upto = eq;
@@ -119,8 +119,8 @@ inline auto engine<Source>::run_core(int c) -> void {
     // A fold skips its repetitions' periods itself when its core runs alone (not with a
     // timeline).
     const bool alone = lane && running.n == 1;
-    double& t = t_[c];
-    while (state_[c] == core_state::ready && t < ev_t_ && (t < limit || (upto && t == limit))) {
+    double& t = st_.t[c];
+    while (st_.state[c] == core_state::ready && t < ev_t_ && (t < limit || (upto && t == limit))) {
         if (lane_.holding()) [[unlikely]] {
             // Changes the times and the DMAs: back to run() for the next event.
             run_lane();
@@ -133,7 +133,10 @@ inline auto engine<Source>::run_core(int c) -> void {
         const std::uint8_t in_fold = folds_.where(c);
         const bool made = in_fold == 2;
         if (made) [[unlikely]] {
-            if (!next_folded(c, o, alone && !opt_.timeline)) return;
+            if (!skip_.fold(folds_, c, o, alone && !opt_.timeline)) {
+                dirty_ = true;  // the fold skipped periods: back to run() for the next event
+                return;
+            }
         } else {
             const auto took = feed_.next(c, feed, o);
             if (took == op_feed<Source>::took::ended) {
@@ -156,7 +159,7 @@ inline auto engine<Source>::run_core(int c) -> void {
             folds_.record(c, o);
         }
         ++res_.op_count;
-        const std::uint64_t ord = ord_[c]++;  // the op's place in the core's stream
+        const std::uint64_t ord = st_.ord[c]++;  // the op's place in the core's stream
         step_times* row = nullptr;
         step_times* irow = nullptr;  // the op's inner row (op::sub), counted in row too
         if (opt_.per_step) {
@@ -202,7 +205,7 @@ inline auto engine<Source>::run_core(int c) -> void {
         if (opt_.timeline && ((o.kind != op_kind::dma_wait && o.kind != op_kind::sem_wait) || t > begin) &&
             o.kind != op_kind::sem_signal)
             spans_.push({c, span::track::stream, o.kind, o.label, o.step, o.dma, begin, t, 0, true}, ord);
-        if (state_[c] == core_state::blocked) wait_ord_[c] = ord;
+        if (st_.state[c] == core_state::blocked) st_.wait_ord[c] = ord;
         // The core woken is ready at t, which the limit above did not know: back to run(), which
         // runs the earliest core (ties to the lower), so that core c does not run on past it.
         if (woke) [[unlikely]]
@@ -227,14 +230,15 @@ template <class Source>
 inline auto engine<Source>::raise(int k, std::uint32_t sem, std::int64_t n, double t) -> void {
     std::int64_t& v = sem_at(k, sem);
     v += n;
-    if (state_[k] != core_state::blocked || wait_slot_[k] >= 0 || wait_sem_[k] != sem || v < wait_want_[k])
+    if (st_.state[k] != core_state::blocked || st_.wait_slot[k] >= 0 || st_.wait_sem[k] != sem ||
+        v < st_.wait_want[k])
         return;
-    v -= wait_want_[k];
-    const double begin = t_[k];
+    v -= st_.wait_want[k];
+    const double begin = st_.t[k];
     const double end = std::max(begin, t);
-    t_[k] = end;
-    state_[k] = core_state::ready;
-    const bool dma = wait_is_dma_[k];
+    st_.t[k] = end;
+    st_.state[k] = core_state::ready;
+    const bool dma = st_.wait_is_dma[k];
     (dma ? res_.wait_dma : res_.wait_sem)[k] += end - begin;
     if (opt_.per_step) {
         step_times& row = book_.current(k);
@@ -246,9 +250,9 @@ inline auto engine<Source>::raise(int k, std::uint32_t sem, std::int64_t n, doub
         }
     }
     if (opt_.timeline && end - begin > 1e-12 * end)  // (not a rounding error: see complete())
-        spans_.push({k, span::track::stream, op_kind::sem_wait, wait_label_[k], wait_step_[k], sem, begin,
-                     end, 0, dma},
-                    wait_ord_[k]);
+        spans_.push({k, span::track::stream, op_kind::sem_wait, st_.wait_label[k], st_.wait_step[k], sem,
+                     begin, end, 0, dma},
+                    st_.wait_ord[k]);
 }
 
 template <class Source>
@@ -264,13 +268,13 @@ inline auto engine<Source>::wait_sem(int c, const op& o) -> void {
         v -= o.bytes;
         return;
     }
-    state_[c] = core_state::blocked;
-    wait_slot_[c] = -1;
-    wait_sem_[c] = o.sem;
-    wait_want_[c] = o.bytes;
-    wait_is_dma_[c] = o.dma_sem;
-    wait_label_[c] = o.label;
-    wait_step_[c] = o.step;
+    st_.state[c] = core_state::blocked;
+    st_.wait_slot[c] = -1;
+    st_.wait_sem[c] = o.sem;
+    st_.wait_want[c] = o.bytes;
+    st_.wait_is_dma[c] = o.dma_sem;
+    st_.wait_label[c] = o.label;
+    st_.wait_step[c] = o.step;
 }
 
 template <class Source>
@@ -281,25 +285,25 @@ inline auto engine<Source>::start_dma(int c, const op& o) -> void {
                         " moves a negative number of bytes (" + std::to_string(o.bytes) + ")",
                     "use bytes >= 0");
     if (o.sem != 0) check_sem(c, o);
-    if (o.sem == 0 && live_[c].find(o.dma) >= 0)
+    if (o.sem == 0 && st_.live[c].find(o.dma) >= 0)
         throw error("SIM1", "simulate",
                     "core " + std::to_string(c) + " starts DMA " + std::to_string(o.dma) +
                         " again while it is in flight (not yet waited); its semaphore would "
                         "count two completions (rule 39, docs/rules.md)",
                     "wait on a DMA before reusing its id");
-    double& t = t_[c];
+    double& t = st_.t[c];
     t += chip_.dma_issue_s;
     res_.busy_issue[c] += chip_.dma_issue_s;
     ++res_.dma_count;
-    ++starts_[c];
+    ++st_.starts[c];
     (o.far ? res_.hbm_bytes : res_.onchip_bytes) += o.bytes;
     int s;
-    if (free_.empty()) {
-        s = static_cast<int>(dmas_.size());
-        dmas_.emplace_back();
+    if (st_.free_slots.empty()) {
+        s = static_cast<int>(st_.dmas.size());
+        st_.dmas.emplace_back();
     } else {
-        s = free_.back();
-        free_.pop_back();
+        s = st_.free_slots.back();
+        st_.free_slots.pop_back();
     }
     live_dma& d = at(s);
     d.ready = t + chip_.dma_latency_s;
@@ -307,21 +311,21 @@ inline auto engine<Source>::start_dma(int c, const op& o) -> void {
     d.begin = t;
     d.bytes = o.bytes;
     d.cost = o.far ? hbm_cost(o) : static_cast<double>(o.bytes);
-    d.seq = seq_++;
+    d.seq = st_.seq++;
     d.id = o.dma;
     d.label = o.label;
     d.step = o.step;
     d.sem = o.sem;
-    d.ord = ord_[c] - 1;  // (run_core counted its op already)
+    d.ord = st_.ord[c] - 1;  // (run_core counted its op already)
     d.core = static_cast<std::uint8_t>(c);
     d.channel = static_cast<std::uint8_t>(o.far ? 0 : 1 + c);
     d.phase = dma_phase::latency;
     d.orphan = false;
     if (o.sem == 0)
-        live_[c].push(o.dma, s);
+        st_.live[c].push(o.dma, s);
     else
-        sem_dmas_[c].push_back(s);
-    pending_[c].push(s);
+        st_.sem_dmas[c].push_back(s);
+    st_.pending[c].push(s);
     if (ev_slot_ < 0 || before(d.ready, d, ev_t_, at(ev_slot_))) {
         ev_t_ = d.ready;
         ev_slot_ = s;
@@ -331,59 +335,59 @@ inline auto engine<Source>::start_dma(int c, const op& o) -> void {
 
 template <class Source>
 inline auto engine<Source>::wait_dma(int c, const op& o) -> void {
-    const int k = live_[c].find(o.dma);
+    const int k = st_.live[c].find(o.dma);
     if (k < 0)
         throw error("SIM1", "simulate",
                     "core " + std::to_string(c) + " waits on DMA " + std::to_string(o.dma) +
                         ", which it never started or already waited; on a TPU this "
                         "over-wait hangs (rule 39, docs/rules.md)",
                     "wait exactly once on each started DMA");
-    const int s = live_[c].slot(k);
+    const int s = st_.live[c].slot(k);
     if (at(s).phase == dma_phase::done) {
-        live_[c].erase(k);
-        free_.push_back(s);
+        st_.live[c].erase(k);
+        st_.free_slots.push_back(s);
         return;
     }
-    state_[c] = core_state::blocked;
-    wait_slot_[c] = s;
-    wait_label_[c] = o.label;
-    wait_step_[c] = o.step;
+    st_.state[c] = core_state::blocked;
+    st_.wait_slot[c] = s;
+    st_.wait_label[c] = o.label;
+    st_.wait_step[c] = o.step;
     // An operand past max_operands names none: the wait counts as a body copy's.
-    wait_on_[c] = o.waits_on.operand < max_operands ? o.waits_on : wait_target{};
+    st_.wait_on[c] = o.waits_on.operand < max_operands ? o.waits_on : wait_target{};
 }
 
 template <class Source>
 inline auto engine<Source>::end_stream(int c) -> void {
     folds_.check_end(c);
-    state_[c] = core_state::done;
-    for (const int s : live_[c].slots()) {
+    st_.state[c] = core_state::done;
+    for (const int s : st_.live[c].slots()) {
         ++res_.dangling_dmas;
         if (at(s).phase == dma_phase::done) {
-            free_.push_back(s);
+            st_.free_slots.push_back(s);
         } else {
             at(s).orphan = true;
             ++orphans_;
         }
     }
-    live_[c].clear();
+    st_.live[c].clear();
 }
 
 template <class Source>
 inline auto engine<Source>::start_transfer(int s, double t) -> void {
     live_dma& d = at(s);
-    pending_[d.core].pop();  // it is the front: the earliest latency end of its core
+    st_.pending[d.core].pop();  // it is the front: the earliest latency end of its core
     d.phase = dma_phase::transfer;
     if (d.bytes == 0) {
         complete(s, t);  // never joins a channel
         return;
     }
-    d.tag = channels_[d.channel].arrive(s, d.cost, t, dmas_);
+    d.tag = st_.channels[d.channel].arrive(s, d.cost, t, st_.dmas);
 }
 
 template <class Source>
 inline auto engine<Source>::complete(int s, double t) -> void {
     live_dma& d = at(s);
-    if (t > last_done_) last_done_ = t;
+    if (t > st_.last_done) st_.last_done = t;
     if (opt_.timeline)
         spans_.push({d.core, span::track::dma, op_kind::dma_start, d.label, d.step, d.id, d.begin, t, d.bytes,
                      d.channel == 0},
@@ -392,22 +396,22 @@ inline auto engine<Source>::complete(int s, double t) -> void {
     if (d.sem != 0) {  // waited through its semaphore, which it raises by its bytes
         const std::uint32_t sem = d.sem;
         const std::int64_t bytes = d.bytes;
-        std::vector<int>& v = sem_dmas_[static_cast<std::size_t>(c)];
+        std::vector<int>& v = st_.sem_dmas[static_cast<std::size_t>(c)];
         if (const auto it = std::find(v.begin(), v.end(), s); it != v.end())
             v.erase(it);  // (usually the first)
-        free_.push_back(s);
+        st_.free_slots.push_back(s);
         raise(c, sem, bytes, t);
     } else if (d.orphan) {
-        free_.push_back(s);
+        st_.free_slots.push_back(s);
         --orphans_;
-    } else if (state_[c] == core_state::blocked && wait_slot_[c] == s) {
-        const double begin = t_[c];
-        t_[c] = t;
-        state_[c] = core_state::ready;
+    } else if (st_.state[c] == core_state::blocked && st_.wait_slot[c] == s) {
+        const double begin = st_.t[c];
+        st_.t[c] = t;
+        st_.state[c] = core_state::ready;
         res_.wait_dma[c] += t - begin;
         // By operand: [1 + k] operand k of the call's pipeline, [0] the rest (an inner
         // pipeline's operand is a body copy to the call, and 1 + k in its inner row).
-        const wait_target on = wait_on_[c];
+        const wait_target on = st_.wait_on[c];
         const unsigned outer = on.pipeline == wait_pipeline::own ? 1u + on.operand : 0u;
         const unsigned inner = on.pipeline == wait_pipeline::inner ? 1u + on.operand : 0u;
         res_.wait_by_operand[outer] += t - begin;
@@ -430,11 +434,11 @@ inline auto engine<Source>::complete(int s, double t) -> void {
         // A wait of a rounding error is no span either: the timeline must not depend on how the
         // clock was summed (the fast lane's shifted clock rounds otherwise).
         if (opt_.timeline && t - begin > 1e-12 * t)
-            spans_.push({c, span::track::stream, op_kind::dma_wait, wait_label_[c], wait_step_[c], d.id,
+            spans_.push({c, span::track::stream, op_kind::dma_wait, st_.wait_label[c], st_.wait_step[c], d.id,
                          begin, t, 0, true},
-                        wait_ord_[c]);
-        live_[c].erase(live_[c].find(d.id));
-        free_.push_back(s);
+                        st_.wait_ord[c]);
+        st_.live[c].erase(st_.live[c].find(d.id));
+        st_.free_slots.push_back(s);
     } else {
         d.phase = dma_phase::done;
     }

@@ -11,7 +11,6 @@
 #include "ptpu/sim/engine.hpp"
 #include "ptpu/sim/engine_class.hpp"
 #include "ptpu/sim/engine_events_impl.hpp"
-#include "ptpu/sim/engine_steady_impl.hpp"
 
 namespace ptpu::sim {
 

@@ -5,12 +5,12 @@
 // A repeat op stands for `bytes` more repetitions of the `sem` ops after it. The first
 // repetition comes from the stream and is recorded as it is simulated; the others are made from
 // the record, their DMA ids `dma` higher each time (and inner rows `sub` higher), and simulated as
-// the stream's ops would be. On a core running alone without a timeline, the engine records the
-// core's state at the start of each repetition (at()): once it equals the state p repetitions
+// the stream's ops would be. On a core running alone without a timeline, the core's state is
+// recorded at the start of each repetition (mark()): once it equals the state p repetitions
 // earlier, the next p repetitions repeat those p exactly (the same ops relative to the core's
-// starts, from the same state), so every whole period of p left is skipped at once (the engine's
-// skip_time; with per-step rows, step_rows::replicate as far as step_rows::fold_fit allows) and
-// the rest simulated.
+// starts, from the same state), so every whole period of p left is skipped at once
+// (period_skip::fold; with per-step rows, step_rows::replicate as far as step_rows::fold_fit
+// allows) and the rest simulated.
 #pragma once
 
 #include <cstddef>
@@ -77,9 +77,9 @@ public:
         at_[static_cast<std::size_t>(c)] = 2;
     }
 
-    // Whether core c's next made op begins a repetition (where the engine records the state).
+    // Whether core c's next made op begins a repetition (where period_skip::fold records the state).
     [[nodiscard]] bool at_start(int c) const { return folds_[static_cast<std::size_t>(c)].pos == 0; }
-    // The state to record at the start of core c's next repetition (engine::record_state, rows).
+    // The state to record at the start of core c's next repetition (period_skip::record, rows).
     boundary& mark(int c) {
         fold& f = of(c);
         if (f.seen.empty()) f.seen.resize(static_cast<std::size_t>(ring));
@@ -111,7 +111,7 @@ public:
         }
         return {};
     }
-    // The engine skipped s: its repetitions are made, and the search starts again.
+    // period_skip::fold skipped s: its repetitions are made, and the search starts again.
     void skipped(int c, const skip& s) {
         fold& f = of(c);
         f.made += static_cast<std::uint32_t>(s.q * s.p);

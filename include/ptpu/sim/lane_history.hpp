@@ -2,7 +2,7 @@
 // step boundaries, what each records of the ops its cores run until the next one, the search for
 // the shortest period whose state and ops repeat, the cycle that period becomes, and the history
 // rebuilt after whole periods were skipped. It knows boundaries and ops, nothing of DMA channels,
-// clocks or sources: the engine records each boundary's state (record_state), the lane
+// clocks or sources: the engine records each boundary's state (period_skip::record), the lane
 // (steady_lane.hpp) hands every op on to it and matches the cores' next ops against the cycle.
 #pragma once
 
@@ -69,7 +69,7 @@ public:
         mask_ = on ? mask : 0;
     }
 
-    // The next boundary, for the engine to record the lane's state in (record_state, rows, spans);
+    // The next boundary, for the engine to record the lane's state in (period_skip::record, rows, spans);
     // then close_boundary.
     boundary& next() { return at(n_); }
     // Closes the boundary next() gave: the lead about to run its first op of step `step`, every

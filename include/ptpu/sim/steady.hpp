@@ -176,7 +176,7 @@ struct row_mark {
     std::array<book_mark, 2> book{};
 };
 
-// A boundary's ops. The history rebuilt after a skip (engine::apply) copies boundaries, and
+// A boundary's ops. The history rebuilt after a skip (period_skip::apply) copies boundaries, and
 // one period's batches then stand for many boundaries: the copies share the ops instead of
 // copying them (a step of an inner pipeline's body holds hundreds). Recording ops into a
 // boundary gives it ops of its own first (restart).

@@ -4,7 +4,7 @@
 // The lane follows the cores still running (when no ended core's DMA still moves): their state
 // repeats only as a whole, since they share HBM. At every step boundary of the lead core, the
 // lowest-numbered of them (about to run the first op of a new step value), the engine records
-// the lane's state relative to the lead's clock (engine::record_state): each DMA started and not
+// the lane's state relative to the lead's clock (period_skip::record): each DMA started and not
 // yet waited, by id relative to its core's count of starts, with its phase, bytes and what is
 // left of it (latency until ready, or bytes still to move); the semaphores; the other cores'
 // clocks and blocked waits relative to the lead's. The lane records the ops each lane core runs
@@ -14,8 +14,8 @@
 // step numbers relative): the engine's decisions depend only on that state and on the ops. The
 // lane then pulls and compares every lane core's ops of each period (the lead's up to its next
 // step value, each other core's the cycle's number) and, at the first that differs or a stream's
-// end, says how many whole periods repeated: the engine applies them at once (their time, DMA
-// starts and totals), and the ops pulled since are given back to be simulated (op_feed). Not
+// end, says how many whole periods repeated: period_skip::apply adds them at once (their time,
+// DMA starts and totals), and the ops pulled since are given back to be simulated (op_feed). Not
 // through a step signalling another core's semaphore, nor, with more than one lane core, within
 // a fold. The history of boundaries, the period search and the cycle are lane_history's.
 #pragma once
@@ -68,7 +68,7 @@ public:
     [[nodiscard]] bool begins_boundary(int c, const op& o) const {
         return c == history_.lead() && (history_.count() == 0 || o.step != history_.lead_step());
     }
-    // The boundary the engine records the lane's state in (record_state); then close().
+    // The boundary the engine records the lane's state in (period_skip::record); then close().
     boundary& boundary_to_record() { return history_.next(); }
     // Closes that boundary (the lead about to run o, the first op of step o.step) and looks for a
     // period ending there; true when the lane takes over (holding o, given back if it stops).
@@ -84,13 +84,13 @@ public:
     }
 
     // Matches whole periods until the first op that differs or a stream's end; the ops pulled
-    // since are given back. Returns the whole periods matched, for the engine to apply.
+    // since are given back. Returns the whole periods matched, for period_skip::apply.
     [[gnu::noinline]] std::int64_t run() {
         by_batch_ ? match_batches() : match_ops();
         fast_ = false;
         return skipped_;
     }
-    // After run() and the engine's skip of m periods: with none, no search for a period's
+    // After run() and period_skip::apply of m periods: with none, no search for a period's
     // boundaries; else the lead's boundary moves to where its given-back ops start.
     void left(std::int64_t m) {
         if (m == 0) {
