@@ -1,12 +1,14 @@
-// Two of the engine's parts on their own: where each core's ops come from (sim/op_feed.hpp: the
-// source's batches, the ops the lane gave back, a stream's end) and folded repeats
-// (sim/folds.hpp: the repetitions made from the first, the period search over their start
-// states, the errors). No engine: sources and states are written here.
+// The engine's parts on their own: where each core's ops come from (sim/op_feed.hpp: the
+// source's batches, the ops the lane gave back, a stream's end), folded repeats (sim/folds.hpp:
+// the repetitions made from the first, the period search over their start states, the errors)
+// and what the lane and the folds do to the simulation's state (sim/period_skip.hpp: the state a
+// boundary records, whole periods skipped). No engine: sources and states are written here.
 #include <gtest/gtest.h>
 
 #include <ptpu/core/error.hpp>
 #include <ptpu/sim/folds.hpp>
 #include <ptpu/sim/op_feed.hpp>
+#include <ptpu/sim/period_skip.hpp>
 #include <ptpu/sim/step_rows.hpp>
 #include <ptpu/sim/timeline_book.hpp>
 
@@ -20,11 +22,17 @@ namespace {
 using ptpu::sim::options;
 using ptpu::sim::result;
 using ptpu::sim::detail::boundary;
+using ptpu::sim::detail::core_set;
+using ptpu::sim::detail::core_state;
+using ptpu::sim::detail::dma_phase;
+using ptpu::sim::detail::event_state;
 using ptpu::sim::detail::folds;
 using ptpu::sim::detail::op;
 using ptpu::sim::detail::op_feed;
 using ptpu::sim::detail::op_kind;
+using ptpu::sim::detail::period_skip;
 using ptpu::sim::detail::step_rows;
+using ptpu::sim::detail::tally;
 using ptpu::sim::detail::timeline_book;
 using ptpu::stream::batch;
 
@@ -216,6 +224,130 @@ TEST(Folds, ErrorsNameTheRuleAndTheStep) {
     g.begin(1, repeat_op(2, 1, 1, 2));  // says two DMA ids a repetition
     EXPECT_NE(rule([&] { g.record(1, compute(2, 1)); }).find("advance their ids by 2"), std::string::npos);
     g.check_end(0);  // core 0 has no repeat op
+}
+
+// Two cores: core 0 ready at 10 s with a far DMA in its latency (id 6, ready at 11 s); core 1 at
+// 12.5 s, blocked on DMA semaphore 3 (wanting 4, holding 2), into which its on-chip DMA (ready
+// at 13 s) counts.
+event_state two_cores() {
+    event_state st;
+    st.t = {10.0, 12.5};
+    st.state = {core_state::ready, core_state::blocked};
+    st.starts = {7, 2};
+    st.ord = {100, 50};
+    st.seq = 9;
+    st.wait_sem[1] = 3;
+    st.wait_want[1] = 4;
+    st.wait_is_dma[1] = true;
+    st.sem_val[1] = {0, 0, 0, 2};
+    st.dmas.resize(2);
+    st.dmas[0] = {.ready = 11.0, .begin = 9.5, .bytes = 256, .cost = 300, .seq = 7, .id = 6, .step = 4};
+    st.dmas[1] = {.ready = 13.0,
+                  .begin = 12.0,
+                  .bytes = 128,
+                  .cost = 128,
+                  .seq = 8,
+                  .id = 1,
+                  .sem = 3,
+                  .core = 1,
+                  .channel = 2};
+    st.live[0].push(6, 0);
+    st.sem_dmas[1] = {1};
+    return st;
+}
+
+core_set both() {
+    core_set cs;
+    cs.at[0] = 0;
+    cs.at[1] = 1;
+    cs.n = 2;
+    return cs;
+}
+
+TEST(PeriodSkip, RecordsTheStateRelativeToTheLeadsClockAndEachCoresStarts) {
+    event_state st = two_cores();
+    result r;
+    r.cores = 2;
+    r.op_count = 150;
+    const options opt;
+    step_rows book(r, opt);
+    timeline_book spans(r, opt);
+    const period_skip skip(st, r, book, spans, opt);
+    boundary b;
+    skip.record(b, both());
+    EXPECT_EQ(b.t, 10.0);
+    EXPECT_EQ(b.lag[1], 2.5);
+    EXPECT_EQ(b.starts[0], 7u);
+    EXPECT_EQ(b.ord[1], 50u);
+    EXPECT_EQ(b.state[1], static_cast<std::uint8_t>(core_state::blocked));
+    EXPECT_EQ(b.sem_kind[1], 2);  // a DMA semaphore
+    EXPECT_EQ(b.wait_sem[1], 3u);
+    EXPECT_EQ(b.want[1], 4);
+    EXPECT_EQ(b.sems[1], (std::vector<std::int64_t>{0, 0, 0, 2}));
+    EXPECT_EQ(b.sum.ops, 150);
+    // The DMAs by start order, ids relative to their core's starts, start order to the next
+    // start's, what is left of their latency to the lead's clock.
+    ASSERT_EQ(b.snap.size(), 2u);
+    EXPECT_EQ(b.snap[0].id, std::uint32_t{6} - 7u);
+    EXPECT_EQ(b.snap[0].seq, 2u);
+    EXPECT_EQ(b.snap[0].left, 1.0);
+    EXPECT_EQ(b.snap[0].cost, 300);
+    EXPECT_EQ(b.snap[1].core, 1);
+    EXPECT_EQ(b.snap[1].id, std::uint32_t{1} - 2u);
+    EXPECT_EQ(b.snap[1].left, 3.0);
+    EXPECT_EQ(b.snap[1].sem, 3u);
+    // A core outside the set records nothing.
+    boundary one;
+    skip.record(one, core_set::one(0));
+    EXPECT_EQ(one.lag[1], 0.0);
+    EXPECT_EQ(one.state[1], 0);
+    EXPECT_TRUE(one.sems[1].empty());
+    EXPECT_EQ(one.snap.size(), 1u);
+}
+
+TEST(PeriodSkip, MovesTheStateOnByWholePeriodsToAStateEqualToTheFirst) {
+    event_state st = two_cores();
+    result r;
+    r.cores = 2;
+    const options opt;
+    step_rows book(r, opt);
+    timeline_book spans(r, opt);
+    period_skip skip(st, r, book, spans, opt);
+    boundary a;
+    skip.record(a, both());
+    // Three periods of 2 s, each starting 2 DMAs on core 0 and 1 on core 1, running 10 and 5 ops,
+    // adding 10 ops and 0.5 s of compute on core 0 to the totals, completing a DMA.
+    tally per;
+    per.ops = 10;
+    per.dmas = 3;
+    per.compute[0] = 0.5;
+    skip.skip(both(), 3, 2.0, {2, 1}, {1, 1}, {10, 5}, per, true);
+    EXPECT_EQ(st.t[0], 16.0);
+    EXPECT_EQ(st.t[1], 18.5);
+    EXPECT_EQ(st.starts[0], 13u);
+    EXPECT_EQ(st.starts[1], 5u);
+    EXPECT_EQ(st.ord[0], 130u);
+    EXPECT_EQ(st.ord[1], 65u);
+    EXPECT_EQ(st.seq, 18u);  // 3 periods of 3 starts
+    EXPECT_EQ(st.last_done, 6.0);
+    EXPECT_EQ(st.dmas[0].ready, 17.0);
+    EXPECT_EQ(st.dmas[0].begin, 15.5);
+    EXPECT_EQ(st.dmas[0].id, 12u);
+    EXPECT_EQ(st.dmas[0].seq, 16u);
+    EXPECT_EQ(st.dmas[0].step, 7u);
+    EXPECT_EQ(st.live[0].find(12), 0);  // a wait finds it by its new id
+    EXPECT_EQ(st.dmas[1].id, 4u);
+    EXPECT_EQ(r.op_count, 30);
+    EXPECT_EQ(r.steady_ops, 30);
+    EXPECT_EQ(r.dma_count, 9);
+    EXPECT_EQ(r.busy_compute[0], 1.5);
+    // What a boundary records then is the state recorded before, relative to the new clock.
+    boundary b;
+    skip.record(b, both());
+    EXPECT_EQ(b.t, 16.0);
+    EXPECT_TRUE(ptpu::sim::detail::same_state(a, b));
+    EXPECT_EQ(b.snap[0].id, a.snap[0].id);
+    EXPECT_EQ(b.snap[1].left, a.snap[1].left);
 }
 
 }  // namespace
