@@ -306,6 +306,70 @@ TEST(SteadyBody, TwoRunningCoresSkipTheirPartsTogether) {
     expect_rule([&] { return predict_parts(tail, body_edges{}); }, "K4", "core 0, step");
 }
 
+// The same with core 1 held in a wait at step `held_at` of its part until core 0's last step
+// signals it: the model finds core 0's periods while core 1's body waits inside a step, and
+// core 1 skips its own once core 0 has ended.
+using Parts = hand_test::hand_add_parts<2, part_steps>;
+using HeldParts =
+    pallas_call<Grid<2, part_steps>, Semantics<parallel, arbitrary>,
+                In<Arg<Parts::X, Parts::AnyX>, Arg<Parts::X, Parts::AnyX>>, Out<Arg<Parts::X, Parts::AnyX>>,
+                Parts::Slots, Parts::Slots, Parts::Slots, Parts::Sems, Parts::Sems,
+                Scratch<semaphore, regular_semaphore, 1>, Chip<tpu::v5p>>;
+
+struct held_parts {
+    int* runs;
+    index_t held_at = 0;
+    template <class A, class B, class O, class AB, class BB, class OB, class IS, class OS, class S>
+    void operator()(A a, B b, O o, AB abuf, BB bbuf, OB obuf, IS in_sem, OS out_sem, S held) const {
+        ++*runs;
+        const index_t part = program_id(0), i = program_id(1), n = num_programs(1);
+        if (part == 1 && i == held_at) semaphore_wait(held.at(0), 1);
+        hand_test::hand_add_step(part * n, i, n, a, b, o, abuf, bbuf, obuf, in_sem, out_sem);
+        if (part == 0 && i == n - 1) semaphore_signal(held.at(0), 1, 1);
+    }
+};
+
+report predict_held(int& runs, index_t held_at, std::optional<body_edges> edges) {
+    HeldParts k{};
+    k.options.per_step = per_step_rows::never;
+    k.options.steady_body = edges;
+    return k.predict(held_parts{&runs, held_at});
+}
+
+TEST(SteadyBody, ACoreHeldInAWaitWhileTheOtherRunsPredictsWhatEveryStepDoes) {
+    // Held from its first step (an edge), and from step 110 with first edges of 128 steps.
+    for (const auto& [at, first] : {std::pair<index_t, index_t>{0, 1}, {110, 128}}) {
+        SCOPED_TRACE(at);
+        int runs = 0;
+        const report every = predict_held(runs, at, std::nullopt);
+        EXPECT_EQ(runs, 2 * part_steps);
+        runs = 0;
+        const report steady = predict_held(runs, at, body_edges{.first = first, .last = 1});
+        expect_same_prediction(steady, every);
+        EXPECT_EQ(steady.stats.sem_signals, 1);
+        // Core 1 runs its steps from `at` on once core 0 has ended (each about as long as core 0's).
+        const double step = steady.core[0].time / static_cast<double>(part_steps);
+        EXPECT_GT(steady.core[1].time,
+                  steady.core[0].time + 0.9 * step * static_cast<double>(part_steps - at));
+        // Core 0 runs every step, core 1 about log2(steps) periods after the edge.
+        EXPECT_LT(runs, part_steps + first + 64) << runs;
+        EXPECT_GT(steady.steady_ops, steady.ops / 4);
+    }
+}
+
+// Declared steady with edges that leave step 100's wait inside a skipped stretch, the wait is
+// skipped: the semaphore core 0 signals is left raised, which is 39 at exit, and the message
+// says that steps of a body declared steady were made without running it.
+TEST(SteadyBody, AWaitSkippedInsideTheEdgesIs39NamingTheDeclaration) {
+    int runs = 0;
+    expect_rule([&] { return predict_held(runs, 100, body_edges{}); }, "39", "declared steady");
+    expect_rule([&] { return predict_held(runs, 100, body_edges{}); }, "39", "widen body_edges");
+    // Edges over the wait: the same kernel predicts.
+    runs = 0;
+    EXPECT_EQ(predict_held(runs, 100, body_edges{.first = 128, .last = 1}).device_time,
+              predict_held(runs, 100, std::nullopt).device_time);
+}
+
 // The same pipeline as a dynamic_call (its DMA semaphores are Operand<dma_semaphore, 1,
 // semaphore> scratch): declared steady through its run_options, it predicts what the static call
 // predicts, both ways.

@@ -45,15 +45,29 @@ struct core_streams {
 };
 
 /// Check 39 at kernel exit, per core: every async copy waited, every semaphore back at 0.
-inline void check_exit(const call_desc& desc, const kernel_context& k, const core_memory& mem) {
+/// `skipped_steady`: the core's steps made without running its body, declared steady
+/// (run_options::steady_body): the message then says a wait or a copy may have been skipped.
+inline void check_exit(const call_desc& desc, const kernel_context& k, const core_memory& mem,
+                       index_t skipped_steady) {
+    const std::string cause = skipped_steady == 0
+                                  ? std::string{}
+                                  : "; this prediction made " + std::to_string(skipped_steady) +
+                                        " of the core's steps without running its body, declared steady "
+                                        "(run_options::steady_body): a step among them whose semaphore ops "
+                                        "differ from the period's was skipped with them";
+    const std::string steady_fix =
+        skipped_steady == 0 ? std::string{}
+                            : "; a body declared steady: widen body_edges over the steps whose copies or "
+                              "semaphore ops differ, or leave steady_body unset";
     if (!k.pending.empty()) {
         const pending_dma& d = k.pending.front();
         throw error("39", "core " + std::to_string(k.core) + ": kernel exit",
                     "an async copy from " + detail::ref_where(d.src_label) + " to " +
                         detail::ref_where(d.dst_label) + " started at step " + std::to_string(d.step) +
                         " was never waited (" + std::to_string(k.pending.size()) +
-                        " copies in all): on a TPU its semaphore is left raised and the kernel crashes",
-                    "wait on every copy you start (desc.wait()) before the last step ends");
+                        " copies in all): on a TPU its semaphore is left raised and the kernel crashes" +
+                        cause,
+                    "wait on every copy you start (desc.wait()) before the last step ends" + steady_fix);
     }
     for (int s = 0; s < desc.n_scratch; ++s) {
         const scratch_desc& sd = desc.scratch[static_cast<std::size_t>(s)];
@@ -61,11 +75,14 @@ inline void check_exit(const call_desc& desc, const kernel_context& k, const cor
         const auto* cells = reinterpret_cast<const std::int32_t*>(mem.scratch[static_cast<std::size_t>(s)]);
         for (index_t j = 0; j < sd.elems(); ++j)
             if (cells[j] != 0)
-                throw error("39", "core " + std::to_string(k.core) + ": kernel exit",
-                            "semaphore scratch " + std::to_string(s) + "[" + std::to_string(j) + "] holds " +
-                                std::to_string(cells[j]) +
-                                ": semaphores must be 0 when the kernel ends (on a TPU leftover signals crash it)",
-                            "wait for everything signalled (and every copy started) before the last step ends");
+                throw error(
+                    "39", "core " + std::to_string(k.core) + ": kernel exit",
+                    "semaphore scratch " + std::to_string(s) + "[" + std::to_string(j) + "] holds " +
+                        std::to_string(cells[j]) +
+                        ": semaphores must be 0 when the kernel ends (on a TPU leftover signals crash it)" +
+                        cause,
+                    "wait for everything signalled (and every copy started) before the last step ends" +
+                        steady_fix);
     }
 }
 
@@ -190,8 +207,9 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
     run_stats stats;
     for (int core = 0; core < pinfo.cores; ++core) {
         const auto u = static_cast<std::size_t>(core);
-        check_exit(desc, kctx[u], mem[u]);
-        stats += runners[u]->stats();
+        const run_stats core_stats = runners[u]->stats();
+        check_exit(desc, kctx[u], mem[u], opt.steady_body ? core_stats.skipped_steps : 0);
+        stats += core_stats;
         stats.body_dmas += kctx[u].body_dma_count;
         stats.body_dma_bytes += kctx[u].body_dma_bytes;
         stats.sem_signals += kctx[u].sem_signals;
