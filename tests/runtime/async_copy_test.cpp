@@ -8,9 +8,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace ptpu;
@@ -202,6 +205,49 @@ TEST(AsyncCopy, ABarrierEveryStepOnTwoCores) {
     auto [o, rep] = Barrier{}(body, x);
     EXPECT_EQ(rep.device_time, every.device_time);
     for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], x.vector()[k] + 1.0f) << k;
+}
+
+// A timing-only megacore prediction runs its cores on the calling thread until a body waits for
+// what another core has not signalled yet; then it starts over with each core on a thread of its
+// own, taking turns. A run on data takes turns from the start.
+TEST(AsyncCopy, AMegacorePredictionRunsOnTheCallingThreadUntilACoreWaitsForTheOther) {
+    std::mutex m;
+    std::set<std::thread::id> threads;
+    bool barrier = false;
+    auto body = [&](auto x_any, auto o_any, auto buf, auto dsem, auto sem) {
+        {
+            const std::lock_guard<std::mutex> l(m);
+            threads.insert(std::this_thread::get_id());
+        }
+        const index_t c = program_id(0);
+        auto in = make_async_copy(x_any.at(ds(c * 8, 8), ds(0, 128)), buf, dsem.at(0));
+        in.start();
+        in.wait();
+        auto out = make_async_copy(buf, o_any.at(ds(c * 8, 8), ds(0, 128)), dsem.at(1));
+        out.start();
+        out.wait();
+        if (barrier) {
+            semaphore_signal(sem.at(0), 1, 1 - static_cast<int>(c));
+            semaphore_wait(sem.at(0), 1);
+        }
+    };
+    const std::thread::id here = std::this_thread::get_id();
+    const report alone = Barrier{}.predict(body);
+    EXPECT_EQ(threads, std::set<std::thread::id>{here});
+    EXPECT_EQ(alone.stats.sem_waits, 2 * 2 * barrier_steps);
+    threads.clear();
+    barrier = true;
+    const report met = Barrier{}.predict(body);
+    EXPECT_EQ(met.stats.sem_waits, 2 * 3 * barrier_steps);
+    EXPECT_GE(threads.size(), 3u);  // this thread's first attempt, then both cores' own
+    EXPECT_EQ(met.device_time, Barrier{{.steady_state = false}}.predict(body).device_time);
+    threads.clear();
+    barrier = false;
+    const host_array<Row> x = rows();
+    auto [o, rep] = Barrier{}(body, x);
+    EXPECT_EQ(threads.count(here), 0u);
+    EXPECT_EQ(rep.device_time, alone.device_time);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], x.vector()[k]) << k;
 }
 
 // 39 across cores: each core waits for the other first. The model finds both blocked with

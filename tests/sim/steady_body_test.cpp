@@ -6,6 +6,7 @@
 
 #include <ptpu/ptpu.hpp>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -317,33 +318,37 @@ using HeldParts =
                 Scratch<semaphore, regular_semaphore, 1>, Chip<tpu::v5p>>;
 
 struct held_parts {
-    int* runs;
+    std::array<int, 2>* runs;  // per part (core)
     index_t held_at = 0;
     template <class A, class B, class O, class AB, class BB, class OB, class IS, class OS, class S>
     void operator()(A a, B b, O o, AB abuf, BB bbuf, OB obuf, IS in_sem, OS out_sem, S held) const {
-        ++*runs;
         const index_t part = program_id(0), i = program_id(1), n = num_programs(1);
+        ++(*runs)[static_cast<std::size_t>(part)];
         if (part == 1 && i == held_at) semaphore_wait(held.at(0), 1);
         hand_test::hand_add_step(part * n, i, n, a, b, o, abuf, bbuf, obuf, in_sem, out_sem);
         if (part == 0 && i == n - 1) semaphore_signal(held.at(0), 1, 1);
     }
 };
 
-report predict_held(int& runs, index_t held_at, std::optional<body_edges> edges) {
+report predict_held(std::array<int, 2>& runs, index_t held_at, std::optional<body_edges> edges) {
     HeldParts k{};
     k.options.per_step = per_step_rows::never;
     k.options.steady_body = edges;
     return k.predict(held_parts{&runs, held_at});
 }
 
+// (A timing-only megacore run first tries its cores on one thread and starts over with turns at
+// the first wait for another core: the counts include the runs of that first attempt, up to
+// core 1's wait.)
 TEST(SteadyBody, ACoreHeldInAWaitWhileTheOtherRunsPredictsWhatEveryStepDoes) {
     // Held from its first step (an edge), and from step 110 with first edges of 128 steps.
     for (const auto& [at, first] : {std::pair<index_t, index_t>{0, 1}, {110, 128}}) {
         SCOPED_TRACE(at);
-        int runs = 0;
+        std::array<int, 2> runs{};
         const report every = predict_held(runs, at, std::nullopt);
-        EXPECT_EQ(runs, 2 * part_steps);
-        runs = 0;
+        EXPECT_GE(runs[0], part_steps);
+        EXPECT_GE(runs[1], part_steps);
+        runs = {};
         const report steady = predict_held(runs, at, body_edges{.first = first, .last = 1});
         expect_same_prediction(steady, every);
         EXPECT_EQ(steady.stats.sem_signals, 1);
@@ -351,8 +356,10 @@ TEST(SteadyBody, ACoreHeldInAWaitWhileTheOtherRunsPredictsWhatEveryStepDoes) {
         const double step = steady.core[0].time / static_cast<double>(part_steps);
         EXPECT_GT(steady.core[1].time,
                   steady.core[0].time + 0.9 * step * static_cast<double>(part_steps - at));
-        // Core 0 runs every step, core 1 about log2(steps) periods after the edge.
-        EXPECT_LT(runs, part_steps + first + 64) << runs;
+        // Core 0 runs every step; core 1 its steps up to the wait (twice) and about log2(steps)
+        // periods after the edge.
+        EXPECT_GE(runs[0], part_steps);
+        EXPECT_LT(runs[1], 2 * (at + 1) + first + 64) << runs[1];
         EXPECT_GT(steady.steady_ops, steady.ops / 4);
     }
 }
@@ -361,11 +368,10 @@ TEST(SteadyBody, ACoreHeldInAWaitWhileTheOtherRunsPredictsWhatEveryStepDoes) {
 // skipped: the semaphore core 0 signals is left raised, which is 39 at exit, and the message
 // says that steps of a body declared steady were made without running it.
 TEST(SteadyBody, AWaitSkippedInsideTheEdgesIs39NamingTheDeclaration) {
-    int runs = 0;
+    std::array<int, 2> runs{};
     expect_rule([&] { return predict_held(runs, 100, body_edges{}); }, "39", "declared steady");
     expect_rule([&] { return predict_held(runs, 100, body_edges{}); }, "39", "widen body_edges");
     // Edges over the wait: the same kernel predicts.
-    runs = 0;
     EXPECT_EQ(predict_held(runs, 100, body_edges{.first = 128, .last = 1}).device_time,
               predict_held(runs, 100, std::nullopt).device_time);
 }

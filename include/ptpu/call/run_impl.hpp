@@ -97,13 +97,20 @@ inline void check_exit(const call_desc& desc, const kernel_context& k, const cor
                 "signal the semaphore before waiting on it, and wait for no more than is signalled");
 }
 
-/// Runs call `desc` (analyzed as `tables`; block indices from `maps` with `ctx`) on the HBM arrays
-/// `hbm`, with the scalar-prefetch data `prefetch`, calling `body` for each grid step, and
-/// predicts its time on the call's chip.
-PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps,
-                              const void* ctx, const std::array<void*, max_operands>& hbm,
-                              const std::array<const void*, max_operands>& prefetch, body_call body,
-                              const run_options& opt) {
+/// Whether the call has semaphore scratch.
+inline bool has_semaphores(const call_desc& desc) {
+    for (int s = 0; s < desc.n_scratch; ++s)
+        if (desc.scratch[static_cast<std::size_t>(s)].space == space_kind::semaphore) return true;
+    return false;
+}
+
+/// run_call (below), once: with `turns`, the cores of a megacore call with semaphores run on
+/// threads of their own, taking turns; without, on this thread, and a body's wait that another
+/// core must satisfy throws needs_turns.
+inline report run_call_once(const call_desc& desc, const plan_tables& tables, const block_fn* maps,
+                            const void* ctx, const std::array<void*, max_operands>& hbm,
+                            const std::array<const void*, max_operands>& prefetch, body_call body,
+                            const run_options& opt, bool take_turns) {
     const plan_info& pinfo = tables.info;
     const memory_layout layout = layout_of(desc, pinfo);
     per_core<core_memory> mem{};
@@ -116,9 +123,7 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
               pinfo, layout, prefetch, opt.poison_buffers,
               opt.poison_buffers || opt.out_of_bounds_reads == oob_reads::uninitialized, !opt.timing_only);
 
-    bool semaphores = false;
-    for (int s = 0; s < desc.n_scratch; ++s)
-        semaphores = semaphores || desc.scratch[static_cast<std::size_t>(s)].space == space_kind::semaphore;
+    const bool semaphores = has_semaphores(desc);
     // The works the bodies charge, numbered for the ops (the timing model turns them into time).
     stream::work_table works;
     // What a dependence chain costs on this chip, for the ops that keep the longer of two.
@@ -185,13 +190,19 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
         streams.r[u] = runners[u].get();
     }
     // A body on one core may wait for another core's signal: each core runs on a thread of its own,
-    // one at a time (runtime/cores.hpp). With one core an unmet wait is a deadlock at once.
+    // one at a time (runtime/cores.hpp), or, until such a wait, on this thread. With one core an
+    // unmet wait is a deadlock at once.
     std::unique_ptr<core_turns> turns;
     if (semaphores && pinfo.cores > 1) {
         per_core<kernel_context*> k{};
         for (std::size_t c = 0; c < max_cores; ++c) k[c] = &kctx[c];
-        turns = std::make_unique<core_turns>(streams.r, k, pinfo.cores);
-        streams.turns = turns.get();
+        if (take_turns) {
+            turns = std::make_unique<core_turns>(streams.r, k, pinfo.cores);
+            streams.turns = turns.get();
+        } else {
+            for (int c = 0; c < pinfo.cores; ++c)
+                k[static_cast<std::size_t>(c)]->yield = [](void*) { throw needs_turns{}; };
+        }
     }
     sim::options so;
     so.timeline = opt.timeline;
@@ -264,6 +275,29 @@ PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, 
             rep.inner_rows[static_cast<std::size_t>(core)] = runners[static_cast<std::size_t>(core)]->inner_rows();
     detail::nest_inner_rows(rep);  // rows of deeper pipelines into their parents'
     return rep;
+}
+
+/// Runs call `desc` (analyzed as `tables`; block indices from `maps` with `ctx`) on the HBM arrays
+/// `hbm`, with the scalar-prefetch data `prefetch`, calling `body` for each grid step, and
+/// predicts its time on the call's chip.
+///
+/// A timing-only run of a megacore call with semaphores first runs its cores on this thread:
+/// handing the turn to a core's thread at every batch costs the host microseconds, and most
+/// bodies never wait for another core. At the first wait that another core must satisfy it
+/// starts over with the cores taking turns on threads. It moves no data, so nothing is left of
+/// the first attempt (but what the body itself did on the host: a body counting its runs counts
+/// those too).
+PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps,
+                              const void* ctx, const std::array<void*, max_operands>& hbm,
+                              const std::array<const void*, max_operands>& prefetch, body_call body,
+                              const run_options& opt) {
+    if (opt.timing_only && tables.info.cores > 1 && has_semaphores(desc)) {
+        try {
+            return run_call_once(desc, tables, maps, ctx, hbm, prefetch, body, opt, false);
+        } catch (const needs_turns&) {
+        }
+    }
+    return run_call_once(desc, tables, maps, ctx, hbm, prefetch, body, opt, true);
 }
 
 }  // namespace ptpu::detail
