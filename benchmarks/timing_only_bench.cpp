@@ -9,7 +9,8 @@
 // on v5p's two, and one gridless
 // outer step running 65,536, without and with folded per-step rows) and a pipeline written by hand with
 // async copies and DMA semaphores (on one core and split over v5p's two, run at every step or
-// declared steady), reported per inner (or grid) step.
+// declared steady, and on two cores meeting at a barrier every step), reported per inner (or
+// grid) step.
 #include <benchmark/benchmark.h>
 
 #include <ptpu/ptpu.hpp>
@@ -283,6 +284,29 @@ void BM_PredictAsyncCopiesMegacore(benchmark::State& st) {
 void BM_PredictAsyncCopiesMegacoreSteady(benchmark::State& st) {
     predict_async_megacore(st, body_edges{});
 }
+
+// The two-core pipeline with a barrier at the end of every step: each core signals the other's
+// semaphore and waits for the other's signal. Each core's wait depends on the other core, yet the
+// prediction runs both on the calling thread: a wait takes on credit what the other core signals
+// later, and the model blocks the core until the signal (call/run_impl.hpp, run_call).
+void BM_PredictAsyncCopiesBarrier(benchmark::State& st) {
+    using parts = hand_test::hand_add_parts<2, inner_steps / 2>;
+    using Met = Scratch<semaphore, regular_semaphore, 1>;
+    using Any = Arg<parts::X, parts::AnyX>;
+    const pallas_call<Grid<2, inner_steps / 2>, Semantics<parallel, arbitrary>, In<Any, Any>, Out<Any>,
+                      parts::Slots, parts::Slots, parts::Slots, parts::Sems, parts::Sems, Met, Chip<tpu::v5p>>
+        call{{.per_step = per_step_rows::never}};
+    for (auto _ : st) {
+        auto rep = call.predict(
+            [](auto a, auto b, auto o, auto abuf, auto bbuf, auto obuf, auto in_sem, auto out_sem, auto met) {
+                hand_test::hand_add_parts_body(a, b, o, abuf, bbuf, obuf, in_sem, out_sem);
+                semaphore_signal(met.at(0), 1, 1 - static_cast<int>(program_id(0)));
+                semaphore_wait(met.at(0), 1);
+            });
+        benchmark::DoNotOptimize(rep.device_time);
+    }
+    st.SetItemsProcessed(st.iterations() * inner_steps);
+}
 }  // namespace
 
 BENCHMARK(BM_Predict)->Unit(benchmark::kMillisecond)->MinTime(2.0);
@@ -301,4 +325,5 @@ BENCHMARK(BM_PredictAsyncCopies)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictAsyncCopiesSteady)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_PredictAsyncCopiesMegacore)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 BENCHMARK(BM_PredictAsyncCopiesMegacoreSteady)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_PredictAsyncCopiesBarrier)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 BENCHMARK_MAIN();

@@ -207,13 +207,16 @@ TEST(AsyncCopy, ABarrierEveryStepOnTwoCores) {
     for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], x.vector()[k] + 1.0f) << k;
 }
 
-// A timing-only megacore prediction runs its cores on the calling thread until a body waits for
-// what another core has not signalled yet; then it starts over with each core on a thread of its
-// own, taking turns. A run on data takes turns from the start.
-TEST(AsyncCopy, AMegacorePredictionRunsOnTheCallingThreadUntilACoreWaitsForTheOther) {
+// A timing-only megacore prediction runs its cores on the calling thread, a barrier included:
+// a wait for the other core's signal takes its amount on credit, and the model blocks the core
+// until the signal. A body reading a semaphore (its value depends on how far the other core ran)
+// starts over with each core on a thread of its own, taking turns, as a run on data does from
+// the start. All of them predict the same time.
+TEST(AsyncCopy, AMegacorePredictionRunsOnTheCallingThreadUnlessABodyReadsASemaphore) {
     std::mutex m;
     std::set<std::thread::id> threads;
     bool barrier = false;
+    bool reads = false;
     auto body = [&](auto x_any, auto o_any, auto buf, auto dsem, auto sem) {
         {
             const std::lock_guard<std::mutex> l(m);
@@ -228,6 +231,7 @@ TEST(AsyncCopy, AMegacorePredictionRunsOnTheCallingThreadUntilACoreWaitsForTheOt
         out.wait();
         if (barrier) {
             semaphore_signal(sem.at(0), 1, 1 - static_cast<int>(c));
+            if (reads && semaphore_read(sem.at(0)) < 0) throw std::runtime_error("a debt was seen");
             semaphore_wait(sem.at(0), 1);
         }
     };
@@ -238,16 +242,65 @@ TEST(AsyncCopy, AMegacorePredictionRunsOnTheCallingThreadUntilACoreWaitsForTheOt
     threads.clear();
     barrier = true;
     const report met = Barrier{}.predict(body);
+    EXPECT_EQ(threads, std::set<std::thread::id>{here});
     EXPECT_EQ(met.stats.sem_waits, 2 * 3 * barrier_steps);
-    EXPECT_GE(threads.size(), 3u);  // this thread's first attempt, then both cores' own
+    EXPECT_EQ(met.stats.sem_signals, 2 * barrier_steps);
     EXPECT_EQ(met.device_time, Barrier{{.steady_state = false}}.predict(body).device_time);
+    EXPECT_GT(met.device_time, alone.device_time);  // the barrier holds the cores together
     threads.clear();
-    barrier = false;
+    reads = true;
+    const report read = Barrier{}.predict(body);
+    EXPECT_GE(threads.size(), 3u);  // this thread's first attempt, then both cores' own
+    EXPECT_EQ(read.device_time, met.device_time);
+    threads.clear();
+    reads = false;
     const host_array<Row> x = rows();
     auto [o, rep] = Barrier{}(body, x);
     EXPECT_EQ(threads.count(here), 0u);
-    EXPECT_EQ(rep.device_time, alone.device_time);
+    EXPECT_EQ(rep.device_time, met.device_time);
     for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], x.vector()[k]) << k;
+}
+
+// What credit cannot answer takes turns, and what never gets paid is 39. Core 0 waits for the
+// largest amount twice, core 1 signals it twice with an acknowledgement between: on one thread a
+// second debt would pass -2^31 (or, core 1 first, the signals pass 2^31 - 1), so the prediction
+// starts over on threads, where each wait is met in time. A wait for a signal no core sends is
+// the model's deadlock, naming core, step and semaphore.
+TEST(AsyncCopy, AWaitOnCreditThatIsNeverPaidIs39) {
+    constexpr std::int32_t most = std::numeric_limits<std::int32_t>::max();
+    std::mutex m;
+    std::set<std::thread::id> threads;
+    auto big = [&](auto, auto, auto, auto, auto sem) {
+        {
+            const std::lock_guard<std::mutex> l(m);
+            threads.insert(std::this_thread::get_id());
+        }
+        if (program_id(1) != 0) return;
+        if (program_id(0) == 0) {
+            semaphore_wait(sem.at(0), most);
+            semaphore_signal(sem.at(0), 1, 1);
+            semaphore_wait(sem.at(0), most);
+        } else {
+            semaphore_signal(sem.at(0), most, 0);
+            semaphore_wait(sem.at(0), 1);
+            semaphore_signal(sem.at(0), most, 0);
+        }
+    };
+    const report r = Barrier{}.predict(big);
+    EXPECT_GE(threads.size(), 3u);
+    EXPECT_EQ(r.stats.sem_waits, 3);
+    EXPECT_EQ(r.stats.sem_signals, 3);
+    auto unpaid = [](auto, auto, auto, auto, auto sem) {
+        if (program_id(0) == 1 && program_id(1) == 7) semaphore_wait(sem.at(0), 2);
+    };
+    const std::string e = error_of([&] { (void)Barrier{}.predict(unpaid); });
+    EXPECT_NE(e.find("ptpu[39] core 1, step 207"), std::string::npos) << e;  // core 1's 8th step
+    EXPECT_NE(e.find("waits for 2 on semaphore scratch 2[0], which holds 0"), std::string::npos) << e;
+    // The run on data, taking turns, names the same wait.
+    const host_array<Row> x = rows();
+    const std::string d = error_of([&] { (void)Barrier{}(unpaid, x); });
+    EXPECT_NE(d.find("ptpu[39] core 1, step 207"), std::string::npos) << d;
+    EXPECT_NE(d.find("waits for 2 on semaphore scratch 2[0], which holds 0"), std::string::npos) << d;
 }
 
 // 39 across cores: each core waits for the other first. The model finds both blocked with

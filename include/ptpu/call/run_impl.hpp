@@ -105,8 +105,9 @@ inline bool has_semaphores(const call_desc& desc) {
 }
 
 /// run_call (below), once: with `turns`, the cores of a megacore call with semaphores run on
-/// threads of their own, taking turns; without, on this thread, and a body's wait that another
-/// core must satisfy throws needs_turns.
+/// threads of their own, taking turns; without, on this thread, a body's wait on a semaphore
+/// that another core signals later taking its amount on credit (call_state::waits_on_credit),
+/// and what credit cannot answer throwing needs_turns.
 inline report run_call_once(const call_desc& desc, const plan_tables& tables, const block_fn* maps,
                             const void* ctx, const std::array<void*, max_operands>& hbm,
                             const std::array<const void*, max_operands>& prefetch, body_call body,
@@ -200,8 +201,12 @@ inline report run_call_once(const call_desc& desc, const plan_tables& tables, co
             turns = std::make_unique<core_turns>(streams.r, k, pinfo.cores);
             streams.turns = turns.get();
         } else {
-            for (int c = 0; c < pinfo.cores; ++c)
-                k[static_cast<std::size_t>(c)]->yield = [](void*) { throw needs_turns{}; };
+            for (int c = 0; c < pinfo.cores; ++c) {
+                kernel_context& kc = *k[static_cast<std::size_t>(c)];
+                kc.yield = [](void*) { throw needs_turns{}; };
+                // (Not under detect_races: its log orders accesses by the signals a wait took.)
+                kc.waits_on_credit = !opt.detect_races;
+            }
         }
     }
     sim::options so;
@@ -281,12 +286,14 @@ inline report run_call_once(const call_desc& desc, const plan_tables& tables, co
 /// `hbm`, with the scalar-prefetch data `prefetch`, calling `body` for each grid step, and
 /// predicts its time on the call's chip.
 ///
-/// A timing-only run of a megacore call with semaphores first runs its cores on this thread:
-/// handing the turn to a core's thread at every batch costs the host microseconds, and most
-/// bodies never wait for another core. At the first wait that another core must satisfy it
-/// starts over with the cores taking turns on threads. It moves no data, so nothing is left of
-/// the first attempt (but what the body itself did on the host: a body counting its runs counts
-/// those too).
+/// A timing-only run of a megacore call with semaphores runs its cores on this thread: handing
+/// the turn to a core's thread at every batch costs the host microseconds. It moves no data, so
+/// a wait for another core's signal need not stop the body: it takes its amount on credit, and
+/// the timing model, which sees the wait's op and the signal's, blocks the core until the signal
+/// (a wait no core ever pays is the model's deadlock, 39). Where credit cannot answer (a wait on
+/// a DMA semaphore that its own copies do not fill, semaphore_read, detect_races) it starts over
+/// with the cores taking turns on threads. Nothing is left of the first attempt but what the body
+/// itself did on the host: a body counting its runs counts those too.
 PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps,
                               const void* ctx, const std::array<void*, max_operands>& hbm,
                               const std::array<const void*, max_operands>& prefetch, body_call body,

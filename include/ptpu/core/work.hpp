@@ -5,7 +5,10 @@
 // timing model (sim/) turns work into time on a chip.
 #pragma once
 
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "ptpu/core/error.hpp"
@@ -111,8 +114,21 @@ struct work {
         return *this;
     }
     friend bool operator==(const work&, const work&) = default;
-    [[nodiscard]] bool empty() const { return *this == work{}; }
+    [[nodiscard]] bool empty() const { return same_bytes(*this, work{}) || *this == work{}; }
+    /// Whether a and b hold the same bytes, so are equal: a quick first test where works are
+    /// compared once or more per op (works equal field by field can still differ in bytes: -0.0
+    /// and 0.0).
+    [[nodiscard]] friend bool same_bytes(const work& a, const work& b) noexcept {
+        std::array<std::uint64_t, sizeof(work) / 8> x, y;  // whole words, no early exit: vector ops
+        std::memcpy(x.data(), &a, sizeof(work));
+        std::memcpy(y.data(), &b, sizeof(work));
+        std::uint64_t d = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) d |= x[i] ^ y[i];
+        return d == 0;
+    }
 };
+static_assert(sizeof(work) == 17 * sizeof(double),
+              "work is doubles only, no padding: same_bytes reads them all");
 
 namespace detail {
 constexpr bool finite_non_negative(double x) {

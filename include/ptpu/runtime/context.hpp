@@ -308,7 +308,21 @@ struct call_state {
     bool fold_inner_rows = false;
     /// The inner-pipeline invocations kept on this core (made by its first emit_pipeline).
     detail::invocation_store* invocations = nullptr;
+    /// A timing-only megacore run with its cores on one thread (call/run_impl.hpp, run_call): a
+    /// wait on a semaphore that holds too little takes its amount on credit, the semaphore going
+    /// below 0 until the other core's signal (later in this thread's order) pays it back. The
+    /// timing model blocks the core at the wait's op until that signal's op. What a body could
+    /// see of the debt, semaphore_read, throws needs_turns instead.
+    bool waits_on_credit = false;
 };
+
+namespace detail {
+/// Thrown where cores run on one thread without turns and a body needs another core to have run
+/// first (a wait on a DMA semaphore or one that would overflow the debt, semaphore_read): the run
+/// starts over with the cores taking turns (call/run_impl.hpp, run_call). Not a std::exception:
+/// nothing but run_call is meant to catch it.
+struct needs_turns {};
+}  // namespace detail
 
 /// What a pipeline's bodies did that the call's account counts: their own DMAs and semaphore
 /// ops, and the pipelines they ran (emit_pipeline). A pipeline's enclosing one takes its tally

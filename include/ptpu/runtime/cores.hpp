@@ -5,8 +5,8 @@
 // turn to a core when the model wants that core's next ops, and the core hands it back when its
 // batch is made or its body blocks in a wait (with the ops made so far, ending with the wait).
 // Nothing runs concurrently, so the run is as deterministic as a single thread's. (A timing-only
-// run first tries without threads, and takes turns only once a body waits for another core:
-// call/run_impl.hpp, run_call.)
+// run runs its cores on one thread, its waits taking on credit what the other core signals
+// later, and takes turns only where that cannot do: call/run_impl.hpp, run_call.)
 //
 // A thread waiting for its turn first polls for it a few tens of microseconds, yielding the CPU
 // as it polls, and only then sleeps on the condition variable: a turn is handed over at every
@@ -26,11 +26,6 @@
 #include "ptpu/stream/op.hpp"
 
 namespace ptpu::detail {
-
-/// Thrown by a body's wait that only another core can satisfy when the cores run on one thread
-/// without turns (a timing-only run tries that first: call/run_impl.hpp, run_call). Not a
-/// std::exception: nothing but run_call is meant to catch it.
-struct needs_turns {};
 
 /// The runners of `cores` cores, each on its own thread, run one at a time (see above).
 class core_turns {

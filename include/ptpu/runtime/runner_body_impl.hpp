@@ -231,8 +231,8 @@ inline auto runner::run_steady() -> void {
 }
 
 inline auto runner::work_number(const work& w, bool pass_none) -> std::uint32_t {
-    if (!(w == last_work_)) {
-        if (pass_none && w == work{}) return 0;
+    if (pass_none && w.empty()) return 0;
+    if (!same_bytes(w, last_work_) && !(w == last_work_)) {
         stats_.total_work += times(last_work_, last_work_n_);
         last_work_ = w;
         last_work_n_ = 0;
@@ -249,7 +249,7 @@ inline auto runner::flush_body_ops() -> void {
     cur_meta_ = op_meta{event_kind::body, 0, 0, false};
     for (const body_op_record& r : kctx_.body_ops) {
         ++body_ops_;
-        if (r.kind != body_op_kind::stream_op || !(r.before == work{}))
+        if (r.kind != body_op_kind::stream_op || !r.before.empty())
             emit(stream::op_kind::compute, 0, charged_number(r.before), 0, true, 0, step);
         switch (r.kind) {
             case body_op_kind::stream_op:

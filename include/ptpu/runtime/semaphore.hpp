@@ -159,6 +159,11 @@ inline void take(kernel_context& c, std::int32_t* cell, index_t want, bool dma, 
             if (c.races != nullptr) race_wait(c, number);  // A13: the signals it took order what follows
             return;
         }
+        // Another core's signal later in this thread's order pays the debt (call_state::waits_on_credit).
+        if (c.waits_on_credit && !dma && static_cast<index_t>(*cell) - want > INT32_MIN) {
+            *cell -= static_cast<std::int32_t>(want);
+            return;
+        }
         if (c.yield == nullptr) raise_deadlock(c, cell, want, *cell, what);
         if (c.flush_ops != nullptr) c.flush_ops(c.flush_self);
         c.yield(c.yield_self);
@@ -366,22 +371,29 @@ void semaphore_signal(const ref<T, S, R, E>& sem, I inc = 1, int core_index = -1
                   "ptpu[36] semaphore_signal: must signal an int32 value");
     kernel_context& c = detail::require_context("semaphore_signal");
     const int target = core_index == -1 ? c.core : core_index;
-    const std::string where = "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": semaphore_signal";
+    auto where = [&] {
+        return "core " + std::to_string(c.core) + ", step " + std::to_string(c.step) + ": semaphore_signal";
+    };
     if (target < 0 || target >= c.cores)
-        throw error("S60", where,
-                    "signals core " + std::to_string(target) + " but the kernel runs on " + std::to_string(c.cores) +
-                        " core(s)",
-                    "signal core_index 0 .. cores - 1 (a second core exists on v4 and v5p with a parallel split)");
+        throw error(
+            "S60", where(),
+            "signals core " + std::to_string(target) + " but the kernel runs on " + std::to_string(c.cores) +
+                " core(s)",
+            "signal core_index 0 .. cores - 1 (a second core exists on v4 and v5p with a parallel split)");
     if (!detail::amount_ok(inc))  // before any conversion
-        throw error("S60", where, "signals " + detail::amount_text(inc) + " on " + detail::semaphore_name(c, sem.data()),
+        throw error("S60", where(),
+                    "signals " + detail::amount_text(inc) + " on " + detail::semaphore_name(c, sem.data()),
                     "signal an amount in [0, 2^31 - 1]");
     std::byte* mine = detail::cell_bytes(sem.data());
     std::byte* at = mine;
     if (target != c.core) at = c.arena[static_cast<std::size_t>(target)] + (mine - c.arena[static_cast<std::size_t>(c.core)]);
     auto* cell = reinterpret_cast<std::int32_t*>(at);
-    if (static_cast<long long>(*cell) + static_cast<long long>(inc) > INT32_MAX)
-        throw error("S60", where, detail::semaphore_name(c, sem.data()) + " would exceed 2^31 - 1",
+    if (static_cast<long long>(*cell) + static_cast<long long>(inc) > INT32_MAX) {
+        // On credit, the wait that would have taken the amount first may not have run yet.
+        if (c.waits_on_credit) throw detail::needs_turns{};
+        throw error("S60", where(), detail::semaphore_name(c, sem.data()) + " would exceed 2^31 - 1",
                     "wait on the semaphore before signalling it further");
+    }
     *cell += static_cast<std::int32_t>(inc);
     if (c.races != nullptr) detail::race_signal(c, target, detail::semaphore_number(c, sem.data()));
     body_op_record& r = detail::note_body_op(c, body_op_kind::signal);
@@ -412,6 +424,8 @@ void semaphore_wait(const ref<T, S, R, E>& sem, I value = 1) {
 template <class T, class S, std::size_t R, class E>
 [[nodiscard]] std::int32_t semaphore_read(const ref<T, S, R, E>& sem) {
     static_assert(detail::semaphore_arg_ok<T, S, R>("semaphore_read"));
+    if (const kernel_context* c = detail::current_context(); c != nullptr && c->waits_on_credit)
+        throw detail::needs_turns{};  // the value depends on how far the other core has run
     return *detail::cell_of(sem.data());
 }
 
