@@ -286,16 +286,17 @@ void BM_PredictAsyncCopiesMegacoreSteady(benchmark::State& st) {
 }
 
 // The two-core pipeline with a barrier at the end of every step: each core signals the other's
-// semaphore and waits for the other's signal. Each core's wait depends on the other core, yet the
-// prediction runs both on the calling thread: a wait takes on credit what the other core signals
-// later, and the model blocks the core until the signal (call/run_impl.hpp, run_call).
-void BM_PredictAsyncCopiesBarrier(benchmark::State& st) {
+// semaphore and waits for the other's signal, every step and declared steady. Each core's wait
+// depends on the other core, yet the prediction runs both on the calling thread: a wait takes on
+// credit what the other core signals later, the model blocks the core until the signal, and its
+// lane follows both cores through the signals (call/run_impl.hpp, run_call).
+void predict_barrier(benchmark::State& st, std::optional<body_edges> edges) {
     using parts = hand_test::hand_add_parts<2, inner_steps / 2>;
     using Met = Scratch<semaphore, regular_semaphore, 1>;
     using Any = Arg<parts::X, parts::AnyX>;
     const pallas_call<Grid<2, inner_steps / 2>, Semantics<parallel, arbitrary>, In<Any, Any>, Out<Any>,
                       parts::Slots, parts::Slots, parts::Slots, parts::Sems, parts::Sems, Met, Chip<tpu::v5p>>
-        call{{.per_step = per_step_rows::never}};
+        call{{.per_step = per_step_rows::never, .steady_body = edges}};
     for (auto _ : st) {
         auto rep = call.predict(
             [](auto a, auto b, auto o, auto abuf, auto bbuf, auto obuf, auto in_sem, auto out_sem, auto met) {
@@ -306,6 +307,12 @@ void BM_PredictAsyncCopiesBarrier(benchmark::State& st) {
         benchmark::DoNotOptimize(rep.device_time);
     }
     st.SetItemsProcessed(st.iterations() * inner_steps);
+}
+void BM_PredictAsyncCopiesBarrier(benchmark::State& st) {
+    predict_barrier(st, std::nullopt);
+}
+void BM_PredictAsyncCopiesBarrierSteady(benchmark::State& st) {
+    predict_barrier(st, body_edges{});
 }
 }  // namespace
 
@@ -326,4 +333,5 @@ BENCHMARK(BM_PredictAsyncCopiesSteady)->Unit(benchmark::kMillisecond)->MinTime(2
 BENCHMARK(BM_PredictAsyncCopiesMegacore)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 BENCHMARK(BM_PredictAsyncCopiesMegacoreSteady)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 BENCHMARK(BM_PredictAsyncCopiesBarrier)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_PredictAsyncCopiesBarrierSteady)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 BENCHMARK_MAIN();

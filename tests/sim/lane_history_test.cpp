@@ -34,7 +34,7 @@ struct one_core {
     ptpu::per_core<std::uint32_t> last{};
 
     explicit one_core(int period) : p(period) {
-        h.open(1);
+        h.open(1, false);
         h.follow(true, core_set::one(0), 1);
     }
     // The boundary before step `step`, as the engine records it; the period found there (0:

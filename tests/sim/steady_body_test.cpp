@@ -337,9 +337,8 @@ report predict_held(std::array<int, 2>& runs, index_t held_at, std::optional<bod
     return k.predict(held_parts{&runs, held_at});
 }
 
-// (A timing-only megacore run first tries its cores on one thread and starts over with turns at
-// the first wait for another core: the counts include the runs of that first attempt, up to
-// core 1's wait.)
+// (A timing-only megacore run takes core 1's wait on credit, on one thread: the model holds
+// core 1 at the wait's op until core 0's signal.)
 TEST(SteadyBody, ACoreHeldInAWaitWhileTheOtherRunsPredictsWhatEveryStepDoes) {
     // Held from its first step (an edge), and from step 110 with first edges of 128 steps.
     for (const auto& [at, first] : {std::pair<index_t, index_t>{0, 1}, {110, 128}}) {
@@ -361,6 +360,57 @@ TEST(SteadyBody, ACoreHeldInAWaitWhileTheOtherRunsPredictsWhatEveryStepDoes) {
         EXPECT_GE(runs[0], part_steps);
         EXPECT_LT(runs[1], 2 * (at + 1) + first + 64) << runs[1];
         EXPECT_GT(steady.steady_ops, steady.ops / 4);
+    }
+}
+
+// Cores meeting at a barrier at the end of every step (each signals the other's semaphore, then
+// waits for the other's signal): the model's lane follows both cores through the signals, whose
+// semaphores are part of the state it compares, and declared steady each core's runner skips its
+// part's periods in the stretches the lane finds. Both predict what every op simulated predicts,
+// per-step rows included.
+struct barrier_parts {
+    int* runs;
+    template <class A, class B, class O, class AB, class BB, class OB, class IS, class OS, class S>
+    void operator()(A a, B b, O o, AB abuf, BB bbuf, OB obuf, IS in_sem, OS out_sem, S met) const {
+        const index_t part = program_id(0), i = program_id(1), n = num_programs(1);
+        ++*runs;
+        hand_test::hand_add_step(part * n, i, n, a, b, o, abuf, bbuf, obuf, in_sem, out_sem);
+        semaphore_signal(met.at(0), 1, 1 - static_cast<int>(part));
+        semaphore_wait(met.at(0), 1);
+    }
+};
+
+TEST(SteadyBody, CoresMeetingAtABarrierEveryStepSkipTheirPeriodsTogether) {
+    int runs = 0;
+    auto predict_barrier = [&](bool lane, std::optional<body_edges> edges) {
+        HeldParts k{};
+        k.options.per_step = per_step_rows::always;
+        k.options.steady_state = lane;
+        k.options.steady_body = edges;
+        runs = 0;
+        return k.predict(barrier_parts{&runs});
+    };
+    const report every = predict_barrier(false, std::nullopt);
+    EXPECT_EQ(every.steady_ops, 0);
+    EXPECT_EQ(every.stats.sem_signals, 2 * part_steps);
+    for (const std::optional<body_edges> edges : {std::optional<body_edges>{}, std::optional{body_edges{}}}) {
+        SCOPED_TRACE(edges.has_value());
+        const report r = predict_barrier(true, edges);
+        expect_same_prediction(r, every);
+        EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
+        if (edges)
+            EXPECT_LT(runs, 2 * 64) << runs;  // about log2(steps) periods a core
+        else
+            EXPECT_EQ(runs, 2 * part_steps);
+        ASSERT_EQ(r.steps.size(), every.steps.size());
+        for (std::size_t i = 0; i < every.steps.size(); ++i) {
+            const double tol = 1e-9 * every.device_time;
+            EXPECT_EQ(r.steps[i].step, every.steps[i].step) << i;
+            EXPECT_EQ(r.steps[i].core, every.steps[i].core) << i;
+            EXPECT_NEAR(r.steps[i].begin, every.steps[i].begin, tol) << i;
+            EXPECT_NEAR(r.steps[i].end, every.steps[i].end, tol) << i;
+            EXPECT_NEAR(r.steps[i].sem_wait, every.steps[i].sem_wait, tol) << i;
+        }
     }
 }
 

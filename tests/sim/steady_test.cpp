@@ -63,6 +63,10 @@ struct pipeline {
     // step s into semaphore 1 + s % 2, waited for together; the output into semaphore 3.
     bool semaphores = false;
     bool signal_core1 = false;  // core 0 signals core 1's semaphore 4 every step
+    // Every core signals each other core's semaphore 5 after its compute, then waits on its own
+    // for the others' signals: the cores meet at a barrier every step.
+    bool barrier = false;
+    bool across = false;  // options::signals_across_cores
 
     std::vector<op> stream(int steps, int core = 0) const {
         const auto& compute = core == 1 && compute1 ? compute1 : this->compute;
@@ -114,6 +118,16 @@ struct pipeline {
             v.push_back({.kind = op_kind::compute, .work = work_of(compute(s)), .step = u(s)});
             if (signal_core1 && core == 0)
                 v.push_back({.kind = op_kind::sem_signal, .core = 1, .bytes = 1, .sem = 4, .step = u(s)});
+            if (barrier) {
+                for (int other = 0; other < cores; ++other)
+                    if (other != core)
+                        v.push_back({.kind = op_kind::sem_signal,
+                                     .core = static_cast<std::uint8_t>(other),
+                                     .bytes = 1,
+                                     .sem = 5,
+                                     .step = u(s)});
+                v.push_back({.kind = op_kind::sem_wait, .bytes = cores - 1, .sem = 5, .step = u(s)});
+            }
             if (s % k == 0 && write_pending) {  // the previous run's write (S23.5)
                 wait_write(s);
                 write_pending = false;
@@ -140,6 +154,7 @@ result simulate(const pipeline& p, bool steady, const ptpu::chip& c = tpu::v5e, 
     options o;
     o.steady_state = steady;
     o.semaphores = p.semaphores;
+    o.signals_across_cores = p.across;
     o.per_step = rows;
     o.works = &works();
     return ptpu::sim::simulate(with_overhead(c, p.overhead), p.cores, src, o);
@@ -315,7 +330,8 @@ TEST(SimSteady, SemaphoreStreamsOnTwoCoresAreSkippedTogether) {
     p.compute = [](int) { return 1.0 * us; };
     p.compute1 = [](int) { return 0.7 * us; };
     expect_same(p, tpu::v5p);
-    // Core 0 signalling core 1 every step: a signal crossing cores is never part of a period.
+    // Core 0 signalling core 1 every step: without options::signals_across_cores a signal
+    // crossing cores is never part of a period.
     p.compute1 = {};
     p.signal_core1 = true;
     EXPECT_EQ(expect_same(p, tpu::v5p).steady_ops, 0);
@@ -652,6 +668,44 @@ TEST(SimSteady, MalformedOpsAfterTheSteadyStateStillRaise) {
     } catch (const ptpu::error& e) {
         EXPECT_EQ(e.rule(), "SIM2");
     }
+}
+
+// Cores meeting at a barrier every step (each signals the others' semaphores and waits for their
+// signals): with options::signals_across_cores the lane follows them through the signals, since
+// every core's semaphores are part of the state it compares; without, every op is simulated.
+// Both ways the prediction is simulating every op's, also with core 1's steps shorter (core 1
+// waits at each barrier), DMA-bound, and on four cores.
+TEST(SimSteady, CoresMeetingAtABarrierAreSkippedTogetherWhenSignalsMayCrossPeriods) {
+    pipeline p;
+    p.n = 4000;
+    p.cores = 2;
+    p.semaphores = true;
+    p.barrier = true;
+    for (const std::int64_t in : {std::int64_t{4096}, std::int64_t{1} << 20}) {
+        for (const bool shorter : {false, true}) {
+            SCOPED_TRACE(in);
+            SCOPED_TRACE(shorter);
+            p.in_bytes = in;
+            p.compute1 = shorter ? std::function<double(int)>([](int) { return 0.1 * us; }) : nullptr;
+            p.across = false;
+            EXPECT_EQ(expect_same(p, tpu::v5p).steady_ops, 0);
+            p.across = true;
+            const result r = expect_same(p, tpu::v5p);
+            EXPECT_GT(r.steady_ops, r.op_count * 9 / 10);
+            if (shorter && in == 4096) {
+                EXPECT_GT(r.wait_sem[1], 0.1 * r.device_time);  // core 1 waits for core 0 each step
+            }
+            const result rows = expect_same_rows(p, tpu::v5p);
+            EXPECT_GT(rows.steady_ops, rows.op_count * 9 / 10);
+        }
+    }
+    p.compute1 = nullptr;
+    p.in_bytes = 4096;
+    p.cores = 4;
+    ptpu::chip four_cores = tpu::v5p;  // a synthetic chip: v5p with four TensorCores
+    four_cores.cores_per_chip = 4;
+    const result four = expect_same(p, four_cores);
+    EXPECT_GT(four.steady_ops, four.op_count * 9 / 10);
 }
 
 }  // namespace

@@ -215,6 +215,7 @@ inline report run_call_once(const call_desc& desc, const plan_tables& tables, co
     so.costs = opt.costs;
     so.works = &works;
     so.steady_state = opt.steady_state;
+    so.signals_across_cores = turns == nullptr;  // every source hands out whole steps
     so.semaphores = semaphores;
     so.memory_budget = opt.memory_budget;
     sim::result r = sim::simulate(desc.hw, pinfo.cores, streams, so);

@@ -61,7 +61,7 @@ public:
         for (int k = 0; k < static_cast<int>(max_cores); ++k)
             st_.state[static_cast<std::size_t>(k)] = k < cores ? core_state::ready : core_state::done;
         ff_on_ = opt.steady_state;
-        if (ff_on_) lane_.open(cores);
+        if (ff_on_) lane_.open(cores, opt_.signals_across_cores);
     }
     engine(const engine&) = delete;
     engine& operator=(const engine&) = delete;

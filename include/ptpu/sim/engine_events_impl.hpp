@@ -112,8 +112,8 @@ inline auto engine<Source>::run_core(int c) -> void {
         }
     }
     // The lane follows the running cores when no DMA of an ended stream still moves; more than
-    // one of them outside folds (which follow one core). (A step signalling another core is
-    // never part of a period: lane_history::record.)
+    // one of them outside folds (which follow one core). (Which steps signalling another core
+    // a period may hold: lane_history::record.)
     const bool lane = ff_on_ && orphans_ == 0 && ended_quiet && (running.n == 1 || !folding);
     lane_.history().follow(lane, running, mask);
     // A fold skips its repetitions' periods itself when its core runs alone (not with a

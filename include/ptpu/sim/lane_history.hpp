@@ -44,7 +44,10 @@ public:
         for (std::vector<op>& v : cycle_.ops) ptpu::detail::put_buffer(v);
     }
     // Takes this thread's last rings and cycle buffers (their memory is what is reused).
-    void open(int cores) {
+    // `across`: periods may hold a signal to another core the lane follows (options::
+    // signals_across_cores).
+    void open(int cores, bool across) {
+        across_ = across;
         ring_ = reused_history<boundary>();
         spare_ = reused_history<boundary>();
         for (std::size_t c = 0; c < static_cast<std::size_t>(cores); ++c)
@@ -99,15 +102,17 @@ public:
     // Records op o of lane core c in the last boundary's ops, relative to the boundary, then
     // normalized by `normalize` (what the engine does not time: a compute op's work as its
     // canonical one, the label with a timeline); `cut`: a batch of the core's source begins with
-    // it. No period runs through a step too long to record, one signalling another core (the
-    // lane's periods keep each core's semaphores to itself), or, with more than one lane core, a
-    // folded repeat (folds follow one core): the history starts again after it.
+    // it. No period runs through a step too long to record, one signalling a core the lane does
+    // not follow (its semaphores are not part of the state compared) or, without `across`, any
+    // other core, or, with more than one lane core, a folded repeat (folds follow one core): the
+    // history starts again after it.
     template <class Normalize>
     void record(int c, const op& o, bool cut, Normalize&& normalize) {
         if (n_ == 0 || valid_from_ >= n_) return;
         boundary& b = at(n_ - 1);
         const auto u = static_cast<std::size_t>(c);
-        if (b.batch[u].size() == max_recorded_ops || (o.kind == op_kind::sem_signal && o.core != c) ||
+        if (b.batch[u].size() == max_recorded_ops ||
+            (o.kind == op_kind::sem_signal && o.core != c && !(across_ && cores_.has(o.core))) ||
             (o.kind == op_kind::repeat && cores_.n > 1)) {
             valid_from_ = n_;
             return;
@@ -226,6 +231,7 @@ public:
     }
 
 private:
+    bool across_ = false;          // open(): a period may signal another lane core
     core_set cores_;               // the cores the history is of (none: no history)
     std::uint32_t mask_ = 0;       // and as bits
     std::vector<boundary> ring_;   // the last ring_size boundaries, boundary n at ring_pos(n)

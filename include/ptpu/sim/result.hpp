@@ -23,9 +23,15 @@ struct options {
     /// DMAs in flight and semaphores, the others' clocks relative to its), and the ops of the
     /// following steps repeat that period's ops, whole periods advance by the period's time
     /// without simulating their events. Per-step rows (inner rows too) and timeline spans of
-    /// skipped periods are replicated. A step signalling another core's semaphore is never part
-    /// of a period.
+    /// skipped periods are replicated. A step signalling another core's semaphore is part of a
+    /// period only with signals_across_cores, and only when the lane follows that core too.
     bool steady_state = true;
+    /// With steady_state: a period may hold steps signalling another core that the lane follows
+    /// (its semaphores and a wait on them are part of the state compared). Only for sources that
+    /// hand out whole steps: with cores taking turns (runtime/cores.hpp) a body blocked in a wait
+    /// hands out part of a step, and the lane's periods across cores are checked on whole steps
+    /// only.
+    bool signals_across_cores = false;
     /// The estimates beside the chip preset: the engine turns compute ops' work into time with
     /// them (time_of) and reads the on-chip DMA bandwidth from them.
     cost_model costs = default_costs;

@@ -32,6 +32,7 @@ struct core_set {
     per_core<int> at{};
     int n = 0;
     [[nodiscard]] int lead() const { return at[0]; }
+    [[nodiscard]] bool has(int c) const { return std::find(begin(), end(), c) != end(); }
     [[nodiscard]] const int* begin() const { return at.data(); }
     [[nodiscard]] const int* end() const { return at.data() + n; }
     [[nodiscard]] static core_set one(int c) {

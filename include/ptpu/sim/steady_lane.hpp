@@ -52,8 +52,8 @@ public:
     steady_lane& operator=(const steady_lane&) = delete;
 
     // Takes this thread's buffers for a lane over `cores` cores.
-    void open(int cores) {
-        history_.open(cores);
+    void open(int cores, bool across) {
+        history_.open(cores, across);
         feed_.open_lane(cores);
     }
 
