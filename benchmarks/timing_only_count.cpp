@@ -1,12 +1,18 @@
 // Instruction counts of timing-only predictions, free of the shared machine's load
 // (timing_only_bench.cpp measures time): one prediction of -DKERNEL=0 the 3-operand kernel
 // (2^17 steps of (8,128) f32 blocks, body with ops) on v5e, 1 the same on v5p's two TensorCores,
-// 2 the reduction-axis matmul, grid (32, 32, 32) of (128,128) f32 blocks, on v5e. Prints the
+// 2 the reduction-axis matmul, grid (32, 32, 32) of (128,128) f32 blocks, on v5e, 3 the
+// 3-operand kernel as a pipeline written by hand (async copies and DMA semaphores, 2^16 steps,
+// tests/sim/hand_pipeline.hpp: compile with -Itests), its body run at every step. Prints the
 // predicted time and the fast-forwarded share of ops. Not built by CMake; see
 // docs/performance.md ("Throughput") for the callgrind command.
 #include <ptpu/ptpu.hpp>
 
 #include <cstdio>
+
+#if KERNEL == 3
+#include "sim/hand_pipeline.hpp"
+#endif
 
 using namespace ptpu;
 
@@ -26,7 +32,10 @@ using Matmul = pallas_call<Grid<32, 32, 32>, Semantics<parallel, parallel, arbit
 }  // namespace
 
 int main() {
-#if KERNEL == 2
+#if KERNEL == 3
+    const hand_test::hand_add<steps / 2>::call call{{.per_step = per_step_rows::never}};
+    const report r = call.predict(hand_test::hand_add_body);
+#elif KERNEL == 2
     const Matmul call{{.per_step = per_step_rows::never}};
     const report r = call.predict([](auto x, auto w, auto o) {
         when(program_id(2) == 0, [&] { store(o, zeros<float>(128, 128)); });
