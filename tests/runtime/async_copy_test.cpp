@@ -261,6 +261,13 @@ TEST(AsyncCopy, AMegacorePredictionRunsOnTheCallingThreadUnlessABodyReadsASemaph
     EXPECT_EQ(threads.count(here), 0u);
     EXPECT_EQ(rep.device_time, every);
     for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o.vector()[k], x.vector()[k]) << k;
+    // Without the barrier too.
+    threads.clear();
+    barrier = false;
+    auto [o2, rep2] = Barrier{}(body, x);
+    EXPECT_EQ(threads.count(here), 0u);
+    EXPECT_EQ(rep2.device_time, alone.device_time);
+    for (std::size_t k = 0; k < x.size(); ++k) ASSERT_EQ(o2.vector()[k], x.vector()[k]) << k;
 }
 
 // What credit cannot answer takes turns, and what never gets paid is 39. Core 0 waits for the

@@ -292,9 +292,9 @@ inline report run_call_once(const call_desc& desc, const plan_tables& tables, co
 /// a wait for another core's signal need not stop the body: it takes its amount on credit, and
 /// the timing model, which sees the wait's op and the signal's, blocks the core until the signal
 /// (a wait no core ever pays is the model's deadlock, 39). Where credit cannot answer (a wait on
-/// a DMA semaphore that its own copies do not fill, semaphore_read, detect_races) it starts over
-/// with the cores taking turns on threads. Nothing is left of the first attempt but what the body
-/// itself did on the host: a body counting its runs counts those too.
+/// a DMA semaphore that its own copies do not fill, a debt or a signal past the int32 range,
+/// semaphore_read, detect_races) it starts over with the cores taking turns on threads. Nothing is left of
+/// the first attempt but what the body itself did on the host: a body counting its runs counts those too.
 PTPU_COMPILED report run_call(const call_desc& desc, const plan_tables& tables, const block_fn* maps,
                               const void* ctx, const std::array<void*, max_operands>& hbm,
                               const std::array<const void*, max_operands>& prefetch, body_call body,

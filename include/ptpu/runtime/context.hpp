@@ -318,8 +318,8 @@ struct call_state {
 
 namespace detail {
 /// Thrown where cores run on one thread without turns and a body needs another core to have run
-/// first (a wait on a DMA semaphore or one that would overflow the debt, semaphore_read): the run
-/// starts over with the cores taking turns (call/run_impl.hpp, run_call). Not a std::exception:
+/// first (a wait on a DMA semaphore, a debt or a signal past the int32 range, semaphore_read): the
+/// run starts over with the cores taking turns (call/run_impl.hpp, run_call). Not a std::exception:
 /// nothing but run_call is meant to catch it.
 struct needs_turns {};
 }  // namespace detail
