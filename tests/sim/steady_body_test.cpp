@@ -414,6 +414,44 @@ TEST(SteadyBody, CoresMeetingAtABarrierEveryStepSkipTheirPeriodsTogether) {
     }
 }
 
+// The barrier kernel configured by values (dynamic_call, its barrier semaphore an
+// Operand<regular_semaphore, 1, semaphore> scratch): the same prediction as the static call,
+// every step and declared steady, with its periods skipped both ways.
+TEST(SteadyBody, ADynamicCallWithABarrierPredictsWhatTheStaticCallDoes) {
+    using Met = Operand<regular_semaphore, 1, semaphore>;
+    using dyn_barrier =
+        dynamic_call<In<hand_test::DynAny, hand_test::DynAny>, Out<hand_test::DynAny>,
+                     ScratchShapes<hand_test::DynSlots, hand_test::DynSlots, hand_test::DynSlots,
+                                   hand_test::DynSems, hand_test::DynSems, Met>>;
+    const hand_test::dyn_add_parts_call base = hand_test::dyn_add_parts(2, part_steps, tpu::v5p);
+    dyn_barrier d;
+    d.grid = base.grid;
+    d.semantics = base.semantics;
+    d.chip = base.chip;
+    d.in = base.in;
+    d.out = base.out;
+    for (std::size_t k = 0; k < 5; ++k) d.scratch[k] = base.scratch[k];
+    d.scratch[5] = {1};
+    d.options.per_step = per_step_rows::never;
+    int runs = 0;
+    for (const std::optional<body_edges> edges : {std::optional<body_edges>{}, std::optional{body_edges{}}}) {
+        SCOPED_TRACE(edges.has_value());
+        HeldParts k{};
+        k.options.per_step = per_step_rows::never;
+        k.options.steady_body = edges;
+        const report fixed = k.predict(barrier_parts{&runs});
+        d.options.steady_body = edges;
+        runs = 0;
+        const report r = d.predict(barrier_parts{&runs});
+        expect_same_prediction(r, fixed);
+        EXPECT_GT(r.steady_ops, r.ops * 9 / 10);
+        if (edges)
+            EXPECT_LT(runs, 2 * 64) << runs;
+        else
+            EXPECT_EQ(runs, 2 * part_steps);
+    }
+}
+
 // Declared steady with edges that leave step 100's wait inside a skipped stretch, the wait is
 // skipped: the semaphore core 0 signals is left raised, which is 39 at exit, and the message
 // says that steps of a body declared steady were made without running it.
