@@ -145,6 +145,7 @@ private:
     // On core p's thread, inside its body: hand back the ops so far and wait for the turn again.
     void yield(core_& p) {
         p.out = p.run->take_partial();
+        p.out.blocked = p.out.ops.empty();  // (the first yield at a wait hands out the wait's op)
         p.in_body = true;
         p.error = nullptr;
         hand_to(-1);

@@ -42,7 +42,11 @@ concept op_source = requires(S& s, int core, op& out) {
 };
 
 /// A source that hands out a core's ops a batch at a time (the executor: one grid step's ops);
-/// an empty batch ends the stream. The ops stay valid until the next call for that core.
+/// an empty batch ends the stream, unless it says the core is `blocked` (its body waits for
+/// another core's signal that the host has not run yet: ask again after that core's ops). The
+/// engine meets no blocked batch (it asks a core for more only once the model has met the
+/// core's waits, whose signals the host then ran); the steady-state lane, which pulls periods
+/// ahead, may. The ops stay valid until the next call for that core.
 /// simulate() asks for a core's next batch once the core has reached its first op; it asks
 /// `lazy`ly only when it will not read a repeated batch's ops (the steady-state fast lane).
 template <class S>

@@ -22,6 +22,8 @@ struct core_feed {
     std::size_t pos = 0;       // and the next op in it
     bool whole = false;        // and whether it holds exactly one step's ops
     bool ended = false;        // the source said the stream has ended (the lane asks no more)
+    bool blocked = false;      // the source's last batch was empty, the stream going on (a
+                               // core blocked in a wait: stream::batch::blocked)
     std::size_t given_at = 0;  // the next of the given-back ops
     std::vector<op> given;     // ops the lane pulled and gave back
 };
@@ -75,6 +77,7 @@ public:
             f.in = n.ops;
             f.whole = n.whole_step;
             f.pos = 0;
+            f.blocked = n.blocked;
             if (f.in.empty()) return false;
             if (labels_) [[unlikely]]
                 spans_.pulled(c, f.in);

@@ -83,7 +83,8 @@ public:
         last_step_[static_cast<std::size_t>(c)] = o.step;
     }
 
-    // Matches whole periods until the first op that differs or a stream's end; the ops pulled
+    // Matches whole periods until the first op that differs, a stream's end or a core blocked
+    // (stream::batch::blocked: it waits for a core whose ops are still to pull); the ops pulled
     // since are given back. Returns the whole periods matched, for period_skip::apply.
     [[gnu::noinline]] std::int64_t run() {
         by_batch_ ? match_batches() : match_ops();
@@ -142,10 +143,10 @@ private:
     // (Inlined: it is the lane's inner loop, once per op pulled.)
     [[gnu::always_inline]] bool matches(const op& x, const op& y, std::uint32_t base, std::uint32_t step0);
 
-    // Pulls and compares whole periods op by op; at the first op that differs or a stream's end,
-    // leaves the ops pulled since to be simulated. (Ops are pulled straight into the given-back
-    // buffers and compared field by field: copying whole ops that the source has just written
-    // field by field stalls on store forwarding.)
+    // Pulls and compares whole periods op by op; at the first op that differs, a stream's end or
+    // a blocked core, leaves the ops pulled since to be simulated. (Ops are pulled straight into
+    // the given-back buffers and compared field by field: copying whole ops that the source has
+    // just written field by field stalls on store forwarding.)
     void match_ops();
 
     op_feed<Source>& feed_;
@@ -326,7 +327,7 @@ auto steady_lane<Source>::match_batches() -> void {
                 const auto [next, repeated] =
                     feed_.next_batch(li, lead_same_[static_cast<std::size_t>(b0)] != 0);
                 if (next.ops.empty()) {
-                    feed_.set_ended(li);
+                    if (!next.blocked) feed_.set_ended(li);
                     ok = false;
                     break;
                 }
@@ -355,7 +356,7 @@ auto steady_lane<Source>::match_batches() -> void {
                 const period_batch& d = bs[bc[c]];
                 const auto [next, repeated] = feed_.next_batch(ci, d.repeats);
                 if (next.ops.empty()) {
-                    feed_.set_ended(ci);
+                    if (!next.blocked) feed_.set_ended(ci);
                     ok = false;
                     break;
                 }
@@ -453,7 +454,7 @@ auto steady_lane<Source>::match_ops() -> void {
             for (std::size_t k = 0; whole && k < n0; ++k) {
                 if (k == have0) {
                     if (f0.ended || !feed_.pull(li, f0, r0[k])) {
-                        f0.ended = true;
+                        f0.ended = f0.ended || !f0.blocked;
                         whole = false;
                         break;
                     }
@@ -465,7 +466,8 @@ auto steady_lane<Source>::match_ops() -> void {
         bool more = false;
         if (whole) {  // the lead's period ends where its next step value starts, or its stream
             more = !f0.ended && feed_.pull(li, f0, r0[n0]);
-            if (!more) f0.ended = true;
+            if (!more) f0.ended = f0.ended || !f0.blocked;
+            if (!more && f0.blocked) whole = false;  // its step may go on after the wait
             if (more) ++have0;
             if (more && r0[n0].step == r0[n0 - 1].step) whole = false;
         }
@@ -481,7 +483,7 @@ auto steady_lane<Source>::match_ops() -> void {
             r.resize(cyc.size());
             for (std::size_t k = 0; whole && k < cyc.size(); ++k) {
                 if (fc.ended || !feed_.pull(ci, fc, r[k])) {
-                    fc.ended = true;
+                    fc.ended = fc.ended || !fc.blocked;
                     whole = false;
                     break;
                 }

@@ -132,11 +132,14 @@ inline constexpr std::uint32_t max_semaphores = 1u << 16;
 
 /// A batch of a core's ops (what a batch source hands out: one grid step's ops).
 struct batch {
-    std::span<const op> ops;  ///< empty: the stream has ended
+    std::span<const op> ops;  ///< empty: the stream has ended, unless `blocked`
     /// The same ops as the core's previous batch, with DMA ids advanced by that batch's number
     /// of dma_starts and step values by one. When asked for lazily, `ops` may then be stale.
     bool repeat = false;
     bool whole_step = false;  ///< the ops are exactly those of one step value
+    /// No ops yet, the stream goes on: the core's body waits for a signal another core's body has
+    /// not sent yet (cores taking turns, runtime/cores.hpp). Ask again after another core's ops.
+    bool blocked = false;
 };
 
 /// What a DMA label refers to: which copy of which pipeline moved what.
