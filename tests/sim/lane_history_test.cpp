@@ -33,8 +33,9 @@ struct one_core {
     int p = 1;
     ptpu::per_core<std::uint32_t> last{};
 
-    explicit one_core(int period) : p(period) {
-        h.open(1, false);
+    // `across`: periods may hold a signal to another core the lane follows.
+    explicit one_core(int period, bool across = false) : p(period) {
+        h.open(2, across);
         h.follow(true, core_set::one(0), 1);
     }
     // The boundary before step `step`, as the engine records it; the period found there (0:
@@ -119,6 +120,23 @@ TEST(LaneHistory, AStepSignallingAnotherCoreIsNeverPartOfAPeriod) {
     const op to_self{.kind = op_kind::sem_signal, .core = 0, .bytes = 1, .sem = 1};
     int found = 0;
     for (int s = 0; s < 8 && found <= 0; ++s) found = own.next(&to_self);
+    EXPECT_EQ(found, 1);
+}
+
+// With signals across cores (options::signals_across_cores), a step signalling another core is
+// part of a period when the lane follows that core too (its semaphores are in the state
+// compared), and never when it does not.
+TEST(LaneHistory, WithSignalsAcrossCoresASignalToACoreTheLaneFollowsIsPartOfAPeriod) {
+    const op signal{.kind = op_kind::sem_signal, .core = 1, .bytes = 1, .sem = 1};
+    one_core alone(1, true);  // the lane follows core 0 alone
+    for (int s = 0; s < 3 * max_period; ++s) EXPECT_LE(alone.next(&signal), 0) << s;
+    one_core both(1, true);
+    core_set two = core_set::one(0);
+    two.at[1] = 1;
+    two.n = 2;
+    both.h.follow(true, two, 3);  // core 1 brings no ops of its own here
+    int found = 0;
+    for (int s = 0; s < 8 && found <= 0; ++s) found = both.next(&signal);
     EXPECT_EQ(found, 1);
 }
 
