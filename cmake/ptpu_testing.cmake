@@ -103,4 +103,9 @@ function(ptpu_header_self_containment target)
     add_library(${target} OBJECT ${sources})
     # ptpu::sweep: the sweep/ headers need Hana (the others do not: cmake/layers.txt).
     target_link_libraries(${target} PRIVATE ptpu::sweep ptpu_warnings)
+    # Whether a header compiles alone does not depend on optimization (the test binary's build
+    # sees the optimizer's warnings): -O0 saves about a sixth of the time.
+    if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+        target_compile_options(${target} PRIVATE -O0)
+    endif()
 endfunction()
