@@ -730,7 +730,9 @@ struct turn_source {
         if (waiting[u]) {
             if (held[u] < v[k - 1].bytes) {
                 ++blocked;
-                return {.blocked = true};
+                ptpu::sim::batch none;
+                none.blocked = true;
+                return none;
             }
             held[u] -= v[k - 1].bytes;
             waiting[u] = false;
@@ -784,12 +786,16 @@ TEST(SimSteady, ACoreBlockedOnTheHostIsNotAStreamsEnd) {
                 o.steady_state = steady;
                 o.signals_across_cores = steady;
                 const result r = ptpu::sim::simulate(c, cores, turns, o);
-                if (steady) EXPECT_GT(turns.blocked, 0);  // (only the lane pulls ahead)
+                if (steady) {
+                    EXPECT_GT(turns.blocked, 0);  // (only the lane pulls ahead)
+                }
                 EXPECT_LT(r.deadlock.core, 0);
                 EXPECT_EQ(r.op_count, exact.op_count);
                 EXPECT_EQ(r.dma_count, exact.dma_count);
                 EXPECT_EQ(r.hbm_bytes, exact.hbm_bytes);
-                if (!steady) EXPECT_EQ(r.device_time, exact.device_time);
+                if (!steady) {
+                    EXPECT_EQ(r.device_time, exact.device_time);
+                }
                 expect_near_rel(r.device_time, exact.device_time, exact.device_time);
                 for (int k = 0; k < cores; ++k) {
                     expect_near_rel(r.core_time[k], exact.core_time[k], exact.device_time);
