@@ -10,13 +10,17 @@
 // outer step running 65,536, without and with folded per-step rows) and a pipeline written by hand with
 // async copies and DMA semaphores (on one core and split over v5p's two, run at every step or
 // declared steady, and on two cores meeting at a barrier every step), reported per inner (or
-// grid) step.
+// grid) step; and calibrate fitting three fields to a table of twelve measured kernels (each of
+// its model evaluations predicts every row), reported per prediction.
 #include <benchmark/benchmark.h>
 
+#include <ptpu/calibrate/fit.hpp>
 #include <ptpu/ptpu.hpp>
 
 #include <optional>
+#include <vector>
 
+#include "calibrate/synthetic_table.hpp"
 #include "sim/hand_pipeline.hpp"
 
 using namespace ptpu;
@@ -314,6 +318,22 @@ void BM_PredictAsyncCopiesBarrier(benchmark::State& st) {
 void BM_PredictAsyncCopiesBarrierSteady(benchmark::State& st) {
     predict_barrier(st, body_edges{});
 }
+
+// calibrate on tests/calibrate's synthetic table (copies and matmuls of 8 to 512 steps). The
+// double-buffered copies' states never repeat exactly (their copies in and out share the HBM
+// channel and drift in phase), so the fast lane looks for a period at each of their steps and
+// finds none.
+void BM_Calibrate(benchmark::State& st) {
+    const std::vector<calibration::measurement> table =
+        calibration_test::measured_by(calibration_test::truth, calibration_test::shapes());
+    std::int64_t predictions = 0;
+    for (auto _ : st) {
+        const calibration::result r = calibration::calibrate(tpu::v5e, table);
+        benchmark::DoNotOptimize(r.fitted.step_overhead_s);
+        predictions += static_cast<std::int64_t>(table.size()) * (r.evaluations + 2);  // before and after too
+    }
+    st.SetItemsProcessed(predictions);
+}
 }  // namespace
 
 BENCHMARK(BM_Predict)->Unit(benchmark::kMillisecond)->MinTime(2.0);
@@ -334,4 +354,5 @@ BENCHMARK(BM_PredictAsyncCopiesMegacore)->Unit(benchmark::kMillisecond)->MinTime
 BENCHMARK(BM_PredictAsyncCopiesMegacoreSteady)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 BENCHMARK(BM_PredictAsyncCopiesBarrier)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 BENCHMARK(BM_PredictAsyncCopiesBarrierSteady)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_Calibrate)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK_MAIN();
