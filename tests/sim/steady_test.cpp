@@ -720,7 +720,6 @@ struct turn_source {
     bool waiting[ptpu::max_cores] = {};       // its last batch ended at a wait the host could not pay
     std::vector<op> out[ptpu::max_cores];
     int blocked = 0;  // blocked batches handed out
-    [[nodiscard]] bool batched() const { return true; }
     ptpu::sim::batch next_batch(int c, bool) {
         const auto u = static_cast<std::size_t>(c);
         const std::vector<op>& v = ops[u];
