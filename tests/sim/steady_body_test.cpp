@@ -7,7 +7,9 @@
 #include <ptpu/ptpu.hpp>
 
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
@@ -167,6 +169,48 @@ TEST(SteadyBody, RunsEveryStepWhereItCannotSkip) {
     runs = 0;
     (void)predict(body, body_edges{.first = 1, .last = std::numeric_limits<index_t>::max()});
     EXPECT_EQ(runs, steps);
+}
+
+// A prediction that runs an undeclared body at every step while the model finds its ops
+// repeating says how to skip them (report::lints), and only then.
+TEST(SteadyBody, AnUndeclaredBodyThatRepeatsIsAdvisedToDeclareIt) {
+    const auto advice = [](const report& r) {
+        int n = 0;
+        for (const std::string& l : r.lints)
+            n += l.find("run_options::steady_body") != std::string::npos ? 1 : 0;
+        return n;
+    };
+    int runs = 0;
+    const report every = predict(counted{&runs}, std::nullopt);
+    ASSERT_EQ(advice(every), 1);
+    const std::string& l = every.lints.back();
+    EXPECT_NE(l.find("each of its 4096 steps"), std::string::npos) << l;
+    EXPECT_NE(l.find("99% of the ops"), std::string::npos) << l;
+    // Declared, it skips: no advice.
+    EXPECT_EQ(advice(predict(counted{&runs}, body_edges{})), 0);
+    // A body whose charges follow no period (the Thue-Morse sequence of the step's bits): the
+    // model finds nothing repeating, so a declaration would skip nothing either.
+    const counted aperiodic{&runs,
+                            [](index_t i) { return std::popcount(static_cast<std::uint64_t>(i)) % 2 == 1; }};
+    const report drift = predict(aperiodic, std::nullopt);
+    EXPECT_EQ(drift.steady_ops, 0);
+    EXPECT_EQ(advice(drift), 0);
+    // A body with no copy or semaphore op (the call's semaphores unused) runs every step too,
+    // but its ops are the schedule's own: nothing to declare.
+    const report plain =
+        Hand{{.per_step = per_step_rows::never}}.predict([](auto...) { charge(work{.vreg_cheap = 4}); });
+    EXPECT_EQ(plain.stats.body_dmas + plain.stats.sem_waits, 0);
+    EXPECT_EQ(advice(plain), 0);
+    // Where a declaration would not skip (a timeline), and on a short grid: none.
+    Hand t{{.per_step = per_step_rows::never}};
+    t.options.timeline = true;
+    EXPECT_EQ(advice(t.predict(counted{&runs})), 0);
+    EXPECT_EQ(
+        advice(hand_test::hand_add<512>::call{{.per_step = per_step_rows::never}}.predict(counted{&runs})),
+        0);
+    EXPECT_EQ(
+        advice(hand_test::hand_add<1024>::call{{.per_step = per_step_rows::never}}.predict(counted{&runs})),
+        1);
 }
 
 // The declaration through generic code: any call type, edges as values.

@@ -97,6 +97,27 @@ inline void check_exit(const call_desc& desc, const kernel_context& k, const cor
                 "signal the semaphore before waiting on it, and wait for no more than is signalled");
 }
 
+/// The advice a timing-only prediction that could have skipped its body's periods gives
+/// (report::lints): its body ran at each of many steps, since its copies or semaphore ops keep the
+/// body memo from answering for it, while the model found most of its ops repeating, so a
+/// declaration (run_options::steady_body) would let the runner skip whole periods. Not given
+/// below `steady_advice_steps` body runs, where a prediction takes a millisecond or less anyway.
+inline constexpr index_t steady_advice_steps = 1024;
+inline void steady_body_advice(report& rep) {
+    const run_stats& s = rep.stats;
+    const bool synchronizes = s.body_dmas > 0 || s.sem_signals > 0 || s.sem_waits > 0;
+    if (!synchronizes || s.inner_steps > 0 || s.skipped_steps > 0 || s.steps < steady_advice_steps ||
+        rep.steady_ops * 2 < rep.ops)
+        return;
+    rep.lints.push_back(
+        "the body ran at each of its " + std::to_string(s.steps) +
+        " steps (a body that issues copies or semaphore ops is not reused from an earlier step), and " +
+        std::to_string(rep.ops > 0 ? 100 * rep.steady_ops / rep.ops : 0) +
+        "% of the ops repeated a period: if its copies, semaphore ops and charges repeat but near "
+        "each core's first and last steps, run_options::steady_body = body_edges{} skips whole "
+        "periods of it, checking the body after each stretch (K4)");
+}
+
 /// Whether the call has semaphore scratch.
 inline bool has_semaphores(const call_desc& desc) {
     for (int s = 0; s < desc.n_scratch; ++s)
@@ -219,6 +240,7 @@ inline report run_call_once(const call_desc& desc, const plan_tables& tables, co
     so.semaphores = semaphores;
     so.memory_budget = opt.memory_budget;
     sim::result r = sim::simulate(desc.hw, pinfo.cores, streams, so);
+    const bool took_turns = turns != nullptr;
     turns.reset();  // every core's thread has ended (a deadlocked one is unwound)
     if (r.deadlock.core >= 0) raise_stall(kctx[static_cast<std::size_t>(r.deadlock.core)], r.deadlock);
     run_stats stats;
@@ -280,6 +302,10 @@ inline report run_call_once(const call_desc& desc, const plan_tables& tables, co
         for (int core = 0; core < pinfo.cores; ++core)
             rep.inner_rows[static_cast<std::size_t>(core)] = runners[static_cast<std::size_t>(core)]->inner_rows();
     detail::nest_inner_rows(rep);  // rows of deeper pipelines into their parents'
+    bool steady_allowed = !opt.steady_body && !took_turns;
+    for (int core = 0; core < pinfo.cores; ++core)
+        steady_allowed = steady_allowed && runners[static_cast<std::size_t>(core)]->steady_allowed();
+    if (steady_allowed) steady_body_advice(rep);
     return rep;
 }
 

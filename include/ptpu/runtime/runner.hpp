@@ -87,11 +87,12 @@ public:
         skip_ok_ = repeat_on_ && memo_on_ && (!opt.nested || opt.fold_repeats) && opt.trace == nullptr &&
                    !sched_.has_prefetched();
         // A steady body (run_options::steady_body) is skipped by its ops, not by the memo.
-        steady_on_ = opt.steady && opt.timing_only && !opt.nested && !opt.notes && !kctx.detect_races &&
-                     opt.trace == nullptr && !sched_.has_prefetched();
+        steady_allowed_ = opt.timing_only && !opt.nested && !opt.notes && !kctx.detect_races &&
+                          opt.trace == nullptr && !sched_.has_prefetched();
         for (int i = 0; i < desc.n_ops(); ++i)
-            steady_on_ = steady_on_ && !move_[static_cast<std::size_t>(i)] &&
-                         uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
+            steady_allowed_ = steady_allowed_ && !move_[static_cast<std::size_t>(i)] &&
+                              uniform_bytes_[static_cast<std::size_t>(i)] >= 0;
+        steady_on_ = opt.steady && steady_allowed_;
         if (steady_on_) {
             memo_on_ = false;
             skip_ok_ = true;
@@ -150,6 +151,11 @@ public:
     [[nodiscard]] const std::vector<stream::inner_row>& inner_rows() const { return inner_rows_; }
 
     /// What the runner did so far.
+    /// Whether this run would skip periods of a body declared steady (run_options::steady_body):
+    /// timing-only, no timeline, trace or race detection, no prefetched first windows, and every
+    /// operand's blocks of one size.
+    [[nodiscard]] bool steady_allowed() const { return steady_allowed_; }
+
     [[nodiscard]] run_stats stats() const {
         flush();
         run_stats s = stats_;
@@ -648,6 +654,7 @@ private:
     period_mark mark_{};
     index_t memo_hits_ = 0;              // reuses of a kept leaf
     index_t memo_check_at_ = 1;          // the next reuse that runs the body to check the leaf
+    bool steady_allowed_ = false;        // the run would skip a steady body's periods
     bool steady_on_ = false;             // run_options::steady_body, and the run allows it
     detail::steady_body steady_;
 };
