@@ -150,12 +150,12 @@ public:
     /// What each inner row its ops carry (op::sub = k >= 1) is: inner_rows()[k - 1].
     [[nodiscard]] const std::vector<stream::inner_row>& inner_rows() const { return inner_rows_; }
 
-    /// What the runner did so far.
     /// Whether this run would skip periods of a body declared steady (run_options::steady_body):
     /// timing-only, no timeline, trace or race detection, no prefetched first windows, and every
     /// operand's blocks of one size.
     [[nodiscard]] bool steady_allowed() const { return steady_allowed_; }
 
+    /// What the runner did so far.
     [[nodiscard]] run_stats stats() const {
         flush();
         run_stats s = stats_;
