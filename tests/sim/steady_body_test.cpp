@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "hand_pipeline.hpp"
 #include "memo_support.hpp"
@@ -171,15 +172,26 @@ TEST(SteadyBody, RunsEveryStepWhereItCannotSkip) {
     EXPECT_EQ(runs, steps);
 }
 
+// The notes of `r` that advise run_options::steady_body.
+int advice(const report& r) {
+    int n = 0;
+    for (const std::string& l : r.lints) n += l.find("run_options::steady_body") != std::string::npos ? 1 : 0;
+    return n;
+}
+
+// Any call, a type or values: its notes advise the declaration undeclared, and not declared.
+template <class Call, class Body>
+std::pair<int, int> advice_undeclared_and_declared(Call k, const Body& body) {
+    k.options.per_step = per_step_rows::never;
+    k.options.steady_body.reset();
+    const int undeclared = advice(k.predict(body));
+    k.options.steady_body = body_edges{};
+    return {undeclared, advice(k.predict(body))};
+}
+
 // A prediction that runs an undeclared body at every step while the model finds its ops
 // repeating says how to skip them (report::lints), and only then.
 TEST(SteadyBody, AnUndeclaredBodyThatRepeatsIsAdvisedToDeclareIt) {
-    const auto advice = [](const report& r) {
-        int n = 0;
-        for (const std::string& l : r.lints)
-            n += l.find("run_options::steady_body") != std::string::npos ? 1 : 0;
-        return n;
-    };
     int runs = 0;
     const report every = predict(counted{&runs}, std::nullopt);
     ASSERT_EQ(advice(every), 1);
@@ -211,6 +223,12 @@ TEST(SteadyBody, AnUndeclaredBodyThatRepeatsIsAdvisedToDeclareIt) {
     EXPECT_EQ(
         advice(hand_test::hand_add<1024>::call{{.per_step = per_step_rows::never}}.predict(counted{&runs})),
         1);
+    // Through generic code, for a call configured as a type and one configured by values on two
+    // cores (each core's part a pipeline of its own).
+    EXPECT_EQ(advice_undeclared_and_declared(Hand{}, counted{&runs}), std::pair(1, 0));
+    EXPECT_EQ(advice_undeclared_and_declared(hand_test::dyn_add_parts(2, 1024, tpu::v5p),
+                                             hand_test::hand_add_parts_body),
+              std::pair(1, 0));
 }
 
 // The declaration through generic code: any call type, edges as values.
